@@ -1,0 +1,65 @@
+# umcp: MicroPython MCP server firmware for ESP32.
+# `make sim` and `make test` work on a fresh clone: they set up what they need themselves.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+MPY    := $(VENV)/bin/micropython
+PORT   ?= /dev/ttyUSB0
+BOARD  ?= esp32_s3_box3
+CHIP   ?= esp32s3
+BAUD   ?= 460800
+
+.PHONY: help setup test test-compile test-device test-host sim bench deploy flash repl clean
+
+help:
+	@echo "make sim      simulated device + local backend, prints a session transcript"
+	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
+	@echo "make bench    tools/list and tools/call figures on CPython and MicroPython"
+	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD)   copy the firmware to a board"
+	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin"
+	@echo "make repl   PORT=/dev/ttyUSB0"
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(VENV)/.installed node_modules/.installed
+
+test: setup test-compile test-device test-host
+
+# Every file that goes onto the device must compile the way the device compiles it.
+test-compile: setup
+	$(PY) -m tools.mpy.compile_all
+
+# The device test cases inside real MicroPython: WebAssembly build and unix port.
+test-device: setup
+	node tools/mpy/run_wasm.mjs
+	$(PY) -m tools.mpy.run_unix --micropython $(MPY)
+
+test-host: setup
+	$(PY) -m pytest -q
+
+sim: $(VENV)/.installed
+	$(PY) -m tools.demo
+
+bench: setup
+	$(PY) -m tools.bench
+
+deploy: $(VENV)/.installed
+	$(PY) -m tools.deploy --port $(PORT) --board $(BOARD)
+
+flash: $(VENV)/.installed
+	$(PY) -m tools.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)"
+
+repl: $(VENV)/.installed
+	$(VENV)/bin/mpremote connect $(PORT) repl
+
+clean:
+	rm -rf $(VENV) node_modules build .pytest_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
