@@ -1,0 +1,59 @@
+"""A generic ESP32-S3 camera board (OV2640 on the Freenove / ESP32-S3-EYE style DVP pinout),
+with a 240x320 ST7789 SPI LCD and PWM backlight, as the reference firmware's
+bread-compact-wifi-s3cam (xiaozhi-esp32 main/boards/bread-compact-wifi-s3cam).
+
+Its speaker is a MAX98357A I2S amplifier, which has no volume control to drive: no speaker
+here. A lamp on GPIO 14 gives the reference's self.lamp.* tools.
+"""
+
+import network
+from machine import Pin
+
+from boards import Board, optional, restore
+from drivers.backlight import PwmBacklight
+from drivers.camera import Camera
+from drivers.display import Display
+from umcp import PropertyList
+
+NAME = "esp32s3_cam"
+PINS = {
+    "camera": {"d0": 11, "d1": 9, "d2": 8, "d3": 10, "d4": 12, "d5": 18, "d6": 17, "d7": 16,
+               "xclk": 15, "pclk": 13, "vsync": 6, "href": 7, "sda": 4, "scl": 5,
+               "pwdn": -1, "reset": -1},
+    "i2s_spk_dout": 39, "i2s_spk_bclk": 40, "i2s_spk_lrck": 41,  # MAX98357A
+    "i2s_mic_sck": 2, "i2s_mic_ws": 1, "i2s_mic_din": 42,  # INMP441
+    "lcd_mosi": 20, "lcd_sclk": 19, "lcd_cs": 45, "lcd_dc": 47, "lcd_rst": 21,
+    "backlight": 38,
+    "led": 48, "lamp": 14, "boot_button": 0,
+}
+
+
+class CamBoard(Board):
+    def __init__(self):
+        super().__init__(NAME)
+        self.lamp = Pin(PINS["lamp"], Pin.OUT, value=0)
+
+    def register_tools(self, server):
+        server.add_tool("self.lamp.get_state", "Get the power state of the lamp",
+                        PropertyList([]), self._lamp_state, read_only=True)
+        server.add_tool("self.lamp.turn_on", "Turn on the lamp", PropertyList([]),
+                        lambda args: self._switch(1), idempotent=True, destructive=False)
+        server.add_tool("self.lamp.turn_off", "Turn off the lamp", PropertyList([]),
+                        lambda args: self._switch(0), idempotent=True, destructive=False)
+
+    def _lamp_state(self, args):
+        return {"power": self.lamp.value() == 1}
+
+    def _switch(self, level):
+        self.lamp.value(level)
+        return True
+
+
+def create(config, settings):
+    board = CamBoard()
+    board.backlight = PwmBacklight(PINS["backlight"])
+    board.display = Display(240, 320, "ST7789")
+    board.camera = optional("camera", lambda: Camera(PINS["camera"]))
+    board.wlan = network.WLAN(network.STA_IF)
+    restore(board, settings)
+    return board

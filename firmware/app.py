@@ -1,0 +1,142 @@
+# The application: settings, board, MCP server and xiaozhi link on one asyncio loop.
+import asyncio
+import sys
+
+import boards
+import ota
+import xiaozhi
+from common_tools import CommonTools
+from settings import Settings
+from umcp import get_instance
+from umcp.compat import get_logger
+from vision import VisionClient
+
+VERSION = "0.1.0"
+SETTINGS_FILE = "settings.json"
+_WIFI_CONNECT_S = 15
+_WIFI_RETRY_MAX_S = 60
+_LINK_RESTART_S = 2
+# Optional config.json keys handed to XiaozhiLink as they are (timings in seconds).
+_LINK_OPTIONS = ("protocol_version", "max_message", "hello_timeout", "idle_timeout",
+                 "ping_interval", "backoff_min", "backoff_max")
+
+log = get_logger("app")
+
+
+def log_exception(what, e):
+    log.error("%s: %r", what, e)
+    if hasattr(sys, "print_exception"):
+        sys.print_exception(e)
+
+
+def format_mac(raw):
+    return ":".join("%02x" % b for b in raw)
+
+
+class Application:
+    def __init__(self, config):
+        self.config = config
+        self.settings = Settings(SETTINGS_FILE)
+        # The board puts the saved volume, brightness and theme back onto its hardware.
+        self.board = boards.load(config["board"]).create(config, self.settings)
+        self.device_id = config.get("device_id") or self.mac_address()
+        self.client_id = self.settings.get("client_id")  # a UUID made once by Settings
+        self.vision = VisionClient(self.device_id, self.client_id, config.get("ca"))
+        self.server = self.build_server()
+        options = {}
+        for key in _LINK_OPTIONS:
+            if key in config:
+                options[key] = config[key]
+        self.link = xiaozhi.XiaozhiLink(
+            self.server, config.get("url") or self.settings.get("server_url"),
+            config.get("token") or self.settings.get("token"), self.device_id, self.client_id,
+            ca=config.get("ca"), on_system=self.on_system, on_alert=self.on_alert, **options)
+        self._reboot_task = None
+
+    def mac_address(self):
+        """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
+        if self.board.wlan is not None:
+            return format_mac(self.board.wlan.config("mac"))
+        import machine
+
+        return format_mac(machine.unique_id())
+
+    def build_server(self):
+        server = get_instance()
+        server.name = self.board.name
+        server.version = VERSION
+        if self.config.get("max_payload"):
+            server.page_limit = self.config["max_payload"]
+        server.on_vision(self.vision.configure)
+        CommonTools(server, self.board, self.settings, self.vision, VERSION, self.reboot,
+                    self.config.get("ca")).register()
+        self.board.register_tools(server)
+        return server
+
+    async def connect_wifi(self):
+        """Bring Wi-Fi up, retrying with a growing pause; the host board has no WLAN."""
+        wlan = self.board.wlan
+        if wlan is None:
+            return
+        wifi = self.config.get("wifi", {})
+        wlan.active(True)
+        pause_s = 1
+        while not wlan.isconnected():
+            log.info("connecting to Wi-Fi %s", wifi.get("ssid"))
+            try:
+                wlan.connect(wifi.get("ssid"), wifi.get("password"))
+            except OSError as e:
+                log_exception("Wi-Fi connect", e)
+            for _ in range(_WIFI_CONNECT_S * 10):
+                if wlan.isconnected():
+                    break
+                await asyncio.sleep_ms(100)
+            else:
+                log.warning("Wi-Fi not connected; retrying in %d s", pause_s)
+                wlan.disconnect()
+                await asyncio.sleep(pause_s)
+                pause_s = min(pause_s * 2, _WIFI_RETRY_MAX_S)
+        log.info("Wi-Fi up: %s", wlan.ifconfig()[0])
+
+    def reboot(self, delay_ms=0):
+        """Reset the device after delay_ms, on its own task so a reply can leave first."""
+        if self._reboot_task is None:
+            self._reboot_task = asyncio.create_task(self._reboot(delay_ms))
+
+    async def _reboot(self, delay_ms):
+        log.warning("rebooting in %d ms", delay_ms)
+        await asyncio.sleep_ms(delay_ms)
+        import machine
+
+        machine.reset()
+
+    def on_system(self, message):
+        if message.get("command") == "reboot":
+            log.warning("server asked for a reboot")
+            self.reboot(0)
+        else:
+            log.warning("ignoring system command %r", message.get("command"))
+
+    def on_alert(self, message):
+        log.warning("alert from server: %s %s", message.get("status"), message.get("message"))
+
+    async def run(self):
+        await self.connect_wifi()
+        # Settings, board, tools and network are up: this image boots well.
+        try:
+            ota.mark_valid()
+        except Exception as e:
+            log_exception("marking the firmware valid", e)
+        log.info("%s %s as %s, client %s", self.board.name, VERSION, self.device_id,
+                 self.client_id)
+        while True:
+            # The link reconnects by itself; this guards against a bug escaping it.
+            try:
+                await self.link.run()
+            except Exception as e:
+                log_exception("link stopped", e)
+            await asyncio.sleep(_LINK_RESTART_S)
+
+
+async def main(config):
+    await Application(config).run()

@@ -1,0 +1,212 @@
+# The self.* tools every board gets. They are registered before the board's own tools so
+# the head of tools/list is the same on every board (LLM prompt caches stay warm), and each
+# appears only where the board has the hardware behind it. Names and descriptions follow
+# the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
+import gc
+import sys
+import time
+
+import httpclient
+import ota
+from umcp import INTEGER, STRING, Property, PropertyList
+
+THEMES = ("light", "dark")
+_REBOOT_DELAY_MS = 1000
+_BOOT_S = time.time()
+
+STATUS_DESCRIPTION = (
+    "Provides the real-time information of the device, including the current status of "
+    "the audio speaker, screen, battery, network, etc.\n"
+    "Use this tool for: \n"
+    "1. Answering questions about current condition (e.g. what is the current volume of "
+    "the audio speaker?)\n"
+    "2. As the first step to control the device (e.g. turn up / down the volume of the "
+    "audio speaker, etc.)")
+PHOTO_DESCRIPTION = (
+    "Take a photo and explain it. Use this tool after the user asks you to see something.\n"
+    "Args:\n"
+    "  `question`: The question that you want to ask about the photo.\n"
+    "Return:\n"
+    "  A JSON object that provides the photo information.")
+
+
+def _runtime():
+    v = sys.implementation.version
+    name = "MicroPython" if sys.implementation.name == "micropython" else "CPython"
+    return "%s %d.%d.%d" % (name, v[0], v[1], v[2])
+
+
+def _partitions():
+    """Which app partition runs and which boots next, where there are OTA partitions."""
+    try:
+        from esp32 import Partition
+
+        return {"running": Partition(Partition.RUNNING).info()[4],
+                "boot": Partition(Partition.BOOT).info()[4]}
+    except (ImportError, AttributeError, OSError):
+        return None
+
+
+class CommonTools:
+    """The common tools over one board. reboot(delay_ms) is how the app restarts the device;
+    ca is the CA certificate for https downloads (None: no verification)."""
+
+    def __init__(self, server, board, settings, vision, version, reboot, ca=None):
+        self.server = server
+        self.ca = ca  # for https firmware URLs
+        self.board = board
+        self.settings = settings
+        self.vision = vision
+        self.version = version
+        self.reboot = reboot
+
+    def register(self):
+        s, b = self.server, self.board
+        s.add_tool("self.get_device_status", STATUS_DESCRIPTION, PropertyList([]),
+                   self.get_device_status, read_only=True)
+        if b.speaker:
+            s.add_tool(
+                "self.audio_speaker.set_volume",
+                "Set the volume of the audio speaker. If the current volume is unknown, you must "
+                "call `self.get_device_status` tool first and then call this tool.",
+                PropertyList([Property("volume", INTEGER, minimum=0, maximum=100)]),
+                self.set_volume, destructive=False, idempotent=True, open_world=False)
+        if b.backlight:
+            s.add_tool(
+                "self.screen.set_brightness", "Set the brightness of the screen.",
+                PropertyList([Property("brightness", INTEGER, minimum=0, maximum=100)]),
+                self.set_brightness, destructive=False, idempotent=True, open_world=False)
+        if b.display:
+            s.add_tool(
+                "self.screen.set_theme",
+                "Set the theme of the screen. The theme can be `light` or `dark`.",
+                PropertyList([Property("theme", STRING)]),
+                self.set_theme, destructive=False, idempotent=True, open_world=False)
+        if b.camera:
+            s.add_tool("self.camera.take_photo", PHOTO_DESCRIPTION,
+                       PropertyList([Property("question", STRING)]),
+                       self.take_photo, read_only=True, open_world=True)
+        self._register_user_only()
+
+    def _register_user_only(self):
+        s = self.server
+        s.add_user_only_tool("self.get_system_info", "Get the system information",
+                             PropertyList([]), self.get_system_info, read_only=True)
+        s.add_user_only_tool("self.reboot", "Reboot the system", PropertyList([]),
+                             self.reboot_tool, destructive=True, open_world=False)
+        s.add_user_only_tool(
+            "self.upgrade_firmware",
+            "Upgrade firmware from a specific URL. This will download and install the "
+            "firmware, then reboot the device.",
+            PropertyList([
+                Property("url", STRING,
+                         description="The URL of the firmware binary file to download and install"),
+                Property("sha256", STRING,
+                         description="SHA-256 of the firmware image, 64 hex digits"),
+            ]),
+            self.upgrade_firmware, destructive=True, open_world=True)
+        if self.board.display:
+            s.add_user_only_tool(
+                "self.screen.get_info",
+                "Information about the screen, including width, height, etc.",
+                PropertyList([]), self.screen_info, read_only=True)
+        s.add_user_only_tool(
+            "self.assets.set_download_url", "Set the download url for the assets",
+            PropertyList([Property("url", STRING)]),
+            self.set_assets_url, destructive=False, idempotent=True, open_world=False)
+
+    # Visible tools
+
+    def get_device_status(self, args):
+        b = self.board
+        status = {"network": self._network()}
+        if b.speaker:
+            status["audio_speaker"] = {"volume": b.speaker.volume}
+        screen = {}
+        if b.backlight:
+            screen["brightness"] = b.backlight.brightness
+        if b.display:
+            screen["theme"] = b.display.theme
+        if screen:
+            status["screen"] = screen
+        status.update(b.status())
+        return status
+
+    def _network(self):
+        wlan = self.board.wlan
+        if wlan is None:
+            return {"type": "host"}
+        net = {"type": "wifi", "connected": wlan.isconnected()}
+        if net["connected"]:
+            net["ssid"] = wlan.config("essid")
+            try:
+                net["rssi"] = wlan.status("rssi")
+            except (OSError, ValueError):
+                pass  # not every port reports it
+        return net
+
+    def set_volume(self, args):
+        self.board.speaker.set_volume(args["volume"])
+        self.settings.set("volume", args["volume"])
+        return True
+
+    def set_brightness(self, args):
+        self.board.backlight.set_brightness(args["brightness"])
+        self.settings.set("brightness", args["brightness"])
+        return True
+
+    def set_theme(self, args):
+        theme = args["theme"].lower()
+        if theme not in THEMES:
+            raise ValueError("unknown theme %r: use 'light' or 'dark'" % args["theme"])
+        self.board.display.set_theme(theme)
+        self.settings.set("theme", theme)
+        return True
+
+    async def take_photo(self, args):
+        jpeg = self.board.camera.capture()
+        if not jpeg:
+            raise RuntimeError("failed to capture photo")
+        return await self.vision.explain(args["question"], jpeg)
+
+    # User-only tools
+
+    def get_system_info(self, args):
+        info = {
+            "firmware_version": self.version,
+            "board": self.board.name,
+            "runtime": _runtime(),
+            "platform": sys.platform,
+            "device_id": self.vision.device_id,
+            "client_id": self.vision.client_id,
+            "uptime_s": int(time.time() - _BOOT_S),
+        }
+        if hasattr(gc, "mem_free"):
+            info["free_heap"] = gc.mem_free()
+        partitions = _partitions()
+        if partitions:
+            info["ota"] = partitions
+        return info
+
+    def reboot_tool(self, args):
+        # The reply leaves before the reset: the reboot waits on its own task.
+        self.reboot(_REBOOT_DELAY_MS)
+        return True
+
+    async def upgrade_firmware(self, args):
+        async def progress(written, total):
+            await self.server.progress(written, total, "%d bytes written" % written)
+
+        # ota.install() checks the digest before set_boot(): a bad image never boots, and
+        # the running image is never touched.
+        async with httpclient.get_stream(args["url"], ca=self.ca) as image:
+            size = await ota.install(image, args["sha256"], progress=progress)
+        self.reboot(_REBOOT_DELAY_MS)
+        return "firmware updated (%d bytes, sha256 verified); rebooting" % size
+
+    def screen_info(self, args):
+        return self.board.display.info()
+
+    def set_assets_url(self, args):
+        self.settings.set("asset_url", args["url"])
+        return True

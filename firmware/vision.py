@@ -1,0 +1,36 @@
+# The vision service client: photos go to the URL and token the backend sent in initialize.
+import httpclient
+from xiaozhi import bearer
+
+_TIMEOUT_S = 30
+
+
+class VisionClient:
+    def __init__(self, device_id, client_id, ca=None):
+        self.device_id = device_id
+        self.ca = ca  # for an https vision URL
+        self.client_id = client_id
+        self.url = None
+        self.token = ""
+
+    def configure(self, url, token):
+        """server.on_vision callback: the backend told us where to send photos."""
+        self.url = url
+        self.token = token or ""
+
+    async def explain(self, question, jpeg):
+        """Upload a JPEG with the question (in that order, as backends expect); the answer text."""
+        if not self.url:
+            raise RuntimeError("no vision service yet: the server has not sent a vision URL "
+                               "in initialize")
+        headers = {"Device-Id": self.device_id, "Client-Id": self.client_id}
+        if self.token:
+            headers["Authorization"] = bearer(self.token)
+        status, body = await httpclient.post_multipart(
+            self.url, [("question", question)], ("file", "photo.jpg", "image/jpeg", jpeg),
+            headers=headers, timeout=_TIMEOUT_S, ca=self.ca)
+        if status != 200:
+            raise RuntimeError("vision service answered HTTP %d: %s" % (status, body[:200]))
+        # The body goes back unchanged: backends read an {"action": ...} object in it as a
+        # direct action (e.g. RESPONSE speaks the answer without another LLM round).
+        return body

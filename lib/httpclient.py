@@ -1,0 +1,202 @@
+# Small HTTP/1.1 client for the device: a streamed multipart POST (the vision upload)
+# and a streamed GET (firmware download). One request per connection.
+# Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
+import asyncio
+import binascii
+import os
+
+import netutil
+from umcp.compat import const
+
+_CHUNK = const(4096)  # bytes per socket write / read
+_MAX_BODY = const(16384)  # largest answer post_multipart keeps in memory
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+async def _send_head(method, url, headers, fields, ca, timeout):
+    """Connect and send the request head -> (reader, writer); the body is the caller's."""
+    scheme, host, port, path = netutil.parse_url(url)
+    if scheme not in ("http", "https"):
+        raise ValueError("not an HTTP URL: " + url)
+    reader, writer = await netutil.open_connection(host, port, netutil.is_tls(scheme), ca, timeout)
+    fields.append(("Connection", "close"))
+    if headers:
+        fields.extend(headers.items())
+    try:
+        writer.write(netutil.request_head(method, path, netutil.host_header(scheme, host, port),
+                                          fields))
+    except BaseException:
+        await netutil.close_quietly(writer)
+        raise
+    return reader, writer
+
+
+class _Body:
+    """Reads a response body piece by piece: Content-Length, chunked, or up to EOF."""
+
+    def __init__(self, reader, headers):
+        self._reader = reader
+        self._chunked = headers.get("transfer-encoding", "").lower() == "chunked"
+        length = headers.get("content-length")
+        self.length = None if self._chunked or length is None else int(length)
+        self._left = self.length  # bytes left: of the body, or of the current chunk
+        self._chunks_seen = False
+        self._done = False
+
+    async def read(self):
+        """The next piece of the body; b"" at its end."""
+        if self._done:
+            return b""
+        if self._chunked and not self._left:
+            self._left = await self._next_chunk_size()
+        if self._left == 0:
+            self._done = True
+            return b""
+        data = await self._reader.read(_CHUNK if self._left is None else min(self._left, _CHUNK))
+        if not data:
+            if self._left is not None:
+                raise EOFError("connection closed inside the HTTP body")
+            self._done = True
+        elif self._left is not None:
+            self._left -= len(data)
+        return data
+
+    async def _next_chunk_size(self):
+        if self._chunks_seen:
+            await self._reader.readexactly(2)  # the CRLF after the previous chunk's data
+        self._chunks_seen = True
+        line = (await self._reader.readline()).decode()
+        size = int(line.split(";")[0].strip(), 16)
+        if size == 0:  # last chunk: skip the trailers up to the blank line
+            while (await self._reader.readline()).strip():
+                pass
+        return size
+
+
+def _quote(name):
+    return name.replace('"', "%22")
+
+
+async def post_multipart(url, fields, file, headers=None, timeout=30, ca=None):
+    """POST a multipart/form-data body -> (status, body text).
+
+    fields: [(name, str)] sent first, in order; file: (field, filename, mime, bytes-like).
+    The body is streamed: the file is written from a memoryview in chunks, never copied.
+    Any status is returned; network and protocol failures raise."""
+    return await asyncio.wait_for(_post_multipart(url, fields, file, headers, ca, timeout),
+                                  timeout)
+
+
+async def _post_multipart(url, fields, file, headers, ca, timeout):
+    boundary = "umcp" + binascii.hexlify(os.urandom(12)).decode()
+    parts = []
+    for name, value in fields:
+        parts.append('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n'
+                     % (boundary, _quote(name), value))
+    field, filename, mime, data = file
+    parts.append('--%s\r\nContent-Disposition: form-data; name="%s"; filename="%s"\r\n'
+                 "Content-Type: %s\r\n\r\n" % (boundary, _quote(field), _quote(filename), mime))
+    before = "".join(parts).encode()
+    after = ("\r\n--%s--\r\n" % boundary).encode()
+    data = memoryview(data)
+    head = [("Content-Type", "multipart/form-data; boundary=" + boundary),
+            ("Content-Length", len(before) + len(data) + len(after))]
+    reader, writer = await _send_head("POST", url, headers, head, ca, timeout)
+    try:
+        writer.write(before)
+        for start in range(0, len(data), _CHUNK):
+            writer.write(data[start : start + _CHUNK])
+            await writer.drain()
+        writer.write(after)
+        await writer.drain()
+        status, reason, reply_headers = await netutil.read_response_head(reader)
+        body = _Body(reader, reply_headers)
+        if body.length is not None and body.length > _MAX_BODY:
+            raise ValueError("HTTP answer too big: %d bytes" % body.length)
+        pieces = []
+        size = 0
+        while True:
+            piece = await body.read()
+            if not piece:
+                break
+            size += len(piece)
+            if size > _MAX_BODY:
+                raise ValueError("HTTP answer too big")
+            pieces.append(piece)
+        return status, b"".join(pieces).decode()
+    finally:
+        await netutil.close_quietly(writer)
+
+
+def get_stream(url, headers=None, timeout=30, ca=None, max_redirects=2):
+    """`async for chunk in get_stream(url)`: the body of a GET, piece by piece.
+
+    Follows up to `max_redirects` redirects; a final status other than 200 raises
+    netutil.HttpError. `timeout` bounds the connection and each read. After the first
+    chunk, `.length` is the total size when the server announced it (else None).
+    Use `async with get_stream(url) as stream:` to release the socket when stopping early."""
+    return _Download(url, headers, timeout, ca, max_redirects)
+
+
+class _Download:
+    def __init__(self, url, headers, timeout, ca, max_redirects):
+        self.url = url
+        self.length = None
+        self._headers = headers
+        self._timeout = timeout
+        self._ca = ca
+        self._max_redirects = max_redirects
+        self._writer = None
+        self._body = None
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.close()
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        try:
+            if self._body is None:
+                await asyncio.wait_for(self._open(), self._timeout)
+            data = await asyncio.wait_for(self._body.read(), self._timeout)
+        except BaseException:
+            await self.close()
+            raise
+        if not data:
+            await self.close()
+            raise StopAsyncIteration
+        return data
+
+    async def close(self):
+        if self._writer is not None:
+            await netutil.close_quietly(self._writer)
+            self._writer = None
+
+    async def _open(self):
+        for _ in range(self._max_redirects + 1):
+            reader, self._writer = await _send_head("GET", self.url, self._headers, [], self._ca,
+                                                    self._timeout)
+            status, reason, headers = await netutil.read_response_head(reader)
+            if status == 200:
+                self._body = _Body(reader, headers)
+                self.length = self._body.length
+                return
+            await self.close()
+            if status not in _REDIRECTS or "location" not in headers:
+                raise netutil.HttpError(status, reason)
+            self.url = _resolve(self.url, headers["location"])
+        raise netutil.HttpError(status, "too many redirects")
+
+
+def _resolve(url, location):
+    """Absolute URL of a redirect target (absolute URL or absolute path)."""
+    if "://" in location:
+        return location
+    if not location.startswith("/"):
+        raise ValueError("unsupported redirect: " + location)
+    scheme, host, port, _ = netutil.parse_url(url)
+    return "%s://%s:%d%s" % (scheme, host, port, location)

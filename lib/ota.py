@@ -1,0 +1,142 @@
+"""Firmware update into the next OTA app partition, streamed and verified.
+
+install() copies the image into the partition after the running one through a single
+4096-byte block buffer (never the whole image in RAM), hashing it with SHA-256 as it
+arrives. It then reads the partition back and hashes it again, and calls set_boot() only
+when both digests equal the expected one. Any failure raises OtaError before set_boot():
+the device keeps booting the running image, which is never written. After the new image
+has booted well, mark_valid() cancels the bootloader's rollback.
+"""
+
+import binascii
+import hashlib
+
+from umcp.compat import const, iscoroutine
+
+_BLOCK = const(4096)
+_APP_MAGIC = const(0xE9)  # first byte of every ESP32 application image
+_PROGRESS_EVERY = const(65536)
+
+
+class OtaError(Exception):
+    pass
+
+
+async def install(chunks, sha256, size=None, progress=None, partition=None):
+    """Write the image from the async iterable `chunks` (bytes-like, any sizes).
+
+    sha256: the expected digest as 64 hex digits. size: the image length if known (checked
+    against the partition before anything is written, and against what arrives).
+    progress(written, total): called every 64 KiB and at the end, plain or coroutine
+    function; total is `size` (or None). partition: where to write (default: the next
+    update partition). Returns the image length; raises OtaError.
+    """
+    expected = _parse_digest(sha256)
+    if partition is None:
+        partition = _next_partition()
+    capacity = partition.ioctl(4, 0) * partition.ioctl(5, 0)
+    if size is not None and size > capacity:
+        raise OtaError("image of %d bytes exceeds the %d-byte partition" % (size, capacity))
+    buf = bytearray(_BLOCK)
+    hasher = hashlib.sha256()
+    received = fill = block = reported = 0
+    try:
+        async for chunk in chunks:
+            n = len(chunk)
+            if received + n > (capacity if size is None else size):
+                raise OtaError("image larger than %s" % ("the partition" if size is None
+                                                         else "its announced size"))
+            hasher.update(chunk)
+            data = memoryview(chunk)
+            pos = 0
+            while pos < n:
+                take = min(_BLOCK - fill, n - pos)
+                buf[fill:fill + take] = data[pos:pos + take]
+                fill += take
+                pos += take
+                if fill == _BLOCK:
+                    _write_block(partition, block, buf)
+                    block += 1
+                    fill = 0
+            received += n
+            if progress and received - reported >= _PROGRESS_EVERY:
+                reported = received
+                await _report(progress, received, size)
+        if received == 0:
+            raise OtaError("empty image")
+        if size is not None and received != size:
+            raise OtaError("image truncated: got %d of %d bytes" % (received, size))
+        if fill:
+            for i in range(fill, _BLOCK):
+                buf[i] = 0xFF  # erased flash
+            _write_block(partition, block, buf)
+        if hasher.digest() != expected:
+            raise OtaError("SHA-256 mismatch: image is %s"
+                           % binascii.hexlify(hasher.digest()).decode())
+        if _flash_digest(partition, received, buf) != expected:
+            raise OtaError("verification failed: the partition does not hold the image")
+        partition.set_boot()
+    except OtaError:
+        raise
+    except Exception as e:  # a failed download or flash write; cancellation passes through
+        raise OtaError("update failed: %r" % (e,))
+    if progress:
+        await _report(progress, received, size)
+    return received
+
+
+def mark_valid():
+    """Keep the running image: cancel the bootloader's rollback after a good boot.
+
+    False where there is nothing to do (no esp32 module, no rollback support)."""
+    try:
+        from esp32 import Partition
+        Partition.mark_app_valid_cancel_rollback()
+        return True
+    except (ImportError, AttributeError, OSError):
+        return False
+
+
+def _parse_digest(sha256):
+    try:
+        digest = binascii.unhexlify(sha256)
+    except (TypeError, ValueError):
+        digest = b""
+    if len(digest) != 32:
+        raise OtaError("sha256 must be 64 hex digits")
+    return digest
+
+
+def _next_partition():
+    try:
+        from esp32 import Partition
+    except ImportError:
+        raise OtaError("firmware update needs an ESP32 (no esp32 module)")
+    try:
+        return Partition(Partition.RUNNING).get_next_update()
+    except OSError as e:
+        raise OtaError("no OTA partition to write (flash an OTA build): %s" % (e,))
+
+
+def _write_block(partition, block, buf):
+    if block == 0 and buf[0] != _APP_MAGIC:
+        raise OtaError("not an ESP32 application image")
+    partition.writeblocks(block, buf)
+
+
+def _flash_digest(partition, length, buf):
+    hasher = hashlib.sha256()
+    view = memoryview(buf)
+    block = 0
+    while length > 0:
+        partition.readblocks(block, buf)
+        hasher.update(view[:min(length, _BLOCK)])
+        length -= _BLOCK
+        block += 1
+    return hasher.digest()
+
+
+async def _report(progress, written, total):
+    result = progress(written, total)
+    if iscoroutine(result):
+        await result

@@ -1,0 +1,176 @@
+"""Tool parameters: their JSON Schema and the strict checking of call arguments."""
+
+BOOLEAN = "boolean"
+INTEGER = "integer"
+STRING = "string"
+
+_TYPES = (BOOLEAN, INTEGER, STRING)
+
+
+class InvalidParams(ValueError):
+    """Arguments that do not fit a tool's schema (JSON-RPC -32602)."""
+
+
+class _Required:
+    """Marks a property without a default value."""
+
+
+_REQUIRED = _Required()
+
+
+def is_int(value):
+    # bool is an int on CPython (not on MicroPython); a JSON `true` is never an integer.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _kind(value):
+    """The JSON type name of a decoded value, for error messages."""
+    if isinstance(value, bool):
+        return "boolean"
+    if is_int(value) or isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "object"
+
+
+class Property:
+    """One named parameter of a tool: boolean, integer or string.
+
+    A property without a default is required. Only integers take a range, and a
+    default must fit it: both mistakes raise ValueError when the tool is built.
+    """
+
+    def __init__(self, name, type, default=_REQUIRED, minimum=None, maximum=None, description=None):
+        if not isinstance(name, str) or not name:
+            raise ValueError("property name must be a non-empty string")
+        if type not in _TYPES:
+            raise ValueError("property %s: unknown type %r" % (name, type))
+        if type != INTEGER and (minimum is not None or maximum is not None):
+            raise ValueError("property %s: minimum/maximum apply to integers only" % name)
+        for bound in (minimum, maximum):
+            if bound is not None and not is_int(bound):
+                raise ValueError("property %s: minimum/maximum must be integers" % name)
+        if minimum is not None and maximum is not None and minimum > maximum:
+            raise ValueError("property %s: minimum %d is above maximum %d" % (name, minimum, maximum))
+        self.name = name
+        self.type = type
+        self.minimum = minimum
+        self.maximum = maximum
+        self.description = description
+        self.required = default is _REQUIRED
+        self.default = None if self.required else default
+        if not self.required:
+            try:
+                self.check(default)
+            except InvalidParams as e:
+                raise ValueError("default of " + str(e))
+
+    def check(self, value):
+        """Return `value` as the callback gets it, or raise InvalidParams naming the bound."""
+        if self.type == BOOLEAN:
+            if isinstance(value, bool):
+                return value
+        elif self.type == STRING:
+            if isinstance(value, str):
+                return value
+        else:
+            # JSON Schema counts 5.0 as an integer; 5.5, inf and nan are not.
+            if isinstance(value, float) and value % 1 == 0:
+                value = int(value)
+            if is_int(value):
+                if self.minimum is not None and value < self.minimum:
+                    raise InvalidParams("%s: %d is below the minimum %d" % (self.name, value, self.minimum))
+                if self.maximum is not None and value > self.maximum:
+                    raise InvalidParams("%s: %d is above the maximum %d" % (self.name, value, self.maximum))
+                return value
+        raise InvalidParams("%s: expected %s, got %s" % (self.name, self.type, _kind(value)))
+
+    def schema(self):
+        """The JSON Schema fragment for this property."""
+        fragment = {"type": self.type}
+        if self.description is not None:
+            fragment["description"] = self.description
+        if not self.required:
+            fragment["default"] = self.default
+        if self.minimum is not None:
+            fragment["minimum"] = self.minimum
+        if self.maximum is not None:
+            fragment["maximum"] = self.maximum
+        return fragment
+
+
+class PropertyList:
+    """The ordered parameters of one tool; names are unique."""
+
+    def __init__(self, properties=()):
+        self._properties = []
+        for prop in properties:
+            self.add(prop)
+
+    def add(self, prop):
+        if not isinstance(prop, Property):
+            raise ValueError("not a Property: %r" % (prop,))
+        for known in self._properties:
+            if known.name == prop.name:
+                raise ValueError("duplicate property " + prop.name)
+        self._properties.append(prop)
+
+    def __iter__(self):
+        return iter(self._properties)
+
+    def __len__(self):
+        return len(self._properties)
+
+    def __getitem__(self, name):
+        for prop in self._properties:
+            if prop.name == name:
+                return prop
+        raise KeyError(name)
+
+    def required(self):
+        return [prop.name for prop in self._properties if prop.required]
+
+    def schema(self):
+        """The tool's `inputSchema`."""
+        properties = {}
+        for prop in self._properties:
+            properties[prop.name] = prop.schema()
+        schema = {"type": "object", "properties": properties}
+        required = self.required()
+        if required:
+            schema["required"] = required
+        return schema
+
+    def validate(self, arguments):
+        """Check call arguments; return them with every default filled in.
+
+        Unknown argument names are refused rather than ignored: a misspelt
+        optional argument would otherwise silently fall back to its default.
+        """
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
+            raise InvalidParams("arguments must be an object")
+        for name in arguments:
+            if not self._has(name):
+                raise InvalidParams("unknown argument " + name)
+        values = {}
+        for prop in self._properties:
+            if prop.name in arguments:
+                values[prop.name] = prop.check(arguments[prop.name])
+            elif prop.required:
+                raise InvalidParams("missing required argument " + prop.name)
+            else:
+                values[prop.name] = prop.default
+        return values
+
+    def _has(self, name):
+        for prop in self._properties:
+            if prop.name == name:
+                return True
+        return False

@@ -1,0 +1,97 @@
+"""A tool: its description for tools/list and the shaping of its result for tools/call."""
+
+from binascii import b2a_base64
+
+from .compat import dumps
+from .schema import PropertyList
+
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+
+# MCP annotation keys, in the order of McpTool's hint arguments.
+_HINT_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def check_name(name):
+    """MCP tool names: 1 to 128 characters of A-Z a-z 0-9 _ - ."""
+    if not isinstance(name, str) or not 1 <= len(name) <= 128:
+        raise ValueError("tool name must be 1 to 128 characters: %r" % (name,))
+    for char in name:
+        if char not in _NAME_CHARS:
+            raise ValueError("tool name %r has a character outside A-Z a-z 0-9 _ - ." % (name,))
+
+
+class ImageContent:
+    """An image a tool returns; it becomes an MCP image content block."""
+
+    def __init__(self, data, mime_type="image/jpeg"):
+        self.data = data
+        self.mime_type = mime_type
+
+
+class McpTool:
+    """A named, described callback with typed parameters.
+
+    `callback(args)` gets a dict holding every declared property (defaults filled
+    in); it may be a plain or a coroutine function. The tools/list entry is
+    serialized once, here: tools never change after construction.
+    """
+
+    def __init__(self, name, description, properties, callback, user_only=False, title=None,
+                 read_only=None, destructive=None, idempotent=None, open_world=None):
+        check_name(name)
+        if properties is None:
+            properties = PropertyList()
+        elif not isinstance(properties, PropertyList):
+            properties = PropertyList(properties)
+        if not callable(callback):
+            raise ValueError("tool %s: callback is not callable" % name)
+        self.name = name
+        self.description = description
+        self.properties = properties
+        self.callback = callback
+        self.user_only = user_only
+        entry = {"name": name}
+        if description is not None:
+            entry["description"] = description
+        entry["inputSchema"] = properties.schema()
+        annotations = self._annotations((title, read_only, destructive, idempotent, open_world))
+        if annotations:
+            entry["annotations"] = annotations
+        self.json = dumps(entry)
+        # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
+        self.json_bytes = len(self.json.encode())
+
+    def _annotations(self, values):
+        annotations = {}
+        if self.user_only:
+            # The xiaozhi convention: user-only tools are for the user's console, not the LLM.
+            annotations["audience"] = ["user"]
+        for key, value in zip(_HINT_KEYS, values):
+            if value is not None:
+                annotations[key] = value
+        return annotations
+
+
+def result_pieces(value):
+    """A tool's return value as the pieces of a CallToolResult's JSON text.
+
+    Pieces, so that the caller joins a large image into its frame in one copy.
+    An image becomes an image block (base64 needs no escaping); a string is sent
+    as is; anything else (bool, int, None, dict, list) as its JSON text, which is
+    what the xiaozhi backend parses. Raises TypeError for what JSON cannot carry.
+    """
+    if isinstance(value, ImageContent):
+        return (
+            '{"content":[{"type":"image","data":"',
+            b2a_base64(value.data, newline=False).decode(),
+            '","mimeType":',
+            dumps(value.mime_type),
+            '}],"isError":false}',
+        )
+    text = value if isinstance(value, str) else dumps(value)
+    return ('{"content":[{"type":"text","text":', dumps(text), '}],"isError":false}')
+
+
+def error_result_pieces(message):
+    """A CallToolResult that reports a failure to the model."""
+    return ('{"content":[{"type":"text","text":', dumps(message), '}],"isError":true}')

@@ -1,0 +1,344 @@
+# RFC 6455 WebSocket client on asyncio streams, for CPython 3.11+ and MicroPython 1.24+.
+#
+# Memory: a payload is read once into a buffer of its announced size (after the size
+# is checked against max_message), and outgoing data is masked and written in small
+# chunks, so sending never builds a masked copy of a whole message.
+import asyncio
+import binascii
+import hashlib
+import os
+import struct
+
+import netutil
+from umcp.compat import const, ticks_ms
+
+_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+_OP_CONT = const(0)
+_OP_TEXT = const(1)
+_OP_BINARY = const(2)
+_OP_CLOSE = const(8)
+_OP_PING = const(9)
+_OP_PONG = const(10)
+
+CLOSE_NORMAL = const(1000)
+CLOSE_PROTOCOL_ERROR = const(1002)
+CLOSE_NO_STATUS = const(1005)
+CLOSE_ABNORMAL = const(1006)
+CLOSE_INVALID_DATA = const(1007)
+CLOSE_TOO_BIG = const(1009)
+
+_MASK_CHUNK = const(512)  # bytes masked per write; a multiple of 4 keeps the key aligned
+_CLOSE_WAIT_S = const(2)  # how long a closing handshake may take before we hang up
+
+
+class ConnectionClosed(Exception):
+    def __init__(self, code, reason=""):
+        super().__init__("WebSocket closed: %d %s" % (code, reason))
+        self.code = code
+        self.reason = reason
+
+
+class _Fail(Exception):
+    """The peer broke the protocol: close with this code."""
+
+    def __init__(self, code, reason):
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+def mask(data, key):
+    """XOR `data` with the repeating 4-byte `key` -> bytes.
+
+    One big-integer XOR instead of a per-byte Python loop; callers pass chunks."""
+    n = len(data)
+    if not n:
+        return b""
+    keys = (key * (n // 4 + 1))[:n]
+    return (int.from_bytes(data, "big") ^ int.from_bytes(keys, "big")).to_bytes(n, "big")
+
+
+def frame_header(opcode, length, key, fin=True):
+    """Header of a masked client frame carrying `length` payload bytes."""
+    b0 = (0x80 if fin else 0) | opcode
+    if length < 126:
+        head = struct.pack("!BB", b0, 0x80 | length)
+    elif length < 0x10000:
+        head = struct.pack("!BBH", b0, 0xFE, length)
+    else:
+        head = struct.pack("!BBQ", b0, 0xFF, length)
+    return head + key
+
+
+def accept_key(key):
+    """Sec-WebSocket-Accept the server must answer for our Sec-WebSocket-Key."""
+    return binascii.b2a_base64(hashlib.sha1(key + _GUID).digest()).strip()
+
+
+def close_payload(code, reason=""):
+    if code == CLOSE_NO_STATUS:
+        return b""
+    return struct.pack("!H", code) + reason.encode()[:123]
+
+
+def parse_close(data):
+    """Close frame payload -> (code, reason); _Fail on a malformed one."""
+    if not data:
+        return CLOSE_NO_STATUS, ""
+    if len(data) < 2:
+        raise _Fail(CLOSE_PROTOCOL_ERROR, "bad close frame")
+    try:
+        reason = str(data[2:], "utf-8")
+    except UnicodeError:
+        raise _Fail(CLOSE_INVALID_DATA, "close reason is not UTF-8")
+    return struct.unpack("!H", data[:2])[0], reason
+
+
+async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
+    """Open a WebSocket to a ws:// or wss:// URL; `headers` is a dict of extra headers.
+
+    Raises netutil.HttpError when the server refuses the upgrade (e.g. 401)."""
+    scheme, host, port, path = netutil.parse_url(url)
+    if scheme not in ("ws", "wss"):
+        raise ValueError("not a WebSocket URL: " + url)
+    reader, writer = await netutil.open_connection(host, port, netutil.is_tls(scheme), ca, timeout)
+    try:
+        host = netutil.host_header(scheme, host, port)
+        await asyncio.wait_for(_handshake(reader, writer, host, path, headers or {}), timeout)
+    except BaseException:  # refused, timed out or cancelled: release the socket
+        await netutil.close_quietly(writer)
+        raise
+    return WebSocket(reader, writer, max_message)
+
+
+async def _handshake(reader, writer, host, path, headers):
+    key = binascii.b2a_base64(os.urandom(16)).strip()
+    fields = [
+        ("Upgrade", "websocket"),
+        ("Connection", "Upgrade"),
+        ("Sec-WebSocket-Key", key.decode()),
+        ("Sec-WebSocket-Version", "13"),
+    ]
+    fields.extend(headers.items())
+    writer.write(netutil.request_head("GET", path, host, fields))
+    await writer.drain()
+    status, reason, reply = await netutil.read_response_head(reader)
+    if status != 101:
+        raise netutil.HttpError(status, reason)
+    if reply.get("upgrade", "").lower() != "websocket":
+        raise ValueError("server did not upgrade to WebSocket")
+    if reply.get("sec-websocket-accept", "").encode() != accept_key(key):
+        raise ValueError("bad Sec-WebSocket-Accept")
+
+
+class WebSocket:
+    def __init__(self, reader, writer, max_message):
+        self._reader = reader
+        self._writer = writer
+        self.max_message = max_message
+        self.last_rx_ms = ticks_ms()
+        self._send_lock = asyncio.Lock()  # frames from concurrent tasks never interleave
+        self._close_sent = False
+        self._closed = None  # (code, reason) once the connection is over
+        self._done = asyncio.Event()
+        self._reading = False
+
+    @property
+    def closed(self):
+        return self._closed is not None
+
+    async def recv(self):
+        """Next message: str (text) or bytearray (binary). Answers pings on the way.
+
+        Raises ConnectionClosed when the connection ends for whatever reason.
+        Cancelling a recv() abandons the connection (a frame may be half read)."""
+        if self._closed is None:
+            self._reading = True
+            try:
+                return await self._read_message()
+            except _Fail as e:
+                await self._fail(e.code, e.reason)
+            except (OSError, EOFError):  # reset, or EOF without a close frame
+                await self._finish(CLOSE_ABNORMAL, "connection lost")
+            finally:
+                self._reading = False
+        raise ConnectionClosed(self._closed[0], self._closed[1])
+
+    async def send(self, data):
+        """str -> text message; bytes-like -> binary message; a list of str -> one
+        text message made of those pieces (spares joining them into one big string)."""
+        if isinstance(data, str):
+            await self._send_message(_OP_TEXT, (data.encode(),))
+        elif isinstance(data, (list, tuple)):
+            await self._send_message(_OP_TEXT, [piece.encode() for piece in data])
+        else:
+            await self._send_message(_OP_BINARY, (data,))
+
+    async def ping(self, data=b""):
+        await self._send_message(_OP_PING, (data,))
+
+    async def close(self, code=CLOSE_NORMAL, reason=""):
+        """Closing handshake: send close, wait briefly for the peer's, hang up."""
+        if self._closed is not None:
+            return
+        await self._send_close(code, reason)
+        try:
+            if self._reading:  # the task in recv() will see the reply
+                await asyncio.wait_for(self._done.wait(), _CLOSE_WAIT_S)
+            else:
+                await asyncio.wait_for(self._drain_until_close(), _CLOSE_WAIT_S)
+        except Exception:  # no reply in time or the link broke: hang up anyway
+            pass
+        await self._finish(code, reason)
+
+    async def abort(self):
+        """Hang up at once, without the closing handshake (for a peer that went silent).
+        A task blocked in recv() gets ConnectionClosed(1006)."""
+        await self._finish(CLOSE_ABNORMAL, "aborted")
+
+    # -- receiving
+
+    async def _read_message(self):
+        message = None  # bytearray while a fragmented message is being reassembled
+        message_op = _OP_CONT
+        while True:
+            b0, b1 = await self._reader.readexactly(2)
+            self.last_rx_ms = ticks_ms()
+            opcode = b0 & 0x0F
+            fin = b0 & 0x80
+            if b0 & 0x70:
+                raise _Fail(CLOSE_PROTOCOL_ERROR, "reserved bits set")
+            if b1 & 0x80:
+                raise _Fail(CLOSE_PROTOCOL_ERROR, "masked frame from server")
+            length = b1 & 0x7F
+            if length == 126:
+                length = struct.unpack("!H", await self._reader.readexactly(2))[0]
+            elif length == 127:
+                length = struct.unpack("!Q", await self._reader.readexactly(8))[0]
+            if opcode >= _OP_CLOSE:
+                if not fin or length > 125:
+                    raise _Fail(CLOSE_PROTOCOL_ERROR, "bad control frame")
+                await self._on_control(opcode, await self._reader.readexactly(length))
+                continue
+            if opcode == _OP_CONT:
+                if message is None:
+                    raise _Fail(CLOSE_PROTOCOL_ERROR, "continuation without a message")
+            elif opcode in (_OP_TEXT, _OP_BINARY):
+                if message is not None:
+                    raise _Fail(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
+                message_op = opcode
+            else:
+                raise _Fail(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
+            # Checked before reading: an oversized frame is never allocated.
+            if length + (len(message) if message else 0) > self.max_message:
+                raise _Fail(CLOSE_TOO_BIG, "message too big")
+            payload = await self._read_payload(length)
+            if message is None:
+                message = payload
+            else:
+                message.extend(payload)
+            if fin:
+                return _decode(message_op, message)
+
+    async def _read_payload(self, n):
+        if not hasattr(self._reader, "readinto"):  # CPython streams
+            return bytearray(await self._reader.readexactly(n))
+        buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            count = await self._reader.readinto(view[got:])
+            if count == 0:
+                raise EOFError
+            if count:  # None: a TLS record is not complete yet
+                got += count
+        return buf
+
+    async def _on_control(self, opcode, data):
+        if opcode == _OP_PING:
+            if not self._close_sent:
+                await self._send_frame(_OP_PONG, (data,))
+        elif opcode == _OP_CLOSE:
+            code, reason = parse_close(data)
+            if not self._close_sent:  # the peer started the handshake: echo its code
+                await self._send_close(code, reason)
+            await self._finish(code, reason)
+            raise ConnectionClosed(code, reason)
+
+    async def _drain_until_close(self):
+        try:
+            while True:
+                await self._read_message()  # discarded: we are closing
+        except (ConnectionClosed, _Fail, OSError, EOFError):
+            pass
+
+    async def _fail(self, code, reason):
+        await self._send_close(code, reason)
+        # Give the peer the chance to read our close frame before the socket goes:
+        # skip (never store) whatever it still sends until it hangs up.
+        try:
+            await asyncio.wait_for(self._skip_until_eof(), _CLOSE_WAIT_S)
+        except Exception:
+            pass
+        await self._finish(code, reason)
+
+    async def _skip_until_eof(self):
+        while await self._reader.read(_MASK_CHUNK):
+            pass
+
+    async def _finish(self, code, reason):
+        if self._closed is None:
+            self._closed = (code, reason)
+        self._done.set()
+        await netutil.close_quietly(self._writer)
+
+    # -- sending
+
+    async def _send_close(self, code, reason):
+        if self._close_sent or self._closed is not None:
+            return
+        self._close_sent = True
+        try:
+            await self._send_frame(_OP_CLOSE, (close_payload(code, reason),))
+        except OSError:  # the peer is gone already
+            pass
+
+    async def _send_message(self, opcode, pieces):
+        if self._closed is not None:
+            raise ConnectionClosed(self._closed[0], self._closed[1])
+        if self._close_sent:
+            raise ConnectionClosed(CLOSE_NORMAL, "closing")
+        try:
+            await self._send_frame(opcode, pieces)
+        except OSError:
+            await self._finish(CLOSE_ABNORMAL, "connection lost")
+            raise ConnectionClosed(CLOSE_ABNORMAL, "connection lost")
+
+    async def _send_frame(self, opcode, pieces):
+        key = os.urandom(4)
+        length = 0
+        for piece in pieces:
+            length += len(piece)
+        writer = self._writer
+        async with self._send_lock:
+            writer.write(frame_header(opcode, length, key))
+            offset = 0  # position in the payload: keeps the key aligned across pieces
+            for piece in pieces:
+                view = memoryview(piece)
+                phase = offset % 4
+                piece_key = key[phase:] + key[:phase]
+                for start in range(0, len(view), _MASK_CHUNK):
+                    writer.write(mask(view[start : start + _MASK_CHUNK], piece_key))
+                    await writer.drain()
+                offset += len(view)
+            await writer.drain()
+
+
+def _decode(opcode, payload):
+    if opcode == _OP_BINARY:
+        return payload
+    try:
+        return str(payload, "utf-8")
+    except UnicodeError:
+        raise _Fail(CLOSE_INVALID_DATA, "text message is not UTF-8")

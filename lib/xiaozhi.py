@@ -1,0 +1,214 @@
+# The xiaozhi link: the device's WebSocket session with a xiaozhi backend.
+#
+# Connects with the xiaozhi headers, says hello, waits for the server's hello and
+# its session id, then carries MCP both ways inside {"session_id","type":"mcp",
+# "payload"} envelopes. Pings keep the channel alive, silence longer than
+# idle_timeout counts as a dead channel, and any loss leads to a reconnection
+# after an exponential backoff with jitter. Runs on CPython and MicroPython.
+import asyncio
+import json
+import random
+
+import wsclient
+from umcp.compat import dumps, get_logger, iscoroutine, ticks_diff, ticks_ms
+
+_log = get_logger("xiaozhi")
+
+AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
+
+
+def bearer(token):
+    """Authorization value; like the reference, a bare token gets the "Bearer " scheme."""
+    return token if " " in token else "Bearer " + token
+
+
+class Backoff:
+    """Exponential backoff with jitter: each delay is drawn from [base/2, base], and the
+    base doubles from `minimum` up to `maximum` (seconds) until reset()."""
+
+    def __init__(self, minimum, maximum):
+        self.minimum = minimum
+        self.maximum = maximum
+        self._base = minimum
+
+    def next(self):
+        base = self._base
+        self._base = min(base * 2, self.maximum)
+        return base * (0.5 + random.getrandbits(16) / 131072)
+
+    def reset(self):
+        self._base = self.minimum
+
+
+class XiaozhiLink:
+    def __init__(self, server, url, token, device_id, client_id, protocol_version=1, ca=None,
+                 max_message=32768, on_system=None, on_alert=None, hello_timeout=10,
+                 idle_timeout=120, ping_interval=30, backoff_min=1, backoff_max=60):
+        self.server = server
+        self.url = url
+        self.headers = {
+            "Authorization": bearer(token),
+            "Protocol-Version": str(protocol_version),
+            "Device-Id": device_id,
+            "Client-Id": client_id,
+        }
+        self.protocol_version = protocol_version
+        self.ca = ca
+        self.max_message = max_message
+        self.on_system = on_system
+        self.on_alert = on_alert
+        self.hello_timeout = hello_timeout
+        self.idle_timeout = idle_timeout
+        self.ping_interval = ping_interval
+        self.backoff = Backoff(backoff_min, backoff_max)
+        self.connected = asyncio.Event()  # set while a session (after both hellos) is up
+        self.session_id = None
+        self.attempts = 0  # connection attempts so far
+        self.last_delay = 0  # seconds waited before the latest attempt
+        self._ws = None
+        self._prefix = None  # the envelope up to the payload, for this session
+        self._stopping = False
+        self._stopped = asyncio.Event()
+        server.set_sender(self._send_mcp)
+
+    async def run(self):
+        """Connect, serve, reconnect: forever, until stop() or cancellation."""
+        while not self._stopping:
+            self.attempts += 1
+            try:
+                await self._session()
+            except Exception as e:  # whatever ended the session, the link carries on
+                _log.warning("link lost: %s", _describe(e))
+            finally:
+                await self._hang_up()
+            if self._stopping:
+                break
+            self.last_delay = self.backoff.next()
+            _log.info("reconnecting in %d ms", int(self.last_delay * 1000))
+            try:
+                await asyncio.wait_for(self._stopped.wait(), self.last_delay)
+            except asyncio.TimeoutError:
+                pass
+
+    async def stop(self):
+        """Close the session (normal closure) and make run() return."""
+        self._stopping = True
+        self._stopped.set()
+        ws = self._ws
+        if ws is not None:
+            await ws.close(wsclient.CLOSE_NORMAL, "device stopping")
+
+    # -- one session
+
+    async def _session(self):
+        self._ws = ws = await wsclient.connect(self.url, self.headers, self.max_message, self.ca,
+                                               self.hello_timeout)
+        await ws.send(dumps({"type": "hello", "version": self.protocol_version,
+                             "features": {"mcp": True}, "transport": "websocket",
+                             "audio_params": AUDIO_PARAMS}))
+        try:
+            hello = await asyncio.wait_for(self._server_hello(ws), self.hello_timeout)
+        except asyncio.TimeoutError:
+            raise OSError("no server hello within %s s" % self.hello_timeout)
+        self.session_id = hello.get("session_id") or ""
+        # The payload arrives serialized: the envelope is written around it, not re-encoded.
+        self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(self.session_id)
+        self.server.set_sender(self._send_mcp, len(self._prefix.encode()) + 1)
+        self.backoff.reset()
+        self.connected.set()
+        _log.info("connected, session %s", self.session_id)
+        keepalive = asyncio.create_task(self._keepalive(ws))
+        try:
+            while True:
+                await self._route(await ws.recv())
+        finally:
+            keepalive.cancel()
+
+    async def _server_hello(self, ws):
+        while True:
+            message = _parse(await ws.recv())
+            if message is not None and message.get("type") == "hello":
+                return message
+            _log.warning("ignored a message before the server hello")
+
+    async def _hang_up(self):
+        self.connected.clear()
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            await ws.abort()
+
+    async def _keepalive(self, ws):
+        """Ping every ping_interval; hang up after idle_timeout without any frame."""
+        idle_ms = int(self.idle_timeout * 1000)
+        ping_ms = int(self.ping_interval * 1000) if self.ping_interval else 0
+        step_s = min(ping_ms or idle_ms, idle_ms) / 4000
+        last_ping = ticks_ms()
+        try:
+            while True:
+                await asyncio.sleep(step_s)
+                now = ticks_ms()
+                if ticks_diff(now, ws.last_rx_ms) >= idle_ms:
+                    _log.warning("nothing received for %d ms: dead channel", idle_ms)
+                    await ws.abort()  # the session's recv() ends with ConnectionClosed
+                    return
+                if ping_ms and ticks_diff(now, last_ping) >= ping_ms:
+                    last_ping = now
+                    await ws.ping()
+        except wsclient.ConnectionClosed:
+            pass  # the session's recv() reports it
+
+    # -- traffic
+
+    async def _send_mcp(self, text):
+        """The McpServer's sender: one serialized JSON-RPC message into one envelope."""
+        ws = self._ws
+        if ws is None or not self.connected.is_set():
+            _log.warning("link down: dropped an MCP message (%d characters)", len(text))
+            return
+        await ws.send([self._prefix, text, "}"])
+
+    async def _route(self, message):
+        message = _parse(message)
+        if message is None:
+            return
+        kind = message.get("type")
+        if kind == "mcp":
+            await self.server.handle(message.get("payload"))
+        elif kind == "system":
+            await _call(self.on_system, message)
+        elif kind == "alert":
+            await _call(self.on_alert, message)
+        else:  # stt, tts, llm, custom...: audio features this device does not have
+            _log.info("ignored a %s message", kind)
+
+
+def _parse(message):
+    """A received text message as a JSON object, or None (logged) for anything else."""
+    if not isinstance(message, str):
+        _log.info("ignored a binary frame of %d bytes", len(message))
+        return None
+    try:
+        message = json.loads(message)
+    except ValueError:
+        _log.warning("ignored a message that is not JSON")
+        return None
+    if not isinstance(message, dict):
+        _log.warning("ignored a JSON message that is not an object")
+        return None
+    return message
+
+
+async def _call(callback, message):
+    if callback is None:
+        _log.info("no handler for a %s message", message.get("type"))
+        return
+    try:
+        result = callback(message)
+        if iscoroutine(result):
+            await result
+    except Exception as e:  # an application bug must not take the link down
+        _log.error("%s handler failed: %s", message.get("type"), _describe(e))
+
+
+def _describe(error):
+    return "%s %s" % (type(error).__name__, error)

@@ -1,0 +1,149 @@
+"""Shared pytest setup.
+
+Device code imports as it does on the board (`lib/` on sys.path), host tools as
+packages from the repository root. `McpWire` drives an McpServer (from umcp)
+the way a client does and checks every message the server emits against the
+official MCP SDK's types for the negotiated protocol version.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _path in (ROOT, os.path.join(ROOT, "lib")):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+# The simulated machine, esp32, network, camera and neopixel modules: last, as under tools.sim.
+if os.path.join(ROOT, "tools", "hwsim") not in sys.path:
+    sys.path.append(os.path.join(ROOT, "tools", "hwsim"))
+
+
+@pytest.fixture
+def anyio_backend():
+    # The device runs on asyncio; so do the async tests.
+    return "asyncio"
+
+
+class McpWire:
+    """A client's end of an McpServer, validating all the server sends.
+
+    `sent` holds the emitted messages (parsed), `frames` their text. Responses
+    are validated against the result model of the request's method; before an
+    initialize reply the newest handshake version's schema applies.
+    """
+
+    WAIT_S = 5
+
+    def __init__(self, server, overhead=0):
+        self.server = server
+        self.sent = []
+        self.frames = []
+        self.failures = []
+        self.version = "2025-11-25"
+        self._methods = {}  # (id type, id) -> method of the last request with that id
+        self._arrived = asyncio.Event()
+        server.set_sender(self._receive, overhead)
+
+    async def _receive(self, text):
+        # The server logs and survives a sender that raises, so a failed check is
+        # kept here and reported by the `wire` fixture instead.
+        try:
+            assert isinstance(text, str)
+            message = json.loads(text)
+            self._validate(message)
+        except Exception as e:
+            self.failures.append((text, e))
+            raise
+        self.frames.append(text)
+        self.sent.append(message)
+        self._arrived.set()
+
+    def _validate(self, message):
+        from mcp.types import jsonrpc_message_adapter
+        from mcp.types.methods import SERVER_NOTIFICATIONS, parse_server_notification, parse_server_result
+
+        jsonrpc_message_adapter.validate_python(message)
+        if "result" in message:
+            method = self._methods[(type(message["id"]), message["id"])]
+            if method == "initialize":
+                self.version = message["result"]["protocolVersion"]
+            parse_server_result(method, self.version, message["result"])
+        elif "error" in message:
+            assert isinstance(message["error"]["code"], int)
+            assert isinstance(message["error"]["message"], str)
+        elif (message["method"], self.version) in SERVER_NOTIFICATIONS:
+            parse_server_notification(message["method"], self.version, message.get("params"))
+        else:  # an application-defined notification: the envelope is all MCP defines
+            assert message["method"].startswith("notifications/")
+
+    async def feed(self, payload):
+        """Hand the server one incoming message; return what it sent meanwhile."""
+        self._remember_method(payload)
+        before = len(self.sent)
+        await self.server.handle(payload)
+        return self.sent[before:]
+
+    def _remember_method(self, payload):
+        if isinstance(payload, (str, bytes, bytearray)):
+            try:
+                payload = json.loads(payload)
+            except ValueError:
+                return
+        if isinstance(payload, dict) and isinstance(payload.get("id"), (int, str)):
+            self._methods[(type(payload["id"]), payload["id"])] = payload.get("method")
+
+    async def request(self, method, params=None, id=1):
+        """Send a request and return its response (waiting if a tool is running)."""
+        message = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.feed(message)
+        return await self.response(id)
+
+    async def notification(self, method, params=None):
+        message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        return await self.feed(message)
+
+    async def initialize(self, version="2025-11-25", capabilities=None):
+        response = await self.request("initialize", {
+            "protocolVersion": version,
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": "pytest", "version": "1"},
+        }, id="init")
+        await self.notification("notifications/initialized")
+        return response
+
+    async def response(self, id):
+        return await self.wait_for(lambda m: "method" not in m and _same_id(m.get("id"), id))
+
+    async def wait_for(self, predicate):
+        """The first sent message that satisfies `predicate`, waiting up to WAIT_S."""
+        async def first():
+            while True:
+                for message in self.sent:
+                    if predicate(message):
+                        return message
+                self._arrived.clear()
+                await self._arrived.wait()
+
+        return await asyncio.wait_for(first(), self.WAIT_S)
+
+
+def _same_id(a, b):
+    return type(a) is type(b) and a == b
+
+
+@pytest.fixture
+def wire():
+    """An McpWire over a fresh McpServer."""
+    from umcp import McpServer
+
+    wire = McpWire(McpServer(name="test-device", version="1.2.3"))
+    yield wire
+    assert wire.failures == []

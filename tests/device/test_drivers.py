@@ -1,0 +1,105 @@
+# Driver logic over the simulated hardware: runs under pytest and inside MicroPython.
+import camera
+import hwsim
+import machine
+from drivers.aw88298 import AW88298
+from drivers.backlight import Axp2101Backlight, PwmBacklight
+from drivers.camera import Camera
+from drivers.display import Display
+from drivers.es8311 import ES8311
+
+CAM_PINS = {"d0": 11, "d1": 9, "d2": 8, "d3": 10, "d4": 12, "d5": 18, "d6": 17, "d7": 16,
+            "xclk": 15, "pclk": 13, "vsync": 6, "href": 7, "sda": 4, "scl": 5,
+            "pwdn": -1, "reset": -1}
+
+
+def _bus(addr, width=1):
+    hwsim.reset()
+    chip = machine.sim_attach_i2c(0, addr, machine.I2CDevice(None, width))
+    return machine.I2C(0), chip
+
+
+def _raises(exc, fn, *args):
+    try:
+        fn(*args)
+    except exc:
+        return True
+    return False
+
+
+def test_es8311_volume_registers():
+    i2c, chip = _bus(0x18)
+    codec = ES8311(i2c, 0x18, 24000)
+    assert chip.regs[0x00] == 0x80 and chip.regs[0x01] == 0x3F and chip.regs[0x44] == 0x58
+    for volume, register in ((0, 0x06), (50, 0x94), (100, 0xC6)):
+        codec.set_volume(volume)
+        assert chip.writes[-1] == (0x32, register), (volume, chip.writes[-1])
+    for volume in range(1, 100):
+        codec.set_volume(volume)
+        assert chip.regs[0x32] == 98 + volume
+    assert _raises(ValueError, codec.set_volume, 101)
+    assert codec.volume == 99
+
+
+def test_aw88298_volume_registers():
+    i2c, chip = _bus(0x36, 2)
+    amp = AW88298(i2c)
+    assert chip.regs[0x06] == 0x3C05 and chip.regs[0x61] == 0x0673
+    for volume, register in ((0, 0xBA64), (50, 0x2C64), (100, 0x0064)):
+        amp.set_volume(volume)
+        assert chip.writes[-1] == (0x0C, register), (volume, chip.writes[-1])
+
+
+def test_pwm_backlight_duty_plain_and_inverted():
+    hwsim.reset()
+    plain = PwmBacklight(47)
+    inverted = PwmBacklight(38, invert=True)
+    for percent, duty in ((0, 0), (50, 32767), (100, 65535)):
+        plain.set_brightness(percent)
+        inverted.set_brightness(percent)
+        assert machine.sim_pwm(47).duty_u16() == duty
+        assert machine.sim_pwm(38).duty_u16() == 65535 - duty
+    assert machine.sim_pwm(47).freq() == 25000
+    assert _raises(ValueError, plain.set_brightness, -1)
+
+
+def test_axp2101_backlight_steps():
+    i2c, pmic = _bus(0x34)
+    light = Axp2101Backlight(i2c)
+    for percent in (0, 50, 100):
+        light.set_brightness(percent)
+    assert pmic.written(0x99) == [20, 21, 23]
+
+
+def test_display_theme():
+    display = Display(240, 320, "ST7789")
+    display.set_theme("dark")
+    assert display.info()["theme"] == "dark" and display.info()["height"] == 320
+    assert _raises(ValueError, display.set_theme, "pink")
+    assert display.theme == "dark"
+
+
+def test_camera_jpeg_markers_and_size():
+    hwsim.reset()
+    cam = Camera(CAM_PINS, frame_size="QQVGA")
+    photo = cam.capture()
+    assert photo[:2] == b"\xff\xd8" and photo[-2:] == b"\xff\xd9"
+    sof = photo.find(b"\xff\xc0")
+    assert sof > 0
+    height = photo[sof + 5] << 8 | photo[sof + 6]
+    width = photo[sof + 7] << 8 | photo[sof + 8]
+    assert (width, height) == (160, 120)
+    camera.sim_fail_captures(1)
+    assert _raises(OSError, cam.capture)
+
+
+def test_missing_i2c_device_and_reset():
+    i2c, chip = _bus(0x18)
+    assert i2c.scan() == [0x18]
+    assert _raises(OSError, ES8311, i2c, 0x19)
+    try:
+        machine.reset()
+        raise AssertionError("reset returned")
+    except machine.ResetRequested as e:
+        assert e.args[0] == machine.RESET_EXIT_CODE
+    assert machine.reset_cause() == machine.SOFT_RESET

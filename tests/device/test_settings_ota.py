@@ -1,0 +1,114 @@
+# Settings and OTA logic: runs under pytest and inside MicroPython (unix port and the
+# WebAssembly build, whose in-memory filesystem has open, rename and remove).
+import hashlib
+import json
+import os
+
+import esp32
+import hwsim
+import ota
+from settings import Settings, uuid4
+
+_BLOCK = 4096
+
+
+def _fresh_path():
+    return "/tmp/umcp-settings-%s.json" % uuid4()[:8]
+
+
+def _remove(*paths):
+    for path in paths:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+def _image(size):
+    data = bytearray(size)
+    data[0] = 0xE9
+    for i in range(1, size):
+        data[i] = (i * 7) & 0xFF
+    return bytes(data)
+
+
+class _Stream:
+    def __init__(self, data, chunk=1000, fail_at=-1):
+        self.data = data
+        self.chunk = chunk
+        self.fail_at = fail_at
+        self.pos = 0
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if 0 <= self.fail_at <= self.pos:
+            raise OSError(104)
+        if self.pos >= len(self.data):
+            raise StopAsyncIteration
+        piece = self.data[self.pos:self.pos + self.chunk]
+        self.pos += len(piece)
+        return piece
+
+
+def test_settings_persist_and_keep_client_id():
+    path = _fresh_path()
+    try:
+        first = Settings(path)
+        client_id = first.get("client_id")
+        assert len(client_id) == 36 and client_id[14] == "4"
+        first.update({"volume": 12, "theme": "dark"})
+        again = Settings(path)
+        assert again.get("client_id") == client_id
+        assert again.get("volume") == 12 and again.get("theme") == "dark"
+    finally:
+        _remove(path, path + ".tmp")
+
+
+def test_settings_corrupt_file_gives_defaults_then_is_replaced():
+    path = _fresh_path()
+    try:
+        with open(path, "w") as f:
+            f.write("{not json")
+        s = Settings(path)
+        assert s.problem and s.get("volume") == 70
+        with open(path) as f:
+            assert json.loads(f.read())["client_id"] == s.get("client_id")
+    finally:
+        _remove(path, path + ".tmp")
+
+
+def _digest(data):
+    return "".join("%02x" % b for b in hashlib.sha256(data).digest())
+
+
+async def test_ota_good_image_then_set_boot():
+    hwsim.reset(8 * _BLOCK)
+    data = _image(2 * _BLOCK + 10)
+    seen = []
+    n = await ota.install(_Stream(data), _digest(data), len(data),
+                          lambda done, total: seen.append(done))
+    assert n == len(data) and seen == [len(data)]
+    assert esp32.sim_partition("ota_1").writes == [0, 1, 2]
+    assert esp32.sim_partition("ota_1").read(0, len(data)) == data
+    assert esp32.sim_set_boot_calls() == ["ota_1"]
+    assert esp32.sim_partition("ota_0").writes == []
+
+
+async def _fails(stream, sha256, size=None):
+    try:
+        await ota.install(stream, sha256, size)
+    except ota.OtaError:
+        return esp32.sim_set_boot_calls() == [] and esp32.sim_partition("ota_0").writes == []
+    return False
+
+
+async def test_ota_failures_never_set_boot():
+    hwsim.reset(4 * _BLOCK)
+    data = _image(3 * _BLOCK)
+    assert await _fails(_Stream(data), _digest(data + b"!"))
+    assert await _fails(_Stream(data), _digest(data), 5 * _BLOCK)
+    assert await _fails(_Stream(_image(5 * _BLOCK)), _digest(_image(5 * _BLOCK)))
+    assert await _fails(_Stream(data, fail_at=_BLOCK), _digest(data), len(data))
+    assert await _fails(_Stream(data), "not a digest")

@@ -1,0 +1,370 @@
+"""End-to-end harness for the firmware: a scripted xiaozhi backend on a real `websockets`
+server, small real HTTP servers (vision, OTA images), and the simulator as a subprocess.
+
+Used by tests/test_firmware_*.py and tests/test_sim.py. Everything listens on 127.0.0.1
+with an ephemeral port; every wait has a timeout so a broken device fails a test instead of
+hanging it.
+"""
+
+import asyncio
+import contextlib
+import email.parser
+import http.server
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+from websockets.asyncio.server import serve
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
+TOKEN = "test-token-1"
+WAIT_S = 15  # generous: a device under MicroPython on a loaded CI machine
+AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
+RUNTIMES = [pytest.param(False, id="cpython"), pytest.param(True, id="micropython")]
+# Short link timings so reconnection scenarios take a fraction of a second.
+FAST_LINK = {"backoff_min": 0.05, "backoff_max": 0.3}
+
+
+class Device:
+    """One WebSocket connection from the firmware, as the backend sees it."""
+
+    def __init__(self, ws, hello, session_id):
+        self.ws = ws
+        self.headers = ws.request.headers
+        self.hello = hello
+        self.session_id = session_id
+        self.frames = []  # every text frame received after hello, raw
+        self.notifications = []
+        self._ids = itertools.count(1000)
+
+    async def send_raw(self, data):
+        await self.ws.send(data)
+
+    async def send_mcp(self, payload):
+        envelope = {"session_id": self.session_id, "type": "mcp", "payload": payload}
+        await self.ws.send(json.dumps(envelope))
+
+    async def send_request(self, method, params=None, request_id=None):
+        """Send a request without waiting; returns its id."""
+        if request_id is None:
+            request_id = next(self._ids)
+        payload = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            payload["params"] = params
+        await self.send_mcp(payload)
+        return request_id
+
+    async def response(self, request_id, timeout=WAIT_S):
+        """The next response with this id; notifications on the way are kept."""
+        while True:
+            frame = await asyncio.wait_for(self.ws.recv(), timeout)
+            self.frames.append(frame)
+            message = json.loads(frame)
+            assert message["type"] == "mcp", message
+            assert message["session_id"] == self.session_id, message
+            payload = message["payload"]
+            if "method" in payload:
+                self.notifications.append(payload)
+            elif payload.get("id") == request_id:
+                return payload
+
+    async def request(self, method, params=None, timeout=WAIT_S):
+        """Send a request and return its whole response payload."""
+        return await self.response(await self.send_request(method, params), timeout)
+
+    async def initialize(self, vision=None):
+        capabilities = {"roots": {"listChanged": True}, "sampling": {}}
+        if vision:
+            capabilities["vision"] = vision
+        reply = await self.request("initialize", {
+            "protocolVersion": "2024-11-05", "capabilities": capabilities,
+            "clientInfo": {"name": "test-backend", "version": "1"}})
+        await self.send_mcp({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return reply["result"]
+
+    async def list_tools(self, with_user_tools=False):
+        """Every page's tools, following nextCursor; returns (tools, raw frames of the pages)."""
+        tools, frames, cursor = [], [], None
+        for _ in range(100):
+            params = {"withUserTools": True} if with_user_tools else {}
+            if cursor:
+                params["cursor"] = cursor
+            reply = await self.request("tools/list", params)
+            frames.append(self.frames[-1])
+            tools.extend(reply["result"]["tools"])
+            cursor = reply["result"].get("nextCursor")
+            if not cursor:
+                return tools, frames
+        raise AssertionError("tools/list never ended")
+
+    async def call(self, name, arguments=None, meta=None):
+        """tools/call; returns the result (content, isError)."""
+        params = {"name": name, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = meta
+        reply = await self.request("tools/call", params)
+        assert "result" in reply, reply
+        return reply["result"]
+
+    async def call_json(self, name, arguments=None):
+        result = await self.call(name, arguments)
+        assert not result.get("isError"), result
+        return json.loads(result["content"][0]["text"])
+
+
+class Backend:
+    """A scripted xiaozhi backend: answers hello with a session id and queues each device."""
+
+    def __init__(self):
+        self.port = 0
+        self.devices = asyncio.Queue()
+        self._server = None
+        self._sessions = itertools.count(1)
+        self._connections = set()
+
+    @property
+    def url(self):
+        return "ws://127.0.0.1:%d/xiaozhi/v1/" % self.port
+
+    async def start(self):
+        """Listen (again on the same port after kill(), as a restarted server would)."""
+        self._server = await serve(self._handle, "127.0.0.1", self.port, max_size=2 ** 22,
+                                   ping_interval=None)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def _handle(self, ws):
+        self._connections.add(ws)
+        try:
+            hello = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
+            session_id = "session-%d" % next(self._sessions)
+            await ws.send(json.dumps({"type": "hello", "transport": "websocket",
+                                      "session_id": session_id, "audio_params": AUDIO_PARAMS}))
+            await self.devices.put(Device(ws, hello, session_id))
+            await ws.wait_closed()
+        finally:
+            self._connections.discard(ws)
+
+    async def next_device(self, timeout=WAIT_S):
+        return await asyncio.wait_for(self.devices.get(), timeout)
+
+    async def kill(self):
+        """Vanish like a crashed server: stop listening and drop every TCP connection."""
+        self._server.close(close_connections=False)
+        for ws in list(self._connections):
+            ws.transport.abort()
+        await self._server.wait_closed()
+
+    async def stop(self):
+        self._server.close()
+        await self._server.wait_closed()
+
+
+class Sim:
+    """python3 -m tools.sim as a subprocess; its log goes to sim.log in the state dir."""
+
+    def __init__(self, url, state_dir, micropython=False, max_payload=None, extra_config=None,
+                 device_id=None):
+        self.state_dir = str(state_dir)
+        self.log_path = os.path.join(self.state_dir, "sim.log")
+        self.cmd = [sys.executable, "-m", "tools.sim", "--url", url, "--token", TOKEN,
+                    "--state-dir", self.state_dir]
+        if micropython:
+            self.cmd += ["--micropython", MICROPYTHON, "--heapsize", "2M"]
+        if max_payload:
+            self.cmd += ["--max-payload", str(max_payload)]
+        if device_id:
+            self.cmd += ["--device-id", device_id]
+        config = dict(FAST_LINK)
+        config.update(extra_config or {})
+        self.cmd += ["--extra-config", json.dumps(config)]
+        self.proc = None
+
+    def start(self):
+        os.makedirs(self.state_dir, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self.cmd, cwd=ROOT, stdout=log, stderr=log,
+                                         stdin=subprocess.DEVNULL)
+        return self
+
+    def stop(self):
+        """SIGTERM, as a user stopping it would; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("simulator ignored SIGTERM")
+        finally:
+            self.dump_log()
+
+    def dump_log(self):
+        # Shown by pytest only when the test fails.
+        with open(self.log_path, errors="replace") as f:
+            print(f.read()[-20000:])
+
+    def records(self):
+        """What the drivers did, one entry per finished boot (tools/sim_device.py)."""
+        with open(os.path.join(self.state_dir, "hwsim.jsonl")) as f:
+            return [json.loads(line) for line in f]
+
+    def read_settings(self):
+        with open(os.path.join(self.state_dir, "settings.json")) as f:
+            return json.load(f)
+
+
+class _HttpServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+
+class HttpServer:
+    """A real http.server on loopback in a thread; subclasses give it a handler."""
+
+    def __init__(self, handler_class):
+        self.httpd = _HttpServer(("127.0.0.1", 0), handler_class)
+        self.httpd.owner = self
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base(self):
+        return "http://127.0.0.1:%d" % self.httpd.server_address[1]
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def read_body(handler):
+    """The request body, whether sent with Content-Length or chunked."""
+    if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        body = b""
+        while True:
+            size = int(handler.rfile.readline().split(b";")[0], 16)
+            if size == 0:
+                handler.rfile.readline()
+                return body
+            body += handler.rfile.read(size)
+            handler.rfile.readline()
+    return handler.rfile.read(int(handler.headers.get("Content-Length", 0)))
+
+
+def parse_multipart(content_type, body):
+    """[(field name, filename or None, content type, bytes)] in the order sent."""
+    message = email.parser.BytesParser().parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+    assert message.is_multipart(), content_type
+    parts = []
+    for part in message.get_payload():
+        parts.append((part.get_param("name", header="content-disposition"),
+                      part.get_filename(), part.get_content_type(),
+                      part.get_payload(decode=True)))
+    return parts
+
+
+class VisionServer(HttpServer):
+    """The vision endpoint: records uploads; answers like xiaozhi-esp32-server.
+
+    With `hold=True` it answers only after release(): a slow vision service."""
+
+    ANSWER = "a red apple on a desk"
+
+    def __init__(self, hold=False):
+        super().__init__(_VisionHandler)
+        self.uploads = []  # (headers, parts)
+        self.received = threading.Event()
+        self.released = threading.Event()
+        if not hold:
+            self.released.set()
+
+    @property
+    def url(self):
+        return self.base + "/mcp/vision/explain"
+
+    def release(self):
+        self.released.set()
+
+
+class _VisionHandler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        owner = self.server.owner
+        parts = parse_multipart(self.headers["Content-Type"], read_body(self))
+        owner.uploads.append((dict(self.headers), parts))
+        owner.received.set()
+        owner.released.wait(WAIT_S)
+        body = json.dumps({"success": True, "action": "RESPONSE",
+                           "response": VisionServer.ANSWER}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class ImageServer(HttpServer):
+    """Serves one firmware image at /firmware.bin."""
+
+    def __init__(self, image):
+        super().__init__(_ImageHandler)
+        self.image = image
+        self.requests = 0
+
+    @property
+    def url(self):
+        return self.base + "/firmware.bin"
+
+
+class _ImageHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        owner = self.server.owner
+        owner.requests += 1
+        if self.path != "/firmware.bin":
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(owner.image)))
+        self.end_headers()
+        self.wfile.write(owner.image)
+
+    def log_message(self, *args):
+        pass
+
+
+def run(coro, timeout=60):
+    """Run one scenario on a fresh event loop, bounded in time."""
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+@contextlib.asynccontextmanager
+async def device_session(tmp_path, micropython=False, **sim_args):
+    """A backend, the simulator connected to it; yields (backend, sim, first device)."""
+    backend = await Backend().start()
+    sim = Sim(backend.url, tmp_path, micropython=micropython, **sim_args).start()
+    try:
+        yield backend, sim, await backend.next_device()
+    except BaseException:
+        sim.stop()
+        raise
+    finally:
+        await backend.stop()
+    assert sim.stop() == 0
+
+
+async def assert_alive(device):
+    """The device still answers: ping gets {} with our id."""
+    reply = await device.request("ping")
+    assert reply["result"] == {}

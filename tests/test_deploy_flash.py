@@ -1,0 +1,236 @@
+"""make deploy / make flash against a recording stand-in for mpremote and esptool (CI has
+no board): the exact command lines, the build folder, clear refusals. mpy-cross is real.
+Also the freezing manifest, run with a recording stand-in for MicroPython's manifest API."""
+
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+from tools import deploy, flash
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Records each command line as one JSON list; `exec` (deploy's probe) prints what the
+# test put in FAKE_PROBE, like MicroPython on a board would.
+RECORDER = """#!%s
+import json, os, sys
+with open(os.environ["FAKE_LOG"], "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+if "exec" in sys.argv:
+    print("raw REPL; CTRL-B to exit")
+    print(os.environ.get("FAKE_PROBE", ""))
+sys.exit(int(os.environ.get("FAKE_STATUS", "0")))
+""" % sys.executable
+
+
+class Recorder:
+    """The stand-in program: str() is its path, recorded() the command lines it saw."""
+
+    def __init__(self, path, log):
+        self.path = path
+        self.log = log
+
+    def __str__(self):
+        return str(self.path)
+
+    def recorded(self):
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+
+@pytest.fixture
+def recorder(tmp_path, monkeypatch):
+    program = tmp_path / "fake-tool"
+    program.write_text(RECORDER)
+    program.chmod(program.stat().st_mode | stat.S_IEXEC)
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("FAKE_LOG", str(log))
+    monkeypatch.setenv("FAKE_PROBE", "umcp-probe:1.24.1:")
+    return Recorder(program, log)
+
+
+# ---- flash -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("chip, offset", [("esp32", "0x1000"), ("esp32s3", "0"), ("esp32c3", "0")])
+def test_flash_erases_then_writes_at_the_chip_offset(recorder, tmp_path, chip, offset):
+    image = tmp_path / "micropython.bin"
+    image.write_bytes(b"\xe9" + bytes(100))
+    status = flash.main(["--port", "/dev/ttyUSB0", "--chip", chip, "--firmware", str(image),
+                         "--esptool", str(recorder)])
+    assert status == 0
+    base = ["--chip", chip, "-p", "/dev/ttyUSB0", "-b", "460800"]
+    assert recorder.recorded() == [base + ["erase-flash"], base + ["write-flash", offset, str(image)]]
+
+
+def test_flash_takes_esptool_from_the_environment(recorder, tmp_path, monkeypatch):
+    image = tmp_path / "fw.bin"
+    image.write_bytes(b"\xe9")
+    monkeypatch.setenv("UMCP_ESPTOOL", str(recorder))
+    assert flash.main(["--port", "COM3", "--chip", "esp32", "--firmware", str(image), "--baud", "115200",
+                       "--no-erase"]) == 0
+    assert recorder.recorded() == [["--chip", "esp32", "-p", "COM3", "-b", "115200", "write-flash", "0x1000",
+                                    str(image)]]
+
+
+def test_flash_refuses_a_missing_image_and_runs_nothing(recorder, tmp_path, capsys):
+    status = flash.main(["--port", "/dev/ttyUSB0", "--chip", "esp32s3", "--firmware", str(tmp_path / "no.bin"),
+                         "--esptool", str(recorder)])
+    assert status == 2
+    assert "no firmware image" in capsys.readouterr().err
+    assert recorder.recorded() == []
+
+
+def test_flash_stops_when_esptool_fails(recorder, tmp_path, monkeypatch, capsys):
+    image = tmp_path / "fw.bin"
+    image.write_bytes(b"\xe9")
+    monkeypatch.setenv("FAKE_STATUS", "3")
+    assert flash.main(["--port", "p", "--chip", "esp32", "--firmware", str(image), "--esptool", str(recorder)]) == 3
+    assert len(recorder.recorded()) == 1  # erase failed: nothing written
+    assert "erasing" in capsys.readouterr().err
+
+
+# ---- deploy ----------------------------------------------------------------------
+
+@pytest.fixture
+def tree(tmp_path):
+    """A small repository: lib/, firmware/, boards/ and config.json."""
+    root = tmp_path / "repo"
+    files = {
+        "lib/umcp/__init__.py": "from umcp.server import McpServer\n",
+        "lib/umcp/server.py": "class McpServer:\n    pass\n",
+        "lib/wsclient.py": "X = 1\n",
+        "firmware/main.py": "import app\napp.main()\n",
+        "firmware/app.py": "def main():\n    pass\n",
+        "boards/__init__.py": "def load(name):\n    return __import__('boards.' + name)\n",
+        "boards/devkit.py": "NAME = 'devkit'\nREQUIRES = ('camera',)\n",
+        "boards/other.py": "NAME = 'other'\n",
+        "config.json": json.dumps({"wifi": {"ssid": "home", "password": "pw"}, "url": "ws://x:8000/xiaozhi/v1/",
+                                   "token": "t", "board": "other"}),
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def run_deploy(tree, recorder, *extra):
+    return deploy.main(["--port", "/dev/ttyACM0", "--board", "devkit", "--root", str(tree),
+                        "--mpremote", str(recorder)] + list(extra))
+
+
+def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
+    assert run_deploy(tree, recorder) == 0
+    stage = tree / "build" / "deploy" / "devkit"
+    connect = ["connect", "/dev/ttyACM0"]
+    calls = recorder.recorded()
+    assert [call[:3] for call in calls] == [connect + ["exec"], connect + ["fs"], connect + ["reset"]]
+    assert calls[1] == connect + ["fs", "cp", "-r", str(stage / "app.mpy"), str(stage / "config.json"),
+                                  str(stage / "lib"), str(stage / "main.py"), ":"]
+    assert calls[2] == connect + ["reset"]
+    # The probe asks for the core modules and the board's own REQUIRES.
+    assert "'camera'" in calls[0][3] and "'asyncio'" in calls[0][3]
+    # Layout of the board's filesystem: main.py as source, everything else compiled.
+    built = sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
+    assert built == ["app.mpy", "config.json", "lib/boards/__init__.mpy", "lib/boards/devkit.mpy",
+                     "lib/umcp/__init__.mpy", "lib/umcp/server.mpy", "lib/wsclient.mpy", "main.py"]
+    assert (stage / "lib/umcp/server.mpy").read_bytes()[:1] == b"M"  # a real .mpy header
+    assert (stage / "main.py").read_text() == "import app\napp.main()\n"
+    config = json.loads((stage / "config.json").read_text())
+    assert config["board"] == "devkit" and config["token"] == "t"
+    out = capsys.readouterr().out
+    assert "[1/4]" in out and "[4/4]" in out and "7/7 main.py" in out
+
+
+def test_deploy_names_what_the_board_lacks_and_copies_nothing(tree, recorder, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_PROBE", "umcp-probe:1.22.0:camera,esp32")
+    assert run_deploy(tree, recorder) == 1
+    err = capsys.readouterr().err
+    assert "camera, esp32" in err and "MicroPython 1.22.0 is too old" in err
+    assert [call[2] for call in recorder.recorded()] == ["exec"]
+
+
+def test_deploy_says_when_the_board_does_not_answer(tree, recorder, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_PROBE", "")
+    assert run_deploy(tree, recorder) == 1
+    assert "did not answer the probe" in capsys.readouterr().err
+
+
+def test_deploy_refuses_a_missing_config_or_board(tree, recorder, capsys):
+    (tree / "config.json").unlink()
+    assert run_deploy(tree, recorder) == 1
+    assert "write one with your Wi-Fi" in capsys.readouterr().err
+    assert deploy.main(["--port", "p", "--board", "nope", "--root", str(tree), "--mpremote", str(recorder)]) == 1
+    assert "boards: devkit, other" in capsys.readouterr().err
+    assert recorder.recorded() == []
+
+
+def test_deploy_takes_tools_from_the_environment(tree, recorder, monkeypatch):
+    monkeypatch.setenv("UMCP_MPREMOTE", str(recorder))
+    args = deploy.parse_args(["--port", "p", "--board", "devkit"])
+    assert args.mpremote == str(recorder)
+
+
+# ---- manifest --------------------------------------------------------------------
+
+class ManifestRecorder:
+    """The part of MicroPython's tools/manifestfile.py API our manifest uses: records
+    the frozen files as (source path, import path)."""
+
+    def __init__(self):
+        self.frozen = []
+        self.included = []
+
+    def run(self, path, **options):
+        import types
+
+        opts = types.SimpleNamespace(**options)
+        opts.defaults = lambda **d: [setattr(opts, k, v) for k, v in d.items() if not hasattr(opts, k)]
+        here = os.getcwd()
+        os.chdir(os.path.dirname(path))  # manifestfile.py resolves paths from the manifest's folder
+        try:
+            exec(open(path).read(), {"include": self.included.append, "freeze": self.freeze,
+                                     "module": self.module, "package": self.package, "options": opts})
+        finally:
+            os.chdir(here)
+
+    def freeze(self, path):
+        base = os.path.abspath(path)
+        for folder, _, names in os.walk(base):
+            for name in names:
+                if name.endswith(".py"):
+                    full = os.path.join(folder, name)
+                    self.frozen.append((full, os.path.relpath(full, base)))
+
+    def module(self, name, base_path="."):
+        self.frozen.append((os.path.abspath(os.path.join(base_path, name)), name))
+
+    def package(self, name, files, base_path="."):
+        for file in files:
+            self.frozen.append((os.path.abspath(os.path.join(base_path, name, file)), name + "/" + file))
+
+
+def real_boards():
+    return sorted(n[:-3] for n in os.listdir(os.path.join(ROOT, "boards"))
+                  if n.endswith(".py") and n not in ("__init__.py", "host.py") and not n.startswith("manifest"))
+
+
+def test_manifest_freezes_what_deploy_copies():
+    boards = real_boards()
+    assert boards, "no board modules in boards/"
+    manifest = ManifestRecorder()
+    manifest.run(os.path.join(ROOT, "firmware", "manifest.py"), board=boards[0])
+    assert manifest.included == ["$(PORT_DIR)/boards/manifest.py"]
+    frozen = {target: source for source, target in manifest.frozen}
+    copied = {target.replace("lib/", "", 1): source for source, target in deploy.device_files(ROOT, boards[0])
+              if target != "main.py"}
+    assert frozen == copied
+    assert all(os.path.isfile(source) for source in frozen.values())
+
+
+def test_manifest_without_a_board_freezes_every_real_board():
+    manifest = ManifestRecorder()
+    manifest.run(os.path.join(ROOT, "firmware", "manifest.py"))
+    frozen_boards = sorted(t[len("boards/"):-3] for _, t in manifest.frozen if t.startswith("boards/"))
+    assert frozen_boards == ["__init__"] + real_boards()

@@ -1,0 +1,450 @@
+"""lib/wsclient.py against a real `websockets` server on loopback, on CPython and
+under the MicroPython unix port (tests/mpy_clients/ws_client.py)."""
+
+import asyncio
+import contextlib
+import datetime
+import ssl
+import tracemalloc
+
+import pytest
+from websockets.asyncio.server import serve
+
+import netutil
+import wsclient
+from mpy_clients.runner import run_script
+
+pytestmark = pytest.mark.timeout(60)
+
+HEADERS = {"Authorization": "Bearer tok en", "Device-Id": "aa:bb:cc:dd:ee:ff", "X-Extra": "1"}
+GIB_BINARY_HEADER = b"\x82\x7f" + (1 << 30).to_bytes(8, "big")  # announces 1 GiB, sends nothing
+
+
+# -- the server: one scenario per path; each records what it saw
+
+
+async def echo(ws, seen):
+    async for message in ws:
+        seen["received"].append(message)
+        await ws.send(message)
+
+
+async def fragments(ws, seen):
+    # Text in three fragments, a ping between them, a UTF-8 character split across two.
+    text = "h\u00e9llo w\u00f6rld".encode()
+    ws.transport.write(b"\x01\x02" + text[:2] + b"\x89\x01p" + b"\x00\x04" + text[2:6])
+    ws.transport.write(b"\x80" + bytes([len(text) - 6]) + text[6:])
+    await ws.send([b"\x00\x01", b"\x02", b"\x03\x04"])  # binary, fragmented by websockets
+    await ws.close()
+
+
+async def ping(ws, seen):
+    pong = await ws.ping(b"are you there")
+    await asyncio.wait_for(pong, 5)
+    await ws.send("pong seen")
+    await ws.close()
+
+
+async def server_close(ws, seen):
+    await ws.close(4001, "go away")
+
+
+async def oversize(ws, seen):
+    await ws.send("x" * 2000)
+    await ws.wait_closed()
+
+
+def raw(data):
+    async def scenario(ws, seen):
+        ws.transport.write(data)
+        await ws.wait_closed()
+
+    return scenario
+
+
+async def vanish(ws, seen):
+    ws.transport.write(b"\x81\x05he")  # half a frame, then the server is gone
+    ws.transport.abort()
+
+
+SCENARIOS = {
+    "/echo": echo,
+    "/fragments": fragments,
+    "/ping": ping,
+    "/server-close": server_close,
+    "/oversize": oversize,
+    "/huge": raw(GIB_BINARY_HEADER),
+    "/masked": raw(b"\x81\x85abcd" + bytes(a ^ b for a, b in zip(b"hello", b"abcd"))),
+    "/bad-opcode": raw(b"\x83\x00"),
+    "/bad-utf8": raw(b"\x81\x02\xff\xfe"),
+    "/vanish": vanish,
+}
+
+
+class ScenarioServer:
+    def __init__(self):
+        self.seen = {}  # path -> {"headers", "received", "close"}
+        self.finished = {}  # path -> asyncio.Event, set when its handler is done
+
+    def refuse(self, connection, request):
+        if request.path == "/refuse":
+            return connection.respond(401, "bad token\n")
+        return None
+
+    async def handler(self, ws):
+        path = ws.request.path.partition("?")[0]
+        seen = self.seen[path] = {"headers": ws.request.headers, "path": ws.request.path,
+                                  "received": [], "close": None}
+        try:
+            await SCENARIOS[path](ws, seen)
+        finally:
+            await ws.wait_closed()
+            close = ws.protocol.close_rcvd
+            seen["close"] = (close.code, close.reason) if close else None
+            self.event(path).set()
+
+    def event(self, path):
+        return self.finished.setdefault(path, asyncio.Event())
+
+    async def seen_after_close(self, path):
+        await asyncio.wait_for(self.event(path).wait(), 10)
+        return self.seen[path]
+
+
+@contextlib.asynccontextmanager
+async def scenario_server(tls=None):
+    server = ScenarioServer()
+    async with serve(server.handler, "127.0.0.1", 0, process_request=server.refuse,
+                     max_size=None, ping_interval=None, ssl=tls) as ws_server:
+        port = ws_server.sockets[0].getsockname()[1]
+        server.url = "%s://127.0.0.1:%d" % ("wss" if tls else "ws", port)
+        yield server
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def recv_until_closed(ws):
+    messages = []
+    with pytest.raises(wsclient.ConnectionClosed) as closed:
+        while True:
+            messages.append(await ws.recv())
+    return messages, closed.value
+
+
+# -- CPython
+
+
+def test_handshake_sends_custom_headers_and_echoes_text_and_binary():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/echo?x=1", HEADERS, max_message=200000)
+            await ws.send("h\u00e9llo")
+            assert await ws.recv() == "h\u00e9llo"
+            payload = bytes(range(256)) * 400  # 100 KiB: 64-bit length field both ways
+            await ws.send(payload)
+            assert await ws.recv() == payload
+            await ws.send(memoryview(payload)[:126])  # 16-bit length field
+            assert await ws.recv() == payload[:126]
+            await ws.close()
+            seen = await server.seen_after_close("/echo")
+        assert seen["path"] == "/echo?x=1"
+        for name, value in HEADERS.items():
+            assert seen["headers"][name] == value
+        assert seen["headers"]["Host"] == server.url.partition("://")[2]
+        assert seen["received"] == ["h\u00e9llo", payload, payload[:126]]
+
+    run(main())
+
+
+def test_text_from_pieces_keeps_the_mask_aligned():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/echo")
+            pieces = ["a", "bc", "d\u00e9f", "g" * 1001, "", "\u4e2d\u6587"]
+            await ws.send(pieces)
+            assert await ws.recv() == "".join(pieces)
+            await ws.close()
+            seen = await server.seen_after_close("/echo")
+        assert seen["received"] == ["".join(pieces)]
+
+    run(main())
+
+
+def test_concurrent_senders_never_interleave_frames():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/echo", max_message=100000)
+            messages = [chr(ord("a") + i) * 20000 for i in range(4)]
+            await asyncio.gather(*(ws.send(m) for m in messages))
+            echoed = [await ws.recv() for _ in messages]
+            await ws.close()
+            seen = await server.seen_after_close("/echo")
+        assert sorted(seen["received"]) == messages
+        assert sorted(echoed) == messages
+
+    run(main())
+
+
+def test_fragmented_messages_are_reassembled_around_a_ping():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/fragments")
+            before = ws.last_rx_ms
+            messages, closed = await recv_until_closed(ws)
+            seen = await server.seen_after_close("/fragments")
+        assert messages == ["h\u00e9llo w\u00f6rld", b"\x00\x01\x02\x03\x04"]
+        assert closed.code == 1000
+        assert seen["close"] == (1000, "")  # our echo of the server's close
+        assert ws.last_rx_ms >= before
+
+    run(main())
+
+
+def test_ping_from_server_is_answered():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/ping")
+            messages, closed = await recv_until_closed(ws)
+        assert messages == ["pong seen"]  # sent only after the server got its pong
+
+    run(main())
+
+
+def test_server_initiated_close_is_echoed_with_its_code():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/server-close")
+            messages, closed = await recv_until_closed(ws)
+            seen = await server.seen_after_close("/server-close")
+            with pytest.raises(wsclient.ConnectionClosed):
+                await ws.send("too late")
+        assert (closed.code, closed.reason) == (4001, "go away")
+        assert seen["close"] == (4001, "go away")
+
+    run(main())
+
+
+def test_client_close_handshake():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/echo")
+            await ws.close(4000, "bye")
+            assert ws.closed
+            seen = await server.seen_after_close("/echo")
+            with pytest.raises(wsclient.ConnectionClosed) as closed:
+                await ws.recv()
+        assert seen["close"] == (4000, "bye")
+        assert closed.value.code == 4000
+
+    run(main())
+
+
+def test_client_close_while_another_task_is_receiving():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/echo")
+            reader = asyncio.create_task(ws.recv())
+            await asyncio.sleep(0)  # let it block in recv()
+            await ws.close()
+            with pytest.raises(wsclient.ConnectionClosed):
+                await reader
+            seen = await server.seen_after_close("/echo")
+        assert seen["close"] == (1000, "")
+
+    run(main())
+
+
+def test_oversized_message_closes_with_1009():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/oversize", max_message=1000)
+            messages, closed = await recv_until_closed(ws)
+            seen = await server.seen_after_close("/oversize")
+        assert messages == []
+        assert closed.code == 1009
+        assert seen["close"][0] == 1009
+
+    run(main())
+
+
+def test_gigabyte_frame_header_fails_without_allocating():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/huge")
+            tracemalloc.start()
+            try:
+                messages, closed = await recv_until_closed(ws)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            seen = await server.seen_after_close("/huge")
+        assert closed.code == 1009
+        assert seen["close"][0] == 1009
+        assert peak < 1 << 20
+
+    run(main())
+
+
+@pytest.mark.parametrize("path, code", [("/masked", 1002), ("/bad-opcode", 1002),
+                                        ("/bad-utf8", 1007)])
+def test_protocol_errors_close_with_their_code(path, code):
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + path)
+            messages, closed = await recv_until_closed(ws)
+            seen = await server.seen_after_close(path)
+        assert messages == []
+        assert closed.code == code
+        assert seen["close"][0] == code
+
+    run(main())
+
+
+def test_refused_upgrade_raises_with_the_status():
+    async def main():
+        async with scenario_server() as server:
+            with pytest.raises(netutil.HttpError) as refused:
+                await wsclient.connect(server.url + "/refuse", HEADERS)
+        assert refused.value.status == 401
+        assert "401" in str(refused.value)
+
+    run(main())
+
+
+def test_server_vanishing_mid_frame_raises_connection_closed():
+    async def main():
+        async with scenario_server() as server:
+            ws = await wsclient.connect(server.url + "/vanish")
+            messages, closed = await recv_until_closed(ws)
+        assert messages == []
+        assert closed.code == 1006
+
+    run(main())
+
+
+def test_refused_tcp_connection_raises_oserror():
+    async def main():
+        async with scenario_server() as server:
+            url = server.url
+        with pytest.raises(OSError):
+            await wsclient.connect(url + "/echo", timeout=5)
+
+    run(main())
+
+
+# -- TLS
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    """A CA, a server certificate for 127.0.0.1 signed by it, and an unrelated CA."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    folder = tmp_path_factory.mktemp("certs")
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def certificate(name, key, issuer_name, issuer_key, ca, san=None):
+        builder = (x509.CertificateBuilder()
+                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+                   .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer_name)]))
+                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(days=1))
+                   .not_valid_after(now + datetime.timedelta(days=30))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if san:
+            builder = builder.add_extension(x509.SubjectAlternativeName(san), critical=False)
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    def save(name, cert, key=None):
+        (folder / (name + ".pem")).write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        (folder / (name + ".der")).write_bytes(cert.public_bytes(serialization.Encoding.DER))
+        if key:
+            (folder / (name + ".key")).write_bytes(key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption()))
+
+    ca_key, server_key, wrong_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+    save("ca", certificate("umcp test CA", ca_key, "umcp test CA", ca_key, True))
+    save("wrong", certificate("wrong CA", wrong_key, "wrong CA", wrong_key, True))
+    san = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+    save("server", certificate("127.0.0.1", server_key, "umcp test CA", ca_key, False, san),
+         server_key)
+    return folder
+
+
+def server_tls(certs):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs / "server.pem", certs / "server.key")
+    return ctx
+
+
+@pytest.mark.parametrize("form", ["pem-text", "pem-bytes", "der-bytes", "path"])
+def test_wss_verified_with_the_right_ca(certs, form):
+    ca = {"pem-text": (certs / "ca.pem").read_text(), "pem-bytes": (certs / "ca.pem").read_bytes(),
+          "der-bytes": (certs / "ca.der").read_bytes(), "path": str(certs / "ca.pem")}[form]
+
+    async def main():
+        async with scenario_server(server_tls(certs)) as server:
+            ws = await wsclient.connect(server.url + "/echo", ca=ca)
+            await ws.send("over tls")
+            assert await ws.recv() == "over tls"
+            await ws.close()
+            seen = await server.seen_after_close("/echo")
+        assert seen["received"] == ["over tls"]
+
+    run(main())
+
+
+def test_wss_refused_with_a_wrong_ca(certs):
+    async def main():
+        async with scenario_server(server_tls(certs)) as server:
+            with pytest.raises(ssl.SSLCertVerificationError):
+                await wsclient.connect(server.url + "/echo", ca=str(certs / "wrong.pem"))
+            assert "/echo" not in server.seen
+
+    run(main())
+
+
+# -- the same client under MicroPython
+
+
+def test_micropython_client(certs):
+    async def main():
+        async with scenario_server() as plain, scenario_server(server_tls(certs)) as tls:
+            results = await run_script("ws_client.py", plain.url, tls.url, certs / "ca.pem",
+                                       certs / "wrong.pem", heapsize="512K")
+            seen = {path: await plain.seen_after_close(path) for path in SCENARIOS}
+            seen_tls = await tls.seen_after_close("/echo")
+        return {r.pop("check"): r for r in results}, seen, seen_tls, tls.seen
+
+    results, seen, seen_tls, tls_paths = run(main())
+    binary = list(b"\x00\x01\x02\x03\x04")
+    assert results["echo"] == {"text": "h\u00e9llo", "binary_ok": True,
+                               "pieces": "abcd\u00e9fg" + "h" * 700}
+    assert seen["/echo"]["received"][0] == "h\u00e9llo"
+    assert seen["/echo"]["received"][1] == bytes(range(256)) * 400
+    assert seen["/echo"]["close"] == (1000, "bye")
+    for name, value in HEADERS.items():
+        assert seen["/echo"]["headers"][name] == value
+    assert results["fragments"] == {"messages": ["h\u00e9llo w\u00f6rld", binary],
+                                    "code": 1000, "reason": ""}
+    assert results["ping"]["messages"] == ["pong seen"]
+    assert results["server-close"] == {"messages": [], "code": 4001, "reason": "go away"}
+    assert seen["/server-close"]["close"] == (4001, "go away")
+    for check, code in (("oversize", 1009), ("huge", 1009), ("masked", 1002),
+                        ("bad-opcode", 1002), ("bad-utf8", 1007)):
+        assert results[check]["code"] == code, check
+        assert seen["/" + check]["close"][0] == code, check
+    assert results["vanish"]["code"] == 1006
+    assert results["refuse"] == {"error": "HttpError", "status": 401}
+    assert results["wss-good"] == {"answer": "over tls"}
+    assert seen_tls["received"] == ["over tls"]
+    assert "error" in results["wss-wrong"]
+    assert list(tls_paths) == ["/echo"]  # the wrong-CA attempt never reached the server

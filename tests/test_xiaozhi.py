@@ -1,0 +1,452 @@
+"""lib/xiaozhi.py: the device's link, with a real umcp.McpServer, against a real `websockets`
+server playing the xiaozhi backend; on CPython and under the MicroPython unix port
+(tests/mpy_clients/xiaozhi_client.py)."""
+
+import asyncio
+import contextlib
+import json
+
+import pytest
+from websockets.asyncio.server import serve
+
+import wsclient
+import xiaozhi
+from mpy_clients.runner import run_script
+from umcp import STRING, McpServer, Property, PropertyList
+
+pytestmark = pytest.mark.timeout(60)
+
+WAIT_S = 10
+AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
+DEVICE_HELLO = {"type": "hello", "version": 1, "features": {"mcp": True},
+                "transport": "websocket", "audio_params": AUDIO_PARAMS}
+FAST = {"hello_timeout": 2, "idle_timeout": 5, "ping_interval": 1,
+        "backoff_min": 0.01, "backoff_max": 0.08}
+
+
+class Connection:
+    """One connection of the device, as the backend sees it."""
+
+    def __init__(self, ws, hello, session_id):
+        self.ws = ws
+        self.headers = ws.request.headers
+        self.hello = hello
+        self.session_id = session_id
+
+    async def send_mcp(self, payload):
+        await self.ws.send(json.dumps({"session_id": self.session_id, "type": "mcp",
+                                       "payload": payload}))
+
+    async def next_envelope(self):
+        """The next frame from the device: its text and the parsed envelope."""
+        text = await asyncio.wait_for(self.ws.recv(), WAIT_S)
+        envelope = json.loads(text)
+        assert envelope["session_id"] == self.session_id
+        assert envelope["type"] == "mcp"
+        return text, envelope
+
+    async def request(self, request_id, method, params=None):
+        payload = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            payload["params"] = params
+        await self.send_mcp(payload)
+        _, envelope = await self.next_envelope()
+        assert envelope["payload"]["id"] == request_id
+        return envelope["payload"]
+
+
+class Backend:
+    """A scripted xiaozhi backend: answers hello with a fresh session id and hands each
+    connection to the test; can refuse upgrades or stay silent after the device hello."""
+
+    def __init__(self):
+        self.connections = asyncio.Queue()
+        self.hellos = []  # every device hello, answered or not
+        self.refuse = 0  # refuse this many next upgrades with 503
+        self.silent = 0  # leave this many next hellos unanswered
+        self.link = None  # when set, its last_delay is recorded at each attempt
+        self.attempt_delays = []
+        self.close_codes = []  # close code the device sent on each finished connection
+        self.connection_ended = asyncio.Event()
+        self.url = None
+        self._server = None
+
+    def process_request(self, connection, request):
+        if self.link is not None:
+            self.attempt_delays.append(self.link.last_delay)
+        if self.refuse:
+            self.refuse -= 1
+            return connection.respond(503, "busy\n")
+        return None
+
+    async def handler(self, ws):
+        try:
+            hello = json.loads(await ws.recv())
+            self.hellos.append(hello)
+            if self.silent:
+                self.silent -= 1
+            else:
+                session_id = "session-%d" % len(self.hellos)
+                await ws.send(json.dumps({"type": "hello", "transport": "websocket",
+                                          "session_id": session_id, "audio_params": AUDIO_PARAMS}))
+                await self.connections.put(Connection(ws, hello, session_id))
+        finally:
+            await ws.wait_closed()
+            close = ws.protocol.close_rcvd
+            self.close_codes.append(close.code if close else None)
+            self.connection_ended.set()
+
+    async def start(self, port=0):
+        self._server = await serve(self.handler, "127.0.0.1", port, ping_interval=None,
+                                   process_request=self.process_request, max_size=None)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self.url = "ws://127.0.0.1:%d/xiaozhi/v1/" % self.port
+
+    async def kill(self):
+        """The backend dies: every connection drops without a close frame."""
+        self._server.close(close_connections=False)
+        for ws in list(self._server.connections):
+            ws.transport.abort()
+        await self._server.wait_closed()
+
+    async def next_connection(self):
+        return await asyncio.wait_for(self.connections.get(), WAIT_S)
+
+
+def make_server(page_limit=8000):
+    server = McpServer(name="umcp-test", version="9.9", page_limit=page_limit)
+
+    def echo(args):
+        return "echo: " + args["text"]
+
+    server.add_tool("self.echo", "Echo the text back", PropertyList([Property("text", STRING)]),
+                    echo)
+    return server
+
+
+@contextlib.asynccontextmanager
+async def running_link(backend, server=None, token="test-token", **options):
+    """A XiaozhiLink running in a task against the backend; checks it never ended by itself."""
+    settings = dict(FAST, **options)
+    link = xiaozhi.XiaozhiLink(server or make_server(), backend.url, token,
+                               "aa:bb:cc:dd:ee:ff", "0b5a4c2e-1111-4c6e-9a3e-123456789abc",
+                               **settings)
+    task = asyncio.create_task(link.run())
+    try:
+        yield link
+    finally:
+        assert not task.done(), "run() returned or raised: %r" % (task,)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def started_backend():
+    backend = Backend()
+    await backend.start()
+    return backend
+
+
+# -- CPython
+
+
+def test_headers_hello_and_mcp_through_a_real_mcp_server():
+    async def main():
+        backend = await started_backend()
+        async with running_link(backend) as link:
+            conn = await backend.next_connection()
+            await asyncio.wait_for(link.connected.wait(), WAIT_S)
+            assert link.session_id == conn.session_id
+            init = await conn.request(1, "initialize", {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {"vision": {"url": "http://127.0.0.1:1/v", "token": "t"}},
+                "clientInfo": {"name": "xiaozhi-mcp-client", "version": "1.0"}})
+            await conn.send_mcp({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            tools = await conn.request(2, "tools/list")
+            ping = await conn.request("p-1", "ping")
+            call = await conn.request(3, "tools/call",
+                                      {"name": "self.echo", "arguments": {"text": "hi"}})
+        return conn, init, tools, ping, call
+
+    conn, init, tools, ping, call = run(main())
+    assert conn.headers["Authorization"] == "Bearer test-token"
+    assert conn.headers["Protocol-Version"] == "1"
+    assert conn.headers["Device-Id"] == "aa:bb:cc:dd:ee:ff"
+    assert conn.headers["Client-Id"] == "0b5a4c2e-1111-4c6e-9a3e-123456789abc"
+    assert conn.hello == DEVICE_HELLO
+    assert init["result"]["protocolVersion"] == "2024-11-05"
+    assert init["result"]["serverInfo"] == {"name": "umcp-test", "version": "9.9"}
+    assert [tool["name"] for tool in tools["result"]["tools"]] == ["self.echo"]
+    assert ping == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
+    assert call["result"]["content"] == [{"type": "text", "text": "echo: hi"}]
+
+
+def test_token_with_a_scheme_is_sent_as_is():
+    async def main():
+        backend = await started_backend()
+        async with running_link(backend, token="Basic abc"):
+            return await backend.next_connection()
+
+    assert run(main()).headers["Authorization"] == "Basic abc"
+
+
+def test_tools_list_frames_respect_the_page_limit_with_the_envelope():
+    async def main():
+        server = make_server(page_limit=700)
+        for i in range(12):
+            server.add_tool("self.tool_%02d" % i, "Tool number %d " % i + "\u4e2d" * 20,
+                            PropertyList([]), lambda args: True)
+        backend = await started_backend()
+        async with running_link(backend, server):
+            conn = await backend.next_connection()
+            frames, names, cursor = [], [], None
+            while True:
+                await conn.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+                                     "params": {"cursor": cursor} if cursor else {}})
+                text, envelope = await conn.next_envelope()
+                frames.append(text)
+                names += [tool["name"] for tool in envelope["payload"]["result"]["tools"]]
+                cursor = envelope["payload"]["result"].get("nextCursor")
+                if not cursor:
+                    return frames, names
+
+    frames, names = run(main())
+    assert names == ["self.echo"] + ["self.tool_%02d" % i for i in range(12)]
+    assert len(frames) > 2
+    assert all(len(frame.encode()) <= 700 for frame in frames)
+
+
+def test_system_alert_other_types_and_garbage_are_routed_or_survived():
+    async def main():
+        systems, alerts = [], []
+
+        def on_alert(message):
+            alerts.append(message)
+            raise RuntimeError("a broken alert handler")
+
+        async def on_system(message):
+            systems.append(message)
+
+        backend = await started_backend()
+        async with running_link(backend, on_system=on_system, on_alert=on_alert) as link:
+            conn = await backend.next_connection()
+            for frame in ('{"type":"system","command":"reboot"}',
+                          '{"type":"alert","status":"Warning","message":"low","emotion":"sad"}',
+                          '{"type":"stt","text":"hello"}', '{"type":"tts","state":"start"}',
+                          '{"type":"llm","emotion":"happy"}', '{"type":"hello"}', "not json",
+                          "[1, 2]", '"text"', "{}", b"\x01\x02 opus audio", "\ud7ff\ue000"):
+                await conn.ws.send(frame)
+            await conn.send_mcp("not an object")
+            _, bad = await conn.next_envelope()
+            pong = await conn.request(7, "ping")
+            attempts = link.attempts
+        return systems, alerts, bad, pong, attempts
+
+    systems, alerts, bad, pong, attempts = run(main())
+    assert systems == [{"type": "system", "command": "reboot"}]
+    assert alerts == [{"type": "alert", "status": "Warning", "message": "low", "emotion": "sad"}]
+    assert bad["payload"]["error"]["code"] == -32600
+    assert pong["result"] == {}
+    assert attempts == 1  # all of that on one connection
+
+
+def test_hello_timeout_leads_to_a_fresh_connection_and_hello():
+    async def main():
+        backend = await started_backend()
+        backend.silent = 1
+        async with running_link(backend, hello_timeout=0.3) as link:
+            conn = await backend.next_connection()
+            pong = await conn.request(1, "ping")
+            return backend, link, conn, pong
+
+    backend, link, conn, pong = run(main())
+    assert backend.hellos == [DEVICE_HELLO, DEVICE_HELLO]
+    assert link.attempts == 2
+    assert conn.session_id == "session-2"
+    assert pong["result"] == {}
+
+
+def test_backend_killed_and_restarted_gets_a_fresh_session():
+    async def main():
+        backend = await started_backend()
+        async with running_link(backend) as link:
+            first = await backend.next_connection()
+            await first.request(1, "ping")
+            await backend.kill()
+            await backend.start(backend.port)
+            second = await backend.next_connection()
+            pong = await second.request(2, "ping")
+            await asyncio.wait_for(link.connected.wait(), WAIT_S)
+            return backend, link, second, pong
+
+    backend, link, second, pong = run(main())
+    assert len(backend.hellos) == 2
+    assert second.hello == DEVICE_HELLO
+    assert link.session_id == second.session_id == "session-2"
+    assert pong["result"] == {}
+
+
+def test_reconnect_backoff_grows_and_resets_after_a_session():
+    async def main():
+        backend = await started_backend()
+        backend.refuse = 6
+        async with running_link(backend, backoff_min=0.01, backoff_max=0.08) as link:
+            backend.link = link
+            conn = await backend.next_connection()
+            await conn.ws.close()  # a session ends: the next wait starts from the minimum again
+            await backend.next_connection()
+            return backend, link
+
+    backend, link = run(main())
+    delays = backend.attempt_delays
+    assert link.attempts == len(delays) == 8  # 6 refused, 1 served, 1 after it closed
+    refused = delays[1:7]  # delays[0] may predate recording; the first retry waits on
+    assert all(a <= b for a, b in zip(refused[:4], refused[1:4]))  # doubling with jitter
+    assert all(0.005 <= d <= 0.08 for d in delays[1:])
+    assert refused[-1] >= 0.04  # at the ceiling
+    assert delays[7] <= 0.01  # reset after the successful session
+
+
+def test_refused_tcp_connections_never_stop_run():
+    async def main():
+        backend = await started_backend()
+        await backend.kill()  # nothing listens on the port any more
+        async with running_link(backend) as link:
+            while link.attempts < 4:
+                await asyncio.sleep(0.01)
+            assert not link.connected.is_set()
+
+    run(main())
+
+
+def test_silent_channel_is_declared_dead_and_replaced():
+    async def main():
+        backend = await started_backend()
+        async with running_link(backend, ping_interval=0.05, idle_timeout=0.3) as link:
+            first = await backend.next_connection()
+            first.ws.transport.pause_reading()  # no pongs, no answers: a dead channel
+            second = await backend.next_connection()
+            pong = await second.request(1, "ping")
+            return link, pong
+
+    link, pong = run(main())
+    assert link.attempts == 2
+    assert pong["result"] == {}
+
+
+def test_pings_keep_a_quiet_channel_alive():
+    async def main():
+        backend = await started_backend()
+        async with running_link(backend, ping_interval=0.05, idle_timeout=0.3) as link:
+            conn = await backend.next_connection()
+            await asyncio.sleep(1.0)  # > 3 idle timeouts with nothing but pongs coming in
+            pong = await conn.request(1, "ping")
+            return link, pong
+
+    link, pong = run(main())
+    assert link.attempts == 1
+    assert pong["result"] == {}
+
+
+@pytest.mark.parametrize("frame, code", [("x" * 5000, 1009), (b"\x81\x81abcd\x00", 1002)])
+def test_bad_frames_close_the_session_and_it_reconnects(frame, code):
+    async def main():
+        backend = await started_backend()
+        async with running_link(backend, max_message=4096):
+            first = await backend.next_connection()
+            if isinstance(frame, bytes):
+                first.ws.transport.write(frame)  # a masked frame from the server
+            else:
+                await first.ws.send(frame)
+            second = await backend.next_connection()
+            pong = await second.request(1, "ping")
+            return backend, pong
+
+    backend, pong = run(main())
+    assert backend.close_codes[0] == code
+    assert pong["result"] == {}
+
+
+def test_stop_closes_normally_and_run_returns():
+    async def main():
+        backend = await started_backend()
+        link = xiaozhi.XiaozhiLink(make_server(), backend.url, "t", "d", "c", **FAST)
+        task = asyncio.create_task(link.run())
+        await backend.next_connection()
+        await link.stop()
+        await asyncio.wait_for(task, WAIT_S)
+        await asyncio.wait_for(backend.connection_ended.wait(), WAIT_S)
+        return backend, link
+
+    backend, link = run(main())
+    assert backend.close_codes == [1000]
+    assert not link.connected.is_set()
+
+
+def test_messages_while_disconnected_are_dropped_not_raised():
+    async def main():
+        server = make_server()
+        backend = await started_backend()
+        await backend.kill()
+        async with running_link(backend, server):
+            await server.notify("notifications/message", {"level": "info", "data": "x"})
+
+    run(main())
+
+
+def test_backoff_draws_within_the_doubling_bounds():
+    backoff = xiaozhi.Backoff(1, 8)
+    bases = [1, 2, 4, 8, 8, 8]
+    for base in bases:
+        assert base / 2 <= backoff.next() <= base
+    backoff.reset()
+    assert backoff.next() <= 1
+
+
+def test_bearer():
+    assert xiaozhi.bearer("abc") == "Bearer abc"
+    assert xiaozhi.bearer("Bearer abc") == "Bearer abc"
+
+
+# -- the same link under MicroPython
+
+
+def test_micropython_link():
+    async def main():
+        backend = await started_backend()
+        device = asyncio.create_task(run_script("xiaozhi_client.py", backend.url, heapsize="256K"))
+        first = await backend.next_connection()
+        init = await first.request(1, "initialize", {"protocolVersion": "2025-06-18",
+                                                     "capabilities": {}})
+        tools = await first.request(2, "tools/list")
+        call = await first.request(3, "tools/call",
+                                   {"name": "self.echo", "arguments": {"text": "\u4f60\u597d"}})
+        for frame in ("garbage", b"\x00\x01", '{"type":"tts","state":"stop"}',
+                      '{"type":"alert","status":"s","message":"m","emotion":"e"}'):
+            await first.ws.send(frame)
+        pong = await first.request(4, "ping")
+        await backend.kill()  # the backend restarts
+        await backend.start(backend.port)
+        second = await backend.next_connection()
+        await second.request(5, "ping")
+        second.ws.transport.pause_reading()  # then goes silent: the device hangs up
+        third = await backend.next_connection()
+        await third.ws.send('{"type":"system","command":"reboot"}')  # the script stops on it
+        report = (await asyncio.wait_for(device, WAIT_S))[-1]
+        return backend, first, init, tools, call, pong, report
+
+    backend, first, init, tools, call, pong, report = run(main())
+    assert first.headers["Authorization"] == "Bearer mpy-token"
+    assert first.headers["Device-Id"] == "11:22:33:44:55:66"
+    assert backend.hellos == [DEVICE_HELLO] * 3
+    assert init["result"]["protocolVersion"] == "2025-06-18"
+    assert [tool["name"] for tool in tools["result"]["tools"]] == ["self.echo"]
+    assert call["result"]["content"] == [{"type": "text", "text": "echo: \u4f60\u597d"}]
+    assert pong["result"] == {}
+    assert report == {"attempts": 3, "session_id": "session-3", "alerts": ["m"],
+                      "system": ["reboot"]}
+    assert backend.close_codes[-1] == 1000  # stop() closed the last session normally

@@ -1,0 +1,53 @@
+"""python3 -m tools.backend --port PORT [--token TOKEN] [--host HOST] ..."""
+
+import argparse
+import asyncio
+import functools
+
+from tools.backend.backend import Backend
+from tools.backend.console import HELP, Console, stdin_lines
+from tools.backend.vision import OpenAIVision
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m tools.backend", description=__doc__)
+    parser.add_argument("--port", type=int, default=8000, help="WebSocket port (default 8000)")
+    parser.add_argument("--token", help="token devices must present (default: none required)")
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default all)")
+    parser.add_argument("--http-port", type=int, default=8003,
+                        help="vision/OTA HTTP port (default 8003, 0 picks a free one)")
+    parser.add_argument("--public-host", help="host name devices use to reach us (default: LAN address)")
+    parser.add_argument("--ota-dir", help="serve the firmware images in this folder at /ota/<name>")
+    parser.add_argument("--vision-base-url", help="OpenAI-compatible API base (or UMCP_VISION_BASE_URL)")
+    parser.add_argument("--vision-model", help="vision model name (or UMCP_VISION_MODEL)")
+    parser.add_argument("--vision-key", help="API key (or UMCP_VISION_API_KEY)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
+    parser.add_argument("--trace", action="store_true", help="print every MCP message")
+    return parser.parse_args(argv)
+
+
+async def main(args):
+    out = functools.partial(print, flush=True)
+    model = OpenAIVision.from_config(args.vision_base_url, args.vision_model, args.vision_key)
+    backend = Backend(args.token, args.host, args.port, args.http_port, args.public_host, model,
+                      args.ota_dir, out=out, trace=args.trace, request_timeout=args.timeout)
+    await backend.start()
+    if not args.token:
+        out("backend: warning: no --token, any device that reaches this port may connect")
+    out(HELP)
+    console = Console(backend, out)
+    try:
+        async for line in stdin_lines():
+            if not await console.execute(line):
+                return
+        out("backend: console closed (end of input); serving until interrupted")
+        await asyncio.Event().wait()
+    finally:
+        await backend.close()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main(parse_args()))
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,163 @@
+"""The local xiaozhi-compatible backend: onboards devices as xiaozhi-esp32-server does
+(hello, initialize with a vision URL and token of its own, tools/list page by page) and
+calls their tools, writing a readable account of everything to `out`."""
+
+import asyncio
+import json
+import socket
+
+from tools.backend.httpserver import HttpServer
+from tools.backend.vision import VISION_PATH, VisionService, create_app
+from tools.xiaozhi_server import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer
+
+PROTOCOL_VERSION = "2024-11-05"  # what xiaozhi-esp32-server asks for
+
+
+def compact(value, limit=400):
+    """One-line JSON, cut at `limit` characters."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def summarize_result(result):
+    """A tools/call result as a person reads it: text, image sizes, error flag."""
+    parts = []
+    for block in result.get("content") or []:
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(block.get("text", ""))
+        elif kind in ("image", "audio"):
+            size = len(block.get("data", "")) * 3 // 4
+            parts.append("[%s %s, about %d bytes]" % (kind, block.get("mimeType"), size))
+        else:
+            parts.append(compact(block, 200))
+    text = " | ".join(parts) if parts else compact(result)
+    return ("ERROR: " + text) if result.get("isError") else text
+
+
+def lan_address():
+    """The address other machines reach us at (no packet is sent), or loopback."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("10.255.255.255", 1))
+        return probe.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+    finally:
+        probe.close()
+
+
+class Backend:
+    def __init__(self, token=None, host="127.0.0.1", port=0, http_port=0, public_host=None,
+                 vision_model=None, ota_dir=None, out=print, trace=False, request_timeout=30.0):
+        self.out = out
+        self.host = host
+        self.port = port
+        self.http_port = http_port
+        self.public_host = public_host or (lan_address() if host in ("", "0.0.0.0") else host)
+        self.request_timeout = request_timeout
+        self.vision = VisionService(vision_model, log=out)
+        self.server = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
+                                    on_gone=self._on_gone, log=out, trace=self._trace if trace else None,
+                                    request_timeout=request_timeout)
+        self._http = HttpServer(create_app(self.vision, ota_dir, log=out))
+        self._ready = asyncio.Condition()
+        self._ready_devices = set()
+
+    @property
+    def devices(self):
+        return self.server.devices
+
+    @property
+    def vision_url(self):
+        return "http://%s:%d%s" % (self.public_host, self.http_port, VISION_PATH)
+
+    async def start(self):
+        self.http_port = await self._http.start(self.host, self.http_port)
+        self.port = await self.server.start(self.host, self.port)
+        self.out("backend: devices connect to ws://%s:%d%s (%s)" % (
+            self.public_host, self.port, PATH, "token required" if self.server.token else "no token"))
+        self.out("backend: vision endpoint %s" % self.vision_url)
+
+    async def close(self):
+        await self.server.close()
+        await self._http.close()
+
+    async def wait_ready(self, timeout):
+        """The first device that finished onboarding."""
+        async with self._ready:
+            await asyncio.wait_for(self._ready.wait_for(lambda: self._ready_devices), timeout)
+            return next(iter(self._ready_devices))
+
+    async def _onboard(self, device):
+        say = self._speaker(device)
+        say("connected (client %s), hello %s" % (device.client_id, compact(device.hello)))
+        say("answered hello, session %s" % device.session_id)
+        if not device.supports_mcp:
+            say("hello has no features.mcp: nothing to do")
+            return
+        vision = {"url": self.vision_url, "token": self.vision.token_for(device.id)}
+        try:
+            say("-> initialize protocolVersion %s, vision %s" % (PROTOCOL_VERSION, vision["url"]))
+            result = await device.initialize(vision, PROTOCOL_VERSION)
+            say("<- initialize: %s, protocol %s, capabilities %s" % (
+                compact(result.get("serverInfo")), result.get("protocolVersion"), compact(result.get("capabilities"))))
+            tools = []
+            say("-> tools/list")
+            async for page in device.tools_pages():
+                names = [tool.get("name") for tool in page.get("tools", [])]
+                tools.extend(page.get("tools", []))
+                cursor = page.get("nextCursor")
+                say("<- tools/list page: %d tools %s%s" % (
+                    len(names), ", ".join(names), (", nextCursor %r" % cursor) if cursor else ", last page"))
+                if cursor:
+                    say("-> tools/list cursor %r" % cursor)
+        except (DeviceError, ProtocolViolation, asyncio.TimeoutError) as error:
+            say("onboarding failed: %s" % (error or "timed out"))
+            return
+        except DeviceGone:
+            return
+        device.tools = tools
+        say("ready: %d tools" % len(tools))
+        async with self._ready:
+            self._ready_devices.add(device)
+            self._ready.notify_all()
+
+    async def call(self, device, name, arguments=None, timeout=None):
+        """Call a tool and report it; returns the result, or None after an error."""
+        say = self._speaker(device)
+        say("-> tools/call %s %s" % (name, compact(arguments or {})))
+        try:
+            result = await device.call_tool(name, arguments, timeout=timeout or self.request_timeout)
+        except DeviceError as error:
+            say("<- error %s: %s" % (error.code, error.message))
+            return None
+        except asyncio.TimeoutError:
+            say("<- no answer within %s s" % (timeout or self.request_timeout))
+            return None
+        except DeviceGone:
+            say("<- device disconnected before answering")
+            return None
+        say("<- %s" % summarize_result(result))
+        return result
+
+    def _on_notification(self, device, payload):
+        self._speaker(device)("notification %s %s" % (payload.get("method"), compact(payload.get("params", {}))))
+        if payload.get("method") == "notifications/tools/list_changed":
+            asyncio.create_task(self._relist(device))
+
+    async def _relist(self, device):
+        try:
+            device.tools = await device.list_tools()
+            self._speaker(device)("tools changed: now %d tools" % len(device.tools))
+        except (DeviceError, DeviceGone, ProtocolViolation, asyncio.TimeoutError) as error:
+            self._speaker(device)("re-listing tools failed: %s" % (error or "timed out"))
+
+    def _on_gone(self, device):
+        self._ready_devices.discard(device)
+
+    def _trace(self, device, arrow, payload):
+        self._speaker(device)("%s %s" % (arrow, compact(payload, 1000)))
+
+    def _speaker(self, device):
+        return lambda text: self.out("%s: %s" % (device.id, text))

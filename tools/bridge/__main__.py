@@ -1,0 +1,77 @@
+"""python3 -m tools.bridge --port PORT [--token TOKEN] [--http HTTP_PORT]
+
+Serves MCP over stdio (for Claude Desktop, the MCP Inspector, any SDK client) or, with
+--http, over streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp. Logs go to stderr:
+stdout belongs to the MCP stdio transport."""
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from mcp.server.stdio import stdio_server
+
+from tools.backend.httpserver import HttpServer
+from tools.backend.vision import OpenAIVision
+from tools.bridge.bridge import Bridge
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m tools.bridge", description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=8000, help="WebSocket port devices connect to")
+    parser.add_argument("--token", help="token devices must present")
+    parser.add_argument("--host", default="0.0.0.0", help="address devices reach us at (default all)")
+    parser.add_argument("--http", type=int, metavar="HTTP_PORT",
+                        help="serve streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp instead of stdio")
+    parser.add_argument("--device-wait", type=float, default=30.0,
+                        help="seconds a request waits for a device to connect (default 30)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the device's answer")
+    parser.add_argument("--vision-base-url", help="OpenAI-compatible API base (or UMCP_VISION_BASE_URL)")
+    parser.add_argument("--vision-model", help="vision model name (or UMCP_VISION_MODEL)")
+    parser.add_argument("--vision-key", help="API key (or UMCP_VISION_API_KEY)")
+    return parser.parse_args(argv)
+
+
+def log(text):
+    sys.stderr.write("[bridge] %s\n" % text)
+    sys.stderr.flush()
+
+
+async def serve_http(bridge, port):
+    app = bridge.mcp.streamable_http_app(host="127.0.0.1")
+    http = HttpServer(app)
+    port = await http.start("127.0.0.1", port)
+    log("MCP clients connect to http://127.0.0.1:%d/mcp" % port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await http.close()
+
+
+async def serve_stdio(bridge):
+    async with stdio_server() as (read, write):
+        await bridge.mcp.run(read, write, bridge.mcp.create_initialization_options())
+
+
+async def main(args):
+    model = OpenAIVision.from_config(args.vision_base_url, args.vision_model, args.vision_key)
+    bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log)
+    await bridge.start()
+    try:
+        if args.http is not None:
+            await serve_http(bridge, args.http)
+        else:
+            await serve_stdio(bridge)
+    finally:
+        await bridge.close()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main(parse_args()))
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,131 @@
+"""make sim: the local backend and the simulated device on loopback, one real session.
+
+Starts tools.backend in this process and tools.sim (the unchanged firmware on the host
+board) as a child, prints what goes over the wire in readable form (connection, hello,
+initialize, every tools/list page, a few tool calls including a photo answered by the
+vision endpoint), then stops both. Exit status 0 when every step worked.
+"""
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+
+from tools.backend import Backend
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+READY_TIMEOUT = 60.0
+STOP_TIMEOUT = 10.0
+PAGE_LIMIT = 2000  # small, so the transcript shows tools/list paging
+
+# (what the call shows, tool name, arguments)
+CALLS = [
+    ("set the volume", "self.audio_speaker.set_volume", {"volume": 30}),
+    ("read the device status", "self.get_device_status", {}),
+    ("take a photo; the vision endpoint answers", "self.camera.take_photo",
+     {"question": "What do you see?"}),
+]
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m tools.demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--max-payload", type=int, default=PAGE_LIMIT, help="device tools/list page limit")
+    parser.add_argument("--micropython", metavar="BIN", help="run the device under this MicroPython unix port")
+    return parser.parse_args(argv)
+
+
+def sim_command(url, token, state_dir, max_payload=None, micropython=None):
+    """The command line that runs the simulated device against `url`."""
+    command = [sys.executable, "-m", "tools.sim", "--url", url, "--token", token, "--state-dir", state_dir]
+    if max_payload:
+        command += ["--max-payload", str(max_payload)]
+    if micropython:
+        command += ["--micropython", micropython]
+    return command
+
+
+@contextlib.contextmanager
+def simulated_device(url, token, state_dir, log, max_payload=None, micropython=None):
+    """tools.sim as a child process writing to `log`; stopped on exit."""
+    sim = subprocess.Popen(sim_command(url, token, state_dir, max_payload, micropython), cwd=ROOT,
+                           stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield sim
+    finally:
+        if sim.poll() is None:
+            sim.terminate()
+            try:
+                sim.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                sim.kill()
+                sim.wait()
+
+
+async def session(args, out):
+    token = secrets.token_hex(8)
+    backend = Backend(token, host="127.0.0.1", out=out)
+    await backend.start()
+    url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
+    out("demo: starting the simulated device (page limit %d bytes)" % args.max_payload)
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="umcp-demo-") as state_dir, \
+            open(os.path.join(state_dir, "device.log"), "w+") as device_log:
+        try:
+            with simulated_device(url, token, state_dir, device_log, args.max_payload, args.micropython) as sim:
+                device = await wait_ready(backend, sim)
+                failures += await call_tools(backend, device, out)
+        except DemoFailed as error:
+            out("demo: %s" % error)
+            failures += 1
+        finally:
+            await backend.close()
+        if failures:
+            device_log.seek(0)
+            out("demo: device log follows\n" + device_log.read())
+    out("demo: %s" % ("done" if not failures else "%d step(s) failed" % failures))
+    return 0 if not failures else 1
+
+
+async def call_tools(backend, device, out):
+    """Make the CALLS; returns how many failed."""
+    failures = 0
+    names = {tool.get("name") for tool in device.tools}
+    for title, name, arguments in CALLS:
+        out("demo: %s" % title)
+        if name not in names:
+            out("demo: the device offers no %s" % name)
+            failures += 1
+            continue
+        result = await backend.call(device, name, arguments)
+        failures += result is None or bool(result.get("isError"))
+    return failures
+
+
+async def wait_ready(backend, sim):
+    ready = asyncio.create_task(backend.wait_ready(READY_TIMEOUT))
+    exited = asyncio.create_task(asyncio.to_thread(sim.wait))
+    await asyncio.wait([ready, exited], return_when=asyncio.FIRST_COMPLETED)
+    if ready.done() and not ready.cancelled() and ready.exception() is None:
+        return ready.result()
+    ready.cancel()
+    if exited.done():
+        raise DemoFailed("the simulated device exited with status %s" % sim.returncode)
+    raise DemoFailed("the device did not finish onboarding within %d s" % READY_TIMEOUT)
+
+
+class DemoFailed(Exception):
+    pass
+
+
+def main(argv=None):
+    out = functools.partial(print, flush=True)
+    return asyncio.run(session(parse_args(argv), out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

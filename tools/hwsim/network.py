@@ -1,0 +1,96 @@
+"""Simulated `network` module: a WLAN station that connects at once, or fails on request.
+
+`sim_fail_connects(n, status)` makes the next `n` connect() calls fail with `status` (e.g.
+STAT_NO_AP_FOUND), so retry logic can be tested; `sim_drop()` loses the link. Every
+connect() is recorded as (ssid, key) in `sim_connects()`. `sim_reset()` starts afresh.
+"""
+
+STA_IF = 0
+AP_IF = 1
+
+# The ESP32 port's status codes.
+STAT_IDLE = 1000
+STAT_CONNECTING = 1001
+STAT_GOT_IP = 1010
+STAT_BEACON_TIMEOUT = 200
+STAT_NO_AP_FOUND = 201
+STAT_WRONG_PASSWORD = 202
+STAT_ASSOC_FAIL = 203
+STAT_HANDSHAKE_TIMEOUT = 204
+
+_MAC = b"\x24\x0a\xc4\x12\x34\x56"
+_IFCONFIG = ("192.168.4.2", "255.255.255.0", "192.168.4.1", "192.168.4.1")
+
+
+class WLAN:
+    def __init__(self, interface_id=STA_IF):
+        self._if = interface_id
+        self._config = {"mac": _MAC, "ssid": "", "essid": "", "hostname": "umcp"}
+
+    def active(self, is_active=None):
+        if is_active is None:
+            return _state["active"]
+        _state["active"] = bool(is_active)
+        if not is_active:
+            _state["status"] = STAT_IDLE
+
+    def connect(self, ssid=None, key=None, *, bssid=None):
+        if not _state["active"]:
+            raise OSError("Wifi Not Started")  # the ESP32 port's message
+        _state["connects"].append((ssid, key))
+        self._config["ssid"] = self._config["essid"] = ssid
+        if _state["failures"] > 0:
+            _state["failures"] -= 1
+            _state["status"] = _state["fail_status"]
+        else:
+            _state["status"] = STAT_GOT_IP
+
+    def disconnect(self):
+        _state["status"] = STAT_IDLE
+
+    def isconnected(self):
+        return _state["status"] == STAT_GOT_IP
+
+    def status(self, param=None):
+        if param == "rssi":
+            return -50
+        return _state["status"]
+
+    def ifconfig(self, config=None):
+        if config is not None:
+            return None
+        if not self.isconnected():
+            return ("0.0.0.0", "0.0.0.0", "0.0.0.0", "0.0.0.0")
+        return _IFCONFIG
+
+    def config(self, *args, **kwargs):
+        if args:
+            return self._config[args[0]]
+        self._config.update(kwargs)
+
+    def scan(self):
+        return []
+
+
+# --- simulation control (not part of MicroPython's network) ---
+
+def sim_reset():
+    global _state
+    _state = {"active": False, "status": STAT_IDLE, "failures": 0,
+              "fail_status": STAT_NO_AP_FOUND, "connects": []}
+
+
+def sim_fail_connects(n, status=STAT_NO_AP_FOUND):
+    _state["failures"] = n
+    _state["fail_status"] = status
+
+
+def sim_drop():
+    _state["status"] = STAT_IDLE
+
+
+def sim_connects():
+    return _state["connects"]
+
+
+sim_reset()

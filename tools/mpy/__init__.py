@@ -1,0 +1,26 @@
+"""Running device code inside real MicroPython on the host.
+
+`compile_all` checks every device file with mpy-cross, `run_unix` and
+`run_wasm.mjs` run the device test cases (tests/device) inside the MicroPython
+unix port and the WebAssembly build. The names below are shared by them.
+"""
+
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Everything that runs under MicroPython: what goes onto the board, the simulated
+# hardware, and the device test cases themselves.
+DEVICE_TREES = ("lib", "firmware", "boards", "tools/hwsim", "tests/device")
+
+DEVICE_TESTS = os.path.join(ROOT, "tests", "device")
+
+# The simulator's sys.path (docs/DESIGN.md), after the test folder; run_wasm.mjs
+# builds the same list inside its in-memory filesystem.
+SEARCH_PATH = ("firmware", "lib", "", "tools/hwsim")
+
+
+def search_path(test_dir):
+    """Absolute module search path for running the test modules in `test_dir`."""
+    heads = [test_dir] if test_dir == DEVICE_TESTS else [test_dir, DEVICE_TESTS]
+    return heads + [os.path.normpath(os.path.join(ROOT, p)) for p in SEARCH_PATH]

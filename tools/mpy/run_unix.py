@@ -1,0 +1,37 @@
+"""python -m tools.mpy.run_unix --micropython .venv/bin/micropython [--tests DIR]
+
+Runs the device test cases (tests/device/test_*.py) inside the MicroPython unix
+port with tests/device/runner.py; the module path is the simulator's. Prints
+each failure with its traceback and `N passed, N failed`; exits 1 if a test
+failed, nothing ran, or the run did not finish in time.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+from tools.mpy import DEVICE_TESTS, ROOT, search_path
+
+RUNNER = os.path.join(DEVICE_TESTS, "runner.py")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.mpy.run_unix", description="Run the device tests in the MicroPython unix port.")
+    parser.add_argument("--micropython", default=os.path.join(ROOT, ".venv", "bin", "micropython"))
+    parser.add_argument("--tests", default=DEVICE_TESTS, help="folder of test_*.py modules")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds for the whole run")
+    args = parser.parse_args(argv)
+    test_dir = os.path.abspath(args.tests)
+    # ".frozen" holds the port's asyncio; MICROPYPATH replaces the default path.
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen"] + search_path(test_dir)))
+    try:
+        return subprocess.run([args.micropython, RUNNER, test_dir], env=env, timeout=args.timeout).returncode
+    except subprocess.TimeoutExpired:
+        print("run_unix: the device tests did not finish within %g s" % args.timeout)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+// node tools/mpy/run_wasm.mjs [--tests DIR] [--heapsize BYTES]
+// node tools/mpy/run_wasm.mjs --script FILE.py
+//
+// Runs the device test cases (tests/device/test_*.py) inside MicroPython's
+// WebAssembly build (npm @micropython/micropython-webassembly-pyscript) with
+// tests/device/runner.py. The device trees are copied into its in-memory
+// filesystem under /umcp and put on sys.path in the simulator's order (the same
+// list as SEARCH_PATH in tools/mpy/__init__.py). Prints each failure with its
+// traceback and `N passed, N failed`; exits 1 if a test failed or nothing ran.
+// With --script it instead awaits FILE's `async def main()` (make bench), and
+// exits 1 only if that raised.
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const TREES = ["lib", "firmware", "boards", "tools/hwsim", "tests/device"];
+const SEARCH_PATH = ["/umcp/tests/device", "/umcp/firmware", "/umcp/lib", "/umcp", "/umcp/tools/hwsim"];
+const MOUNT = "/umcp";
+const TESTS_MOUNT = "/tests-under-run";
+
+const { values: options } = parseArgs({
+  options: {
+    tests: { type: "string" },
+    script: { type: "string" },
+    heapsize: { type: "string", default: String(4 * 1024 * 1024) },
+  },
+});
+
+function copyTree(FS, hostDir, fsDir) {
+  FS.mkdirTree(fsDir);
+  for (const entry of fs.readdirSync(hostDir, { withFileTypes: true })) {
+    const hostPath = path.join(hostDir, entry.name);
+    if (entry.isDirectory() && entry.name !== "__pycache__") {
+      copyTree(FS, hostPath, `${fsDir}/${entry.name}`);
+    } else if (entry.isFile()) {
+      FS.writeFile(`${fsDir}/${entry.name}`, fs.readFileSync(hostPath));
+    }
+  }
+}
+
+async function main() {
+  const mp = await loadMicroPython({
+    heapsize: Number(options.heapsize),
+    stdout: (line) => process.stdout.write(line + "\n"),
+    stderr: (line) => process.stderr.write(line + "\n"),
+  });
+  for (const tree of TREES) {
+    const hostDir = path.join(ROOT, tree);
+    if (fs.existsSync(hostDir)) copyTree(mp.FS, hostDir, `${MOUNT}/${tree}`);
+  }
+  mp.runPython(`import sys\nsys.path[:0] = ${JSON.stringify(SEARCH_PATH)}`);
+  // asyncio runs on Node's event loop here: there is no asyncio.run, and wait_for
+  // only works inside a task, so the whole run is one task awaited from the top.
+  if (options.script !== undefined) {
+    const scriptDir = `${MOUNT}/script`;
+    const name = path.basename(options.script, ".py");
+    mp.FS.mkdirTree(scriptDir);
+    mp.FS.writeFile(`${scriptDir}/${name}.py`, fs.readFileSync(options.script));
+    await mp.runPythonAsync(
+      `import asyncio, sys\nsys.path.insert(0, "${scriptDir}")\n` +
+      `import ${name}\nawait asyncio.create_task(${name}.main())`,
+    );
+    return 0;
+  }
+  let testDir = `${MOUNT}/tests/device`;
+  if (options.tests !== undefined) {
+    testDir = TESTS_MOUNT;
+    copyTree(mp.FS, path.resolve(options.tests), testDir);
+  }
+  await mp.runPythonAsync(
+    `import asyncio, runner\n` +
+    `_tally = await asyncio.create_task(runner.run_dir(${JSON.stringify(testDir)}))\n` +
+    `_ok = _tally.ok()`,
+  );
+  return mp.globals.get("_ok") ? 0 : 1;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (e) {
+  // The harness itself broke (a PythonError carries MicroPython's traceback).
+  console.log(`run_wasm: ${e.constructor.name}: ${e.message}`);
+}
+// Exit now: tasks a test left behind may hold timers that would keep Node alive.
+process.exit(code);

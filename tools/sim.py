@@ -1,0 +1,159 @@
+"""python3 -m tools.sim: run the unchanged firmware on the simulated host board.
+
+The firmware runs in a child process (CPython, or a MicroPython unix-port binary with
+--micropython) started through tools/sim_device.py, whose working directory is the state
+directory: config.json, the device's settings and the simulated flash live there and
+survive restarts. The simulated machine.reset() ends the child with hwsim's reset exit code
+and the simulator starts the firmware again, as a board would boot again. Standard library
+only.
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAUNCHER = os.path.join(ROOT, "tools", "sim_device.py")
+# sys.path of the device (the launcher drops its own folder from the front).
+DEVICE_PATH = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "lib"), ROOT,
+               os.path.join(ROOT, "tools", "hwsim")]
+STOP_GRACE_S = 3
+POLL_S = 0.2
+
+
+def reset_exit_code():
+    """The exit status hwsim's machine.reset() ends the process with."""
+    sys.path.insert(0, os.path.join(ROOT, "tools", "hwsim"))
+    try:
+        import machine  # the simulation, not a real board's module
+    finally:
+        sys.path.pop(0)
+    return machine.RESET_EXIT_CODE
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m tools.sim", description=__doc__.split("\n")[0])
+    p.add_argument("--url", required=True, help="xiaozhi WebSocket URL (ws:// or wss://)")
+    p.add_argument("--token", required=True, help="access token sent as Authorization: Bearer")
+    p.add_argument("--device-id", help="Device-Id to send instead of the simulated MAC")
+    p.add_argument("--state-dir", help="where config.json and settings live (default: a temp dir)")
+    p.add_argument("--max-payload", type=int, help="tools/list frame limit in bytes")
+    p.add_argument("--micropython", metavar="BIN", help="run under this MicroPython unix port")
+    p.add_argument("--heapsize", help="MicroPython heap size, e.g. 256k (with --micropython)")
+    p.add_argument("--board", default="host", help="board module (default: host)")
+    p.add_argument("--ca", help="CA certificate file for wss:// (PEM)")
+    p.add_argument("--extra-config", default="{}", metavar="JSON",
+                   help="JSON object merged into config.json (e.g. reconnect timings)")
+    args = p.parse_args(argv)
+    if args.heapsize and not args.micropython:
+        p.error("--heapsize needs --micropython")
+    try:
+        args.extra_config = json.loads(args.extra_config)
+    except ValueError as e:
+        p.error("--extra-config: %s" % e)
+    if not isinstance(args.extra_config, dict):
+        p.error("--extra-config must be a JSON object")
+    return args
+
+
+def device_config(args):
+    """What a user would put in config.json before deploying, for the host board."""
+    config = {
+        "wifi": {"ssid": "", "password": ""},
+        "url": args.url,
+        "token": args.token,
+        "board": args.board,
+    }
+    if args.device_id:
+        config["device_id"] = args.device_id
+    if args.max_payload:
+        config["max_payload"] = args.max_payload
+    if args.ca:
+        with open(args.ca) as f:
+            config["ca"] = f.read()
+    config.update(args.extra_config)
+    return config
+
+
+def firmware_command(args):
+    """Command line and environment that boot the firmware with the device's sys.path."""
+    env = dict(os.environ)
+    if args.micropython:
+        # .frozen keeps the port's frozen asyncio and friends importable.
+        env["MICROPYPATH"] = os.pathsep.join([".frozen"] + DEVICE_PATH)
+        cmd = [args.micropython]
+        if args.heapsize:
+            cmd += ["-X", "heapsize=" + args.heapsize]
+        return cmd + [LAUNCHER], env
+    # -S: no site-packages, so the firmware sees only the standard library, like a board
+    # sees only its own files; -u: log lines reach stderr as they happen.
+    env["PYTHONPATH"] = os.pathsep.join(DEVICE_PATH)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return [sys.executable, "-S", "-u", LAUNCHER], env
+
+
+def log(msg):
+    sys.stderr.write("[sim] %s\n" % msg)
+    sys.stderr.flush()
+
+
+class Simulator:
+    def __init__(self, args):
+        self.args = args
+        self.child = None
+        self.stopping = False
+
+    def stop(self, signum, frame):
+        self.stopping = True
+        if self.child and self.child.poll() is None:
+            # KeyboardInterrupt in the firmware: the launcher saves the simulated flash.
+            self.child.send_signal(signal.SIGINT)
+
+    def run(self):
+        args = self.args
+        state_dir = args.state_dir or tempfile.mkdtemp(prefix="umcp-sim-")
+        os.makedirs(state_dir, exist_ok=True)
+        with open(os.path.join(state_dir, "config.json"), "w") as f:
+            json.dump(device_config(args), f, indent=1)
+        cmd, env = firmware_command(args)
+        reset_code = reset_exit_code()
+        log("state dir %s" % state_dir)
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+        while not self.stopping:
+            log("booting firmware: %s" % " ".join(cmd))
+            # Own session: a Ctrl-C reaches only the simulator, which stops the child.
+            self.child = subprocess.Popen(cmd, cwd=state_dir, env=env, stdin=subprocess.DEVNULL,
+                                          stdout=sys.stderr, start_new_session=True)
+            rc = self._wait()
+            if self.stopping:
+                break
+            if rc != reset_code:
+                log("firmware exited with status %s" % rc)
+                return rc or 1
+            log("machine.reset(): restarting the firmware")
+        return 0
+
+    def _wait(self):
+        """The child's exit status; a child that ignores SIGINT is killed after a grace."""
+        waited_stopping = 0.0
+        while True:
+            try:
+                return self.child.wait(POLL_S)
+            except subprocess.TimeoutExpired:
+                if self.stopping:
+                    waited_stopping += POLL_S
+                    if waited_stopping >= STOP_GRACE_S:
+                        self.child.kill()
+
+
+def main(argv=None):
+    return Simulator(parse_args(argv)).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

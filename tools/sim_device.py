@@ -1,0 +1,108 @@
+# The simulator's child process: boots firmware/main.py on the host board, on CPython and
+# on the MicroPython unix port (tools/sim.py starts it with the device's sys.path and the
+# state directory as its working directory).
+#
+# Around the unchanged firmware it does what the board itself would do across a reset:
+# - the simulated flash (both OTA partitions and the boot choice) is kept in hwsim-flash.json,
+#   so an image installed with set_boot() is the one running after machine.reset();
+# - when the firmware stops (reset, or SIGINT from the simulator), one JSON line recording
+#   what the drivers did during that boot is appended to hwsim.jsonl, for tests to read.
+import sys
+
+sys.path.pop(0)  # this folder (tools/): the device's own path follows
+
+import binascii
+import json
+
+import esp32
+import machine
+import neopixel
+
+import main
+from boards.host import PINS
+
+FLASH_FILE = "hwsim-flash.json"
+RECORD_FILE = "hwsim.jsonl"
+_BLOCK = 4096
+_LABELS = ("ota_0", "ota_1")
+_ENOENT = 2
+
+
+def _label(which):
+    return esp32.Partition(which).info()[4]
+
+
+def load_flash():
+    """Put back the flash of the previous boot, then boot what the bootloader would."""
+    try:
+        with open(FLASH_FILE) as f:
+            saved = json.load(f)
+    except OSError as e:
+        if e.args[0] == _ENOENT:
+            return  # first power-on: fresh flash
+        raise
+    for label in _LABELS:
+        image = binascii.unhexlify(saved["partitions"].get(label, ""))
+        if image:
+            esp32.Partition(label).writeblocks(0, image)
+    if saved["boot"] != _label(esp32.Partition.RUNNING):
+        esp32.Partition(saved["boot"]).set_boot()
+        esp32.sim_boot()
+    if saved["marked_valid"]:
+        esp32.Partition.mark_app_valid_cancel_rollback()
+    # What this boot does starts from here: restoring is not the firmware's doing.
+    esp32.sim_set_boot_calls().clear()
+    for label in _LABELS:
+        esp32.sim_partition(label).writes.clear()
+
+
+def save_flash():
+    partitions = {}
+    for label in _LABELS:
+        flash = esp32.sim_partition(label)
+        if flash.blocks:
+            extent = (max(flash.blocks) + 1) * _BLOCK
+            partitions[label] = binascii.hexlify(flash.read(0, extent)).decode()
+    with open(FLASH_FILE, "w") as f:
+        json.dump({"boot": _label(esp32.Partition.BOOT), "marked_valid": esp32.sim_marked_valid(),
+                   "partitions": partitions}, f)
+
+
+def record(reason):
+    """One line about this boot: the codec's register writes, backlight duties, LED frames,
+    and the OTA partitions' story."""
+    codec = machine.sim_i2c_device(0, PINS["es8311_addr"])
+    pwm = machine.sim_pwm(PINS["backlight"])
+    strip = neopixel.sim_strip(PINS["led_strip"])
+    line = {
+        "reason": reason,
+        "es8311_writes": codec.writes if codec else [],
+        "backlight_duty_u16": pwm.history if pwm else [],
+        "led_frames": strip.frames if strip else [],
+        "running": _label(esp32.Partition.RUNNING),
+        "boot": _label(esp32.Partition.BOOT),
+        "set_boot_calls": esp32.sim_set_boot_calls(),
+        "written_blocks": dict((label, esp32.sim_partition(label).writes) for label in _LABELS),
+        "marked_valid": esp32.sim_marked_valid(),
+    }
+    with open(RECORD_FILE, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def run():
+    load_flash()
+    reason = "exit"
+    try:
+        main.run()
+    except KeyboardInterrupt:
+        reason = "stop"  # the simulator is shutting down
+    except machine.ResetRequested:
+        # machine.reset() already let the simulated bootloader choose the next image.
+        save_flash()
+        record("reset")
+        raise
+    save_flash()
+    record(reason)
+
+
+run()

@@ -1,0 +1,331 @@
+"""The device-facing side of a xiaozhi backend, shared by tools.backend and tools.bridge.
+
+A device is the WebSocket *client*: it connects to ws://HOST:PORT/xiaozhi/v1/ with
+`Authorization`, `Device-Id`, `Client-Id` and `Protocol-Version` headers, says hello, and
+serves MCP JSON-RPC wrapped in {"session_id", "type": "mcp", "payload"} envelopes
+(docs/DESIGN.md, /work/shared/PROTOCOL-NOTES.md §1-§2).
+
+XiaozhiServer accepts devices (checking the token), answers hello with a session id, and
+gives each connection a Device: request/response matching with timeouts, notifications,
+tools/list pagination with a guard against a cursor that repeats.
+"""
+
+import asyncio
+import itertools
+import json
+import uuid
+from http import HTTPStatus
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
+
+PATH = "/xiaozhi/v1/"
+REQUEST_TIMEOUT = 30.0  # what xiaozhi-esp32-server allows a tool call
+HELLO_TIMEOUT = 10.0
+MAX_MESSAGE = 4 * 1024 * 1024  # a photo as an image content block fits
+MAX_PAGES = 1000  # a device that never stops paging is broken, not large
+CLIENT_INFO = {"name": "umcp-host", "version": "0.1.0"}
+AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
+
+
+class DeviceError(Exception):
+    """A JSON-RPC error the device answered with (code, message, data as it sent them)."""
+
+    def __init__(self, error):
+        self.error = error if isinstance(error, dict) else {"code": -32603, "message": str(error)}
+        self.code = self.error.get("code")
+        self.message = self.error.get("message", "")
+        self.data = self.error.get("data")
+        super().__init__("device error %s: %s" % (self.code, self.message))
+
+
+class DeviceGone(Exception):
+    """The device disconnected before answering."""
+
+
+class ProtocolViolation(Exception):
+    """The device broke the protocol (e.g. a tools/list cursor that repeats)."""
+
+
+def presented_token(request):
+    """The token a device presented: `Authorization: Bearer X` header or ?authorization= query."""
+    value = request.headers.get("Authorization")
+    if value is None:
+        value = _query(request.path).get("authorization")
+    if value is None:
+        return None
+    return value[7:] if value.startswith("Bearer ") else value
+
+
+def _query(path):
+    return {k: v[0] for k, v in parse_qs(urlsplit(path).query).items()}
+
+
+def _header_or_query(request, name):
+    return request.headers.get(name) or _query(request.path).get(name.lower())
+
+
+class Device:
+    """One connected device: MCP requests to it, notifications from it."""
+
+    def __init__(self, connection, device_id, client_id, hello, owner):
+        self.connection = connection
+        self.id = device_id
+        self.client_id = client_id
+        self.hello = hello
+        self.session_id = uuid.uuid4().hex
+        self.server_info = None  # from the initialize result
+        self.protocol_version = None
+        self.tools = []  # the last full tools/list
+        self.closed = asyncio.Event()
+        self._owner = owner
+        self._ids = itertools.count(1)  # the real backend sends integer ids only
+        self._pending = {}
+
+    @property
+    def supports_mcp(self):
+        return bool((self.hello.get("features") or {}).get("mcp"))
+
+    async def send_envelope(self, payload):
+        message = {"session_id": self.session_id, "type": "mcp", "payload": payload}
+        self._owner.trace(self, "->", payload)
+        await self.connection.send(json.dumps(message, separators=(",", ":")))
+
+    async def request(self, method, params=None, timeout=None):
+        """Send one request and return its result; raises DeviceError, DeviceGone or
+        asyncio.TimeoutError."""
+        if self.closed.is_set():
+            raise DeviceGone(self.id)
+        request_id = next(self._ids)
+        payload = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            payload["params"] = params
+        answer = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = answer
+        try:
+            await self.send_envelope(payload)
+            reply = await asyncio.wait_for(answer, timeout or self._owner.request_timeout)
+        except ConnectionClosed:
+            raise DeviceGone(self.id) from None
+        except (asyncio.CancelledError, asyncio.TimeoutError):
+            # Whoever asked gave up: tell the device so it can stop the work.
+            asyncio.create_task(self._cancel(request_id))
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        if "error" in reply:
+            raise DeviceError(reply["error"])
+        return reply.get("result")
+
+    async def _cancel(self, request_id):
+        try:
+            await self.notify("notifications/cancelled", {"requestId": request_id})
+        except ConnectionClosed:
+            pass
+
+    async def notify(self, method, params=None):
+        payload = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            payload["params"] = params
+        await self.send_envelope(payload)
+
+    async def initialize(self, vision=None, protocol_version="2024-11-05", timeout=None):
+        """The handshake a real backend does; `vision` is {"url", "token"} for photos."""
+        capabilities = {"roots": {"listChanged": True}, "sampling": {}}
+        if vision:
+            capabilities["vision"] = vision
+        result = await self.request(
+            "initialize",
+            {"protocolVersion": protocol_version, "capabilities": capabilities, "clientInfo": CLIENT_INFO},
+            timeout,
+        )
+        self.server_info = result.get("serverInfo")
+        self.protocol_version = result.get("protocolVersion")
+        await self.notify("notifications/initialized")
+        return result
+
+    async def tools_pages(self, with_user_tools=False, cursor=None, timeout=None):
+        """Yield tools/list results page by page, following nextCursor."""
+        seen = set()
+        for _ in range(MAX_PAGES):
+            params = {}
+            if cursor is not None:
+                params["cursor"] = cursor
+            if with_user_tools:
+                params["withUserTools"] = True
+            page = await self.request("tools/list", params or None, timeout)
+            yield page
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return
+            if cursor in seen:
+                raise ProtocolViolation("device repeated tools/list cursor %r" % cursor)
+            seen.add(cursor)
+        raise ProtocolViolation("device sent more than %d tools/list pages" % MAX_PAGES)
+
+    async def list_tools(self, with_user_tools=False, timeout=None):
+        tools = []
+        async for page in self.tools_pages(with_user_tools, timeout=timeout):
+            tools.extend(page.get("tools", []))
+        if not with_user_tools:
+            self.tools = tools
+        return tools
+
+    async def call_tool(self, name, arguments=None, meta=None, timeout=None):
+        params = {"name": name, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = meta
+        return await self.request("tools/call", params, timeout)
+
+    def _on_payload(self, payload):
+        if not isinstance(payload, dict):
+            self._owner.log("%s: dropped a non-object MCP payload" % self.id)
+            return
+        self._owner.trace(self, "<-", payload)
+        if "method" not in payload:
+            answer = self._pending.get(payload.get("id"))
+            if answer is None or answer.done():
+                self._owner.log("%s: dropped a response to unknown id %r" % (self.id, payload.get("id")))
+            else:
+                answer.set_result(payload)
+        elif "id" in payload:
+            # A device asking us something (e.g. sampling): we offer nothing.
+            error = {"code": -32601, "message": "Method not found: %s" % payload["method"]}
+            asyncio.create_task(self.send_envelope({"jsonrpc": "2.0", "id": payload["id"], "error": error}))
+        else:
+            self._owner.on_notification(self, payload)
+
+    def _fail_pending(self):
+        for answer in self._pending.values():
+            if not answer.done():
+                answer.set_exception(DeviceGone(self.id))
+
+
+class XiaozhiServer:
+    """Accepts devices at ws://HOST:PORT/xiaozhi/v1/.
+
+    Callbacks (all optional): on_device(device) coroutine, run as a task after hello;
+    on_notification(device, payload); on_gone(device); log(text); trace(device, arrow,
+    payload) for every MCP payload ("->" to the device, "<-" from it).
+    """
+
+    def __init__(self, token=None, on_device=None, on_notification=None, on_gone=None,
+                 log=None, trace=None, request_timeout=REQUEST_TIMEOUT, hello_timeout=HELLO_TIMEOUT):
+        self.token = token
+        self.devices = {}  # device id -> Device, in connection order
+        self.request_timeout = request_timeout
+        self.hello_timeout = hello_timeout
+        self._on_device = on_device
+        self._on_notification = on_notification
+        self._on_gone = on_gone
+        self._log = log
+        self._trace = trace
+        self._server = None
+        self._anonymous = itertools.count(1)
+
+    def log(self, text):
+        if self._log:
+            self._log(text)
+
+    def trace(self, device, arrow, payload):
+        if self._trace:
+            self._trace(device, arrow, payload)
+
+    def on_notification(self, device, payload):
+        if self._on_notification:
+            self._on_notification(device, payload)
+        else:
+            self.log("%s: notification %s" % (device.id, payload.get("method")))
+
+    async def start(self, host="127.0.0.1", port=0):
+        """Listen; returns the bound port."""
+        self._server = await serve(self._serve, host, port, process_request=self._check_request,
+                                   max_size=MAX_MESSAGE)
+        return self._server.sockets[0].getsockname()[1]
+
+    async def close(self):
+        if self._server:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def _check_request(self, connection, request):
+        path = urlsplit(request.path).path
+        if path.rstrip("/") != PATH.rstrip("/"):
+            return connection.respond(HTTPStatus.NOT_FOUND, "no WebSocket endpoint at %s; devices connect to %s\n"
+                                      % (path, PATH))
+        if self.token is None:
+            return None
+        token = presented_token(request)
+        if token is None:
+            reason = "missing token: send 'Authorization: Bearer <token>'"
+        elif token != self.token:
+            reason = "wrong token"
+        else:
+            return None
+        self.log("refused %s: %s" % (_header_or_query(request, "Device-Id") or "a device", reason))
+        return connection.respond(HTTPStatus.UNAUTHORIZED, reason + "\n")
+
+    async def _serve(self, connection):
+        request = connection.request
+        device_id = _header_or_query(request, "Device-Id") or "device-%d" % next(self._anonymous)
+        client_id = _header_or_query(request, "Client-Id")
+        hello = await self._receive_hello(connection, device_id)
+        if hello is None:
+            return
+        device = Device(connection, device_id, client_id, hello, self)
+        await connection.send(json.dumps({"type": "hello", "transport": "websocket",
+                                          "session_id": device.session_id, "audio_params": AUDIO_PARAMS}))
+        previous = self.devices.pop(device_id, None)
+        if previous is not None:
+            self.log("%s reconnected: closing its previous connection" % device_id)
+            await previous.connection.close(1000, "replaced by a new connection")
+        self.devices[device_id] = device
+        starting = asyncio.create_task(self._on_device(device)) if self._on_device else None
+        try:
+            await self._receive(device)
+        finally:
+            device.closed.set()
+            device._fail_pending()
+            if self.devices.get(device_id) is device:
+                del self.devices[device_id]
+            if starting is not None and not starting.done():
+                starting.cancel()
+            self.log("%s disconnected" % device_id)
+            if self._on_gone:
+                self._on_gone(device)
+
+    async def _receive_hello(self, connection, device_id):
+        try:
+            text = await asyncio.wait_for(connection.recv(), self.hello_timeout)
+            hello = json.loads(text)
+        except asyncio.TimeoutError:
+            await connection.close(1008, "no hello within %d s" % self.hello_timeout)
+            return None
+        except (ValueError, TypeError, ConnectionClosed):
+            await connection.close(1008, "expected a JSON hello")
+            return None
+        if not isinstance(hello, dict) or hello.get("type") != "hello":
+            await connection.close(1008, "expected hello first")
+            return None
+        return hello
+
+    async def _receive(self, device):
+        try:
+            async for text in device.connection:
+                if isinstance(text, bytes):
+                    continue  # audio frames: this backend serves MCP only
+                try:
+                    message = json.loads(text)
+                except ValueError:
+                    self.log("%s: dropped a frame that is not JSON" % device.id)
+                    continue
+                kind = message.get("type") if isinstance(message, dict) else None
+                if kind == "mcp":
+                    device._on_payload(message.get("payload"))
+                elif kind == "goodbye":
+                    await device.connection.close(1000, "goodbye")
+                else:
+                    self.log("%s: ignored a %r message" % (device.id, kind))
+        except ConnectionClosed:
+            pass
