@@ -43,14 +43,7 @@ class Application:
         self.client_id = self.settings.get("client_id")  # a UUID made once by Settings
         self.vision = VisionClient(self.device_id, self.client_id, config.get("ca"))
         self.server = self.build_server()
-        options = {}
-        for key in _LINK_OPTIONS:
-            if key in config:
-                options[key] = config[key]
-        self.link = xiaozhi.XiaozhiLink(
-            self.server, config.get("url") or self.settings.get("server_url"),
-            config.get("token") or self.settings.get("token"), self.device_id, self.client_id,
-            ca=config.get("ca"), on_system=self.on_system, on_alert=self.on_alert, **options)
+        self.link = self.build_link()
         self._reboot_task = None
 
     def mac_address(self):
@@ -73,6 +66,21 @@ class Application:
         self.board.register_tools(server)
         return server
 
+    def build_link(self):
+        config = self.config
+        # config.json is what the user edits; settings may hold a provisioned server.
+        url = config.get("url") or self.settings.get("server_url")
+        token = config.get("token") or self.settings.get("token")
+        if not url or not token:
+            raise ValueError("config.json needs the server's url and token")
+        options = {}
+        for key in _LINK_OPTIONS:
+            if key in config:
+                options[key] = config[key]
+        return xiaozhi.XiaozhiLink(self.server, url, token, self.device_id, self.client_id,
+                                   ca=config.get("ca"), on_system=self.on_system,
+                                   on_alert=self.on_alert, **options)
+
     async def connect_wifi(self):
         """Bring Wi-Fi up, retrying with a growing pause; the host board has no WLAN."""
         wlan = self.board.wlan
@@ -90,7 +98,7 @@ class Application:
             for _ in range(_WIFI_CONNECT_S * 10):
                 if wlan.isconnected():
                     break
-                await asyncio.sleep_ms(100)
+                await asyncio.sleep(0.1)
             else:
                 log.warning("Wi-Fi not connected; retrying in %d s", pause_s)
                 wlan.disconnect()
@@ -105,7 +113,11 @@ class Application:
 
     async def _reboot(self, delay_ms):
         log.warning("rebooting in %d ms", delay_ms)
-        await asyncio.sleep_ms(delay_ms)
+        await asyncio.sleep(delay_ms / 1000)
+        try:
+            await self.link.stop()  # a clean close tells the backend we are going
+        except Exception as e:
+            log_exception("closing the link", e)
         import machine
 
         machine.reset()

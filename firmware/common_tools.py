@@ -53,12 +53,12 @@ class CommonTools:
 
     def __init__(self, server, board, settings, vision, version, reboot, ca=None):
         self.server = server
-        self.ca = ca  # for https firmware URLs
         self.board = board
         self.settings = settings
         self.vision = vision
         self.version = version
         self.reboot = reboot
+        self.ca = ca
 
     def register(self):
         s, b = self.server, self.board
@@ -164,9 +164,7 @@ class CommonTools:
         return True
 
     async def take_photo(self, args):
-        jpeg = self.board.camera.capture()
-        if not jpeg:
-            raise RuntimeError("failed to capture photo")
+        jpeg = self.board.camera.capture()  # raises OSError when the capture fails
         return await self.vision.explain(args["question"], jpeg)
 
     # User-only tools

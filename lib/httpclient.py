@@ -13,8 +13,9 @@ _MAX_BODY = const(16384)  # largest answer post_multipart keeps in memory
 _REDIRECTS = (301, 302, 303, 307, 308)
 
 
-async def _send_head(method, url, headers, fields, ca, timeout):
-    """Connect and send the request head -> (reader, writer); the body is the caller's."""
+async def _send_head(method, url, headers, fields, ca, timeout, body_start=b""):
+    """Connect and send the request head, plus `body_start` in the same write (one
+    segment rather than two small ones) -> (reader, writer); the rest is the caller's."""
     scheme, host, port, path = netutil.parse_url(url)
     if scheme not in ("http", "https"):
         raise ValueError("not an HTTP URL: " + url)
@@ -23,8 +24,8 @@ async def _send_head(method, url, headers, fields, ca, timeout):
     if headers:
         fields.extend(headers.items())
     try:
-        writer.write(netutil.request_head(method, path, netutil.host_header(scheme, host, port),
-                                          fields))
+        head = netutil.request_head(method, path, netutil.host_header(scheme, host, port), fields)
+        writer.write(head + body_start)
     except BaseException:
         await netutil.close_quietly(writer)
         raise
@@ -101,9 +102,8 @@ async def _post_multipart(url, fields, file, headers, ca, timeout):
     data = memoryview(data)
     head = [("Content-Type", "multipart/form-data; boundary=" + boundary),
             ("Content-Length", len(before) + len(data) + len(after))]
-    reader, writer = await _send_head("POST", url, headers, head, ca, timeout)
+    reader, writer = await _send_head("POST", url, headers, head, ca, timeout, before)
     try:
-        writer.write(before)
         for start in range(0, len(data), _CHUNK):
             writer.write(data[start : start + _CHUNK])
             await writer.drain()

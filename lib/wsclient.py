@@ -322,16 +322,23 @@ class WebSocket:
             length += len(piece)
         writer = self._writer
         async with self._send_lock:
-            writer.write(frame_header(opcode, length, key))
+            # Output is gathered up to a chunk before each write, so a small frame leaves
+            # in one TCP segment (separate small writes would wait on Nagle's algorithm).
+            out = frame_header(opcode, length, key)
             offset = 0  # position in the payload: keeps the key aligned across pieces
             for piece in pieces:
                 view = memoryview(piece)
                 phase = offset % 4
                 piece_key = key[phase:] + key[:phase]
                 for start in range(0, len(view), _MASK_CHUNK):
-                    writer.write(mask(view[start : start + _MASK_CHUNK], piece_key))
-                    await writer.drain()
+                    out += mask(view[start : start + _MASK_CHUNK], piece_key)
+                    if len(out) >= _MASK_CHUNK:
+                        writer.write(out)
+                        await writer.drain()
+                        out = b""
                 offset += len(view)
+            if out:
+                writer.write(out)
             await writer.drain()
 
 

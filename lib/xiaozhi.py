@@ -74,6 +74,7 @@ class XiaozhiLink:
     async def run(self):
         """Connect, serve, reconnect: forever, until stop() or cancellation."""
         while not self._stopping:
+            _raise_if_cancelled()
             self.attempts += 1
             try:
                 await self._session()
@@ -110,6 +111,7 @@ class XiaozhiLink:
             hello = await asyncio.wait_for(self._server_hello(ws), self.hello_timeout)
         except asyncio.TimeoutError:
             raise OSError("no server hello within %s s" % self.hello_timeout)
+        _raise_if_cancelled()
         self.session_id = hello.get("session_id") or ""
         # The payload arrives serialized: the envelope is written around it, not re-encoded.
         self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(self.session_id)
@@ -180,6 +182,14 @@ class XiaozhiLink:
             await _call(self.on_alert, message)
         else:  # stt, tts, llm, custom...: audio features this device does not have
             _log.info("ignored a %s message", kind)
+
+
+def _raise_if_cancelled():
+    # CPython 3.11's wait_for loses a cancellation that arrives just as the awaited
+    # operation completes (fixed in 3.12); without this check run() would carry on.
+    task = asyncio.current_task()
+    if getattr(task, "cancelling", None) and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _parse(message):

@@ -101,8 +101,9 @@ class McpWire:
         message = {"jsonrpc": "2.0", "id": id, "method": method}
         if params is not None:
             message["params"] = params
+        start = len(self.sent)
         await self.feed(message)
-        return await self.response(id)
+        return await self.response(id, start)
 
     async def notification(self, method, params=None):
         message = {"jsonrpc": "2.0", "method": method}
@@ -119,14 +120,15 @@ class McpWire:
         await self.notification("notifications/initialized")
         return response
 
-    async def response(self, id):
-        return await self.wait_for(lambda m: "method" not in m and _same_id(m.get("id"), id))
+    async def response(self, id, start=0):
+        """The first response with `id` from `sent[start:]` on (ids may be reused)."""
+        return await self.wait_for(lambda m: "method" not in m and _same_id(m.get("id"), id), start)
 
-    async def wait_for(self, predicate):
-        """The first sent message that satisfies `predicate`, waiting up to WAIT_S."""
+    async def wait_for(self, predicate, start=0):
+        """The first message from `sent[start:]` on that satisfies `predicate`, waiting up to WAIT_S."""
         async def first():
             while True:
-                for message in self.sent:
+                for message in self.sent[start:]:
                     if predicate(message):
                         return message
                 self._arrived.clear()
@@ -147,3 +149,8 @@ def wire():
     wire = McpWire(McpServer(name="test-device", version="1.2.3"))
     yield wire
     assert wire.failures == []
+
+# tests/device/ holds MicroPython-side cases: tests/test_device_suite.py collects
+# them (async ones included), so pytest must not import them a second time by
+# basename (tests/device/test_drivers.py would clash with tests/test_drivers.py).
+collect_ignore = ["device"]

@@ -173,7 +173,8 @@ class Sim:
                  device_id=None):
         self.state_dir = str(state_dir)
         self.log_path = os.path.join(self.state_dir, "sim.log")
-        self.cmd = [sys.executable, "-m", "tools.sim", "--url", url, "--token", TOKEN,
+        # -S: the simulator needs nothing beyond the standard library.
+        self.cmd = [sys.executable, "-S", "-m", "tools.sim", "--url", url, "--token", TOKEN,
                     "--state-dir", self.state_dir]
         if micropython:
             self.cmd += ["--micropython", MICROPYTHON, "--heapsize", "2M"]

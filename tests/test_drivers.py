@@ -213,6 +213,13 @@ def test_camera_capture_returns_jpeg_of_the_frame_size():
     cam.set_frame_size("VGA")
     assert jpeg_size(cam.capture()) == (640, 480)
     assert cam.info() == {"sensor": "OV2640", "width": 640, "height": 480, "quality": 70}
+    cam.set_quality(40)
+    assert config["jpeg_quality"] == 40
+    with pytest.raises(ValueError):
+        cam.set_quality(101)
+    cam.deinit()
+    with pytest.raises(OSError):
+        cam.capture()
 
 
 def test_camera_capture_failure_is_an_oserror():

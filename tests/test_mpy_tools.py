@@ -1,7 +1,9 @@
 """The MicroPython harness can fail: proof that broken device code or a failing
 device test makes compile_all, run_unix and run_wasm.mjs exit non-zero with the
-right counts, and that async tests really run inside MicroPython."""
+right counts, that async tests really run inside MicroPython, and that the
+bench measures what it claims (a full tools/list page)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -154,3 +156,16 @@ def test_compile_all_fails_when_it_finds_nothing(tmp_path):
     proc = _compile_all(tmp_path)
     assert proc.returncode == 1
     assert "no .py files" in proc.stdout
+
+
+def test_bench_measures_a_full_page_inside_micropython():
+    env = dict(os.environ, MICROPYPATH=".frozen:" + os.path.join(ROOT, "lib"))
+    proc = subprocess.run([MICROPYTHON, os.path.join(ROOT, "tools", "bench_device.py")],
+                          cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert figures["interpreter"].startswith("micropython")
+    # A full first page: within one tool's size of the limit, with more tools after it.
+    assert figures["page_limit"] - 600 < figures["frame_bytes"] <= figures["page_limit"]
+    assert figures["tools_on_page"] < figures["tools_registered"]
+    assert figures["list_heap"] > figures["frame_bytes"]  # the page text itself lives on the heap

@@ -136,6 +136,10 @@ async def recv_until_closed(ws):
 # -- CPython
 
 
+def test_accept_key_from_rfc6455():
+    assert wsclient.accept_key(b"dGhlIHNhbXBsZSBub25jZQ==") == b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+
+
 def test_handshake_sends_custom_headers_and_echoes_text_and_binary():
     async def main():
         async with scenario_server() as server:

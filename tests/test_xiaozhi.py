@@ -240,7 +240,7 @@ def test_system_alert_other_types_and_garbage_are_routed_or_survived():
                           '{"type":"llm","emotion":"happy"}', '{"type":"hello"}', "not json",
                           "[1, 2]", '"text"', "{}", b"\x01\x02 opus audio", "\ud7ff\ue000"):
                 await conn.ws.send(frame)
-            await conn.send_mcp("not an object")
+            await conn.send_mcp([1, 2])  # a payload that is not one JSON-RPC object
             _, bad = await conn.next_envelope()
             pong = await conn.request(7, "ping")
             attempts = link.attempts
@@ -330,6 +330,7 @@ def test_silent_channel_is_declared_dead_and_replaced():
             first = await backend.next_connection()
             first.ws.transport.pause_reading()  # no pongs, no answers: a dead channel
             second = await backend.next_connection()
+            first.ws.transport.resume_reading()  # lets the server see the device hung up
             pong = await second.request(1, "ping")
             return link, pong
 
@@ -435,6 +436,7 @@ def test_micropython_link():
         await second.request(5, "ping")
         second.ws.transport.pause_reading()  # then goes silent: the device hangs up
         third = await backend.next_connection()
+        second.ws.transport.resume_reading()
         await third.ws.send('{"type":"system","command":"reboot"}')  # the script stops on it
         report = (await asyncio.wait_for(device, WAIT_S))[-1]
         return backend, first, init, tools, call, pong, report

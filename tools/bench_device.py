@@ -147,7 +147,6 @@ async def main():
     impl = sys.implementation
     results = {
         "interpreter": "%s %s" % (impl.name, ".".join(str(n) for n in impl.version[:3])),
-        "machine": getattr(impl, "_machine", sys.platform),
         "frame_bytes": len(capture.text.encode()) + ENVELOPE_BYTES,
         "page_limit": server.page_limit,
         "tools_on_page": len(page["result"]["tools"]),

@@ -108,12 +108,16 @@ class Simulator:
         self.stopping = False
 
     def stop(self, signum, frame):
+        if self.stopping:
+            return  # one interrupt is enough: a second would cut the child's clean-up short
         self.stopping = True
         if self.child and self.child.poll() is None:
             # KeyboardInterrupt in the firmware: the launcher saves the simulated flash.
             self.child.send_signal(signal.SIGINT)
 
     def run(self):
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
         args = self.args
         state_dir = args.state_dir or tempfile.mkdtemp(prefix="umcp-sim-")
         os.makedirs(state_dir, exist_ok=True)
@@ -122,8 +126,6 @@ class Simulator:
         cmd, env = firmware_command(args)
         reset_code = reset_exit_code()
         log("state dir %s" % state_dir)
-        signal.signal(signal.SIGTERM, self.stop)
-        signal.signal(signal.SIGINT, self.stop)
         while not self.stopping:
             log("booting firmware: %s" % " ".join(cmd))
             # Own session: a Ctrl-C reaches only the simulator, which stops the child.

@@ -125,9 +125,6 @@ class Camera:
     def free_buffer(self):
         pass
 
-    def frame_available(self):
-        return self.initialized
-
     def get_frame_size(self):
         return self.config["frame_size"]
 
@@ -139,9 +136,6 @@ class Camera:
 
     def set_quality(self, quality):
         self.config["jpeg_quality"] = quality
-
-    def get_pixel_format(self):
-        return self.config["pixel_format"]
 
     def get_pixel_width(self):
         return _DIMENSIONS[self.config["frame_size"]][0]

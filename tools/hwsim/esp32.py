@@ -59,9 +59,6 @@ class Partition:
             self._flash = _by_label(id)
         self._block_size = block_size
 
-    def __eq__(self, other):
-        return isinstance(other, Partition) and self._flash is other._flash
-
     def info(self):
         f = self._flash
         return (Partition.TYPE_APP, f.subtype, f.addr, f.size, f.label, False)

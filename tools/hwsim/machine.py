@@ -207,14 +207,6 @@ def reset():
     raise ResetRequested(RESET_EXIT_CODE)
 
 
-def soft_reset():
-    reset()
-
-
-def idle():
-    pass
-
-
 # --- simulation control (not part of MicroPython's machine) ---
 
 def sim_reset():

@@ -68,9 +68,6 @@ class WLAN:
             return self._config[args[0]]
         self._config.update(kwargs)
 
-    def scan(self):
-        return []
-
 
 # --- simulation control (not part of MicroPython's network) ---
 

@@ -8,8 +8,10 @@ failed, nothing ran, or the run did not finish in time.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 from tools.mpy import DEVICE_TESTS, ROOT, search_path
 
@@ -24,13 +26,20 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600, help="seconds for the whole run")
     args = parser.parse_args(argv)
     test_dir = os.path.abspath(args.tests)
+    # Absolute, because the port runs in a scratch directory; a bare name is looked up on PATH.
+    micropython = os.path.abspath(shutil.which(args.micropython) or args.micropython)
     # ".frozen" holds the port's asyncio; MICROPYPATH replaces the default path.
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen"] + search_path(test_dir)))
     try:
-        return subprocess.run([args.micropython, RUNNER, test_dir], env=env, timeout=args.timeout).returncode
+        # A scratch working directory: files a test writes by relative path stay out of the tree.
+        with tempfile.TemporaryDirectory(prefix="umcp-device-") as scratch:
+            return subprocess.run([micropython, RUNNER, test_dir], cwd=scratch, env=env,
+                                  timeout=args.timeout).returncode
     except subprocess.TimeoutExpired:
         print("run_unix: the device tests did not finish within %g s" % args.timeout)
-        return 1
+    except OSError as e:
+        print("run_unix: cannot start %s: %s" % (micropython, e))
+    return 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-// node tools/mpy/run_wasm.mjs [--tests DIR] [--heapsize BYTES]
+// node tools/mpy/run_wasm.mjs [--tests DIR]
 // node tools/mpy/run_wasm.mjs --script FILE.py
 //
 // Runs the device test cases (tests/device/test_*.py) inside MicroPython's
@@ -18,15 +18,13 @@ import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const TREES = ["lib", "firmware", "boards", "tools/hwsim", "tests/device"];
-const SEARCH_PATH = ["/umcp/tests/device", "/umcp/firmware", "/umcp/lib", "/umcp", "/umcp/tools/hwsim"];
 const MOUNT = "/umcp";
-const TESTS_MOUNT = "/tests-under-run";
+const SEARCH_PATH = ["tests/device", "firmware", "lib", "", "tools/hwsim"].map((p) => (p ? `${MOUNT}/${p}` : MOUNT));
 
 const { values: options } = parseArgs({
   options: {
     tests: { type: "string" },
     script: { type: "string" },
-    heapsize: { type: "string", default: String(4 * 1024 * 1024) },
   },
 });
 
@@ -42,9 +40,9 @@ function copyTree(FS, hostDir, fsDir) {
   }
 }
 
-async function main() {
+async function loadDevice() {
+  // No heapsize: this build grows its heap on demand, so a limit would not hold.
   const mp = await loadMicroPython({
-    heapsize: Number(options.heapsize),
     stdout: (line) => process.stdout.write(line + "\n"),
     stderr: (line) => process.stderr.write(line + "\n"),
   });
@@ -53,23 +51,17 @@ async function main() {
     if (fs.existsSync(hostDir)) copyTree(mp.FS, hostDir, `${MOUNT}/${tree}`);
   }
   mp.runPython(`import sys\nsys.path[:0] = ${JSON.stringify(SEARCH_PATH)}`);
-  // asyncio runs on Node's event loop here: there is no asyncio.run, and wait_for
-  // only works inside a task, so the whole run is one task awaited from the top.
-  if (options.script !== undefined) {
-    const scriptDir = `${MOUNT}/script`;
-    const name = path.basename(options.script, ".py");
-    mp.FS.mkdirTree(scriptDir);
-    mp.FS.writeFile(`${scriptDir}/${name}.py`, fs.readFileSync(options.script));
-    await mp.runPythonAsync(
-      `import asyncio, sys\nsys.path.insert(0, "${scriptDir}")\n` +
-      `import ${name}\nawait asyncio.create_task(${name}.main())`,
-    );
-    return 0;
-  }
+  return mp;
+}
+
+// asyncio runs on Node's event loop here: there is no asyncio.run, and wait_for
+// only works inside a task, so each run is one task awaited from the top level.
+
+async function runTests(mp, hostTestDir) {
   let testDir = `${MOUNT}/tests/device`;
-  if (options.tests !== undefined) {
-    testDir = TESTS_MOUNT;
-    copyTree(mp.FS, path.resolve(options.tests), testDir);
+  if (hostTestDir !== undefined) {
+    testDir = "/tests-under-run";
+    copyTree(mp.FS, path.resolve(hostTestDir), testDir);
   }
   await mp.runPythonAsync(
     `import asyncio, runner\n` +
@@ -79,11 +71,24 @@ async function main() {
   return mp.globals.get("_ok") ? 0 : 1;
 }
 
+async function runScript(mp, hostFile) {
+  const name = path.basename(hostFile, ".py");
+  mp.FS.mkdirTree(`${MOUNT}/script`);
+  mp.FS.writeFile(`${MOUNT}/script/${name}.py`, fs.readFileSync(hostFile));
+  await mp.runPythonAsync(
+    `import asyncio, sys\nsys.path.insert(0, "${MOUNT}/script")\n` +
+    `import ${name}\nawait asyncio.create_task(${name}.main())`,
+  );
+  return 0;
+}
+
 let code = 1;
 try {
-  code = await main();
+  const mp = await loadDevice();
+  code = options.script !== undefined ? await runScript(mp, options.script) : await runTests(mp, options.tests);
 } catch (e) {
-  // The harness itself broke (a PythonError carries MicroPython's traceback).
+  // The harness itself broke, or the script raised (a PythonError carries
+  // MicroPython's traceback): the package's own runner would still exit 0.
   console.log(`run_wasm: ${e.constructor.name}: ${e.message}`);
 }
 // Exit now: tasks a test left behind may hold timers that would keep Node alive.

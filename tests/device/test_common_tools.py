@@ -1,0 +1,220 @@
+# The common tools over the simulated host board, without a network: registration follows
+# the hardware, calls drive the real drivers (recorded by hwsim) and persist to settings.
+# Runs under pytest and inside MicroPython (unix port and WebAssembly).
+import asyncio
+import json
+import os
+import sys
+
+import boards
+import esp32
+import hwsim
+import machine
+from common_tools import CommonTools
+from settings import Settings
+from umcp import McpServer
+from vision import VisionClient
+
+SETTINGS_FILE = "test_common_tools_%s.json" % sys.implementation.name
+COMMON_VISIBLE = ["self.get_device_status", "self.audio_speaker.set_volume",
+                  "self.screen.set_brightness", "self.screen.set_theme",
+                  "self.camera.take_photo"]
+USER_ONLY = ["self.get_system_info", "self.reboot", "self.upgrade_firmware",
+             "self.screen.get_info", "self.assets.set_download_url"]
+ES8311_ADDR = 0x18
+DAC_VOLUME = 0x32
+BACKLIGHT_PIN = 47
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+class Rig:
+    """A fresh host board with the common tools then its own on an McpServer; what the
+    server sends is kept in `sent`, and reboot requests in `reboots`."""
+
+    def __init__(self, without=()):
+        hwsim.reset()
+        _remove(SETTINGS_FILE)
+        self.settings = Settings(SETTINGS_FILE)
+        self.board = boards.load("host").create({}, self.settings)
+        for part in without:
+            setattr(self.board, part, None)
+        self.server = McpServer(name="host", version="9.9.9")
+        self.sent = []
+        self.reboots = []
+        self._arrived = asyncio.Event()
+        self._next_id = 0
+        self.server.set_sender(self._send)
+        self.vision = VisionClient("24:0a:c4:12:34:56", "client-1")
+        CommonTools(self.server, self.board, self.settings, self.vision, "9.9.9",
+                    self.reboots.append).register()
+        self.board.register_tools(self.server)
+
+    async def _send(self, text):
+        self.sent.append(json.loads(text))
+        self._arrived.set()
+
+    async def names(self):
+        """Every tool's name in listing order (one page: the default limit holds them all)."""
+        reply = await self.request("tools/list", {"withUserTools": True})
+        assert "nextCursor" not in reply["result"]
+        return [tool["name"] for tool in reply["result"]["tools"]]
+
+    async def call(self, name, arguments=None):
+        """tools/call -> the whole response payload."""
+        return await self.request("tools/call", {"name": name, "arguments": arguments or {}})
+
+    async def request(self, method, params):
+        self._next_id += 1
+        request_id = self._next_id
+        await self.server.handle({"jsonrpc": "2.0", "id": request_id, "method": method,
+                                  "params": params})
+        while True:
+            for message in self.sent:
+                if message.get("id") == request_id and "method" not in message:
+                    return message
+            self._arrived.clear()
+            await asyncio.wait_for(self._arrived.wait(), 5)
+
+    async def result_text(self, name, arguments=None):
+        reply = await self.call(name, arguments)
+        assert reply["result"]["isError"] is False, reply
+        return reply["result"]["content"][0]["text"]
+
+    async def error_text(self, name, arguments=None):
+        reply = await self.call(name, arguments)
+        if "error" in reply:
+            return reply["error"]["message"]
+        assert reply["result"]["isError"] is True, reply
+        return reply["result"]["content"][0]["text"]
+
+    def close(self):
+        _remove(SETTINGS_FILE)
+
+
+async def test_tools_follow_the_hardware():
+    rig = Rig()
+    try:
+        names = await rig.names()
+        # Common tools first (the list's stable head), then the user-only ones, then the board's.
+        assert names[:5] == COMMON_VISIBLE
+        assert names[5:10] == USER_ONLY
+        assert names[10:] == ["self.led_strip.set_color", "self.led_strip.get_state",
+                              "self.host.get_temperature"]
+    finally:
+        rig.close()
+    bare = Rig(without=("speaker", "backlight", "display", "camera"))
+    try:
+        assert (await bare.names())[:5] == ["self.get_device_status", "self.get_system_info",
+                                    "self.reboot", "self.upgrade_firmware",
+                                    "self.assets.set_download_url"]
+    finally:
+        bare.close()
+
+
+async def test_set_volume_writes_the_codec_and_persists():
+    rig = Rig()
+    try:
+        codec = machine.sim_i2c_device(0, ES8311_ADDR)
+        restored = codec.written(DAC_VOLUME)[-1]  # the saved (default) volume, 70
+        assert await rig.result_text("self.audio_speaker.set_volume", {"volume": 50}) == "true"
+        assert rig.board.speaker.volume == 50
+        at_50 = codec.written(DAC_VOLUME)[-1]
+        assert 0 < at_50 < restored
+        assert Settings(SETTINGS_FILE).get("volume") == 50  # read back from the file
+        message = await rig.error_text("self.audio_speaker.set_volume", {"volume": 101})
+        assert "volume" in message
+        assert codec.written(DAC_VOLUME)[-1] == at_50
+    finally:
+        rig.close()
+
+
+async def test_brightness_and_theme():
+    rig = Rig()
+    try:
+        assert await rig.result_text("self.screen.set_brightness", {"brightness": 40}) == "true"
+        assert machine.sim_pwm(BACKLIGHT_PIN).duty_u16() == 40 * 65535 // 100
+        assert await rig.result_text("self.screen.set_theme", {"theme": "dark"}) == "true"
+        assert rig.board.display.theme == "dark"
+        message = await rig.error_text("self.screen.set_theme", {"theme": "sepia"})
+        assert "sepia" in message and "light" in message and "dark" in message
+        assert rig.board.display.theme == "dark"
+        saved = Settings(SETTINGS_FILE)
+        assert (saved.get("brightness"), saved.get("theme")) == (40, "dark")
+    finally:
+        rig.close()
+
+
+async def test_device_status_reports_hardware_and_board():
+    rig = Rig()
+    try:
+        await rig.call("self.audio_speaker.set_volume", {"volume": 20})
+        status = json.loads(await rig.result_text("self.get_device_status"))
+        assert status["audio_speaker"] == {"volume": 20}
+        assert status["screen"] == {"brightness": 75, "theme": "light"}
+        assert status["network"] == {"type": "host"}
+        assert status["board"] == "host"
+    finally:
+        rig.close()
+
+
+async def test_take_photo_before_a_vision_url_is_a_clear_error():
+    rig = Rig()
+    try:
+        message = await rig.error_text("self.camera.take_photo", {"question": "what is it?"})
+        assert "vision" in message and "initialize" in message
+    finally:
+        rig.close()
+
+
+async def test_upgrade_refuses_a_bad_digest_before_touching_flash():
+    rig = Rig()
+    try:
+        message = await rig.error_text("self.upgrade_firmware",
+                                       {"url": "http://127.0.0.1:9/fw.bin", "sha256": "abc"})
+        assert "sha256" in message
+        assert esp32.sim_set_boot_calls() == []
+        assert esp32.sim_partition("ota_1").writes == []
+        assert rig.reboots == []
+    finally:
+        rig.close()
+
+
+async def test_reboot_replies_first_and_leaves_the_reset_to_the_app():
+    rig = Rig()
+    try:
+        assert await rig.result_text("self.reboot") == "true"
+        assert rig.reboots == [1000]  # reset after a delay, on the app's own task
+    finally:
+        rig.close()
+
+
+async def test_system_and_screen_info():
+    rig = Rig()
+    try:
+        info = json.loads(await rig.result_text("self.get_system_info"))
+        assert info["firmware_version"] == "9.9.9"
+        assert info["board"] == "host"
+        assert info["device_id"] == "24:0a:c4:12:34:56"
+        assert info["ota"] == {"running": "ota_0", "boot": "ota_0"}
+        name = "MicroPython" if sys.implementation.name == "micropython" else "CPython"
+        assert info["runtime"].startswith(name)
+        screen = json.loads(await rig.result_text("self.screen.get_info"))
+        assert (screen["width"], screen["height"]) == (320, 240)
+    finally:
+        rig.close()
+
+
+async def test_assets_download_url_is_stored():
+    rig = Rig()
+    try:
+        url = "https://assets.example/pack.bin"
+        assert await rig.result_text("self.assets.set_download_url", {"url": url}) == "true"
+        assert Settings(SETTINGS_FILE).get("asset_url") == url
+    finally:
+        rig.close()

@@ -1,0 +1,210 @@
+"""Every tool of the host board, end to end: the firmware on the simulator, a scripted backend
+calling the tools, real HTTP servers for the vision upload and the firmware image, and the
+simulated hardware's records (tools/sim_device.py writes them when a boot ends)."""
+
+import hashlib
+import json
+import os
+
+import pytest
+
+from firmware_harness import (RUNTIMES, ImageServer, Sim, VisionServer, device_session, run)
+
+pytestmark = pytest.mark.timeout(90)
+
+VISIBLE = {
+    "self.get_device_status", "self.audio_speaker.set_volume", "self.screen.set_brightness",
+    "self.screen.set_theme", "self.camera.take_photo",
+    # the host board's own tools, after the common ones
+    "self.led_strip.set_color", "self.led_strip.get_state", "self.host.get_temperature",
+}
+USER_ONLY = {
+    "self.get_system_info", "self.reboot", "self.upgrade_firmware", "self.screen.get_info",
+    "self.assets.set_download_url",
+}
+ES8311_DAC_VOLUME = 0x32  # 0x00 = -95.5 dB ... 0xBF = 0 dB
+PWM_FULL = 65535
+
+
+def error_text(reply):
+    """The message of a refused call: a JSON-RPC error or an isError result."""
+    if "error" in reply:
+        return reply["error"]["message"]
+    assert reply["result"]["isError"] is True, reply
+    return reply["result"]["content"][0]["text"]
+
+
+async def call_error(device, name, arguments):
+    return error_text(await device.request("tools/call", {"name": name, "arguments": arguments}))
+
+
+def dac_volume_writes(record):
+    return [value for reg, value in record["es8311_writes"] if reg == ES8311_DAC_VOLUME]
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_every_tool_on_the_host_board(tmp_path, micropython):
+    async def scenario(vision):
+        async with device_session(tmp_path, micropython) as (backend, sim, device):
+            init = await device.initialize({"url": vision.url, "token": "vision-token"})
+            visible, _ = await device.list_tools()
+            every, _ = await device.list_tools(with_user_tools=True)
+            assert {t["name"] for t in visible} == VISIBLE
+            assert {t["name"] for t in every} == VISIBLE | USER_ONLY
+            assert visible[0]["annotations"]["readOnlyHint"] is True
+
+            status = await device.call_json("self.get_device_status")
+            assert status["audio_speaker"] == {"volume": 70}  # the settings' default
+            assert status["screen"] == {"brightness": 75, "theme": "light"}
+            assert status["network"] == {"type": "host"}
+            assert status["board"] == "host"
+
+            assert await device.call_json("self.audio_speaker.set_volume", {"volume": 50})
+            assert "volume" in await call_error(device, "self.audio_speaker.set_volume",
+                                                {"volume": 101})
+            assert await device.call_json("self.screen.set_brightness", {"brightness": 30})
+            assert await device.call_json("self.screen.set_theme", {"theme": "dark"})
+            message = await call_error(device, "self.screen.set_theme", {"theme": "blue"})
+            assert "light" in message and "dark" in message
+            status = await device.call_json("self.get_device_status")
+            assert status["audio_speaker"] == {"volume": 50}
+            assert status["screen"] == {"brightness": 30, "theme": "dark"}
+
+            photo = await device.call("self.camera.take_photo", {"question": "What is it?"})
+            assert not photo["isError"], photo
+            assert json.loads(photo["content"][0]["text"])["response"] == VisionServer.ANSWER
+
+            assert await device.call_json("self.led_strip.set_color",
+                                          {"red": 255, "green": 0, "blue": 8})
+            state = await device.call_json("self.led_strip.get_state")
+            assert state == {"color": [255, 0, 8], "leds": 8}
+            assert isinstance((await device.call_json("self.host.get_temperature"))["celsius"],
+                              (int, float))
+
+            info = await device.call_json("self.get_system_info")
+            assert info["board"] == "host"
+            assert info["firmware_version"] == init["serverInfo"]["version"]
+            assert info["runtime"].startswith("MicroPython" if micropython else "CPython")
+            assert info["device_id"] == device.headers["Device-Id"]
+            assert info["ota"] == {"running": "ota_0", "boot": "ota_0"}
+            assert info["uptime_s"] >= 0
+            screen = await device.call_json("self.screen.get_info")
+            assert (screen["width"], screen["height"]) == (320, 240)
+            assert await device.call_json("self.assets.set_download_url",
+                                          {"url": "http://assets.example/pack.bin"})
+            assert sim.stop() == 0
+            return device.headers, sim
+
+    with VisionServer() as vision:
+        headers, sim = run(scenario(vision))
+        # The upload: question then a JPEG file, with the vision token and the device's ids.
+        assert len(vision.uploads) == 1
+        upload_headers, parts = vision.uploads[0]
+    assert upload_headers["Authorization"] == "Bearer vision-token"
+    assert upload_headers["Device-Id"] == headers["Device-Id"]
+    assert upload_headers["Client-Id"] == headers["Client-Id"]
+    assert [(name, filename, ctype) for name, filename, ctype, _ in parts] == [
+        ("question", None, "text/plain"), ("file", "photo.jpg", "image/jpeg")]
+    assert parts[0][3] == b"What is it?"
+    jpeg = parts[1][3]
+    assert jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9"
+
+    # The hardware: what the drivers did, as the simulated machine recorded it.
+    record = sim.records()[-1]
+    assert record["reason"] == "stop"
+    restored, set_50 = dac_volume_writes(record)[-2:]
+    assert 0 < set_50 < restored < 0xBF + 1  # volume 50 is quieter than 70, above mute
+    assert record["backlight_duty_u16"][-1] == 30 * PWM_FULL // 100
+    assert record["led_frames"][-1] == [[255, 0, 8]] * 8
+    settings = sim.read_settings()
+    assert (settings["volume"], settings["brightness"], settings["theme"]) == (50, 30, "dark")
+    assert settings["asset_url"] == "http://assets.example/pack.bin"
+
+
+def test_photo_before_initialize_is_a_clear_error(tmp_path):
+    async def scenario():
+        async with device_session(tmp_path) as (backend, sim, device):
+            message = await call_error(device, "self.camera.take_photo", {"question": "hi?"})
+            assert "vision" in message and "initialize" in message
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_settings_survive_a_restart(tmp_path, micropython):
+    async def first_boot():
+        async with device_session(tmp_path, micropython) as (backend, sim, device):
+            await device.call("self.audio_speaker.set_volume", {"volume": 37})
+            await device.call("self.screen.set_theme", {"theme": "dark"})
+
+    async def second_boot():
+        async with device_session(tmp_path, micropython) as (backend, sim, device):
+            return sim, await device.call_json("self.get_device_status")
+
+    run(first_boot())
+    sim, status = run(second_boot())
+    assert status["audio_speaker"] == {"volume": 37}
+    assert status["screen"]["theme"] == "dark"
+    first, second = sim.records()
+    # The second boot put the saved volume back into the codec before anyone asked.
+    assert dac_volume_writes(second)[0] == dac_volume_writes(first)[-1]
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_reboot_tool_and_system_command_restart_the_firmware(tmp_path, micropython):
+    async def scenario():
+        async with device_session(tmp_path, micropython) as (backend, sim, device):
+            result = await device.call("self.reboot")
+            assert result == {"content": [{"type": "text", "text": "true"}], "isError": False}
+            again = await backend.next_device()  # the firmware booted again: a new hello
+            assert again.hello["type"] == "hello"
+            await again.send_raw(json.dumps({"type": "system", "command": "reboot"}))
+            third = await backend.next_device()
+            assert (await third.request("ping"))["result"] == {}
+            return sim
+
+    sim = run(scenario())
+    assert [r["reason"] for r in sim.records()] == ["reset", "reset", "stop"]
+
+
+def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):
+    image = b"\xe9" + os.urandom(150 * 1024)
+    digest = hashlib.sha256(image).hexdigest()
+
+    async def scenario(server):
+        async with device_session(tmp_path) as (backend, sim, device):
+            wrong = await device.call("self.upgrade_firmware",
+                                      {"url": server.url, "sha256": "0" * 64})
+            assert wrong["isError"] and "SHA-256" in wrong["content"][0]["text"]
+            missing = await device.call("self.upgrade_firmware",
+                                        {"url": server.base + "/nope.bin", "sha256": digest})
+            assert missing["isError"] and "404" in missing["content"][0]["text"]
+            assert "sha256" in await call_error(device, "self.upgrade_firmware",
+                                                {"url": server.url})
+            info = await device.call_json("self.get_system_info")
+            assert info["ota"] == {"running": "ota_0", "boot": "ota_0"}
+
+            good = await device.call("self.upgrade_firmware",
+                                     {"url": server.url, "sha256": digest},
+                                     meta={"progressToken": "ota-1"})
+            assert not good["isError"], good
+            progress = [n["params"] for n in device.notifications
+                        if n["method"] == "notifications/progress"]
+            assert progress and all(p["progressToken"] == "ota-1" for p in progress)
+            steps = [p["progress"] for p in progress]
+            assert steps == sorted(steps) and steps[-1] == len(image)
+
+            rebooted = await backend.next_device()
+            info = await rebooted.call_json("self.get_system_info")
+            assert info["ota"] == {"running": "ota_1", "boot": "ota_1"}
+            return sim
+
+    with ImageServer(image) as server:
+        sim = run(scenario(server))
+        assert server.requests == 3
+    upgrade_boot, new_boot = sim.records()
+    assert upgrade_boot["reason"] == "reset"
+    assert upgrade_boot["set_boot_calls"] == ["ota_1"]  # once: the wrong digest never got it
+    assert upgrade_boot["written_blocks"]["ota_0"] == []  # the running image is untouched
+    assert new_boot["running"] == "ota_1"
+    assert new_boot["marked_valid"] is True  # the new image booted well and kept itself
