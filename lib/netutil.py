@@ -124,9 +124,15 @@ def request_head(method, path, host, headers):
     return "\r\n".join(lines).encode()
 
 
-async def close_quietly(writer):
+async def close_quietly(writer, abort=False):
+    """Close a stream, ignoring errors; `abort` drops unsent data instead of flushing it
+    first (CPython would otherwise wait forever on a peer that stopped reading)."""
     try:
-        writer.close()
+        transport = getattr(writer, "transport", None)  # CPython only
+        if abort and transport is not None:
+            transport.abort()
+        else:
+            writer.close()
         await writer.wait_closed()
     except Exception:  # already reset by the peer: nothing left to release
         pass

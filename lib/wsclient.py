@@ -180,22 +180,30 @@ class WebSocket:
 
     async def close(self, code=CLOSE_NORMAL, reason=""):
         """Closing handshake: send close, wait briefly for the peer's, hang up."""
-        if self._closed is not None:
-            return
-        await self._send_close(code, reason)
-        try:
-            if self._reading:  # the task in recv() will see the reply
-                await asyncio.wait_for(self._done.wait(), _CLOSE_WAIT_S)
-            else:
-                await asyncio.wait_for(self._drain_until_close(), _CLOSE_WAIT_S)
-        except Exception:  # no reply in time or the link broke: hang up anyway
-            pass
-        await self._finish(code, reason)
+        if self._closed is None:
+            await self._hang_up_after(self._close_handshake(code, reason), code, reason)
 
     async def abort(self):
         """Hang up at once, without the closing handshake (for a peer that went silent).
         A task blocked in recv() gets ConnectionClosed(1006)."""
-        await self._finish(CLOSE_ABNORMAL, "aborted")
+        await self._finish(CLOSE_ABNORMAL, "aborted", True)
+
+    async def _hang_up_after(self, handshake, code, reason):
+        # A peer may never answer, and a send stuck on a dead network may hold the send
+        # lock: the handshake gets a bounded time, then unsent data is dropped.
+        try:
+            await asyncio.wait_for(handshake, _CLOSE_WAIT_S)
+            abort = False
+        except Exception:
+            abort = True
+        await self._finish(code, reason, abort)
+
+    async def _close_handshake(self, code, reason):
+        await self._send_close(code, reason)
+        if self._reading:  # the task in recv() will see the reply
+            await self._done.wait()
+        else:
+            await self._drain_until_close()
 
     # -- receiving
 
@@ -274,24 +282,20 @@ class WebSocket:
             pass
 
     async def _fail(self, code, reason):
+        await self._hang_up_after(self._fail_handshake(code, reason), code, reason)
+
+    async def _fail_handshake(self, code, reason):
         await self._send_close(code, reason)
         # Give the peer the chance to read our close frame before the socket goes:
         # skip (never store) whatever it still sends until it hangs up.
-        try:
-            await asyncio.wait_for(self._skip_until_eof(), _CLOSE_WAIT_S)
-        except Exception:
-            pass
-        await self._finish(code, reason)
-
-    async def _skip_until_eof(self):
         while await self._reader.read(_MASK_CHUNK):
             pass
 
-    async def _finish(self, code, reason):
+    async def _finish(self, code, reason, abort=False):
         if self._closed is None:
             self._closed = (code, reason)
         self._done.set()
-        await netutil.close_quietly(self._writer)
+        await netutil.close_quietly(self._writer, abort)
 
     # -- sending
 

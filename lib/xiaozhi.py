@@ -79,7 +79,8 @@ class XiaozhiLink:
             try:
                 await self._session()
             except Exception as e:  # whatever ended the session, the link carries on
-                _log.warning("link lost: %s", _describe(e))
+                if not self._stopping:
+                    _log.warning("link lost: %s", _describe(e))
             finally:
                 await self._hang_up()
             if self._stopping:
@@ -104,6 +105,9 @@ class XiaozhiLink:
     async def _session(self):
         self._ws = ws = await wsclient.connect(self.url, self.headers, self.max_message, self.ca,
                                                self.hello_timeout)
+        if self._stopping:  # stop() came while connecting
+            await ws.close(wsclient.CLOSE_NORMAL, "device stopping")
+            return
         await ws.send(dumps({"type": "hello", "version": self.protocol_version,
                              "features": {"mcp": True}, "transport": "websocket",
                              "audio_params": AUDIO_PARAMS}))
@@ -140,11 +144,15 @@ class XiaozhiLink:
             await ws.abort()
 
     async def _keepalive(self, ws):
-        """Ping every ping_interval; hang up after idle_timeout without any frame."""
+        """Ping every ping_interval; hang up after idle_timeout without any frame.
+
+        Pings go out from their own task: a send stuck on a dead network (its buffers
+        full) must not stall this watchdog."""
         idle_ms = int(self.idle_timeout * 1000)
         ping_ms = int(self.ping_interval * 1000) if self.ping_interval else 0
         step_s = min(ping_ms or idle_ms, idle_ms) / 4000
         last_ping = ticks_ms()
+        pinging = None
         try:
             while True:
                 await asyncio.sleep(step_s)
@@ -154,10 +162,12 @@ class XiaozhiLink:
                     await ws.abort()  # the session's recv() ends with ConnectionClosed
                     return
                 if ping_ms and ticks_diff(now, last_ping) >= ping_ms:
-                    last_ping = now
-                    await ws.ping()
-        except wsclient.ConnectionClosed:
-            pass  # the session's recv() reports it
+                    if pinging is None or pinging.done():
+                        last_ping = now
+                        pinging = asyncio.create_task(_ping(ws))
+        finally:
+            if pinging is not None:
+                pinging.cancel()
 
     # -- traffic
 
@@ -182,6 +192,13 @@ class XiaozhiLink:
             await _call(self.on_alert, message)
         else:  # stt, tts, llm, custom...: audio features this device does not have
             _log.info("ignored a %s message", kind)
+
+
+async def _ping(ws):
+    try:
+        await ws.ping()
+    except wsclient.ConnectionClosed:
+        pass  # the session's recv() reports it
 
 
 def _raise_if_cancelled():

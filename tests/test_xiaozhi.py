@@ -9,7 +9,6 @@ import json
 import pytest
 from websockets.asyncio.server import serve
 
-import wsclient
 import xiaozhi
 from mpy_clients.runner import run_script
 from umcp import STRING, McpServer, Property, PropertyList
@@ -332,6 +331,26 @@ def test_silent_channel_is_declared_dead_and_replaced():
             second = await backend.next_connection()
             first.ws.transport.resume_reading()  # lets the server see the device hung up
             pong = await second.request(1, "ping")
+            return link, pong
+
+    link, pong = run(main())
+    assert link.attempts == 2
+    assert pong["result"] == {}
+
+
+def test_a_send_stuck_on_a_dead_peer_does_not_stall_the_watchdog():
+    async def main():
+        server = make_server()
+        server.add_tool("self.big", "A huge answer", PropertyList([]), lambda args: "x" * (16 << 20))
+        backend = await started_backend()
+        async with running_link(backend, server, ping_interval=0.05, idle_timeout=0.5) as link:
+            first = await backend.next_connection()
+            await first.send_mcp({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                  "params": {"name": "self.big", "arguments": {}}})
+            first.ws.transport.pause_reading()  # the answer fills the buffers and sticks
+            second = await backend.next_connection()
+            first.ws.transport.resume_reading()
+            pong = await second.request(2, "ping")
             return link, pong
 
     link, pong = run(main())

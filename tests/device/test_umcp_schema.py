@@ -1,0 +1,112 @@
+# umcp schema, tool entries and results, as they behave inside MicroPython.
+# Plain test functions with bare asserts: they run under pytest and on the device runners.
+
+import json
+
+from umcp import BOOLEAN, INTEGER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
+from umcp.tool import error_result_pieces, result_pieces
+
+
+def noop(args):
+    return True
+
+
+def raises(exception, fn, *args):
+    """The message of the `exception` that fn(*args) raises (an AssertionError if none)."""
+    try:
+        fn(*args)
+    except exception as e:
+        return str(e)
+    assert False, "%s not raised" % exception.__name__
+
+
+def make_property(name, kind, kwargs):
+    return Property(name, kind, **kwargs)
+
+
+VOLUME = PropertyList([
+    Property("volume", INTEGER, minimum=0, maximum=100),
+    Property("mute", BOOLEAN, default=False),
+    Property("label", STRING, default="main"),
+])
+
+
+def test_property_schema_fragments():
+    assert Property("on", BOOLEAN).schema() == {"type": "boolean"}
+    assert Property("v", INTEGER, default=80, minimum=1, maximum=100).schema() == {
+        "type": "integer", "default": 80, "minimum": 1, "maximum": 100}
+    assert Property("q", STRING, default="", description="d").schema() == {
+        "type": "string", "default": "", "description": "d"}
+    assert Property("v", INTEGER).required and not Property("v", INTEGER, default=1).required
+
+
+def test_property_mistakes_raise_value_error():
+    assert "integers only" in raises(ValueError, make_property, "p", STRING, {"minimum": 0})
+    assert "maximum 100" in raises(ValueError, make_property, "p", INTEGER,
+                                   {"default": 101, "minimum": 0, "maximum": 100})
+    assert "expected boolean" in raises(ValueError, make_property, "p", BOOLEAN, {"default": 1})
+    assert "unknown type" in raises(ValueError, make_property, "p", "float", {})
+    assert "duplicate" in raises(ValueError, PropertyList, [Property("a", STRING), Property("a", STRING)])
+
+
+def test_validation_fills_defaults():
+    assert VOLUME.validate({"volume": 30}) == {"volume": 30, "mute": False, "label": "main"}
+    args = VOLUME.validate({"volume": 30.0})
+    assert args["volume"] == 30 and type(args["volume"]) is int
+
+
+def test_validation_messages_name_argument_and_bound():
+    cases = [
+        ({"volume": True}, "volume: expected integer, got boolean"),
+        ({"volume": 5.5}, "volume: expected integer, got number"),
+        ({"volume": "5"}, "volume: expected integer, got string"),
+        ({"volume": 101}, "volume: 101 is above the maximum 100"),
+        ({"volume": -1}, "volume: -1 is below the minimum 0"),
+        ({"volume": 1, "mute": 0}, "mute: expected boolean, got number"),
+        ({}, "missing required argument volume"),
+        ({"volume": 1, "vol": 1}, "unknown argument vol"),
+        ("x", "arguments must be an object"),
+    ]
+    for arguments, message in cases:
+        assert raises(InvalidParams, VOLUME.validate, arguments) == message
+
+
+def test_tool_entry_and_annotations():
+    tool = McpTool("self.audio_speaker.set_volume", "Set volume", [Property("volume", INTEGER, minimum=0, maximum=100)],
+                   noop)
+    assert json.loads(tool.json) == {
+        "name": "self.audio_speaker.set_volume", "description": "Set volume",
+        "inputSchema": {"type": "object", "properties": {"volume": {"type": "integer", "minimum": 0, "maximum": 100}},
+                        "required": ["volume"]}}
+    plain = json.loads(McpTool("t", "d", None, noop).json)
+    assert plain["inputSchema"] == {"type": "object", "properties": {}} and "annotations" not in plain
+    user = json.loads(McpTool("self.reboot", "d", None, noop, user_only=True, destructive=True).json)
+    assert user["annotations"] == {"audience": ["user"], "destructiveHint": True}
+    hinted = json.loads(McpTool("t", "d", None, noop, title="T", read_only=False, idempotent=True).json)
+    assert hinted["annotations"] == {"title": "T", "readOnlyHint": False, "idempotentHint": True}
+
+
+def test_tool_json_size_is_in_utf8_bytes():
+    tool = McpTool("self.light.on", "打开灯光", None, noop)
+    assert tool.json_bytes == len(tool.json.encode())
+    assert tool.json_bytes > len(tool.json) or "\\u" in tool.json
+    assert json.loads(tool.json)["description"] == "打开灯光"
+
+
+def test_tool_names():
+    for name in ("a", "self.x-y_z.9", "n" * 128):
+        assert McpTool(name, "d", None, noop).name == name
+    for name in ("", "n" * 129, "a b", "a/b", "音量", None):
+        raises(ValueError, McpTool, name, "d", None, noop)
+
+
+def test_results_become_content_blocks():
+    for value, text in ((True, "true"), (False, "false"), (7, "7"), (None, "null"), ("a \"b\"\n", "a \"b\"\n")):
+        assert json.loads("".join(result_pieces(value))) == {
+            "content": [{"type": "text", "text": text}], "isError": False}
+    parsed = json.loads("".join(result_pieces({"k": [1, 2]})))
+    assert json.loads(parsed["content"][0]["text"]) == {"k": [1, 2]}
+    image = json.loads("".join(result_pieces(ImageContent(b"\xff\xd8\xff\xe0"))))
+    assert image["content"] == [{"type": "image", "data": "/9j/4A==", "mimeType": "image/jpeg"}]
+    failure = json.loads("".join(error_result_pieces("bad \"x\"")))
+    assert failure == {"content": [{"type": "text", "text": "bad \"x\""}], "isError": True}
