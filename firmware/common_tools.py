@@ -8,7 +8,7 @@ import time
 
 import httpclient
 import ota
-from umcp import INTEGER, STRING, Property, PropertyList
+from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
 
 THEMES = ("light", "dark")
 _REBOOT_DELAY_MS = 1000
@@ -105,6 +105,12 @@ class CommonTools:
                          description="SHA-256 of the firmware image, 64 hex digits"),
             ]),
             self.upgrade_firmware, destructive=True, open_world=True)
+        if self.board.camera:
+            # The picture itself, for MCP clients that see images (through the bridge);
+            # user-only because xiaozhi backends read only text results.
+            s.add_user_only_tool(
+                "self.camera.get_photo", "Take a photo and return it as a JPEG image.",
+                PropertyList([]), self.get_photo, read_only=True, open_world=False)
         if self.board.display:
             s.add_user_only_tool(
                 "self.screen.get_info",
@@ -201,6 +207,9 @@ class CommonTools:
             size = await ota.install(image, args["sha256"], progress=progress)
         self.reboot(_REBOOT_DELAY_MS)
         return "firmware updated (%d bytes, sha256 verified); rebooting" % size
+
+    def get_photo(self, args):
+        return ImageContent(self.board.camera.capture(), "image/jpeg")
 
     def screen_info(self, args):
         return self.board.display.info()

@@ -177,7 +177,8 @@ class Sim:
         self.cmd = [sys.executable, "-S", "-m", "tools.sim", "--url", url, "--token", TOKEN,
                     "--state-dir", self.state_dir]
         if micropython:
-            self.cmd += ["--micropython", MICROPYTHON, "--heapsize", "2M"]
+            # Relative to the repository, as a user types it (the firmware's cwd differs).
+            self.cmd += ["--micropython", os.path.relpath(MICROPYTHON, ROOT), "--heapsize", "2M"]
         if max_payload:
             self.cmd += ["--max-payload", str(max_payload)]
         if device_id:

@@ -69,6 +69,8 @@ def test_uses_a_temporary_state_dir_when_none_is_given():
     (["--url", "ws://h/", "--token", "t", "--heapsize", "1M"], "--heapsize needs --micropython"),
     (["--url", "ws://h/", "--token", "t", "--extra-config", "[1]"], "must be a JSON object"),
     (["--token", "t"], "--url"),
+    (["--url", "ws://h/", "--token", "t", "--micropython", "no/such/micropython"],
+     "is not an executable"),
 ])
 def test_bad_arguments_are_refused(args, message):
     done = subprocess.run(sim_command(*args), cwd=ROOT, capture_output=True, text=True,

@@ -11,6 +11,7 @@ only.
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,6 +52,13 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
+    if args.micropython:
+        # The firmware runs with the state dir as its working directory: resolve the
+        # binary here (a relative path or a name on PATH).
+        found = shutil.which(args.micropython)
+        if found is None:
+            p.error("--micropython: %s is not an executable" % args.micropython)
+        args.micropython = os.path.abspath(found)
     try:
         args.extra_config = json.loads(args.extra_config)
     except ValueError as e:

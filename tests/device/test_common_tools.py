@@ -20,7 +20,7 @@ COMMON_VISIBLE = ["self.get_device_status", "self.audio_speaker.set_volume",
                   "self.screen.set_brightness", "self.screen.set_theme",
                   "self.camera.take_photo"]
 USER_ONLY = ["self.get_system_info", "self.reboot", "self.upgrade_firmware",
-             "self.screen.get_info", "self.assets.set_download_url"]
+             "self.camera.get_photo", "self.screen.get_info", "self.assets.set_download_url"]
 ES8311_ADDR = 0x18
 DAC_VOLUME = 0x32
 BACKLIGHT_PIN = 47
@@ -103,8 +103,8 @@ async def test_tools_follow_the_hardware():
         names = await rig.names()
         # Common tools first (the list's stable head), then the user-only ones, then the board's.
         assert names[:5] == COMMON_VISIBLE
-        assert names[5:10] == USER_ONLY
-        assert names[10:] == ["self.led_strip.set_color", "self.led_strip.get_state",
+        assert names[5:11] == USER_ONLY
+        assert names[11:] == ["self.led_strip.set_color", "self.led_strip.get_state",
                               "self.host.get_temperature"]
     finally:
         rig.close()
@@ -168,6 +168,24 @@ async def test_take_photo_before_a_vision_url_is_a_clear_error():
     try:
         message = await rig.error_text("self.camera.take_photo", {"question": "what is it?"})
         assert "vision" in message and "initialize" in message
+    finally:
+        rig.close()
+
+
+async def test_get_photo_returns_the_camera_jpeg_as_an_image_block():
+    import binascii
+
+    import camera
+
+    rig = Rig()
+    try:
+        reply = await rig.call("self.camera.get_photo")
+        block = reply["result"]["content"][0]
+        assert reply["result"]["isError"] is False
+        assert block["type"] == "image" and block["mimeType"] == "image/jpeg"
+        jpeg = binascii.a2b_base64(block["data"].encode())
+        assert jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9"
+        assert jpeg == bytes(camera.sim_camera().capture())  # what the sensor produced
     finally:
         rig.close()
 
