@@ -30,7 +30,36 @@ def tiny_jpeg(width, height, progressive=False):
     return b"\xff\xd8" + app0 + b"\xff" + sof + b"\xff\xd9"
 
 
-class Transcript(list):
+def simulated_photo():
+    """The JPEG the host board's camera takes: its driver over the simulated camera module."""
+    import hwsim
+    from boards import host
+    from drivers.camera import Camera
+
+    try:
+        return Camera(host.PINS["camera"]).capture()
+    finally:
+        hwsim.reset()
+
+
+class Recording(list):
+    """A list that can be awaited until some item satisfies `test`."""
+
+    def __init__(self):
+        super().__init__()
+        self._grew = asyncio.Event()
+
+    def append(self, item):
+        super().append(item)
+        self._grew.set()
+
+    async def wait_for(self, test):
+        while not any(test(item) for item in self):
+            self._grew.clear()
+            await self._grew.wait()
+
+
+class Transcript(Recording):
     def __call__(self, line):
         self.append(line)
 
@@ -111,6 +140,8 @@ async def test_console_lists_devices_and_tools_and_calls(tmp_path):
             await console.execute('call %s self.audio_speaker.set_volume {"volume": 64}' % device.id)
             await console.execute("call 1 self.get_device_status")
             assert json.loads(out[-1].split("<- ", 1)[1])["audio_speaker"]["volume"] == 64
+            await console.execute("call 1 self.camera.get_photo")  # a user-only tool returning an image
+            assert out[-1] == "%s: <- [image image/jpeg, %d bytes]" % (device.id, len(simulated_photo()))
             await console.execute("call 1 self.audio_speaker.set_volume {volume: 1}")
             assert out[-1].startswith("error: arguments are not JSON")
             await console.execute("call 9 self.reboot")
@@ -140,7 +171,7 @@ async def test_refuses_a_wrong_or_missing_token_with_a_reason():
 async def scripted_device(backend, answer, device_id="11:22:33:44:55:66"):
     """A device that says hello, then answers each request with answer(request) (None:
     stay silent). Yields the list of payloads it received."""
-    received = []
+    received = Recording()
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
     headers = {"Authorization": "Bearer " + TOKEN, "Device-Id": device_id}
     async with connect(url, additional_headers=headers) as ws:
@@ -175,7 +206,7 @@ async def test_a_repeated_cursor_stops_the_listing():
 
     async with running_backend() as (backend, out):
         async with scripted_device(backend, answer) as received:
-            await asyncio.wait_for(_line_containing(out, "onboarding failed"), 10)
+            await asyncio.wait_for(out.wait_for(lambda line: "onboarding failed" in line), 10)
             assert "repeated tools/list cursor 'same'" in out.text()
             assert [p.get("params", {}).get("cursor") for p in received if p.get("method") == "tools/list"] \
                 == [None, "same"]
@@ -195,19 +226,9 @@ async def test_a_call_that_gets_no_answer_times_out_and_is_cancelled():
             assert await backend.call(device, "slow", timeout=0.5) is None
             assert out[-1].endswith("<- no answer within 0.5 s")
             call = next(p for p in received if p.get("method") == "tools/call")
-            await asyncio.wait_for(_payload(received, "notifications/cancelled"), 5)
+            await asyncio.wait_for(received.wait_for(lambda p: p.get("method") == "notifications/cancelled"), 5)
             cancel = next(p for p in received if p.get("method") == "notifications/cancelled")
             assert cancel["params"] == {"requestId": call["id"]}
-
-
-async def _line_containing(out, text):
-    while not any(text in line for line in out):
-        await asyncio.sleep(0.05)
-
-
-async def _payload(received, method):
-    while not any(p.get("method") == method for p in received):
-        await asyncio.sleep(0.05)
 
 
 # ---- the vision endpoint -----------------------------------------------------------
@@ -228,8 +249,10 @@ def post_photo(url, token, device_id, image, question="What is this?"):
             "--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"photo.jpg\"\r\n"
             "Content-Type: image/jpeg\r\n\r\n" % (boundary, question, boundary)).encode() + image + \
         ("\r\n--%s--\r\n" % boundary).encode()
-    request = urllib.request.Request(url, body, {"Content-Type": "multipart/form-data; boundary=" + boundary,
-                                                 "Authorization": "Bearer " + token, "Device-Id": device_id})
+    headers = {"Content-Type": "multipart/form-data; boundary=" + boundary, "Authorization": "Bearer " + token}
+    if device_id is not None:
+        headers["Device-Id"] = device_id
+    request = urllib.request.Request(url, body, headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.load(response)
@@ -248,4 +271,7 @@ async def test_vision_endpoint_checks_token_and_device_and_describes_the_image()
         status, answer = await asyncio.to_thread(post_photo, url, token, "cc:dd", tiny_jpeg(8, 8))
         assert (status, answer["success"]) == (401, False)
         status, answer = await asyncio.to_thread(post_photo, url, "forged", "aa:bb", tiny_jpeg(8, 8))
+        assert status == 401
+        # A token never given out and no Device-Id: both unknown, which is no match.
+        status, answer = await asyncio.to_thread(post_photo, url, "forged", None, tiny_jpeg(8, 8))
         assert status == 401

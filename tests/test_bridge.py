@@ -1,22 +1,26 @@
 """tools.bridge as a real subprocess, the simulated device connected to it, and the
 official MCP SDK client on the other side: over stdio and over streamable HTTP."""
 
+import base64
 import json
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from test_backend import simulated_photo
 from tools.demo import ROOT, simulated_device
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.anyio]
 TOKEN = "bridge-token"
 PAGE_LIMIT = 1200  # several tools/list pages from the device
 READ_TIMEOUT = 30  # the device may still be booting when the first request arrives
+USER_ONLY = {"self.reboot", "self.camera.get_photo"}  # some of the device's user-only tools
 
 
 def free_port():
@@ -37,6 +41,7 @@ async def exercise(client):
     names = [tool.name for tool in listing.tools]
     assert len(names) == len(set(names))
     assert {"self.get_device_status", "self.audio_speaker.set_volume", "self.camera.take_photo"} <= set(names)
+    assert not USER_ONLY & set(names)  # without --user-tools the model is not offered them
     wire = sum(len(json.dumps(tool.model_dump(by_alias=True, exclude_none=True))) for tool in listing.tools)
     assert wire > PAGE_LIMIT  # so the device had to page, and every page arrived
     volume = next(tool for tool in listing.tools if tool.name == "self.audio_speaker.set_volume")
@@ -71,38 +76,56 @@ async def test_sdk_client_over_stdio(tmp_path):
                 await exercise(client)
 
 
+async def test_user_tools_option_lists_them_and_an_image_arrives_as_the_device_sent_it(tmp_path):
+    ws_port = free_port()
+    server = StdioServerParameters(command=sys.executable, args=bridge_command(ws_port, "--user-tools")[1:],
+                                   cwd=ROOT)
+    url = "ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port
+    async with Client(server, mode="legacy", read_timeout_seconds=READ_TIMEOUT) as client:
+        with open(tmp_path / "device.log", "w") as log:
+            with simulated_device(url, TOKEN, str(tmp_path / "state"), log, PAGE_LIMIT):
+                listing = await client.list_tools()
+                names = [tool.name for tool in listing.tools]
+                assert listing.next_cursor is None and len(names) == len(set(names))
+                assert USER_ONLY | {"self.get_device_status", "self.camera.take_photo"} <= set(names)
+                photo = await client.call_tool("self.camera.get_photo", {})
+    assert not photo.is_error and len(photo.content) == 1
+    image = photo.content[0]
+    assert (image.type, image.mime_type) == ("image", "image/jpeg")
+    jpeg = base64.b64decode(image.data, validate=True)
+    assert jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9"  # SOI ... EOI
+    assert jpeg == simulated_photo()
+
+
 async def test_sdk_client_over_streamable_http(tmp_path):
-    ws_port, http_port = free_port(), free_port()
-    with open(tmp_path / "bridge.log", "w+") as bridge_log:
-        bridge = subprocess.Popen(bridge_command(ws_port, "--http", str(http_port)), cwd=ROOT,
-                                  stdin=subprocess.DEVNULL, stdout=bridge_log, stderr=subprocess.STDOUT)
-        try:
-            url = "ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port
-            with open(tmp_path / "device.log", "w") as log:
-                with simulated_device(url, TOKEN, str(tmp_path / "state"), log, PAGE_LIMIT):
-                    await wait_listening(http_port)
-                    async with Client("http://127.0.0.1:%d/mcp" % http_port, mode="legacy",
-                                      read_timeout_seconds=READ_TIMEOUT) as client:
-                        await exercise(client)
-        finally:
-            bridge.terminate()
-            bridge.wait(10)
-        bridge_log.seek(0)
-        assert "MCP clients connect to http://127.0.0.1:%d/mcp" % http_port in bridge_log.read()
-
-
-async def wait_listening(port, attempts=200):
     import anyio
 
-    for _ in range(attempts):
-        try:
-            stream = await anyio.connect_tcp("127.0.0.1", port)
-        except OSError:
-            await anyio.sleep(0.05)
-        else:
-            await stream.aclose()
+    ws_port, http_port = free_port(), free_port()
+    bridge = subprocess.Popen(bridge_command(ws_port, "--http", str(http_port)), cwd=ROOT, text=True,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        url = "ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port
+        with open(tmp_path / "device.log", "w") as log:
+            with simulated_device(url, TOKEN, str(tmp_path / "state"), log, PAGE_LIMIT):
+                # The bridge says where to connect once it listens there.
+                await anyio.to_thread.run_sync(
+                    wait_for_line, bridge.stderr, "MCP clients connect to http://127.0.0.1:%d/mcp" % http_port)
+                async with Client("http://127.0.0.1:%d/mcp" % http_port, mode="legacy",
+                                  read_timeout_seconds=READ_TIMEOUT) as client:
+                    await exercise(client)
+    finally:
+        bridge.terminate()
+        bridge.wait(10)
+
+
+def wait_for_line(stream, text):
+    """Read `stream` up to a line containing `text`, then drain the rest on a thread (so the
+    writer never blocks on a full pipe)."""
+    for line in stream:
+        if text in line:
+            threading.Thread(target=stream.read, daemon=True).start()
             return
-    raise AssertionError("the bridge never listened on port %d" % port)
+    raise AssertionError("the bridge ended without saying %r" % text)
 
 
 async def test_device_notifications_reach_the_client():

@@ -29,6 +29,7 @@ PROBE_TAG = "umcp-probe:"
 
 
 def beside_python(name):
+    """The venv's own copy of a console script, else `name` from PATH."""
     path = os.path.join(os.path.dirname(sys.executable), name)
     return path if os.path.exists(path) else name
 

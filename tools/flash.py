@@ -10,14 +10,11 @@ import shlex
 import subprocess
 import sys
 
+from tools.deploy import beside_python
+
 # Where the MicroPython image starts: after the second-stage bootloader on the original
 # ESP32 (and S2), at 0 on the newer chips whose ROM finds the bootloader itself.
 OFFSETS = {"esp32": "0x1000", "esp32s2": "0x1000", "esp32s3": "0", "esp32c3": "0", "esp32c6": "0"}
-
-
-def default_esptool():
-    beside_python = os.path.join(os.path.dirname(sys.executable), "esptool")
-    return os.environ.get("UMCP_ESPTOOL") or (beside_python if os.path.exists(beside_python) else "esptool")
 
 
 def parse_args(argv=None):
@@ -26,7 +23,8 @@ def parse_args(argv=None):
     parser.add_argument("--chip", required=True, choices=sorted(OFFSETS))
     parser.add_argument("--firmware", required=True, help="MicroPython .bin for this chip")
     parser.add_argument("--baud", type=int, default=460800)
-    parser.add_argument("--esptool", default=default_esptool(), help="esptool command (env UMCP_ESPTOOL)")
+    parser.add_argument("--esptool", default=os.environ.get("UMCP_ESPTOOL") or beside_python("esptool"),
+                        help="esptool command (env UMCP_ESPTOOL)")
     parser.add_argument("--no-erase", action="store_true", help="keep the flash (and its files) as it is")
     return parser.parse_args(argv)
 

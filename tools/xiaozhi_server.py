@@ -29,6 +29,18 @@ CLIENT_INFO = {"name": "umcp-host", "version": "0.1.0"}
 AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
 
 
+_background = set()
+
+
+def background(coro):
+    """Run `coro` on a task of its own, held here until it ends: the loop keeps only a weak
+    reference, so an unheld task may vanish mid-way."""
+    task = asyncio.create_task(coro)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return task
+
+
 class DeviceError(Exception):
     """A JSON-RPC error the device answered with (code, message, data as it sent them)."""
 
@@ -110,7 +122,8 @@ class Device:
             raise DeviceGone(self.id) from None
         except (asyncio.CancelledError, asyncio.TimeoutError):
             # Whoever asked gave up: tell the device so it can stop the work.
-            asyncio.create_task(self._cancel(request_id))
+            background(self._send_if_connected(self._notification(
+                "notifications/cancelled", {"requestId": request_id})))
             raise
         finally:
             self._pending.pop(request_id, None)
@@ -118,17 +131,21 @@ class Device:
             raise DeviceError(reply["error"])
         return reply.get("result")
 
-    async def _cancel(self, request_id):
+    async def _send_if_connected(self, payload):
         try:
-            await self.notify("notifications/cancelled", {"requestId": request_id})
+            await self.send_envelope(payload)
         except ConnectionClosed:
             pass
 
-    async def notify(self, method, params=None):
+    @staticmethod
+    def _notification(method, params=None):
         payload = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             payload["params"] = params
-        await self.send_envelope(payload)
+        return payload
+
+    async def notify(self, method, params=None):
+        await self.send_envelope(self._notification(method, params))
 
     async def initialize(self, vision=None, protocol_version="2024-11-05", timeout=None):
         """The handshake a real backend does; `vision` is {"url", "token"} for photos."""
@@ -164,12 +181,11 @@ class Device:
             seen.add(cursor)
         raise ProtocolViolation("device sent more than %d tools/list pages" % MAX_PAGES)
 
-    async def list_tools(self, with_user_tools=False, timeout=None):
+    async def list_tools(self, with_user_tools=False, cursor=None, timeout=None):
+        """Every tool, from `cursor` on, following nextCursor."""
         tools = []
-        async for page in self.tools_pages(with_user_tools, timeout=timeout):
+        async for page in self.tools_pages(with_user_tools, cursor, timeout):
             tools.extend(page.get("tools", []))
-        if not with_user_tools:
-            self.tools = tools
         return tools
 
     async def call_tool(self, name, arguments=None, meta=None, timeout=None):
@@ -192,7 +208,7 @@ class Device:
         elif "id" in payload:
             # A device asking us something (e.g. sampling): we offer nothing.
             error = {"code": -32601, "message": "Method not found: %s" % payload["method"]}
-            asyncio.create_task(self.send_envelope({"jsonrpc": "2.0", "id": payload["id"], "error": error}))
+            background(self._send_if_connected({"jsonrpc": "2.0", "id": payload["id"], "error": error}))
         else:
             self._owner.on_notification(self, payload)
 

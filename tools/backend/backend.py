@@ -7,8 +7,8 @@ import json
 import socket
 
 from tools.backend.httpserver import HttpServer
-from tools.backend.vision import VISION_PATH, VisionService, create_app
-from tools.xiaozhi_server import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer
+from tools.backend.vision import VisionService, create_app, vision_url
+from tools.xiaozhi_server import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
 PROTOCOL_VERSION = "2024-11-05"  # what xiaozhi-esp32-server asks for
 
@@ -26,17 +26,21 @@ def summarize_result(result):
         kind = block.get("type")
         if kind == "text":
             parts.append(block.get("text", ""))
-        elif kind in ("image", "audio"):
-            size = len(block.get("data", "")) * 3 // 4
-            parts.append("[%s %s, about %d bytes]" % (kind, block.get("mimeType"), size))
+        elif kind in ("image", "audio"):  # the size, not pages of base64
+            data = block.get("data", "")
+            size = len(data) * 3 // 4 - data[-2:].count("=")
+            parts.append("[%s %s, %d bytes]" % (kind, block.get("mimeType"), size))
         else:
             parts.append(compact(block, 200))
     text = " | ".join(parts) if parts else compact(result)
     return ("ERROR: " + text) if result.get("isError") else text
 
 
-def lan_address():
-    """The address other machines reach us at (no packet is sent), or loopback."""
+def reachable_host(host):
+    """The address other machines reach a server listening on `host` at: for all
+    interfaces, our LAN address (found without sending a packet; loopback without a network)."""
+    if host not in ("", "0.0.0.0"):
+        return host
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         probe.connect(("10.255.255.255", 1))
@@ -54,7 +58,7 @@ class Backend:
         self.host = host
         self.port = port
         self.http_port = http_port
-        self.public_host = public_host or (lan_address() if host in ("", "0.0.0.0") else host)
+        self.public_host = public_host or reachable_host(host)
         self.request_timeout = request_timeout
         self.vision = VisionService(vision_model, log=out)
         self.server = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
@@ -70,7 +74,7 @@ class Backend:
 
     @property
     def vision_url(self):
-        return "http://%s:%d%s" % (self.public_host, self.http_port, VISION_PATH)
+        return vision_url(self.public_host, self.http_port)
 
     async def start(self):
         self.http_port = await self._http.start(self.host, self.http_port)
@@ -144,7 +148,7 @@ class Backend:
     def _on_notification(self, device, payload):
         self._speaker(device)("notification %s %s" % (payload.get("method"), compact(payload.get("params", {}))))
         if payload.get("method") == "notifications/tools/list_changed":
-            asyncio.create_task(self._relist(device))
+            background(self._relist(device))
 
     async def _relist(self, device):
         try:

@@ -25,6 +25,10 @@ _SOF_MARKERS = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD
 _STANDALONE_MARKERS = {0x01, 0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8}
 
 
+def vision_url(host, port):
+    return "http://%s:%d%s" % (host, port, VISION_PATH)
+
+
 def jpeg_dimensions(data):
     """(width, height) from the first SOF marker of a JPEG, or None."""
     if data[:2] != b"\xff\xd8":
@@ -117,8 +121,10 @@ class VisionService:
         return token
 
     def authorized(self, authorization, device_id):
-        token = (authorization or "")[len("Bearer "):] if (authorization or "").startswith("Bearer ") else None
-        return token is not None and self._device_by_token.get(token) == device_id
+        """`Authorization: Bearer <token>` names a token we gave to `device_id`."""
+        scheme, _, token = (authorization or "").partition(" ")
+        # A token we never gave maps to None: it must not match a missing Device-Id.
+        return scheme == "Bearer" and device_id is not None and self._device_by_token.get(token) == device_id
 
     async def explain(self, question, data, mime_type):
         facts = describe_image(data, mime_type)

@@ -20,12 +20,14 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m tools.bridge", description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=8000, help="WebSocket port devices connect to")
     parser.add_argument("--token", help="token devices must present")
-    parser.add_argument("--host", default="0.0.0.0", help="address devices reach us at (default all)")
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on for devices (default all)")
     parser.add_argument("--http", type=int, metavar="HTTP_PORT",
                         help="serve streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp instead of stdio")
     parser.add_argument("--device-wait", type=float, default=30.0,
                         help="seconds a request waits for a device to connect (default 30)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the device's answer")
+    parser.add_argument("--user-tools", action="store_true",
+                        help="list the device's user-only tools too (they are for its owner: you)")
     parser.add_argument("--vision-base-url", help="OpenAI-compatible API base (or UMCP_VISION_BASE_URL)")
     parser.add_argument("--vision-model", help="vision model name (or UMCP_VISION_MODEL)")
     parser.add_argument("--vision-key", help="API key (or UMCP_VISION_API_KEY)")
@@ -59,7 +61,8 @@ async def serve_stdio(bridge):
 
 async def main(args):
     model = OpenAIVision.from_config(args.vision_base_url, args.vision_model, args.vision_key)
-    bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log)
+    bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log,
+                    user_tools=args.user_tools)
     await bridge.start()
     try:
         if args.http is not None:

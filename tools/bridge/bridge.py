@@ -4,7 +4,8 @@ The device connects to our xiaozhi endpoint like it would to a backend; MCP clie
 to us over stdio or streamable HTTP. tools/list and tools/call go to the device with our
 own request ids (so clients' ids never collide with each other or with the device's
 fixed ones); results and errors come back exactly as the device produced them. Device
-notifications (tools/list_changed, logging, progress) are passed on to the clients.
+notifications (tools/list_changed, logging, progress) are passed on to the clients. The
+device's user-only tools are listed only with `user_tools` (--user-tools).
 """
 
 import asyncio
@@ -14,10 +15,10 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
-from tools.backend.backend import lan_address
+from tools.backend.backend import reachable_host
 from tools.backend.httpserver import HttpServer
-from tools.backend.vision import VISION_PATH, VisionService, create_app
-from tools.xiaozhi_server import DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer
+from tools.backend.vision import VisionService, create_app, vision_url
+from tools.xiaozhi_server import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
 DEVICE_PROTOCOL_VERSION = "2025-06-18"
 VERSION = "0.1.0"
@@ -32,12 +33,13 @@ class _Server(Server):
 
 class Bridge:
     def __init__(self, token=None, host="127.0.0.1", port=0, device_wait=30.0,
-                 request_timeout=30.0, vision_model=None, log=None):
+                 request_timeout=30.0, vision_model=None, log=None, user_tools=False):
         self.host = host
-        self.public_host = lan_address() if host in ("", "0.0.0.0") else host
+        self.public_host = reachable_host(host)
         self.port = port
         self.device_wait = device_wait
         self.request_timeout = request_timeout
+        self.user_tools = user_tools  # also list the device's user-only tools (withUserTools)
         self.log = log or (lambda text: None)
         self.devices = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
                                      on_gone=self._on_gone, log=self.log, request_timeout=request_timeout)
@@ -56,7 +58,7 @@ class Bridge:
     async def start(self):
         self.vision_port = await self._vision_http.start(self.host, 0)
         self.port = await self.devices.start(self.host, self.port)
-        self.log("bridge: devices connect to ws://%s:%d/xiaozhi/v1/" % (self.public_host, self.port))
+        self.log("bridge: devices connect to ws://%s:%d%s" % (self.public_host, self.port, PATH))
 
     async def close(self):
         await self.devices.close()
@@ -69,11 +71,11 @@ class Bridge:
                 await asyncio.wait_for(self._ready.wait_for(lambda: self._device), self.device_wait)
                 return self._device
         except asyncio.TimeoutError:
-            raise MCPError(types.INTERNAL_ERROR, "no umcp device connected to ws://%s:%d/xiaozhi/v1/ within %g s"
-                           % (self.public_host, self.port, self.device_wait)) from None
+            raise MCPError(types.INTERNAL_ERROR, "no umcp device connected to ws://%s:%d%s within %g s"
+                           % (self.public_host, self.port, PATH, self.device_wait)) from None
 
     async def _onboard(self, device):
-        vision = {"url": "http://%s:%d%s" % (self.public_host, self.vision_port, VISION_PATH),
+        vision = {"url": vision_url(self.public_host, self.vision_port),
                   "token": self.vision.token_for(device.id)}
         try:
             result = await device.initialize(vision, DEVICE_PROTOCOL_VERSION)
@@ -96,11 +98,11 @@ class Bridge:
 
     async def _list_tools(self, ctx, params):
         device = await self.device()
+        # Every tool from the client's cursor on (none: from the start), following the
+        # device's pages, so our answer never carries a nextCursor.
         cursor = params.cursor if params is not None else None
         try:
-            if cursor is None:  # follow the device's pages and answer with every tool
-                return {"tools": await device.list_tools()}
-            return await device.request("tools/list", {"cursor": cursor})
+            return {"tools": await device.list_tools(self.user_tools, cursor)}
         except _DEVICE_FAILURES as error:
             raise _as_mcp_error(error) from None
 
@@ -124,14 +126,14 @@ class Bridge:
         if method == "notifications/progress":
             session = self._progress.get(params.get("progressToken"))
             if session is not None:
-                asyncio.create_task(session.report_progress(
+                background(session.report_progress(
                     params.get("progress", 0), params.get("total"), params.get("message")))
         elif method == "notifications/tools/list_changed":
-            asyncio.create_task(self._broadcast(lambda session: session.send_tool_list_changed()))
+            background(self._broadcast(lambda session: session.send_tool_list_changed()))
         elif method == "notifications/message":
             note = types.LoggingMessageNotification(params=types.LoggingMessageNotificationParams(
                 level=params.get("level", "info"), data=params.get("data"), logger=params.get("logger")))
-            asyncio.create_task(self._broadcast(lambda session: session.send_notification(note)))
+            background(self._broadcast(lambda session: session.send_notification(note)))
         else:
             self.log("%s: notification %s not passed on" % (device.id, method))
 
