@@ -175,3 +175,11 @@ async def test_a_tool_too_big_for_any_page_is_an_error_naming_it(wire):
 async def test_an_empty_list_is_one_page(wire):
     result = (await wire.request("tools/list", {}, id=1))["result"]
     assert result == {"tools": []}
+
+
+async def test_a_list_of_only_user_only_tools_is_an_empty_page_for_the_llm(wire):
+    # The reference answers this with the same error as an unknown cursor.
+    wire.server.add_user_only_tool("self.reboot", "Reboot", None, bool)
+    assert (await wire.request("tools/list", {}, id=1))["result"] == {"tools": []}
+    listed = (await wire.request("tools/list", {"withUserTools": True}, id=2))["result"]
+    assert [t["name"] for t in listed["tools"]] == ["self.reboot"] and "nextCursor" not in listed

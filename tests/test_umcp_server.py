@@ -529,8 +529,9 @@ async def test_list_changed_only_after_initialize_and_once_per_burst(wire):
     assert "params" not in changed
     await wire.request("ping", id=99)
     assert sum(1 for m in wire.sent if m.get("method") == "notifications/tools/list_changed") == 1
+    after_burst = len(wire.sent)
     server.remove_tool("a")
-    await asyncio.sleep(0)
+    await wire.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed", after_burst)
     assert sum(1 for m in wire.sent if m.get("method") == "notifications/tools/list_changed") == 2
     names = [t["name"] for t in (await wire.request("tools/list", id=100))["result"]["tools"]]
     assert names == ["b", "c"]

@@ -17,8 +17,9 @@ SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
 # The version the xiaozhi protocol documents, for clients whose initialize omits it.
 _DEFAULT_VERSION = "2024-11-05"
-# From 2025-11-25 on, argument validation errors are tool results, not protocol errors.
-_ARGS_AS_RESULTS_FROM = SUPPORTED_VERSIONS.index("2025-11-25")
+# From 2025-11-25 on, argument validation errors are tool results, not protocol errors
+# (versions are ISO dates, so they compare as strings).
+_ARGS_AS_RESULTS_FROM = "2025-11-25"
 
 _PARSE_ERROR = const(-32700)
 _INVALID_REQUEST = const(-32600)
@@ -28,10 +29,21 @@ _INTERNAL_ERROR = const(-32603)
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
+# Every response starts so, and its id follows.
+_FRAME_OPEN = '{"jsonrpc":"2.0","id":'
+
 _PAGE_END = "]}}"
-# A page that has more after it ends with '],"nextCursor":"<tool name>"}}'; tool
-# names are plain ASCII, so this plus the name's length is the tail's byte size.
-_MORE_TAIL_BYTES = len('],"nextCursor":""}}')
+# A page that has more after it ends with '],"nextCursor":"<tool name>"}}'. Tool
+# names are plain ASCII that JSON needs not escape, so the name goes in as it is
+# and this plus the name's length is the tail's byte size.
+_MORE_HEAD = '],"nextCursor":"'
+_MORE_END = '"}}'
+_MORE_TAIL_BYTES = len(_MORE_HEAD) + len(_MORE_END)
+_TOOLS_OPEN = ',"result":{"tools":['
+_LIST_HEAD_BYTES = len(_FRAME_OPEN) + len(_TOOLS_OPEN)  # the id not counted
+
+# Read only: the params of a message that carries none, without a new dict each time.
+_NO_PARAMS = {}
 
 _log = get_logger("umcp")
 
@@ -165,17 +177,6 @@ class McpServer:
         except Exception as e:  # a broken link must not stop the server
             _log.error("send failed: %s", _describe(e))
 
-    async def _send_result(self, id_json, pieces):
-        # One join, so a large result (an image) is copied into its frame once.
-        frame = ['{"jsonrpc":"2.0","id":', id_json, ',"result":']
-        frame.extend(pieces)
-        frame.append("}")
-        await self._send("".join(frame))
-
-    async def _send_error(self, id_json, code, message):
-        await self._send('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}'
-                         % (id_json, code, dumps(message)))
-
     # -- incoming -----------------------------------------------------------
 
     async def handle(self, payload):
@@ -184,42 +185,30 @@ class McpServer:
         Never raises and never waits for a tool callback.
         """
         try:
-            await self._handle(payload)
+            if isinstance(payload, (str, bytes, bytearray)):
+                try:
+                    payload = json.loads(payload)
+                except ValueError:
+                    await self._send(_error_frame("null", _PARSE_ERROR, "parse error: the message is not JSON"))
+                    return
+            if not isinstance(payload, dict):
+                await self._send(_error_frame("null", _INVALID_REQUEST, "a message must be one JSON object"))
+                return
+            if "method" not in payload and ("result" in payload or "error" in payload):
+                # We send no requests, so a response is the client's confusion.
+                _log.info("ignored a response from the client (id %s)", payload.get("id"))
+                return
+            request_id = payload.get("id")
+            id_json = dumps(request_id) if _valid_id(request_id) else "null"
+            problem = _invalid_request(payload)
+            if problem is not None:
+                await self._send(_error_frame(id_json, _INVALID_REQUEST, problem))
+            elif "id" not in payload:
+                self._notification(payload["method"], payload.get("params", _NO_PARAMS))
+            else:
+                await self._request(request_id, id_json, payload["method"], payload.get("params", _NO_PARAMS))
         except Exception as e:  # a bug of ours must not stop the device
             _log.error("dropped a message: %s", _describe(e))
-
-    async def _handle(self, payload):
-        if isinstance(payload, (str, bytes, bytearray)):
-            try:
-                payload = json.loads(payload)
-            except ValueError:
-                await self._send_error("null", _PARSE_ERROR, "parse error: the message is not JSON")
-                return
-        if not isinstance(payload, dict):
-            await self._send_error("null", _INVALID_REQUEST, "a message must be one JSON object")
-            return
-        if "method" not in payload and ("result" in payload or "error" in payload):
-            # We send no requests, so a response is the client's confusion.
-            _log.info("ignored a response from the client (id %s)", payload.get("id"))
-            return
-        request_id = payload.get("id")
-        id_json = dumps(request_id) if _valid_id(request_id) else "null"
-        problem = _invalid_request(payload)
-        if problem is not None:
-            await self._send_error(id_json, _INVALID_REQUEST, problem)
-            return
-        method = payload["method"]
-        params = payload.get("params", {})
-        if "id" not in payload:
-            self._notification(method, params)
-            return
-        try:
-            await self._request(request_id, id_json, method, params)
-        except InvalidParams as e:
-            await self._send_error(id_json, _INVALID_PARAMS, str(e))
-        except Exception as e:
-            _log.error("%s failed: %s", method, _describe(e))
-            await self._send_error(id_json, _INTERNAL_ERROR, "internal error: " + _describe(e))
 
     def _notification(self, method, params):
         if method == "notifications/cancelled":
@@ -228,23 +217,32 @@ class McpServer:
             _log.info("ignored notification %s", method)
 
     async def _request(self, request_id, id_json, method, params):
-        if method == "tools/call":
-            await self._call_tool(request_id, id_json, params)
-        elif method == "tools/list":
-            await self._list_tools(id_json, params)
-        elif method == "ping":
-            await self._send_result(id_json, ("{}",))
-        elif method == "initialize":
-            await self._initialize(id_json, params)
-        elif method == "logging/setLevel":
-            level = params.get("level")
-            if level not in LOG_LEVELS:
-                raise InvalidParams("unknown log level %s" % (level,))
-            self._min_log_level = LOG_LEVELS.index(level)
-            await self._send_result(id_json, ("{}",))
-        else:
-            # Answered at once: the SDK 2.x client probes server/discover this way.
-            await self._send_error(id_json, _METHOD_NOT_FOUND, "method not found: " + method)
+        # Each method gives the frame of its reply (None: a tool call answers later).
+        try:
+            if method == "tools/call":
+                reply = self._call_tool(request_id, id_json, params)
+            elif method == "tools/list":
+                reply = self._list_tools(id_json, params)
+            elif method == "ping":
+                reply = _result_frame(id_json, _EMPTY_RESULT)
+            elif method == "initialize":
+                reply = await self._initialize(id_json, params)
+            elif method == "logging/setLevel":
+                level = params.get("level")
+                if level not in LOG_LEVELS:
+                    raise InvalidParams("unknown log level %s" % (level,))
+                self._min_log_level = LOG_LEVELS.index(level)
+                reply = _result_frame(id_json, _EMPTY_RESULT)
+            else:
+                # Answered at once: the SDK 2.x client probes server/discover this way.
+                reply = _error_frame(id_json, _METHOD_NOT_FOUND, "method not found: " + method)
+        except InvalidParams as e:
+            reply = _error_frame(id_json, _INVALID_PARAMS, str(e))
+        except Exception as e:
+            _log.error("%s failed: %s", method, _describe(e))
+            reply = _error_frame(id_json, _INTERNAL_ERROR, "internal error: " + _describe(e))
+        if reply is not None:
+            await self._send(reply)
 
     async def _initialize(self, id_json, params):
         requested = params.get("protocolVersion", _DEFAULT_VERSION)
@@ -261,7 +259,7 @@ class McpServer:
             "capabilities": {"tools": {"listChanged": True}, "logging": {}},
             "serverInfo": {"name": self.name, "version": self.version},
         }
-        await self._send_result(id_json, (dumps(result),))
+        return _result_frame(id_json, (dumps(result),))
 
     async def _offer_vision(self, url, token):
         if self._vision is None:
@@ -275,7 +273,8 @@ class McpServer:
 
     # -- tools/list ---------------------------------------------------------
 
-    async def _list_tools(self, id_json, params):
+    def _list_tools(self, id_json, params):
+        """The frame of one page: as many tools as fit in `page_limit`, envelope included."""
         cursor = params.get("cursor")
         with_user_tools = params.get("withUserTools") is True
         start = 0
@@ -283,9 +282,9 @@ class McpServer:
             start = self._index(cursor) if isinstance(cursor, str) else -1
             if start < 0:
                 raise InvalidParams("invalid cursor %s" % dumps(cursor))
-        head = '{"jsonrpc":"2.0","id":' + id_json + ',"result":{"tools":['
-        budget = self.page_limit - self._overhead - len(head.encode())
-        pieces = [head]
+        # A string id may hold non-ASCII characters, which MicroPython's json leaves unescaped.
+        budget = self.page_limit - self._overhead - _LIST_HEAD_BYTES - len(id_json.encode())
+        pieces = [_FRAME_OPEN, id_json, _TOOLS_OPEN]
         used = 0  # bytes of the tool entries and their commas
         tools = self._tools
         index = self._next_listed(start, with_user_tools)
@@ -304,17 +303,19 @@ class McpServer:
             pieces.append(_PAGE_END)
         elif used == 0:
             tool = tools[index]
-            await self._send_error(id_json, _INTERNAL_ERROR,
-                                   "tool %s (%d bytes) does not fit in a tools/list page of %d bytes"
-                                   % (tool.name, tool.json_bytes, self.page_limit))
-            return
+            return _error_frame(id_json, _INTERNAL_ERROR,
+                                "tool %s (%d bytes) does not fit in a tools/list page of %d bytes"
+                                % (tool.name, tool.json_bytes, self.page_limit))
         else:
-            pieces.append('],"nextCursor":' + dumps(tools[index].name) + "}}")
-        await self._send("".join(pieces))
+            pieces.append(_MORE_HEAD)
+            pieces.append(tools[index].name)
+            pieces.append(_MORE_END)
+        return "".join(pieces)
 
     def _index(self, name):
-        for index, tool in enumerate(self._tools):
-            if tool.name == name:
+        tools = self._tools
+        for index in range(len(tools)):
+            if tools[index].name == name:
                 return index
         return -1
 
@@ -337,7 +338,8 @@ class McpServer:
 
     # -- tools/call ---------------------------------------------------------
 
-    async def _call_tool(self, request_id, id_json, params):
+    def _call_tool(self, request_id, id_json, params):
+        """Queue the call (its task answers it); the frame of an argument error from 2025-11-25."""
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("tools/call needs the tool name")
@@ -348,15 +350,15 @@ class McpServer:
         try:
             args = tool.properties.validate(params.get("arguments"))
         except InvalidParams as e:
-            if self._protocol is None or SUPPORTED_VERSIONS.index(self._protocol) < _ARGS_AS_RESULTS_FROM:
+            if self._protocol is None or self._protocol < _ARGS_AS_RESULTS_FROM:
                 raise
-            await self._send_result(id_json, error_result_pieces(str(e)))
-            return
+            return _result_frame(id_json, error_result_pieces(str(e)))
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         self._queue.append(_Call(request_id, id_json, tool, args, token if _valid_id(token) else None))
         if self._running is None:
             self._start_next()
+        return None
 
     def _start_next(self):
         self._running = self._queue.pop(0) if self._queue else None
@@ -370,24 +372,21 @@ class McpServer:
             if call.cancelled:
                 return
             call.started = True
-            pieces = await self._invoke(call)
+            try:
+                value = call.tool.callback(call.args)
+                if iscoroutine(value):
+                    value = await value
+                pieces = result_pieces(value)
+            except Exception as e:  # CancelledError is no Exception: it goes to the outer try
+                _log.warning("tool %s failed: %s", call.tool.name, _describe(e))
+                pieces = error_result_pieces(_describe(e))
             if not call.cancelled:  # a tool may have swallowed its cancellation
                 call.answering = True
-                await self._send_result(call.id_json, pieces)
+                await self._send(_result_frame(call.id_json, pieces))
         except asyncio.CancelledError:
             pass  # cancelled by the client: it expects no response
         finally:
             self._start_next()
-
-    async def _invoke(self, call):
-        try:
-            value = call.tool.callback(call.args)
-            if iscoroutine(value):
-                value = await value
-            return result_pieces(value)
-        except Exception as e:  # CancelledError is no Exception: it passes on to _run
-            _log.warning("tool %s failed: %s", call.tool.name, _describe(e))
-            return error_result_pieces(_describe(e))
 
     def _cancel(self, request_id):
         if not _valid_id(request_id):
@@ -405,6 +404,22 @@ class McpServer:
                 return
 
 
+_EMPTY_RESULT = ("{}",)
+
+
+def _result_frame(id_json, pieces):
+    """A response's text from the pieces of its result: one join, so a large
+    result (an image) is copied into its frame once."""
+    frame = [_FRAME_OPEN, id_json, ',"result":']
+    frame.extend(pieces)
+    frame.append("}")
+    return "".join(frame)
+
+
+def _error_frame(id_json, code, message):
+    return '{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}' % (id_json, code, dumps(message))
+
+
 def _invalid_request(message):
     """Why `message` is not a valid JSON-RPC 2.0 request or notification, or None."""
     if message.get("jsonrpc") != "2.0":
@@ -413,7 +428,7 @@ def _invalid_request(message):
         return "id must be a string or an integer"
     if not isinstance(message.get("method"), str):
         return "method must be a string"
-    if not isinstance(message.get("params", {}), dict):
+    if not isinstance(message.get("params", _NO_PARAMS), dict):
         return "params must be an object"
     return None
 

@@ -227,6 +227,30 @@ async def test_pages_fit_the_byte_limit_with_the_envelope():
         assert len([t for _, r in everything for t in r["tools"]]) == 30
 
 
+async def test_a_page_fills_the_limit_to_the_last_byte():
+    # Byte-exact accounting of the frame, envelope, multi-byte text and id included.
+    for overhead in (0, 70):
+        wire = Wire(8000, overhead)
+        for name, description in (("self.a", "调节音量"), ("self.b", "打开灯光。" * 3), ("self.c", "c")):
+            wire.server.add_tool(name, description, None, bool)
+
+        async def page(limit):
+            wire.server.page_limit = limit
+            result = (await wire.request("tools/list", id="页"))["result"]
+            size = len(wire.frames[-1].encode()) + overhead
+            return size, [tool["name"] for tool in result["tools"]], result.get("nextCursor")
+
+        size, names, cursor = await page(8000)
+        assert names == ["self.a", "self.b", "self.c"] and cursor is None
+        frame = wire.frames[-1]  # UTF-8 on MicroPython, \u escapes on CPython
+        assert len(frame.encode()) > len(frame) or "\\u" in frame
+        assert await page(size) == (size, names, None)
+        smaller, names, cursor = await page(size - 1)
+        assert names == ["self.a", "self.b"] and cursor == "self.c"
+        assert await page(smaller) == (smaller, names, cursor)
+        assert (await page(smaller - 1))[1:] == (["self.a"], "self.b")
+
+
 async def test_cursor_errors_and_a_tool_too_big():
     wire = Wire(600)
     wire.server.add_tool("small", "d", None, bool)
