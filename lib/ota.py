@@ -70,9 +70,9 @@ async def install(chunks, sha256, size=None, progress=None, partition=None):
             for i in range(fill, _BLOCK):
                 buf[i] = 0xFF  # erased flash
             _write_block(partition, block, buf)
-        if hasher.digest() != expected:
-            raise OtaError("SHA-256 mismatch: image is %s"
-                           % binascii.hexlify(hasher.digest()).decode())
+        digest = hasher.digest()  # once: MicroPython's hash objects are final after it
+        if digest != expected:
+            raise OtaError("SHA-256 mismatch: image is %s" % binascii.hexlify(digest).decode())
         if _flash_digest(partition, received, buf) != expected:
             raise OtaError("verification failed: the partition does not hold the image")
         partition.set_boot()

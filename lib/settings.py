@@ -8,7 +8,6 @@ noted in `problem`, and the defaults are used; the next save replaces it. The fi
 """
 
 import binascii
-import errno
 import json
 import os
 
@@ -25,6 +24,16 @@ DEFAULTS = {
     "server_url": None,
     "token": None,
 }
+
+
+def _exists(path):
+    # Asked of the file system rather than read from errno: ports number ENOENT
+    # differently (the WebAssembly build reports 44 while its errno.ENOENT is 2).
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
 
 
 def uuid4():
@@ -84,7 +93,7 @@ class Settings:
             with open(self.path) as f:
                 loaded = json.loads(f.read())
         except OSError as e:
-            if e.args and e.args[0] == errno.ENOENT:
+            if not _exists(self.path):  # the first boot
                 _log.info("settings: no %s yet: using defaults", self.path)
                 return values
             return self._use_defaults(values, "cannot read %s (%s)" % (self.path, e))

@@ -2,7 +2,8 @@
 #
 # Memory: a payload is read once into a buffer of its announced size (after the size
 # is checked against max_message), and outgoing data is masked and written in small
-# chunks, so sending never builds a masked copy of a whole message.
+# chunks, so sending never builds a masked copy of a whole message (nor, on MicroPython,
+# an encoded copy of a str: its UTF-8 bytes are read in place).
 import asyncio
 import binascii
 import hashlib
@@ -49,14 +50,34 @@ class _Fail(Exception):
 
 
 def mask(data, key):
-    """XOR `data` with the repeating 4-byte `key` -> bytes.
+    """XOR `data` with the repeating 4-byte `key` -> bytes."""
+    return _xor(data, _key_int(key, len(data)), len(data))
 
-    One big-integer XOR instead of a per-byte Python loop; callers pass chunks."""
+
+def _key_int(key, span):
+    """The 4-byte key repeated over `span` bytes, as one big-endian integer."""
+    return int.from_bytes((key * (span // 4 + 1))[:span], "big")
+
+
+def _xor(data, keys, span):
+    """`data` XOR the first len(data) bytes of `keys` (a _key_int over `span` bytes).
+
+    One big-integer XOR instead of a per-byte Python loop; callers pass chunks, and a
+    sender builds `keys` once for all the chunks of a piece."""
     n = len(data)
     if not n:
         return b""
-    keys = (key * (n // 4 + 1))[:n]
-    return (int.from_bytes(data, "big") ^ int.from_bytes(keys, "big")).to_bytes(n, "big")
+    if n < span:
+        keys >>= 8 * (span - n)
+    return (int.from_bytes(data, "big") ^ keys).to_bytes(n, "big")
+
+
+def _utf8(text):
+    """The UTF-8 bytes of `text`: on MicroPython a view of the str itself (no copy)."""
+    try:
+        return memoryview(text)
+    except TypeError:  # CPython: str has no buffer
+        return text.encode()
 
 
 def frame_header(opcode, length, key, fin=True):
@@ -169,9 +190,9 @@ class WebSocket:
         """str -> text message; bytes-like -> binary message; a list of str -> one
         text message made of those pieces (spares joining them into one big string)."""
         if isinstance(data, str):
-            await self._send_message(_OP_TEXT, (data.encode(),))
+            await self._send_message(_OP_TEXT, (_utf8(data),))
         elif isinstance(data, (list, tuple)):
-            await self._send_message(_OP_TEXT, [piece.encode() for piece in data])
+            await self._send_message(_OP_TEXT, [_utf8(piece) for piece in data])
         else:
             await self._send_message(_OP_BINARY, (data,))
 
@@ -333,9 +354,10 @@ class WebSocket:
             for piece in pieces:
                 view = memoryview(piece)
                 phase = offset % 4
-                piece_key = key[phase:] + key[:phase]
+                keys = _key_int(key[phase:] + key[:phase], _MASK_CHUNK)
                 for start in range(0, len(view), _MASK_CHUNK):
-                    out += mask(view[start : start + _MASK_CHUNK], piece_key)
+                    masked = _xor(view[start : start + _MASK_CHUNK], keys, _MASK_CHUNK)
+                    out = out + masked if out else masked
                     if len(out) >= _MASK_CHUNK:
                         writer.write(out)
                         await writer.drain()

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosedError
 
 import xiaozhi
 from mpy_clients.runner import run_script
@@ -341,6 +342,7 @@ def test_silent_channel_is_declared_dead_and_replaced():
 def test_a_send_stuck_on_a_dead_peer_does_not_stall_the_watchdog():
     async def main():
         server = make_server()
+        # Far more than the loopback buffers hold while the backend reads nothing.
         server.add_tool("self.big", "A huge answer", PropertyList([]), lambda args: "x" * (16 << 20))
         backend = await started_backend()
         async with running_link(backend, server, ping_interval=0.05, idle_timeout=0.5) as link:
@@ -349,12 +351,18 @@ def test_a_send_stuck_on_a_dead_peer_does_not_stall_the_watchdog():
                                   "params": {"name": "self.big", "arguments": {}}})
             first.ws.transport.pause_reading()  # the answer fills the buffers and sticks
             second = await backend.next_connection()
-            first.ws.transport.resume_reading()
             pong = await second.request(2, "ping")
-            return link, pong
+            attempts = link.attempts
+            # Only now does the first connection get read (nothing competes with the second
+            # session's watchdog): it holds part of the answer and ends without a close frame.
+            first.ws.transport.resume_reading()
+            await asyncio.wait_for(first.ws.wait_closed(), WAIT_S)
+            with pytest.raises(ConnectionClosedError):
+                await first.ws.recv()  # the answer never got through whole: it was stuck
+        return attempts, pong
 
-    link, pong = run(main())
-    assert link.attempts == 2
+    attempts, pong = run(main())
+    assert attempts == 2
     assert pong["result"] == {}
 
 

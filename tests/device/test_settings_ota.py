@@ -56,6 +56,7 @@ def test_settings_persist_and_keep_client_id():
     path = _fresh_path()
     try:
         first = Settings(path)
+        assert first.problem is None  # a first boot, not a broken file
         client_id = first.get("client_id")
         assert len(client_id) == 36 and client_id[14] == "4"
         first.update({"volume": 12, "theme": "dark"})
@@ -79,6 +80,16 @@ def test_settings_corrupt_file_gives_defaults_then_is_replaced():
         _remove(path, path + ".tmp")
 
 
+def test_settings_unreadable_file_is_a_problem_not_a_first_boot():
+    path = _fresh_path()
+    os.mkdir(path)  # something is there, but it cannot be read as a file
+    try:
+        s = Settings(path)
+        assert s.problem and path in s.problem and s.get("volume") == 70
+    finally:
+        os.rmdir(path)
+
+
 def _digest(data):
     return "".join("%02x" % b for b in hashlib.sha256(data).digest())
 
@@ -97,18 +108,21 @@ async def test_ota_good_image_then_set_boot():
 
 
 async def _fails(stream, sha256, size=None):
+    """The OtaError's message, after checking nothing was booted or overwritten."""
     try:
         await ota.install(stream, sha256, size)
-    except ota.OtaError:
-        return esp32.sim_set_boot_calls() == [] and esp32.sim_partition("ota_0").writes == []
-    return False
+    except ota.OtaError as e:
+        assert esp32.sim_set_boot_calls() == [] and esp32.sim_partition("ota_0").writes == []
+        return str(e)
+    raise AssertionError("install() succeeded")
 
 
 async def test_ota_failures_never_set_boot():
     hwsim.reset(4 * _BLOCK)
     data = _image(3 * _BLOCK)
-    assert await _fails(_Stream(data), _digest(data + b"!"))
-    assert await _fails(_Stream(data), _digest(data), 5 * _BLOCK)
-    assert await _fails(_Stream(_image(5 * _BLOCK)), _digest(_image(5 * _BLOCK)))
-    assert await _fails(_Stream(data, fail_at=_BLOCK), _digest(data), len(data))
-    assert await _fails(_Stream(data), "not a digest")
+    assert "SHA-256 mismatch" in await _fails(_Stream(data), _digest(data + b"!"))
+    assert "exceeds" in await _fails(_Stream(data), _digest(data), 5 * _BLOCK)
+    assert "larger" in await _fails(_Stream(_image(5 * _BLOCK)), _digest(_image(5 * _BLOCK)))
+    assert "update failed" in await _fails(_Stream(data, fail_at=_BLOCK), _digest(data),
+                                           len(data))
+    assert "64 hex digits" in await _fails(_Stream(data), "not a digest")
