@@ -4,6 +4,7 @@ import sys
 
 import boards
 import ota
+import wifi
 import xiaozhi
 from common_tools import CommonTools
 from settings import Settings
@@ -13,8 +14,6 @@ from vision import VisionClient
 
 VERSION = "0.1.0"
 SETTINGS_FILE = "settings.json"
-_WIFI_CONNECT_S = 15
-_WIFI_RETRY_MAX_S = 60
 _LINK_RESTART_S = 2
 # Optional config.json keys handed to XiaozhiLink as they are (timings in seconds).
 _LINK_OPTIONS = ("protocol_version", "max_message", "hello_timeout", "idle_timeout",
@@ -45,6 +44,7 @@ class Application:
         self.server = self.build_server()
         self.link = self.build_link()
         self._reboot_task = None
+        self._wifi_task = None
 
     def mac_address(self):
         """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
@@ -81,30 +81,9 @@ class Application:
                                    ca=config.get("ca"), on_system=self.on_system,
                                    on_alert=self.on_alert, **options)
 
-    async def connect_wifi(self):
-        """Bring Wi-Fi up, retrying with a growing pause; the host board has no WLAN."""
-        wlan = self.board.wlan
-        if wlan is None:
-            return
-        wifi = self.config.get("wifi", {})
-        wlan.active(True)
-        pause_s = 1
-        while not wlan.isconnected():
-            log.info("connecting to Wi-Fi %s", wifi.get("ssid"))
-            try:
-                wlan.connect(wifi.get("ssid"), wifi.get("password"))
-            except OSError as e:
-                log_exception("Wi-Fi connect", e)
-            for _ in range(_WIFI_CONNECT_S * 10):
-                if wlan.isconnected():
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                log.warning("Wi-Fi not connected; retrying in %d s", pause_s)
-                wlan.disconnect()
-                await asyncio.sleep(pause_s)
-                pause_s = min(pause_s * 2, _WIFI_RETRY_MAX_S)
-        log.info("Wi-Fi up: %s", wlan.ifconfig()[0])
+    def wifi_credentials(self):
+        credentials = self.config.get("wifi") or {}
+        return credentials.get("ssid"), credentials.get("password")
 
     def reboot(self, delay_ms=0):
         """Reset the device after delay_ms, on its own task so a reply can leave first."""
@@ -133,7 +112,11 @@ class Application:
         log.warning("alert from server: %s %s", message.get("status"), message.get("message"))
 
     async def run(self):
-        await self.connect_wifi()
+        wlan = self.board.wlan
+        if wlan is not None:  # the host board has no radio
+            ssid, password = self.wifi_credentials()
+            await wifi.connect(wlan, ssid, password)
+            self._wifi_task = asyncio.create_task(wifi.keep_connected(wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.
         try:
             ota.mark_valid()

@@ -1,0 +1,67 @@
+# Wi-Fi station bring-up and upkeep for boards that have a radio.
+import asyncio
+
+from umcp.compat import get_logger, ticks_diff, ticks_ms
+
+_POLL_S = 0.1
+
+log = get_logger("wifi")
+
+
+def _failed(wlan):
+    """True once the radio reports a definitive failure (no AP, wrong password, ...).
+
+    The ESP32 port's failure codes are 200-299 (STAT_BEACON_TIMEOUT .. STAT_HANDSHAKE_TIMEOUT
+    and the driver's other disconnect reasons); STAT_CONNECTING and STAT_IDLE are 1000+.
+    """
+    status = wlan.status()
+    return isinstance(status, int) and 200 <= status < 300
+
+
+async def _attempt(wlan, ssid, password, timeout_s):
+    """One connect(): True when an address came, False on failure or after timeout_s."""
+    try:
+        wlan.connect(ssid, password)
+    except OSError as e:
+        log.warning("Wi-Fi connect: %r", e)
+        return False
+    started = ticks_ms()
+    while ticks_diff(ticks_ms(), started) < timeout_s * 1000:
+        if wlan.isconnected():
+            return True
+        if _failed(wlan):
+            return False  # no point waiting out the timeout
+        await asyncio.sleep(_POLL_S)
+    return wlan.isconnected()
+
+
+async def connect(wlan, ssid, password, attempt_s=15, pause_s=1, pause_max_s=60):
+    """Bring the station up, retrying with a doubling pause (capped) until it connects."""
+    wlan.active(True)
+    while not wlan.isconnected():
+        log.info("connecting to Wi-Fi %s", ssid)
+        if await _attempt(wlan, ssid, password, attempt_s):
+            break
+        log.warning("Wi-Fi %s not connected (status %s); retrying in %s s", ssid, wlan.status(),
+                    pause_s)
+        wlan.disconnect()
+        await asyncio.sleep(pause_s)
+        pause_s = min(pause_s * 2, pause_max_s)
+    log.info("Wi-Fi up: %s", wlan.ifconfig()[0])
+
+
+async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s=1,
+                         pause_max_s=60):
+    """Periodic work of the main loop: bring the station back when the link drops.
+
+    The xiaozhi link notices the lost connection by itself and reconnects with its own
+    backoff once the network is back.
+    """
+    while True:
+        await asyncio.sleep(check_s)
+        try:
+            if not wlan.isconnected():
+                log.warning("Wi-Fi lost")
+                await connect(wlan, ssid, password, attempt_s, pause_s, pause_max_s)
+        except OSError as e:  # a radio fault must not end the upkeep
+            log.warning("Wi-Fi upkeep: %r", e)
