@@ -38,6 +38,7 @@ class _Body:
     def __init__(self, reader, headers):
         self._reader = reader
         self._chunked = headers.get("transfer-encoding", "").lower() == "chunked"
+        self._line = netutil.line_buffer() if self._chunked else None  # chunk sizes, trailers
         length = headers.get("content-length")
         self.length = None if self._chunked or length is None else int(length)
         self._left = self.length  # bytes left: of the body, or of the current chunk
@@ -66,10 +67,10 @@ class _Body:
         if self._chunks_seen:
             await self._reader.readexactly(2)  # the CRLF after the previous chunk's data
         self._chunks_seen = True
-        line = (await self._reader.readline()).decode()
+        line = await netutil.read_line(self._reader, self._line)
         size = int(line.split(";")[0].strip(), 16)
         if size == 0:  # last chunk: skip the trailers up to the blank line
-            while (await self._reader.readline()).strip():
+            while await netutil.read_line(self._reader, self._line):
                 pass
         return size
 

@@ -9,8 +9,8 @@ from umcp.compat import const, get_logger
 _DEFAULT_PORTS = {"ws": 80, "wss": 443, "http": 80, "https": 443}
 _TLS_SCHEMES = ("wss", "https")
 _PEM_BEGIN = b"-----BEGIN CERTIFICATE-----"
-_MAX_LINE = const(4096)  # longest status/header line we accept
-_MAX_HEADERS = const(64)
+_MAX_LINE = const(4096)  # longest status, header or chunk-size line we accept
+_MAX_HEADERS = const(64)  # header lines, repeated names included
 
 _log = get_logger("netutil")
 
@@ -138,26 +138,44 @@ async def close_quietly(writer, abort=False):
         pass
 
 
-async def _read_line(reader):
-    line = await reader.readline()
-    if not line.endswith(b"\n"):
-        raise EOFError("connection closed inside the HTTP response head")
-    if len(line) > _MAX_LINE:
-        raise ValueError("HTTP header line too long")
-    return line.decode().strip()
+async def read_line(reader, buf):
+    """One line of an HTTP head or of chunked framing (at most len(buf) bytes), as text
+    without its line break.
+
+    Read a byte at a time into the caller's `buf`: memory stays bounded (MicroPython's
+    readline() has no limit, so an endless line would exhaust the heap) and nothing past
+    the line is consumed (the body or the first WebSocket frame may share its segment)."""
+    n = 0
+    while True:
+        byte = await reader.read(1)
+        if not byte:
+            raise EOFError("connection closed inside an HTTP response")
+        if byte == b"\n":
+            return str(memoryview(buf)[:n], "utf-8").strip()
+        if n == len(buf):
+            raise ValueError("HTTP line too long")
+        buf[n] = byte[0]
+        n += 1
+
+
+def line_buffer():
+    """A buffer for read_line, sized for the longest line we accept."""
+    return bytearray(_MAX_LINE)
 
 
 async def read_response_head(reader):
     """Read 'HTTP/1.1 200 OK' and the headers -> (status, reason, {lowercase name: value})."""
-    parts = (await _read_line(reader)).split(None, 2)
+    buf = line_buffer()
+    parts = (await read_line(reader, buf)).split(None, 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
         raise ValueError("bad HTTP status line")
     headers = {}
-    while True:
-        line = await _read_line(reader)
+    for _ in range(_MAX_HEADERS + 1):  # + 1: the blank line ending the head
+        line = await read_line(reader, buf)
         if not line:
             return int(parts[1]), parts[2] if len(parts) > 2 else "", headers
         name, sep, value = line.partition(":")
-        if not sep or len(headers) >= _MAX_HEADERS:
+        if not sep:
             raise ValueError("bad HTTP header: " + line[:40])
         headers[name.strip().lower()] = value.strip()
+    raise ValueError("too many HTTP header lines")

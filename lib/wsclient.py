@@ -29,6 +29,7 @@ CLOSE_ABNORMAL = const(1006)
 CLOSE_INVALID_DATA = const(1007)
 CLOSE_TOO_BIG = const(1009)
 
+_MAX_REASON = const(123)  # a close frame is a control frame: 125 bytes, 2 for the code
 _MASK_CHUNK = const(512)  # bytes masked per write; a multiple of 4 keeps the key aligned
 _CLOSE_WAIT_S = const(2)  # how long a closing handshake may take before we hang up
 
@@ -100,7 +101,17 @@ def accept_key(key):
 def close_payload(code, reason=""):
     if code == CLOSE_NO_STATUS:
         return b""
-    return struct.pack("!H", code) + reason.encode()[:123]
+    reason = reason.encode()
+    end = min(len(reason), _MAX_REASON)
+    while end < len(reason) and reason[end] & 0xC0 == 0x80:  # never split a UTF-8 character
+        end -= 1
+    return struct.pack("!H", code) + reason[:end]
+
+
+def _sendable(code):
+    """Whether a close code may appear on the wire (RFC 6455 7.4, IANA registry): 1004-1006
+    and 1015 never do, the rest below 3000 is unassigned, 5000 and up undefined."""
+    return 1000 <= code <= 1014 and not 1004 <= code <= 1006 or 3000 <= code <= 4999
 
 
 def parse_close(data):
@@ -109,11 +120,14 @@ def parse_close(data):
         return CLOSE_NO_STATUS, ""
     if len(data) < 2:
         raise _Fail(CLOSE_PROTOCOL_ERROR, "bad close frame")
+    code = struct.unpack("!H", data[:2])[0]
+    if not _sendable(code):
+        raise _Fail(CLOSE_PROTOCOL_ERROR, "close code %d may not be sent" % code)
     try:
         reason = str(data[2:], "utf-8")
     except UnicodeError:
         raise _Fail(CLOSE_INVALID_DATA, "close reason is not UTF-8")
-    return struct.unpack("!H", data[:2])[0], reason
+    return code, reason
 
 
 async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
@@ -187,12 +201,13 @@ class WebSocket:
         raise ConnectionClosed(self._closed[0], self._closed[1])
 
     async def send(self, data):
-        """str -> text message; bytes-like -> binary message; a list of str -> one
-        text message made of those pieces (spares joining them into one big string)."""
+        """str -> text message; bytes-like -> binary message; a list of pieces (str,
+        or bytes-like UTF-8 text) -> one text message made of them, never joined."""
         if isinstance(data, str):
             await self._send_message(_OP_TEXT, (_utf8(data),))
         elif isinstance(data, (list, tuple)):
-            await self._send_message(_OP_TEXT, [_utf8(piece) for piece in data])
+            await self._send_message(_OP_TEXT, [_utf8(piece) if isinstance(piece, str) else piece
+                                                for piece in data])
         else:
             await self._send_message(_OP_BINARY, (data,))
 

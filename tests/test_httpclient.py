@@ -23,6 +23,7 @@ DATA = bytes(range(256)) * 800  # 200 KiB download
 CHUNKS = [DATA[:1], DATA[1:5000], DATA[5000:70000], DATA[70000:]]
 JPEG = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4 + b"\xff\xd9"
 VISION_ANSWER = {"success": True, "action": "RESPONSE", "response": "a cat"}
+ENDLESS_CAP = 16 << 20  # bytes the server sends at most when the client never hangs up
 
 
 def parse_multipart(content_type, body):
@@ -85,6 +86,18 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             self.end_headers()
             self.wfile.write(DATA)
+            self.close_connection = True
+        elif self.path == "/one-segment":  # the body in the same write as the head
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+        elif self.path == "/endless-chunk-size":  # a chunk-size line that never ends
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for _ in range(ENDLESS_CAP // 65536):
+                    self.wfile.write(b"1" * 65536)
+            except OSError:  # the client hung up, as it should
+                pass
             self.close_connection = True
         elif self.path == "/redirect2":
             self.reply(301, headers=[("Location", "/redirect")])
@@ -181,6 +194,21 @@ def test_get_stream_in_small_pieces(http_server):
     assert max(sizes) <= 4096
 
 
+def test_get_stream_keeps_a_body_sent_with_the_head(http_server):
+    assert asyncio.run(download(http_server + "/one-segment")) == (b"hello", 5)
+
+
+def test_endless_chunk_size_line_fails_fast_with_bounded_memory(http_server):
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="HTTP line too long"):
+            asyncio.run(download(http_server + "/endless-chunk-size"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
 @pytest.mark.parametrize("path, status", [("/missing", 404), ("/loop", 302)])
 def test_get_stream_raises_http_errors(http_server, path, status):
     with pytest.raises(netutil.HttpError) as failed:
@@ -223,5 +251,8 @@ def test_micropython_client(http_server):
         assert results[check] == {"size": len(DATA), "length": len(DATA), "sha256": digest}
     for check in ("chunked", "eof"):
         assert results[check] == {"size": len(DATA), "length": None, "sha256": digest}
+    assert results["one-segment"] == {"size": 5, "length": 5,
+                                      "sha256": hashlib.sha256(b"hello").hexdigest()}
+    assert results["endless-chunk-size"] == {"error": "ValueError", "status": None}
     assert results["missing"] == {"error": "HttpError", "status": 404}
     assert results["loop"] == {"error": "HttpError", "status": 302}

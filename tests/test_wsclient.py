@@ -2,8 +2,11 @@
 under the MicroPython unix port (tests/mpy_clients/ws_client.py)."""
 
 import asyncio
+import base64
 import contextlib
 import datetime
+import hashlib
+import re
 import ssl
 import tracemalloc
 
@@ -77,6 +80,9 @@ SCENARIOS = {
     "/masked": raw(b"\x81\x85abcd" + bytes(a ^ b for a, b in zip(b"hello", b"abcd"))),
     "/bad-opcode": raw(b"\x83\x00"),
     "/bad-utf8": raw(b"\x81\x02\xff\xfe"),
+    "/bad-close-code": raw(b"\x88\x02\x03\xed"),  # 1005: never sent on the wire
+    "/short-close": raw(b"\x88\x01\x03"),
+    "/bad-close-reason": raw(b"\x88\x04\x03\xe8\xff\xfe"),
     "/vanish": vanish,
 }
 
@@ -291,8 +297,11 @@ def test_gigabyte_frame_header_fails_without_allocating():
     run(main())
 
 
-@pytest.mark.parametrize("path, code", [("/masked", 1002), ("/bad-opcode", 1002),
-                                        ("/bad-utf8", 1007)])
+PROTOCOL_ERRORS = {"/masked": 1002, "/bad-opcode": 1002, "/bad-utf8": 1007,
+                   "/bad-close-code": 1002, "/short-close": 1002, "/bad-close-reason": 1007}
+
+
+@pytest.mark.parametrize("path, code", PROTOCOL_ERRORS.items())
 def test_protocol_errors_close_with_their_code(path, code):
     async def main():
         async with scenario_server() as server:
@@ -336,6 +345,113 @@ def test_refused_tcp_connection_raises_oserror():
             await wsclient.connect(url + "/echo", timeout=5)
 
     run(main())
+
+
+# -- hostile and odd response heads, from a raw server
+
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+ENDLESS_CAP = 16 << 20  # bytes a raw server sends at most when the client never hangs up
+RAW_FILLERS = {"/endless-line": (b"X-Junk: ", b"a" * 65536),
+               "/endless-headers": (b"", b"X-Junk: 1\r\n" * 4096)}
+
+
+def upgrade_head(request):
+    """The 101 status and headers (without the blank line) answering `request`."""
+    key = re.search(rb"Sec-WebSocket-Key: *(\S+)", request).group(1)
+    accept = base64.b64encode(hashlib.sha1(key + WS_GUID).digest())
+    return (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n")
+
+
+class RawHeadServer(ScenarioServer):
+    """/endless-line, /endless-headers: a head that never ends; seen: whether the client hung
+    up. /frame-after-101: the upgrade, a text frame and a close frame in one segment; seen:
+    the unmasked payload of the client's close frame."""
+
+    async def handle(self, reader, writer):
+        request = await reader.readuntil(b"\r\n\r\n")
+        path = request.split(b" ", 2)[1].decode()
+        head = upgrade_head(request)
+        try:
+            if path == "/frame-after-101":
+                writer.write(head + b"\r\n\x81\x05hello\x88\x02\x03\xe8")
+                frame = await reader.read()  # the client's close frame, then EOF
+                self.seen[path] = bytes(a ^ b for a, b in zip(frame[6:], frame[2:6]))
+            else:
+                start, filler = RAW_FILLERS[path]
+                writer.write(head + start)
+                self.seen[path] = await self.send_endlessly(writer, filler)
+        finally:
+            writer.close()
+            self.event(path).set()
+
+    async def send_endlessly(self, writer, filler):
+        """Repeat `filler` until the client hangs up (-> True) or ENDLESS_CAP went out."""
+        try:
+            for _ in range(ENDLESS_CAP // len(filler)):
+                writer.write(filler)
+                await writer.drain()
+        except OSError:
+            return True
+        return False
+
+
+@contextlib.asynccontextmanager
+async def raw_head_server():
+    server = RawHeadServer()
+    async with await asyncio.start_server(server.handle, "127.0.0.1", 0) as tcp:
+        server.url = "ws://127.0.0.1:%d" % tcp.sockets[0].getsockname()[1]
+        yield server
+
+
+@pytest.mark.parametrize("path, error", [("/endless-line", "HTTP line too long"),
+                                         ("/endless-headers", "too many HTTP header lines")])
+def test_endless_response_head_fails_fast_with_bounded_memory(path, error):
+    async def main():
+        async with raw_head_server() as server:
+            tracemalloc.start()
+            try:
+                with pytest.raises(ValueError, match=error):
+                    await wsclient.connect(server.url + path, timeout=5)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            hung_up = await server.seen_after_close(path)
+        assert hung_up
+        assert peak < 1 << 20
+
+    run(main())
+
+
+def test_frame_in_the_same_segment_as_the_upgrade_is_kept():
+    async def main():
+        async with raw_head_server() as server:
+            ws = await wsclient.connect(server.url + "/frame-after-101")
+            messages, closed = await recv_until_closed(ws)
+            echoed_close = await server.seen_after_close("/frame-after-101")
+        assert messages == ["hello"]
+        assert closed.code == 1000
+        assert echoed_close == b"\x03\xe8"
+
+    run(main())
+
+
+def test_micropython_client_with_hostile_heads_on_a_small_heap():
+    async def main():
+        async with raw_head_server() as server:
+            results = await run_script("head_client.py", server.url, heapsize="128K")
+            seen = {path: await server.seen_after_close(path) for path in
+                    ("/endless-line", "/endless-headers", "/frame-after-101")}
+        return {r.pop("check"): r for r in results}, seen
+
+    results, seen = run(main())
+    assert results["endless-line"] == {"error": "ValueError",
+                                       "message": "HTTP line too long"}
+    assert results["endless-headers"] == {"error": "ValueError",
+                                          "message": "too many HTTP header lines"}
+    assert results["frame-after-101"] == {"messages": ["hello"], "code": 1000}
+    assert seen == {"/endless-line": True, "/endless-headers": True,
+                    "/frame-after-101": b"\x03\xe8"}
 
 
 # -- TLS
@@ -442,8 +558,8 @@ def test_micropython_client(certs):
     assert results["ping"]["messages"] == ["pong seen"]
     assert results["server-close"] == {"messages": [], "code": 4001, "reason": "go away"}
     assert seen["/server-close"]["close"] == (4001, "go away")
-    for check, code in (("oversize", 1009), ("huge", 1009), ("masked", 1002),
-                        ("bad-opcode", 1002), ("bad-utf8", 1007)):
+    for path, code in [("/oversize", 1009), ("/huge", 1009)] + list(PROTOCOL_ERRORS.items()):
+        check = path[1:]
         assert results[check]["code"] == code, check
         assert seen["/" + check]["close"][0] == code, check
     assert results["vanish"]["code"] == 1006

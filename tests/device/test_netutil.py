@@ -76,10 +76,34 @@ def test_frame_header_lengths():
     assert wsclient.frame_header(0, 0, key, False) == b"\x00\x80abcd"
 
 
+def _close_failure(data):
+    """The close code wsclient answers a close frame carrying `data` with (None: accepted)."""
+    try:
+        wsclient.parse_close(data)
+    except wsclient._Fail as e:
+        return e.code
+    return None
+
+
 def test_close_payload_round_trip():
     assert wsclient.parse_close(wsclient.close_payload(1009, "too big")) == (1009, "too big")
     assert wsclient.close_payload(1005) == b""
     assert wsclient.parse_close(b"") == (1005, "")
     assert len(wsclient.close_payload(1000, "x" * 200)) == 125  # control frame limit
-    assert _raises(Exception, wsclient.parse_close, b"\x03")
-    assert _raises(Exception, wsclient.parse_close, b"\x03\xe8\xff")
+
+
+def test_close_reason_is_cut_at_a_character_boundary():
+    for char, kept in (("\u00e9", 61), ("\u4e2d", 40), ("\U0001f600", 30)):
+        payload = wsclient.close_payload(1000, "a" + char * 100)
+        assert len(payload) <= 125
+        assert wsclient.parse_close(payload) == (1000, "a" + char * kept), char
+
+
+def test_bad_close_frames_are_protocol_errors():
+    for code in (0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000, 65535):
+        assert _close_failure(struct.pack("!H", code)) == 1002, code
+    for code in (1000, 1001, 1003, 1007, 1011, 1014, 3000, 4999):
+        assert _close_failure(struct.pack("!H", code) + b"ok") is None, code
+    assert _close_failure(b"\x03") == 1002  # a code is two bytes
+    assert _close_failure(b"\x03\xe8\xff") == 1007  # the reason is not UTF-8
+    assert _close_failure(b"\x03\xe8\xe4\xb8") == 1007  # ... it ends mid-character

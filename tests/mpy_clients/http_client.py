@@ -44,7 +44,8 @@ async def main(base):
     await report("vision", post(base + "/vision", [("question", "What is this?")],
                                 ("file", "photo.jpg", "image/jpeg", JPEG), headers))
     await report("sink", post(base + "/sink", [], ("file", "big.bin", "application/octet-stream", BIG)))
-    for path in ("/file", "/chunked", "/eof", "/redirect2", "/missing", "/loop"):
+    for path in ("/file", "/chunked", "/eof", "/redirect2", "/one-segment", "/endless-chunk-size",
+                 "/missing", "/loop"):
         await report(path[1:], download(base + path))
 
 
