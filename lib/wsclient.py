@@ -64,7 +64,7 @@ def _xor(data, keys, span):
     """`data` XOR the first len(data) bytes of `keys` (a _key_int over `span` bytes).
 
     One big-integer XOR instead of a per-byte Python loop; callers pass chunks, and a
-    sender builds `keys` once for all the chunks of a piece."""
+    sender builds `keys` once for all the chunks of a frame."""
     n = len(data)
     if not n:
         return b""
@@ -174,6 +174,7 @@ class WebSocket:
         self.max_message = max_message
         self.last_rx_ms = ticks_ms()
         self._send_lock = asyncio.Lock()  # frames from concurrent tasks never interleave
+        self._chunk = bytearray(_MASK_CHUNK)  # outgoing payload is masked through this
         self._close_sent = False
         self._closed = None  # (code, reason) once the connection is over
         self._done = asyncio.Event()
@@ -360,26 +361,29 @@ class WebSocket:
         length = 0
         for piece in pieces:
             length += len(piece)
+        # Pieces are copied into one reused chunk and masked a whole chunk at a time: many
+        # small pieces (a tools/list page) cost no more than one big one. Chunks start at
+        # multiples of 4, so one repeated key serves them all.
+        keys = _key_int(key, _MASK_CHUNK)
+        chunk = self._chunk
         writer = self._writer
         async with self._send_lock:
-            # Output is gathered up to a chunk before each write, so a small frame leaves
-            # in one TCP segment (separate small writes would wait on Nagle's algorithm).
-            out = frame_header(opcode, length, key)
-            offset = 0  # position in the payload: keeps the key aligned across pieces
+            writer.write(frame_header(opcode, length, key))
+            filled = 0
             for piece in pieces:
                 view = memoryview(piece)
-                phase = offset % 4
-                keys = _key_int(key[phase:] + key[:phase], _MASK_CHUNK)
-                for start in range(0, len(view), _MASK_CHUNK):
-                    masked = _xor(view[start : start + _MASK_CHUNK], keys, _MASK_CHUNK)
-                    out = out + masked if out else masked
-                    if len(out) >= _MASK_CHUNK:
-                        writer.write(out)
+                taken = 0
+                while taken < len(view):
+                    n = min(_MASK_CHUNK - filled, len(view) - taken)
+                    chunk[filled : filled + n] = view[taken : taken + n]
+                    filled += n
+                    taken += n
+                    if filled == _MASK_CHUNK:
+                        writer.write(_xor(chunk, keys, _MASK_CHUNK))
                         await writer.drain()
-                        out = b""
-                offset += len(view)
-            if out:
-                writer.write(out)
+                        filled = 0
+            if filled:
+                writer.write(_xor(memoryview(chunk)[:filled], keys, _MASK_CHUNK))
             await writer.drain()
 
 

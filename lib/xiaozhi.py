@@ -171,13 +171,17 @@ class XiaozhiLink:
 
     # -- traffic
 
-    async def _send_mcp(self, text):
-        """The McpServer's sender: one serialized JSON-RPC message into one envelope."""
+    async def _send_mcp(self, pieces):
+        """The McpServer's sender: the pieces of one JSON-RPC message, written into
+        one envelope as they are (a text frame of pieces, never one joined string)."""
         ws = self._ws
         if ws is None or not self.connected.is_set():
-            _log.warning("link down: dropped an MCP message (%d characters)", len(text))
+            _log.warning("link down: dropped an MCP message")
             return
-        await ws.send([self._prefix, text, "}"])
+        frame = [self._prefix]
+        frame.extend(pieces)
+        frame.append("}")
+        await ws.send(frame)
 
     async def _route(self, message):
         message = _parse(message)

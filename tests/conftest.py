@@ -21,6 +21,8 @@ for _path in (ROOT, os.path.join(ROOT, "lib")):
 if os.path.join(ROOT, "tools", "hwsim") not in sys.path:
     sys.path.append(os.path.join(ROOT, "tools", "hwsim"))
 
+from umcp.compat import join_pieces  # noqa: E402 (needs lib/ on sys.path)
+
 
 @pytest.fixture
 def anyio_backend():
@@ -48,15 +50,17 @@ class McpWire:
         self._arrived = asyncio.Event()
         server.set_sender(self._receive, overhead)
 
-    async def _receive(self, text):
+    async def _receive(self, pieces):
         # The server logs and survives a sender that raises, so a failed check is
         # kept here and reported by the `wire` fixture instead.
         try:
-            assert isinstance(text, str)
+            assert isinstance(pieces, (list, tuple))
+            assert all(isinstance(piece, (str, bytes, bytearray, memoryview)) for piece in pieces)
+            text = join_pieces(pieces)
             message = json.loads(text)
             self._validate(message)
         except Exception as e:
-            self.failures.append((text, e))
+            self.failures.append((pieces, e))
             raise
         self.frames.append(text)
         self.sent.append(message)

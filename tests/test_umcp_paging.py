@@ -5,7 +5,7 @@ import json
 import pytest
 
 from umcp import BOOLEAN, INTEGER, STRING, McpServer, Property
-from umcp.compat import dumps
+from umcp.compat import dumps, join_pieces
 
 from conftest import McpWire
 
@@ -94,8 +94,8 @@ async def test_the_whole_frame_in_its_envelope_fits():
     server = McpServer(page_limit=1400)
     sent = []
 
-    async def send_enveloped(text):
-        sent.append(ENVELOPE[:-1] + text + "}")
+    async def send_enveloped(pieces):
+        sent.append(ENVELOPE[:-1] + join_pieces(pieces) + "}")
 
     server.set_sender(send_enveloped, len(ENVELOPE) - 1)
     register_board(server)

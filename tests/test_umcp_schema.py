@@ -8,6 +8,7 @@ from mcp.shared.tool_name_validation import validate_tool_name
 from mcp.types import CallToolResult, Tool
 
 from umcp import BOOLEAN, INTEGER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
+from umcp.compat import join_pieces
 from umcp.tool import error_result_pieces, result_pieces
 
 
@@ -23,7 +24,7 @@ def entry(tool):
 
 
 def result(value):
-    parsed = json.loads("".join(result_pieces(value)))
+    parsed = json.loads(join_pieces(result_pieces(value)))
     CallToolResult.model_validate(parsed)
     return parsed
 
@@ -217,6 +218,6 @@ def test_values_json_cannot_carry_raise_type_error():
 
 
 def test_error_result_carries_the_message():
-    parsed = json.loads("".join(error_result_pieces('bad "quote"\n')))
+    parsed = json.loads(join_pieces(error_result_pieces('bad "quote"\n')))
     assert parsed == {"content": [{"type": "text", "text": 'bad "quote"\n'}], "isError": True}
     assert CallToolResult.model_validate(parsed).is_error

@@ -13,6 +13,7 @@ from mcp.types import ImageContent as SdkImageContent
 from mcp.types import PaginatedRequestParams, TextContent, jsonrpc_message_adapter
 
 from umcp import BOOLEAN, INTEGER, STRING, ImageContent, McpServer, Property
+from umcp.compat import join_pieces
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(20)]
 
@@ -26,8 +27,8 @@ async def umcp_transport(server, overhead=0):
     to_client, client_reads = anyio.create_memory_object_stream(64)
     client_writes, to_server = anyio.create_memory_object_stream(64)
 
-    async def deliver(text):
-        await to_client.send(SessionMessage(jsonrpc_message_adapter.validate_json(text)))
+    async def deliver(pieces):
+        await to_client.send(SessionMessage(jsonrpc_message_adapter.validate_json(join_pieces(pieces))))
 
     async def serve():
         async for item in to_server:

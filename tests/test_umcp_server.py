@@ -11,6 +11,7 @@ import logging
 import pytest
 
 from umcp import INTEGER, STRING, ImageContent, McpServer, McpTool, Property, get_instance
+from umcp.compat import join_pieces
 from umcp.server import LATEST_VERSION, SUPPORTED_VERSIONS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
@@ -193,8 +194,8 @@ async def test_internal_errors_get_32603(wire):
 async def test_a_failing_sender_is_logged_and_the_server_goes_on(wire, caplog):
     sent = []
 
-    async def flaky(text):
-        sent.append(text)
+    async def flaky(pieces):
+        sent.append(join_pieces(pieces))
         if len(sent) == 1:
             raise OSError("link down")
 
@@ -217,7 +218,7 @@ async def test_a_plain_sender_works_too():
     sent = []
     server.set_sender(sent.append)
     await server.handle('{"jsonrpc":"2.0","id":1,"method":"ping"}')
-    assert json.loads(sent[0]) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert json.loads(join_pieces(sent[0])) == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 
 def test_get_instance_is_one_module_level_server():

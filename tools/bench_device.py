@@ -13,6 +13,7 @@ import sys
 import time
 
 from umcp import BOOLEAN, INTEGER, STRING, McpServer, Property
+from umcp.compat import join_pieces
 
 try:
     import tracemalloc  # CPython
@@ -68,14 +69,16 @@ def register_tools(server, count=40):
 
 
 class Capture:
-    """The server's sender: keeps the last frame and signals its arrival."""
+    """The server's sender: keeps the last frame's text and signals its arrival.
+    It joins the pieces as a non-streaming transport would, so the figures hold
+    the page's text too."""
 
     def __init__(self):
         self.text = None
         self.arrived = asyncio.Event()
 
-    async def send(self, text):
-        self.text = text
+    async def send(self, pieces):
+        self.text = join_pieces(pieces)
         self.arrived.set()
 
 

@@ -44,6 +44,12 @@ def dumps(obj):
     return json.dumps(obj, separators=(",", ":"))
 
 
+def join_pieces(pieces):
+    """The text of a message a sender got as pieces (str, or bytes-like UTF-8 text),
+    for a transport or test that needs it whole: streaming transports write the pieces."""
+    return "".join(piece if isinstance(piece, str) else str(piece, "utf-8") for piece in pieces)
+
+
 try:
     import logging
 

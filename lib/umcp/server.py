@@ -1,9 +1,11 @@
 """McpServer: the MCP methods a device serves, over JSON-RPC 2.0, transport-agnostic.
 
 The transport feeds `handle()` one message at a time and installs the callback
-that carries replies and notifications out. Tool calls run one at a time, in
-arrival order, each in its own asyncio task, so `handle()` keeps answering
-ping, tools/list and cancellation while a slow tool works.
+that carries replies and notifications out. Outgoing messages are never joined
+into one string: the callback gets their pieces (an image's base64 among them)
+and a streaming transport writes them where they are. Tool calls run one at a
+time, in arrival order, each in its own asyncio task, so `handle()` keeps
+answering ping, tools/list and cancellation while a slow tool works.
 """
 
 import asyncio
@@ -116,8 +118,9 @@ class McpServer:
         self._tools_changed()
 
     def set_sender(self, send, overhead=0):
-        """`send(text)` (plain or async) carries one JSON-RPC message out;
-        `overhead` is the bytes the transport's envelope adds to it."""
+        """`send(pieces)` (plain or async) carries one JSON-RPC message out: a list
+        or tuple of str and bytes-like pieces of JSON text (`compat.join_pieces`
+        makes them one str); `overhead` is the bytes the transport's envelope adds."""
         self._sender = send
         self._overhead = overhead
 
@@ -132,7 +135,7 @@ class McpServer:
         message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._send(dumps(message))
+        await self._send((dumps(message),))
 
     async def log(self, level, data, logger=None):
         """A notifications/message, unless the client set a higher level."""
@@ -166,12 +169,12 @@ class McpServer:
         await self.notify("notifications/progress", params)
         return True
 
-    async def _send(self, text):
+    async def _send(self, pieces):
         if self._sender is None:
-            _log.warning("no sender installed: dropped %d characters", len(text))
+            _log.warning("no sender installed: dropped a message")
             return
         try:
-            sent = self._sender(text)
+            sent = self._sender(pieces)
             if iscoroutine(sent):
                 await sent
         except Exception as e:  # a broken link must not stop the server
@@ -274,7 +277,7 @@ class McpServer:
     # -- tools/list ---------------------------------------------------------
 
     def _list_tools(self, id_json, params):
-        """The frame of one page: as many tools as fit in `page_limit`, envelope included."""
+        """The pieces of one page: as many tools as fit in `page_limit`, envelope included."""
         cursor = params.get("cursor")
         with_user_tools = params.get("withUserTools") is True
         start = 0
@@ -310,7 +313,7 @@ class McpServer:
             pieces.append(_MORE_HEAD)
             pieces.append(tools[index].name)
             pieces.append(_MORE_END)
-        return "".join(pieces)
+        return pieces
 
     def _index(self, name):
         tools = self._tools
@@ -408,16 +411,15 @@ _EMPTY_RESULT = ("{}",)
 
 
 def _result_frame(id_json, pieces):
-    """A response's text from the pieces of its result: one join, so a large
-    result (an image) is copied into its frame once."""
+    """A response's pieces around the pieces of its result, which stay as they are."""
     frame = [_FRAME_OPEN, id_json, ',"result":']
     frame.extend(pieces)
     frame.append("}")
-    return "".join(frame)
+    return frame
 
 
 def _error_frame(id_json, code, message):
-    return '{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}' % (id_json, code, dumps(message))
+    return ('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}' % (id_json, code, dumps(message)),)
 
 
 def _invalid_request(message):

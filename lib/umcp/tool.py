@@ -75,15 +75,15 @@ class McpTool:
 def result_pieces(value):
     """A tool's return value as the pieces of a CallToolResult's JSON text.
 
-    Pieces, so that the caller joins a large image into its frame in one copy.
-    An image becomes an image block (base64 needs no escaping); a string is sent
-    as is; anything else (bool, int, None, dict, list) as its JSON text, which is
-    what the xiaozhi backend parses. Raises TypeError for what JSON cannot carry.
+    Pieces, so that a large image is never copied into one string: its base64
+    goes out as the bytes b2a_base64 made (ASCII, nothing to escape). A string is
+    sent as is; anything else (bool, int, None, dict, list) as its JSON text, which
+    is what the xiaozhi backend parses. Raises TypeError for what JSON cannot carry.
     """
     if isinstance(value, ImageContent):
         return (
             '{"content":[{"type":"image","data":"',
-            b2a_base64(value.data, newline=False).decode(),
+            b2a_base64(value.data, newline=False),
             '","mimeType":',
             dumps(value.mime_type),
             '}],"isError":false}',

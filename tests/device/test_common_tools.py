@@ -13,6 +13,7 @@ import machine
 from common_tools import CommonTools
 from settings import Settings
 from umcp import McpServer
+from umcp.compat import join_pieces
 from vision import VisionClient
 
 SETTINGS_FILE = "test_common_tools_%s.json" % sys.implementation.name
@@ -55,8 +56,8 @@ class Rig:
                     self.reboots.append).register()
         self.board.register_tools(self.server)
 
-    async def _send(self, text):
-        self.sent.append(json.loads(text))
+    async def _send(self, pieces):
+        self.sent.append(json.loads(join_pieces(pieces)))
         self._arrived.set()
 
     async def names(self):

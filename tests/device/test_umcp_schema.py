@@ -4,6 +4,7 @@
 import json
 
 from umcp import BOOLEAN, INTEGER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
+from umcp.compat import join_pieces
 from umcp.tool import error_result_pieces, result_pieces
 
 
@@ -102,11 +103,11 @@ def test_tool_names():
 
 def test_results_become_content_blocks():
     for value, text in ((True, "true"), (False, "false"), (7, "7"), (None, "null"), ("a \"b\"\n", "a \"b\"\n")):
-        assert json.loads("".join(result_pieces(value))) == {
+        assert json.loads(join_pieces(result_pieces(value))) == {
             "content": [{"type": "text", "text": text}], "isError": False}
-    parsed = json.loads("".join(result_pieces({"k": [1, 2]})))
+    parsed = json.loads(join_pieces(result_pieces({"k": [1, 2]})))
     assert json.loads(parsed["content"][0]["text"]) == {"k": [1, 2]}
-    image = json.loads("".join(result_pieces(ImageContent(b"\xff\xd8\xff\xe0"))))
+    image = json.loads(join_pieces(result_pieces(ImageContent(b"\xff\xd8\xff\xe0"))))
     assert image["content"] == [{"type": "image", "data": "/9j/4A==", "mimeType": "image/jpeg"}]
-    failure = json.loads("".join(error_result_pieces("bad \"x\"")))
+    failure = json.loads(join_pieces(error_result_pieces("bad \"x\"")))
     assert failure == {"content": [{"type": "text", "text": "bad \"x\""}], "isError": True}

@@ -3,8 +3,10 @@
 
 import asyncio
 import json
+from binascii import a2b_base64
 
-from umcp import INTEGER, STRING, McpServer, Property
+from umcp import INTEGER, STRING, ImageContent, McpServer, Property
+from umcp.compat import join_pieces
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
 
@@ -18,8 +20,8 @@ class Wire:
         self.frames = []
         self.server.set_sender(self._send, overhead)
 
-    async def _send(self, text):
-        self.frames.append(text)
+    async def _send(self, pieces):
+        self.frames.append(join_pieces(pieces))
 
     def messages(self):
         return [json.loads(frame) for frame in self.frames]
@@ -174,6 +176,24 @@ async def test_tools_call_results_and_errors():
     assert unknown[0]["error"]["code"] == -32602 and "nope" in unknown[0]["error"]["message"]
 
 
+async def test_an_image_reaches_the_sender_as_base64_bytes_never_a_string():
+    # A camera-sized JPEG holding every byte value, so its base64 uses every character.
+    jpeg = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 80 + b"\xff\xd9"
+    server = McpServer()
+    server.add_tool("snap", "d", None, lambda args: ImageContent(jpeg))
+    messages = []
+    server.set_sender(messages.append)
+    await server.handle(call("snap", id=7))
+    await settle(lambda: messages)
+    pieces = messages[0]
+    encoded = [piece for piece in pieces if not isinstance(piece, str)]
+    assert len(encoded) == 1 and isinstance(encoded[0], (bytes, bytearray, memoryview))
+    response = json.loads(join_pieces(pieces))
+    assert response["id"] == 7 and response["result"]["isError"] is False
+    block = response["result"]["content"][0]
+    assert block["type"] == "image" and block["mimeType"] == "image/jpeg"
+    assert bytes(encoded[0]) == block["data"].encode()  # the base64 piece is the image's data
+    assert a2b_base64(block["data"].encode()) == jpeg
 async def test_argument_errors_follow_the_negotiated_version():
     wire = Wire()
     wire.server.add_tool("vol", "d", VOLUME, bool)
@@ -324,8 +344,8 @@ async def test_a_failing_sender_does_not_stop_the_server():
     server = McpServer()
     sent = []
 
-    async def flaky(text):
-        sent.append(text)
+    async def flaky(pieces):
+        sent.append(join_pieces(pieces))
         if len(sent) == 1:
             raise OSError(104)
 
