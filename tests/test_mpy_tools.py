@@ -168,4 +168,5 @@ def test_bench_measures_a_full_page_inside_micropython():
     # A full first page: within one tool's size of the limit, with more tools after it.
     assert figures["page_limit"] - 600 < figures["frame_bytes"] <= figures["page_limit"]
     assert figures["tools_on_page"] < figures["tools_registered"]
-    assert figures["list_heap"] > figures["frame_bytes"]  # the page text itself lives on the heap
+    # Streamed: the server hands out pieces of the tools' cached JSON, never the page's text.
+    assert 0 < figures["list_heap"] < figures["frame_bytes"]

@@ -91,9 +91,10 @@ def main(argv=None):
         print()
         print("\n".join(table(columns)))
         print()
-        print("umcp's page is an already-parsed tools/list request through handle(): it joins tool")
-        print("entries serialized once at registration, which is why it can beat the floor, a bare")
-        print("json.dumps of the same page from objects. The tools/call tool does nothing.")
+        print("umcp's page is an already-parsed tools/list request through handle(): it hands the")
+        print("transport the pieces of tool entries serialized once at registration and never builds")
+        print("the page's text, which is why it beats the floor, a bare json.dumps of the same page")
+        print("from objects. The tools/call tool does nothing.")
         print("Times are means over >= 0.2 s of runs. Heap: CPython's tracemalloc peak; MicroPython's")
         print("bytes allocated with the collector off (an upper bound of the peak).")
     return 1 if failed else 0

@@ -69,17 +69,20 @@ def register_tools(server, count=40):
 
 
 class Capture:
-    """The server's sender: keeps the last frame's text and signals its arrival.
-    It joins the pieces as a non-streaming transport would, so the figures hold
-    the page's text too."""
+    """The server's sender: keeps the last frame's pieces, as a streaming transport
+    hands them to its socket, and signals their arrival."""
 
     def __init__(self):
-        self.text = None
+        self.pieces = None
         self.arrived = asyncio.Event()
 
     async def send(self, pieces):
-        self.text = join_pieces(pieces)
+        self.pieces = pieces
         self.arrived.set()
+
+    @property
+    def text(self):
+        return join_pieces(self.pieces)
 
 
 async def time_us(action):
