@@ -20,6 +20,9 @@ for _path in (ROOT, os.path.join(ROOT, "lib")):
 # The simulated machine, esp32, network, camera and neopixel modules: last, as under tools.sim.
 if os.path.join(ROOT, "tools", "hwsim") not in sys.path:
     sys.path.append(os.path.join(ROOT, "tools", "hwsim"))
+# tests/device/support.py: helpers the device cases and the host tests share.
+if os.path.join(ROOT, "tests", "device") not in sys.path:
+    sys.path.append(os.path.join(ROOT, "tests", "device"))
 
 from umcp.compat import join_pieces  # noqa: E402 (needs lib/ on sys.path)
 

@@ -10,6 +10,7 @@ import esp32
 import hwsim
 import machine
 import ota
+from support import ChunkStream
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
 
@@ -30,28 +31,6 @@ def digest(data):
     return hashlib.sha256(data).hexdigest()
 
 
-class Stream:
-    """An async iterator of chunks, as httpclient.get_stream gives; can fail midway."""
-
-    def __init__(self, data, chunk=1000, fail_at=None):
-        self.data = data
-        self.chunk = chunk
-        self.fail_at = fail_at
-        self.pos = 0
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self):
-        if self.fail_at is not None and self.pos >= self.fail_at:
-            raise OSError(104, "connection reset")
-        if self.pos >= len(self.data):
-            raise StopAsyncIteration
-        piece = self.data[self.pos:self.pos + self.chunk]
-        self.pos += len(piece)
-        return piece
-
-
 def untouched():
     """Nothing written to the running image and the boot choice unchanged."""
     return (esp32.sim_partition("ota_0").writes == [] and esp32.sim_set_boot_calls() == []
@@ -61,7 +40,7 @@ def untouched():
 async def test_good_image_goes_block_by_block_into_the_next_partition_then_boots():
     data = image(3 * BLOCK + 123)
     progress = []
-    written = await ota.install(Stream(data), digest(data), size=len(data),
+    written = await ota.install(ChunkStream(data), digest(data), size=len(data),
                                 progress=lambda done, total: progress.append((done, total)))
     assert written == len(data)
     target = esp32.sim_partition("ota_1")
@@ -85,7 +64,7 @@ async def test_progress_every_64k_and_at_the_end_with_coroutine_callback():
     async def report(done, total):
         seen.append((done, total))
 
-    await ota.install(Stream(data, chunk=4000), digest(data).upper(), progress=report)
+    await ota.install(ChunkStream(data, chunk=4000), digest(data).upper(), progress=report)
     assert [done // 65536 for done, _ in seen[:-1]] == [1, 2, 3]
     assert all(total is None for _, total in seen)
     assert seen[-1] == (len(data), None)
@@ -94,7 +73,7 @@ async def test_progress_every_64k_and_at_the_end_with_coroutine_callback():
 async def test_wrong_digest_never_boots():
     data = image(2 * BLOCK)
     with pytest.raises(ota.OtaError, match="SHA-256 mismatch"):
-        await ota.install(Stream(data), digest(data + b"x"))
+        await ota.install(ChunkStream(data), digest(data + b"x"))
     assert untouched()
 
 
@@ -102,7 +81,7 @@ async def test_announced_oversize_is_refused_before_writing():
     hwsim.reset(app_size=4 * BLOCK)
     data = image(4 * BLOCK + 1)
     with pytest.raises(ota.OtaError, match="exceeds"):
-        await ota.install(Stream(data), digest(data), size=len(data))
+        await ota.install(ChunkStream(data), digest(data), size=len(data))
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
 
 
@@ -110,44 +89,44 @@ async def test_unannounced_oversize_stops_at_the_partition_end():
     hwsim.reset(app_size=4 * BLOCK)
     data = image(5 * BLOCK)
     with pytest.raises(ota.OtaError, match="larger than the partition"):
-        await ota.install(Stream(data), digest(data))
+        await ota.install(ChunkStream(data), digest(data))
     assert untouched()
 
 
 async def test_more_data_than_announced_is_refused():
     data = image(2 * BLOCK)
     with pytest.raises(ota.OtaError, match="announced size"):
-        await ota.install(Stream(data), digest(data), size=BLOCK)
+        await ota.install(ChunkStream(data), digest(data), size=BLOCK)
     assert untouched()
 
 
 async def test_stream_error_midway_never_boots():
     data = image(5 * BLOCK)
     with pytest.raises(ota.OtaError, match="connection reset"):
-        await ota.install(Stream(data, fail_at=3 * BLOCK), digest(data), size=len(data))
+        await ota.install(ChunkStream(data, fail_at=3 * BLOCK), digest(data), size=len(data))
     assert untouched()
 
 
 async def test_truncated_and_empty_images_never_boot():
     data = image(3 * BLOCK)
     with pytest.raises(ota.OtaError, match="truncated"):
-        await ota.install(Stream(data[:BLOCK]), digest(data), size=len(data))
+        await ota.install(ChunkStream(data[:BLOCK]), digest(data), size=len(data))
     with pytest.raises(ota.OtaError, match="empty"):
-        await ota.install(Stream(b""), digest(b""))
+        await ota.install(ChunkStream(b""), digest(b""))
     assert untouched()
 
 
 async def test_a_file_that_is_no_app_image_is_refused_at_the_first_block():
     data = b"<html>" + bytes(3 * BLOCK)
     with pytest.raises(ota.OtaError, match="not an ESP32 application image"):
-        await ota.install(Stream(data), digest(data))
+        await ota.install(ChunkStream(data), digest(data))
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
 
 
 @pytest.mark.parametrize("bad", ["", "abc", "zz" * 32, "00" * 31, None, 42])
 async def test_malformed_sha256_is_refused(bad):
     with pytest.raises(ota.OtaError, match="64 hex digits"):
-        await ota.install(Stream(image(10)), bad)
+        await ota.install(ChunkStream(image(10)), bad)
     assert untouched()
 
 
@@ -169,12 +148,12 @@ async def test_flash_that_does_not_keep_the_data_is_caught_by_the_read_back():
 
     data = image(2 * BLOCK)
     with pytest.raises(ota.OtaError, match="verification failed"):
-        await ota.install(Stream(data), digest(data), partition=BadFlash())
+        await ota.install(ChunkStream(data), digest(data), partition=BadFlash())
     assert untouched()
 
 
 async def test_without_esp32_module_update_fails_clearly_and_mark_valid_is_a_no_op(monkeypatch):
     monkeypatch.setitem(sys.modules, "esp32", None)
     with pytest.raises(ota.OtaError, match="esp32"):
-        await ota.install(Stream(image(10)), digest(image(10)))
+        await ota.install(ChunkStream(image(10)), digest(image(10)))
     assert ota.mark_valid() is False

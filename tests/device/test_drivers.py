@@ -7,6 +7,7 @@ from drivers.backlight import Axp2101Backlight, PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
 from drivers.es8311 import ES8311
+from support import raises
 
 CAM_PINS = {"d0": 11, "d1": 9, "d2": 8, "d3": 10, "d4": 12, "d5": 18, "d6": 17, "d7": 16,
             "xclk": 15, "pclk": 13, "vsync": 6, "href": 7, "sda": 4, "scl": 5,
@@ -19,13 +20,6 @@ def _bus(addr, width=1):
     return machine.I2C(0), chip
 
 
-def _raises(exc, fn, *args):
-    try:
-        fn(*args)
-    except exc:
-        return True
-    return False
-
 
 def test_es8311_volume_registers():
     i2c, chip = _bus(0x18)
@@ -37,7 +31,7 @@ def test_es8311_volume_registers():
     for volume in range(1, 100):
         codec.set_volume(volume)
         assert chip.regs[0x32] == 98 + volume
-    assert _raises(ValueError, codec.set_volume, 101)
+    assert raises(ValueError, codec.set_volume, 101)
     assert codec.volume == 99
 
 
@@ -60,7 +54,7 @@ def test_pwm_backlight_duty_plain_and_inverted():
         assert machine.sim_pwm(47).duty_u16() == duty
         assert machine.sim_pwm(38).duty_u16() == 65535 - duty
     assert machine.sim_pwm(47).freq() == 25000
-    assert _raises(ValueError, plain.set_brightness, -1)
+    assert raises(ValueError, plain.set_brightness, -1)
 
 
 def test_axp2101_backlight_steps():
@@ -75,7 +69,7 @@ def test_display_theme():
     display = Display(240, 320, "ST7789")
     display.set_theme("dark")
     assert display.info()["theme"] == "dark" and display.info()["height"] == 320
-    assert _raises(ValueError, display.set_theme, "pink")
+    assert raises(ValueError, display.set_theme, "pink")
     assert display.theme == "dark"
 
 
@@ -90,13 +84,13 @@ def test_camera_jpeg_markers_and_size():
     width = photo[sof + 7] << 8 | photo[sof + 8]
     assert (width, height) == (160, 120)
     camera.sim_fail_captures(1)
-    assert _raises(OSError, cam.capture)
+    assert raises(OSError, cam.capture)
 
 
 def test_missing_i2c_device_and_reset():
     i2c, chip = _bus(0x18)
     assert i2c.scan() == [0x18]
-    assert _raises(OSError, ES8311, i2c, 0x19)
+    assert raises(OSError, ES8311, i2c, 0x19)
     try:
         machine.reset()
         raise AssertionError("reset returned")

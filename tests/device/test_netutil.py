@@ -6,14 +6,8 @@ import struct
 
 import netutil
 import wsclient
+from support import raises
 
-
-def _raises(exc, fn, *args):
-    try:
-        fn(*args)
-    except exc:
-        return True
-    return False
 
 
 def test_parse_url_defaults_and_parts():
@@ -29,7 +23,7 @@ def test_parse_url_defaults_and_parts():
 def test_parse_url_rejects_garbage():
     for url in ("", "example.com", "ftp://host/", "ws://", "ws://:80/", "ws://h:0/",
                 "ws://h:65536/", "ws://h:x/", "ws://user@h/", "ws://[::1]:80/", 42):
-        assert _raises(ValueError, netutil.parse_url, url), url
+        assert raises(ValueError, netutil.parse_url, url), url
 
 
 def test_host_header_shows_only_non_default_ports():
@@ -40,7 +34,7 @@ def test_host_header_shows_only_non_default_ports():
 def test_request_head_and_header_injection():
     head = netutil.request_head("GET", "/p", "h", [("A", "1"), ("B", 2)])
     assert head == b"GET /p HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n"
-    assert _raises(ValueError, netutil.request_head, "GET", "/", "h", [("A", "x\r\nEvil: 1")])
+    assert raises(ValueError, netutil.request_head, "GET", "/", "h", [("A", "x\r\nEvil: 1")])
 
 
 def test_ca_der_from_pem():
@@ -50,7 +44,7 @@ def test_ca_der_from_pem():
     assert netutil.ca_der(pem) == der
     assert netutil.ca_der(pem[12:].decode()) == der
     assert netutil.ca_der(der) == der
-    assert _raises(ValueError, netutil.ca_der, pem[:40])
+    assert raises(ValueError, netutil.ca_der, pem[:40])
 
 
 def _mask_slowly(data, key):

@@ -8,6 +8,7 @@ import esp32
 import hwsim
 import ota
 from settings import Settings, uuid4
+from support import ChunkStream
 
 _BLOCK = 4096
 
@@ -30,26 +31,6 @@ def _image(size):
     for i in range(1, size):
         data[i] = (i * 7) & 0xFF
     return bytes(data)
-
-
-class _Stream:
-    def __init__(self, data, chunk=1000, fail_at=-1):
-        self.data = data
-        self.chunk = chunk
-        self.fail_at = fail_at
-        self.pos = 0
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self):
-        if 0 <= self.fail_at <= self.pos:
-            raise OSError(104)
-        if self.pos >= len(self.data):
-            raise StopAsyncIteration
-        piece = self.data[self.pos:self.pos + self.chunk]
-        self.pos += len(piece)
-        return piece
 
 
 def test_settings_persist_and_keep_client_id():
@@ -98,7 +79,7 @@ async def test_ota_good_image_then_set_boot():
     hwsim.reset(8 * _BLOCK)
     data = _image(2 * _BLOCK + 10)
     seen = []
-    n = await ota.install(_Stream(data), _digest(data), len(data),
+    n = await ota.install(ChunkStream(data), _digest(data), len(data),
                           lambda done, total: seen.append(done))
     assert n == len(data) and seen == [len(data)]
     assert esp32.sim_partition("ota_1").writes == [0, 1, 2]
@@ -120,9 +101,9 @@ async def _fails(stream, sha256, size=None):
 async def test_ota_failures_never_set_boot():
     hwsim.reset(4 * _BLOCK)
     data = _image(3 * _BLOCK)
-    assert "SHA-256 mismatch" in await _fails(_Stream(data), _digest(data + b"!"))
-    assert "exceeds" in await _fails(_Stream(data), _digest(data), 5 * _BLOCK)
-    assert "larger" in await _fails(_Stream(_image(5 * _BLOCK)), _digest(_image(5 * _BLOCK)))
-    assert "update failed" in await _fails(_Stream(data, fail_at=_BLOCK), _digest(data),
+    assert "SHA-256 mismatch" in await _fails(ChunkStream(data), _digest(data + b"!"))
+    assert "exceeds" in await _fails(ChunkStream(data), _digest(data), 5 * _BLOCK)
+    assert "larger" in await _fails(ChunkStream(_image(5 * _BLOCK)), _digest(_image(5 * _BLOCK)))
+    assert "update failed" in await _fails(ChunkStream(data, fail_at=_BLOCK), _digest(data),
                                            len(data))
-    assert "64 hex digits" in await _fails(_Stream(data), "not a digest")
+    assert "64 hex digits" in await _fails(ChunkStream(data), "not a digest")
