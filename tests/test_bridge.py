@@ -118,6 +118,46 @@ async def test_sdk_client_over_streamable_http(tmp_path):
         bridge.wait(10)
 
 
+async def test_when_its_device_goes_the_bridge_falls_back_to_another_ready_one(tmp_path):
+    """Two devices: calls go to the newest ready one, and to the other once it disconnects."""
+    import anyio
+
+    ws_port = free_port()
+    server = StdioServerParameters(command=sys.executable, args=bridge_command(ws_port, "--user-tools")[1:],
+                                   cwd=ROOT)
+    url = "ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port
+    first, second = "aa:aa:aa:aa:aa:01", "bb:bb:bb:bb:bb:02"
+    changed = anyio.Event()
+
+    async def on_message(message):
+        # The bridge tells its clients the tool list changed whenever its device changes.
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    async def device_changed():
+        nonlocal changed
+        with anyio.fail_after(READ_TIMEOUT):
+            await changed.wait()
+        changed = anyio.Event()
+
+    async def answering_device():
+        info = await client.call_tool("self.get_system_info", {})
+        return json.loads(info.content[0].text)["device_id"]
+
+    async with Client(server, mode="legacy", read_timeout_seconds=READ_TIMEOUT,
+                      message_handler=on_message) as client:
+        with open(tmp_path / "device.log", "w") as log:
+            with simulated_device(url, TOKEN, str(tmp_path / "a"), log, extra=("--device-id", first)):
+                assert await answering_device() == first
+                changed = anyio.Event()  # what came before belongs to the first device
+                with simulated_device(url, TOKEN, str(tmp_path / "b"), log, extra=("--device-id", second)):
+                    await device_changed()
+                    assert await answering_device() == second
+                await device_changed()
+                # The second device is gone: the first, still connected and ready, answers.
+                assert await answering_device() == first
+
+
 def wait_for_line(stream, text):
     """Read `stream` up to a line containing `text`, then drain the rest on a thread (so the
     writer never blocks on a full pipe)."""

@@ -39,9 +39,10 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def sim_command(url, token, state_dir, max_payload=None, micropython=None):
-    """The command line that runs the simulated device against `url`."""
+def sim_command(url, token, state_dir, max_payload=None, micropython=None, extra=()):
+    """The command line that runs the simulated device against `url` (`extra`: more options)."""
     command = [sys.executable, "-m", "tools.sim", "--url", url, "--token", token, "--state-dir", state_dir]
+    command += list(extra)
     if max_payload:
         command += ["--max-payload", str(max_payload)]
     if micropython:
@@ -50,9 +51,9 @@ def sim_command(url, token, state_dir, max_payload=None, micropython=None):
 
 
 @contextlib.contextmanager
-def simulated_device(url, token, state_dir, log, max_payload=None, micropython=None):
+def simulated_device(url, token, state_dir, log, max_payload=None, micropython=None, extra=()):
     """tools.sim as a child process writing to `log`; stopped on exit."""
-    sim = subprocess.Popen(sim_command(url, token, state_dir, max_payload, micropython), cwd=ROOT,
+    sim = subprocess.Popen(sim_command(url, token, state_dir, max_payload, micropython, extra), cwd=ROOT,
                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     try:
         yield sim

@@ -90,8 +90,12 @@ class Bridge:
 
     def _on_gone(self, device):
         if self._device is device:
-            # Fall back to another device that is still connected, if any.
-            self._device = next(iter(self.devices.devices.values()), None)
+            # Fall back to another connected device that finished its initialize, if any
+            # (one still onboarding takes over from _onboard when it is ready).
+            ready = [d for d in self.devices.devices.values() if d.server_info is not None]
+            self._device = ready[0] if ready else None
+            # Another device (or none) may have other tools: clients should list again.
+            background(self._broadcast(lambda session: session.send_tool_list_changed()))
 
     async def _client_ready(self, ctx, params):
         self._sessions.append(ctx.session)
