@@ -4,9 +4,12 @@ refusals; and against scripted devices for the faults a real device should not h
 
 import asyncio
 import contextlib
+import http.client
 import json
+import socket
 import struct
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -260,6 +263,19 @@ def post_photo(url, token, device_id, image, question="What is this?"):
         return error.code, json.load(error)
 
 
+def announce_oversized_upload(url, token, device_id):
+    """Headers announcing a 6 MB upload and no body: only an early answer ends this."""
+    parts = urllib.parse.urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
+                      "Device-Id: %s\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                      "Content-Length: %d\r\n\r\n" % (parts.path, parts.netloc, token, device_id,
+                                                        6 * 1024 * 1024)).encode())
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        return response.status, json.load(response)
+
+
 async def test_vision_endpoint_checks_token_and_device_and_describes_the_image():
     async with running_backend() as (backend, out):
         url = "http://127.0.0.1:%d%s" % (backend.http_port, VISION_PATH)
@@ -275,3 +291,6 @@ async def test_vision_endpoint_checks_token_and_device_and_describes_the_image()
         # A token never given out and no Device-Id: both unknown, which is no match.
         status, answer = await asyncio.to_thread(post_photo, url, "forged", None, tiny_jpeg(8, 8))
         assert status == 401
+        # An announced body over the limit is refused before a byte of it is read.
+        status, answer = await asyncio.to_thread(announce_oversized_upload, url, token, "aa:bb")
+        assert status == 413 and "larger than" in answer["message"]

@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 VISION_PATH = "/mcp/vision/explain"
 MAX_IMAGE = 5 * 1024 * 1024  # the limit the real backend applies
+_MAX_FORM = MAX_IMAGE + 64 * 1024  # the image plus the question and multipart framing
 _SOF_MARKERS = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 _STANDALONE_MARKERS = {0x01, 0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8}
 
@@ -145,6 +146,9 @@ def create_app(vision, ota_dir=None, log=print):
         if not vision.authorized(request.headers.get("Authorization"), device_id):
             log("vision: refused an upload from %s: bad token or Device-Id" % (device_id or "an unnamed device"))
             return _failure(401, "invalid token for this Device-Id")
+        # Refused before reading: the form parser would store the whole upload first.
+        if int(request.headers.get("Content-Length") or 0) > _MAX_FORM:
+            return _failure(413, "image larger than %d bytes" % MAX_IMAGE)
         form = await request.form(max_files=1, max_fields=4)
         upload = form.get("file")
         question = form.get("question")
