@@ -216,7 +216,10 @@ class WebSocket:
         await self._send_message(_OP_PING, (data,))
 
     async def close(self, code=CLOSE_NORMAL, reason=""):
-        """Closing handshake: send close, wait briefly for the peer's, hang up."""
+        """Closing handshake: send close, wait briefly for the peer's, hang up.
+        `code` 1005 sends a close frame without a status."""
+        if code != CLOSE_NO_STATUS and not _sendable(code):
+            raise ValueError("close code %d may not be sent" % code)
         if self._closed is None:
             await self._hang_up_after(self._close_handshake(code, reason), code, reason)
 

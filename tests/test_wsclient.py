@@ -240,6 +240,10 @@ def test_client_close_handshake():
     async def main():
         async with scenario_server() as server:
             ws = await wsclient.connect(server.url + "/echo")
+            for forbidden in (999, 1006, 1015, 2000, 5000):  # refused, the link stays up
+                with pytest.raises(ValueError):
+                    await ws.close(forbidden)
+            assert not ws.closed
             await ws.close(4000, "bye")
             assert ws.closed
             seen = await server.seen_after_close("/echo")
