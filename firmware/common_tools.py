@@ -9,9 +9,10 @@ import time
 import httpclient
 import ota
 from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
+from umcp.compat import const
 
 THEMES = ("light", "dark")
-_REBOOT_DELAY_MS = 1000
+_REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
 _BOOT_S = time.time()
 
 STATUS_DESCRIPTION = (

@@ -1,8 +1,9 @@
 # The vision service client: photos go to the URL and token the backend sent in initialize.
 import httpclient
+from umcp.compat import const
 from xiaozhi import bearer
 
-_TIMEOUT_S = 30
+_TIMEOUT_S = const(30)
 
 
 class VisionClient:
@@ -16,7 +17,7 @@ class VisionClient:
     def configure(self, url, token):
         """server.on_vision callback: the backend told us where to send photos."""
         self.url = url
-        self.token = token or ""
+        self.token = token
 
     async def explain(self, question, jpeg):
         """Upload a JPEG with the question (in that order, as backends expect); the answer text."""
@@ -26,9 +27,13 @@ class VisionClient:
         headers = {"Device-Id": self.device_id, "Client-Id": self.client_id}
         if self.token:
             headers["Authorization"] = bearer(self.token)
-        status, body = await httpclient.post_multipart(
-            self.url, [("question", question)], ("file", "photo.jpg", "image/jpeg", jpeg),
-            headers=headers, timeout=_TIMEOUT_S, ca=self.ca)
+        try:
+            status, body = await httpclient.post_multipart(
+                self.url, [("question", question)], ("file", "photo.jpg", "image/jpeg", jpeg),
+                headers=headers, timeout=_TIMEOUT_S, ca=self.ca)
+        except Exception as e:  # the model sees this text: say what failed
+            raise RuntimeError("vision service %s failed: %s"
+                               % (self.url, str(e) or type(e).__name__))  # a timeout has no text
         if status != 200:
             raise RuntimeError("vision service answered HTTP %d: %s" % (status, body[:200]))
         # The body goes back unchanged: backends read an {"action": ...} object in it as a

@@ -60,23 +60,29 @@ class Device:
         await self.send_mcp(payload)
         return request_id
 
+    async def next_envelope(self, timeout=WAIT_S):
+        """The next frame from the device: its text and the parsed `mcp` envelope."""
+        frame = await asyncio.wait_for(self.ws.recv(), timeout)
+        self.frames.append(frame)
+        envelope = json.loads(frame)
+        assert envelope["type"] == "mcp", envelope
+        assert envelope["session_id"] == self.session_id, envelope
+        return frame, envelope
+
     async def response(self, request_id, timeout=WAIT_S):
         """The next response with this id; notifications on the way are kept."""
         while True:
-            frame = await asyncio.wait_for(self.ws.recv(), timeout)
-            self.frames.append(frame)
-            message = json.loads(frame)
-            assert message["type"] == "mcp", message
-            assert message["session_id"] == self.session_id, message
-            payload = message["payload"]
+            _, envelope = await self.next_envelope(timeout)
+            payload = envelope["payload"]
             if "method" in payload:
                 self.notifications.append(payload)
             elif payload.get("id") == request_id:
                 return payload
 
-    async def request(self, method, params=None, timeout=WAIT_S):
+    async def request(self, method, params=None, request_id=None, timeout=WAIT_S):
         """Send a request and return its whole response payload."""
-        return await self.response(await self.send_request(method, params), timeout)
+        request_id = await self.send_request(method, params, request_id)
+        return await self.response(request_id, timeout)
 
     async def initialize(self, vision=None):
         capabilities = {"roots": {"listChanged": True}, "sampling": {}}
@@ -119,14 +125,20 @@ class Device:
 
 
 class Backend:
-    """A scripted xiaozhi backend: answers hello with a session id and queues each device."""
+    """A scripted xiaozhi backend: answers each hello with a fresh session id and queues the
+    device's connection. It can also refuse the next upgrades (`refuse`: that many 503s) or
+    leave the next hellos unanswered (`silent`), and records every hello and the close code
+    each finished connection got from the device."""
 
     def __init__(self):
         self.port = 0
         self.devices = asyncio.Queue()
+        self.hellos = []  # every device hello, answered or not
+        self.refuse = 0
+        self.silent = 0
+        self.close_codes = []  # the device's close code per finished connection (None: none)
+        self.connection_ended = asyncio.Event()
         self._server = None
-        self._sessions = itertools.count(1)
-        self._connections = set()
 
     @property
     def url(self):
@@ -135,21 +147,34 @@ class Backend:
     async def start(self):
         """Listen (again on the same port after kill(), as a restarted server would)."""
         self._server = await serve(self._handle, "127.0.0.1", self.port, max_size=2 ** 22,
-                                   ping_interval=None)
+                                   ping_interval=None, process_request=self.process_request)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
+    def process_request(self, connection, request):
+        """websockets hook before the upgrade; a subclass may extend it (e.g. to record)."""
+        if self.refuse:
+            self.refuse -= 1
+            return connection.respond(503, "busy\n")
+        return None
+
     async def _handle(self, ws):
-        self._connections.add(ws)
         try:
             hello = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
-            session_id = "session-%d" % next(self._sessions)
-            await ws.send(json.dumps({"type": "hello", "transport": "websocket",
-                                      "session_id": session_id, "audio_params": AUDIO_PARAMS}))
-            await self.devices.put(Device(ws, hello, session_id))
-            await ws.wait_closed()
+            self.hellos.append(hello)
+            if self.silent:
+                self.silent -= 1
+            else:
+                session_id = "session-%d" % len(self.hellos)
+                await ws.send(json.dumps({"type": "hello", "transport": "websocket",
+                                          "session_id": session_id,
+                                          "audio_params": AUDIO_PARAMS}))
+                await self.devices.put(Device(ws, hello, session_id))
         finally:
-            self._connections.discard(ws)
+            await ws.wait_closed()
+            close = ws.protocol.close_rcvd
+            self.close_codes.append(close.code if close else None)
+            self.connection_ended.set()
 
     async def next_device(self, timeout=WAIT_S):
         return await asyncio.wait_for(self.devices.get(), timeout)
@@ -157,7 +182,7 @@ class Backend:
     async def kill(self):
         """Vanish like a crashed server: stop listening and drop every TCP connection."""
         self._server.close(close_connections=False)
-        for ws in list(self._connections):
+        for ws in list(self._server.connections):
             ws.transport.abort()
         await self._server.wait_closed()
 
@@ -352,9 +377,11 @@ def run(coro, timeout=60):
 
 
 @contextlib.asynccontextmanager
-async def device_session(tmp_path, micropython=False, **sim_args):
-    """A backend, the simulator connected to it; yields (backend, sim, first device)."""
+async def device_session(tmp_path, micropython=False, refuse=0, silent=0, **sim_args):
+    """A backend, the simulator connected to it; yields (backend, sim, first device).
+    refuse/silent: Backend's, set before the device first connects."""
     backend = await Backend().start()
+    backend.refuse, backend.silent = refuse, silent
     sim = Sim(backend.url, tmp_path, micropython=micropython, **sim_args).start()
     try:
         yield backend, sim, await backend.next_device()

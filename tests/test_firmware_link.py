@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from firmware_harness import RUNTIMES, TOKEN, VisionServer, assert_alive, device_session, run
+from firmware_harness import (AUDIO_PARAMS, RUNTIMES, TOKEN, WAIT_S, VisionServer, assert_alive,
+                              device_session, run)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -25,11 +26,8 @@ def test_headers_hello_and_initialize(tmp_path, micropython):
             assert headers["Protocol-Version"] == "1"
             assert MAC.match(headers["Device-Id"]), headers["Device-Id"]
             assert UUID.match(headers["Client-Id"]), headers["Client-Id"]
-            hello = device.hello
-            assert hello["type"] == "hello"
-            assert hello["features"]["mcp"] is True
-            assert hello["transport"] == "websocket"
-            assert hello["audio_params"]["sample_rate"] == 16000
+            assert device.hello == {"type": "hello", "version": 1, "features": {"mcp": True},
+                                    "transport": "websocket", "audio_params": AUDIO_PARAMS}
             result = await device.initialize({"url": "http://127.0.0.1:9/v", "token": "t"})
             assert result["protocolVersion"] == "2024-11-05"
             assert result["serverInfo"]["name"] == "host"
@@ -101,13 +99,26 @@ def test_reconnects_after_server_killed_and_restarted(tmp_path, micropython):
     run(scenario())
 
 
+def test_refused_upgrades_and_an_unanswered_hello_are_retried(tmp_path):
+    async def scenario():
+        async with device_session(tmp_path, refuse=2, silent=1,
+                                  extra_config={"hello_timeout": 1}) as (backend, sim, device):
+            # two 503s, then a hello nobody answered, then a session with a fresh hello
+            assert len(backend.hellos) == 2 and device.session_id == "session-2"
+            assert backend.hellos[0] == backend.hellos[1] == device.hello
+            await device.initialize()
+            await assert_alive(device)
+
+    run(scenario())
+
+
 @pytest.mark.parametrize("micropython", RUNTIMES)
 def test_oversized_frame_closes_1009_and_reconnects(tmp_path, micropython):
     async def scenario():
         async with device_session(tmp_path, micropython,
                                   extra_config={"max_message": 4096}) as (backend, sim, device):
             await device.send_raw("x" * 5000)
-            await asyncio.wait_for(device.ws.wait_closed(), 15)
+            await asyncio.wait_for(device.ws.wait_closed(), WAIT_S)
             assert device.ws.close_code == 1009
             again = await backend.next_device()
             await again.initialize()
@@ -131,6 +142,11 @@ def test_garbage_frames_leave_the_device_answering(tmp_path, micropython):
                 json.dumps({"type": "mcp", "payload": {"jsonrpc": "2.0", "id": 5}}),
                 json.dumps({"type": "no-such-type", "x": 1}),
                 json.dumps({"type": "system", "command": 12}),
+                # message types an MCP-only device logs and ignores
+                json.dumps({"type": "alert", "status": "Warning", "message": "low battery",
+                            "emotion": "sad"}),
+                json.dumps({"type": "tts", "state": "start"}),
+                json.dumps({"type": "stt", "text": "hello"}),
                 b"\x00\x01binary",
             ]
             for frame in garbage:
@@ -147,15 +163,16 @@ def test_garbage_frames_leave_the_device_answering(tmp_path, micropython):
     run(scenario())
 
 
-def test_ping_answered_while_a_slow_tool_runs(tmp_path):
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_ping_answered_while_a_slow_tool_runs(tmp_path, micropython):
     async def scenario():
         with VisionServer(hold=True) as vision:
-            async with device_session(tmp_path) as (backend, sim, device):
+            async with device_session(tmp_path, micropython) as (backend, sim, device):
                 await device.initialize({"url": vision.url, "token": "vision-token"})
                 photo = await device.send_request("tools/call", {
                     "name": "self.camera.take_photo", "arguments": {"question": "what?"}})
                 # The upload is in progress and held by the server...
-                assert await asyncio.to_thread(vision.received.wait, 15)
+                assert await asyncio.to_thread(vision.received.wait, WAIT_S)
                 # ...and the device still answers.
                 ping = await device.send_request("ping")
                 assert (await device.response(ping))["result"] == {}

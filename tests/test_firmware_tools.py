@@ -2,13 +2,17 @@
 calling the tools, real HTTP servers for the vision upload and the firmware image, and the
 simulated hardware's records (tools/sim_device.py writes them when a boot ends)."""
 
+import asyncio
+import base64
 import hashlib
 import json
 import os
+import socket
 
 import pytest
 
-from firmware_harness import (RUNTIMES, ImageServer, Sim, VisionServer, device_session, run)
+from firmware_harness import (RUNTIMES, WAIT_S, ImageServer, VisionServer, device_session,
+                              run)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -73,6 +77,12 @@ def test_every_tool_on_the_host_board(tmp_path, micropython):
             photo = await device.call("self.camera.take_photo", {"question": "What is it?"})
             assert not photo["isError"], photo
             assert json.loads(photo["content"][0]["text"])["response"] == VisionServer.ANSWER
+            picture = await device.call("self.camera.get_photo")
+            assert not picture["isError"], picture
+            (block,) = picture["content"]
+            assert (block["type"], block["mimeType"]) == ("image", "image/jpeg")
+            jpeg = base64.b64decode(block["data"], validate=True)
+            assert jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9"
 
             assert await device.call_json("self.led_strip.set_color",
                                           {"red": 255, "green": 0, "blue": 8})
@@ -121,13 +131,23 @@ def test_every_tool_on_the_host_board(tmp_path, micropython):
     assert settings["asset_url"] == "http://assets.example/pack.bin"
 
 
-def test_photo_before_initialize_is_a_clear_error(tmp_path):
-    async def scenario():
-        async with device_session(tmp_path) as (backend, sim, device):
-            message = await call_error(device, "self.camera.take_photo", {"question": "hi?"})
-            assert "vision" in message and "initialize" in message
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_photo_without_a_reachable_vision_service_is_a_clear_error(tmp_path, micropython):
+    # A bound socket that does not listen: connecting to its port is refused.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead_url = "http://127.0.0.1:%d/mcp/vision/explain" % closed.getsockname()[1]
 
-    run(scenario())
+        async def scenario():
+            async with device_session(tmp_path, micropython) as (backend, sim, device):
+                message = await call_error(device, "self.camera.take_photo", {"question": "hi?"})
+                assert "vision" in message and "initialize" in message
+                await device.initialize({"url": dead_url, "token": "t"})
+                message = await call_error(device, "self.camera.take_photo", {"question": "hi?"})
+                assert "vision service" in message and dead_url in message, message
+                assert (await device.request("ping"))["result"] == {}
+
+        run(scenario())
 
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
@@ -158,6 +178,9 @@ def test_reboot_tool_and_system_command_restart_the_firmware(tmp_path, micropyth
             assert result == {"content": [{"type": "text", "text": "true"}], "isError": False}
             again = await backend.next_device()  # the firmware booted again: a new hello
             assert again.hello["type"] == "hello"
+            # It said goodbye before the reset: a normal close, not a dropped connection.
+            await asyncio.wait_for(backend.connection_ended.wait(), WAIT_S)
+            assert backend.close_codes[0] == 1000
             await again.send_raw(json.dumps({"type": "system", "command": "reboot"}))
             third = await backend.next_device()
             assert (await third.request("ping"))["result"] == {}

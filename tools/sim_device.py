@@ -12,6 +12,7 @@ import sys
 sys.path.pop(0)  # this folder (tools/): the device's own path follows
 
 import binascii
+import errno
 import json
 
 import esp32
@@ -25,7 +26,6 @@ FLASH_FILE = "hwsim-flash.json"
 RECORD_FILE = "hwsim.jsonl"
 _BLOCK = 4096
 _LABELS = ("ota_0", "ota_1")
-_ENOENT = 2
 
 
 def _label(which):
@@ -38,7 +38,7 @@ def load_flash():
         with open(FLASH_FILE) as f:
             saved = json.load(f)
     except OSError as e:
-        if e.args[0] == _ENOENT:
+        if e.args[0] == errno.ENOENT:
             return  # first power-on: fresh flash
         raise
     for label in _LABELS:
