@@ -1,15 +1,34 @@
 # Boot entry: read config.json (Wi-Fi, server URL, token, board) and run the application.
 import asyncio
 import json
+import sys
 
 import app
 
 CONFIG_FILE = "config.json"
 
 
+class ConfigError(ValueError):
+    """config.json is missing or unusable; the message says what to fix."""
+
+
 def load_config(path=CONFIG_FILE):
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        raise ConfigError("cannot read %s: write one and copy it to the board (make deploy)"
+                          % path)
+    try:
+        config = json.loads(text)
+    except ValueError as e:
+        raise ConfigError("%s is not valid JSON: %s" % (path, e))
+    if not isinstance(config, dict):
+        raise ConfigError("%s must hold one JSON object" % path)
+    if not isinstance(config.get("board"), str):
+        raise ConfigError('%s needs "board", the name of a module in boards/ (e.g. "host")'
+                          % path)
+    return config
 
 
 def setup_logging():
@@ -23,7 +42,13 @@ def setup_logging():
 
 def run():
     setup_logging()
-    asyncio.run(app.main(load_config()))
+    try:
+        config = load_config()
+    except ConfigError as e:
+        # Printed where `make repl` shows it; nothing else can run without a config.
+        print("umcp cannot start:", e)
+        sys.exit(1)
+    asyncio.run(app.main(config))
 
 
 if __name__ == "__main__":

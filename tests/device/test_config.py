@@ -1,0 +1,47 @@
+# config.json problems are reported in words a maker can act on (firmware/main.py).
+# Runs under pytest and inside MicroPython.
+import os
+import sys
+
+from main import ConfigError, load_config
+
+PATH = "test_config_%s.json" % sys.implementation.name
+
+
+def _problem_with(text):
+    if text is None:
+        _remove()
+    else:
+        with open(PATH, "w") as f:
+            f.write(text)
+    try:
+        load_config(PATH)
+    except ConfigError as e:
+        return str(e)
+    finally:
+        _remove()
+    return None
+
+
+def _remove():
+    try:
+        os.remove(PATH)
+    except OSError:
+        pass
+
+
+def test_a_good_config_loads():
+    with open(PATH, "w") as f:
+        f.write('{"board": "host", "url": "ws://h/xiaozhi/v1/", "token": "t"}')
+    try:
+        assert load_config(PATH)["board"] == "host"
+    finally:
+        _remove()
+
+
+def test_each_problem_is_named():
+    assert "cannot read" in _problem_with(None)
+    assert "not valid JSON" in _problem_with('{"board": "host",')
+    assert "one JSON object" in _problem_with('["host"]')
+    assert '"board"' in _problem_with('{"url": "ws://h/"}')
+    assert '"board"' in _problem_with('{"board": 3}')
