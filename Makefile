@@ -58,7 +58,7 @@ flash: $(VENV)/.installed
 	$(PY) -m tools.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)"
 
 repl: $(VENV)/.installed
-	$(VENV)/bin/mpremote connect $(PORT) repl
+	$(VENV)/bin/mpremote $(if $(filter u0 u1 u2 u3 a0 a1 a2 a3 c0 c1 c2 c3,$(PORT)),$(PORT),connect $(PORT)) repl
 
 clean:
 	rm -rf $(VENV) node_modules build .pytest_cache

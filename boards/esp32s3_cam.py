@@ -16,6 +16,9 @@ from drivers.display import Display
 from umcp import PropertyList
 
 NAME = "esp32s3_cam"
+# Modules the board's MicroPython build must have (make deploy checks them): the camera
+# comes with camera-enabled builds only (e.g. the micropython-camera-API user C module).
+REQUIRES = ("camera",)
 PINS = {
     "camera": {"d0": 11, "d1": 9, "d2": 8, "d3": 10, "d4": 12, "d5": 18, "d6": 17, "d7": 16,
                "xclk": 15, "pclk": 13, "vsync": 6, "href": 7, "sda": 4, "scl": 5,

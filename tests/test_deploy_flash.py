@@ -115,9 +115,20 @@ def tree(tmp_path):
     return root
 
 
-def run_deploy(tree, recorder, *extra):
-    return deploy.main(["--port", "/dev/ttyACM0", "--board", "devkit", "--root", str(tree),
+def run_deploy(tree, recorder, *extra, port="/dev/ttyACM0"):
+    return deploy.main(["--port", port, "--board", "devkit", "--root", str(tree),
                         "--mpremote", str(recorder)] + list(extra))
+
+
+@pytest.mark.parametrize("port, selects", [
+    ("u0", ["u0"]),  # mpremote's shortcut is a command of its own
+    ("a1", ["a1"]),
+    ("auto", ["connect", "auto"]),
+    ("/dev/ttyUSB3", ["connect", "/dev/ttyUSB3"]),
+])
+def test_deploy_selects_the_port_as_mpremote_understands_it(tree, recorder, port, selects):
+    assert run_deploy(tree, recorder, port=port) == 0
+    assert [call[:len(selects)] for call in recorder.recorded()] == [selects] * 3
 
 
 def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
@@ -234,3 +245,9 @@ def test_manifest_without_a_board_freezes_every_real_board():
     manifest.run(os.path.join(ROOT, "firmware", "manifest.py"))
     frozen_boards = sorted(t[len("boards/"):-3] for _, t in manifest.frozen if t.startswith("boards/"))
     assert frozen_boards == ["__init__"] + real_boards()
+
+
+def test_the_camera_board_needs_a_camera_enabled_build():
+    # Stock MicroPython has no `camera` module: deploy must ask the board for it.
+    assert "camera" in deploy.board_requirements(ROOT, "esp32s3_cam")
+    assert "camera" not in deploy.board_requirements(ROOT, "esp32_s3_box3")

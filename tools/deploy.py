@@ -36,7 +36,7 @@ def beside_python(name):
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m tools.deploy", description=__doc__.split("\n")[0])
-    parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0 (mpremote: u0, a0)")
+    parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, auto, or an mpremote shortcut (u0, a0, c0)")
     parser.add_argument("--board", required=True, help="board module in boards/, e.g. esp32_s3_box3")
     parser.add_argument("--config", help="config.json to copy (default: config.json at the repository root)")
     parser.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)  # tests deploy a small tree
@@ -154,9 +154,19 @@ def run(command, title, capture=False):
     return done.stdout or ""
 
 
+# mpremote's own shortcuts (u0 = connect /dev/ttyUSB0, a0 = /dev/ttyACM0, c0 = COM0):
+# commands of their own, not arguments of `connect`.
+SHORTCUTS = tuple(kind + str(n) for kind in "uac" for n in range(4))
+
+
+def connect_args(port):
+    """The mpremote arguments that select `port`: a shortcut, or connect PORT (also auto)."""
+    return [port] if port in SHORTCUTS else ["connect", port]
+
+
 def deploy(args):
     config = check_inputs(args)
-    mpremote = shlex.split(args.mpremote) + ["connect", args.port]
+    mpremote = shlex.split(args.mpremote) + connect_args(args.port)
     print("[1/4] compiling for %s" % args.board, flush=True)
     stage = build(args, config)
     print("[2/4] checking the board at %s" % args.port, flush=True)
