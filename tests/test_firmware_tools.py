@@ -188,6 +188,8 @@ def test_reboot_tool_and_system_command_restart_the_firmware(tmp_path, micropyth
 
     sim = run(scenario())
     assert [r["reason"] for r in sim.records()] == ["reset", "reset", "stop"]
+    with open(sim.log_path) as log:
+        assert "Traceback" not in log.read()  # a reset is how a reboot ends, not an error
 
 
 def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):

@@ -41,10 +41,11 @@ def parse_args(argv=None):
     p.add_argument("--url", required=True, help="xiaozhi WebSocket URL (ws:// or wss://)")
     p.add_argument("--token", required=True, help="access token sent as Authorization: Bearer")
     p.add_argument("--device-id", help="Device-Id to send instead of the simulated MAC")
-    p.add_argument("--state-dir", help="where config.json and settings live (default: a temp dir)")
+    p.add_argument("--state-dir", help="where config.json and settings live (default: a temporary "
+                   "dir, removed on exit)")
     p.add_argument("--max-payload", type=int, help="tools/list frame limit in bytes")
     p.add_argument("--micropython", metavar="BIN", help="run under this MicroPython unix port")
-    p.add_argument("--heapsize", help="MicroPython heap size, e.g. 256k (with --micropython)")
+    p.add_argument("--heapsize", help="MicroPython heap size, e.g. 512k (with --micropython)")
     p.add_argument("--board", default="host", help="board module (default: host)")
     p.add_argument("--ca", help="CA certificate file for wss:// (PEM)")
     p.add_argument("--extra-config", default="{}", metavar="JSON",
@@ -126,8 +127,14 @@ class Simulator:
     def run(self):
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
+        if self.args.state_dir:
+            return self.boot(self.args.state_dir)
+        with tempfile.TemporaryDirectory(prefix="umcp-sim-") as state_dir:
+            return self.boot(state_dir)
+
+    def boot(self, state_dir):
+        """Boot the firmware in `state_dir` until stopped; again after each machine.reset()."""
         args = self.args
-        state_dir = args.state_dir or tempfile.mkdtemp(prefix="umcp-sim-")
         os.makedirs(state_dir, exist_ok=True)
         with open(os.path.join(state_dir, "config.json"), "w") as f:
             json.dump(device_config(args), f, indent=1)

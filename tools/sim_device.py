@@ -89,7 +89,24 @@ def record(reason):
         f.write(json.dumps(line) + "\n")
 
 
+def quiet_reset_reports():
+    """machine.reset() ends the firmware from inside the task that asked for it, by design;
+    CPython's asyncio would also report that task's 'exception never retrieved'. Noise."""
+    try:
+        import logging
+    except ImportError:
+        return  # MicroPython's asyncio makes no such report
+    if not hasattr(logging.Logger, "addFilter"):
+        return
+
+    def not_a_reset(record):
+        return not (record.exc_info and isinstance(record.exc_info[1], machine.ResetRequested))
+
+    logging.getLogger("asyncio").addFilter(not_a_reset)
+
+
 def run():
+    quiet_reset_reports()
     load_flash()
     reason = "exit"
     try:
