@@ -15,7 +15,7 @@ BAUD   ?= 460800
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
-	@echo "make bench    tools/list and tools/call figures on CPython and MicroPython"
+	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
 	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD)   copy the firmware to a board"
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin"
 	@echo "make repl   PORT=/dev/ttyUSB0"

@@ -187,7 +187,9 @@ class CommonTools:
             "uptime_s": int(time.time() - _BOOT_S),
         }
         if hasattr(gc, "mem_free"):
+            gc.collect()  # live data only, not garbage awaiting the next collection
             info["free_heap"] = gc.mem_free()
+            info["heap_used"] = gc.mem_alloc()
         partitions = _partitions()
         if partitions:
             info["ota"] = partitions

@@ -1,8 +1,9 @@
 """The MicroPython harness can fail: proof that broken device code or a failing
 device test makes compile_all, run_unix and run_wasm.mjs exit non-zero with the
 right counts, that async tests really run inside MicroPython, and that the
-bench measures what it claims (a full tools/list page)."""
+bench measures what it claims (a full tools/list page; the staged firmware's heap)."""
 
+import asyncio
 import json
 import os
 import subprocess
@@ -11,6 +12,8 @@ import textwrap
 
 import pytest
 
+from tools import bench_firmware
+from tools.demo import CALLS
 from tools.mpy import ROOT
 
 PYTHON = sys.executable
@@ -170,3 +173,18 @@ def test_bench_measures_a_full_page_inside_micropython():
     assert figures["tools_on_page"] < figures["tools_registered"]
     # Streamed: the server hands out pieces of the tools' cached JSON, never the page's text.
     assert 0 < figures["list_heap"] < figures["frame_bytes"]
+
+
+def test_firmware_heap_bench_runs_the_staged_firmware(tmp_path):
+    stage = bench_firmware.stage_firmware(str(tmp_path / "stage"))
+    # What make deploy copies: compiled modules, main.py kept as source.
+    assert os.path.isfile(os.path.join(stage, "lib", "umcp", "server.mpy"))
+    assert not os.path.exists(os.path.join(stage, "lib", "umcp", "server.py"))
+    heapsize = bench_firmware.HEAPSIZE
+    figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, stage, heapsize))
+    assert figures["tools"] >= len(CALLS)  # onboarded: the tools/list it made CALLS from
+    assert 0 < figures["connected"] < heapsize
+    assert 0 < figures["after_calls"] < heapsize
+    # A starved heap is a failed run, with the firmware's own account of why.
+    with pytest.raises(bench_firmware.FirmwareFailed, match="MemoryError"):
+        asyncio.run(bench_firmware.run_firmware(MICROPYTHON, stage, 32 * 1024))

@@ -3,7 +3,8 @@
 Runs tools/bench_device.py inside CPython, the MicroPython unix port and the
 MicroPython WebAssembly build, and prints its figures side by side: building a
 full tools/list page with umcp against the floor (a bare json.dumps of the same
-page), the heap each took, and one tools/call dispatch. Figures, not a test:
+page), the heap each took, and one tools/call dispatch. Then the heap the whole
+firmware uses in the unix port (tools/bench_firmware.py). Figures, not a test:
 nothing here asserts on time.
 """
 
@@ -13,6 +14,8 @@ import os
 import subprocess
 import sys
 
+from tools import bench_firmware
+from tools.deploy import DeployError
 from tools.mpy import ROOT
 
 SCRIPT = os.path.join(ROOT, "tools", "bench_device.py")
@@ -72,13 +75,12 @@ def table(columns):
             for i in range(len(labels))]
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tools.bench", description="tools/list and tools/call figures.")
-    parser.add_argument("--micropython", default=os.path.join(ROOT, ".venv", "bin", "micropython"))
-    args = parser.parse_args(argv)
+def core_table(micropython):
+    """Print the MCP core's table; returns whether every interpreter ran, and the figures
+    by interpreter."""
     columns = []
     failed = False
-    for title, command, extra_env in interpreters(args.micropython):
+    for title, command, extra_env in interpreters(micropython):
         try:
             columns.append((title, measure(command, extra_env)))
         except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
@@ -97,7 +99,72 @@ def main(argv=None):
         print("from objects. The tools/call tool does nothing.")
         print("Times are means over >= 0.2 s of runs. Heap: CPython's tracemalloc peak; MicroPython's")
         print("bytes allocated with the collector off (an upper bound of the peak).")
-    return 1 if failed else 0
+    return not failed, dict(columns)
+
+
+def firmware_table(figures):
+    """The whole firmware's heap figures -> the printed table's lines."""
+    rows = [
+        ("heap in use after boot, initialize and tools/list", _kb(figures["connected"])),
+        ("heap in use after %s" % ", ".join(name.rsplit(".", 1)[1] for name in figures["calls"]),
+         _kb(figures["after_calls"])),
+        ("  of which the simulated hardware (tools/hwsim)", _kb(figures["simulated_modules"])),
+        ("smallest -X heapsize that connects and answers", "%s (to %d KB, %d runs)" % (
+            _kb(figures["smallest_heapsize"]), bench_firmware.HEAPSIZE_STEP // 1024, figures["bisect_runs"])),
+    ]
+    first = max(len(label) for label, _ in rows) + 2
+    return [label.ljust(first) + value for label, value in rows]
+
+
+def word_size_note(core):
+    """What the MCP core's heap figures say about a 32-bit build against the 64-bit unix port."""
+    unix, wasm = core.get("MicroPython unix"), core.get("MicroPython wasm")
+    if not (unix and wasm):
+        return ["(the MCP core's figures for both MicroPython builds are needed to compare them)"]
+    return ["How much less, on the MCP core (first table): building the tools/list page allocated",
+            "%s in the 32-bit wasm build against %s in the unix port (%s), while the page's"
+            % (_kb(wasm["list_heap"]), _kb(unix["list_heap"]), _ratio(wasm["list_heap"], unix["list_heap"])),
+            "text alone (json.dumps) takes about the same in both (%s against %s). The firmware's"
+            % (_kb(wasm["floor_heap"]), _kb(unix["floor_heap"])),
+            "heap mixes both kinds: expect an ESP32 to need between about half and all of the above."]
+
+
+def print_firmware(micropython, core):
+    """Print the whole firmware's table; returns whether it ran."""
+    print()
+    print("Whole firmware, MicroPython unix port: the host board's files compiled as make deploy")
+    print("stages them, against the local backend on loopback")
+    print()
+    try:
+        figures = bench_firmware.measure(micropython)
+    except (bench_firmware.FirmwareFailed, DeployError, OSError, ValueError, subprocess.TimeoutExpired) as e:
+        print("the firmware bench did not run:\n%s" % e)
+        return False
+    print("\n".join(firmware_table(figures)))
+    print()
+    lines = [
+        "Heap in use: gc.mem_alloc() after gc.collect(), as self.get_system_info reports it from",
+        "inside the firmware (run with -X heapsize=%dk; %d tools listed). The smallest heap is"
+        % (figures["heapsize"] // 1024, figures["tools"]),
+        "larger: what the firmware allocates on the way (the link's 4 KB line buffer at connection, a",
+        "photo and its upload) needs room too, in one piece on a fragmented heap. On a board,",
+        "machine, esp32, network, camera and neopixel are C modules in flash (subtract the hwsim",
+        "line), and a frozen build (README) keeps the bytecode in flash as well.",
+        "The unix port is a 64-bit build: its pointers and object headers take twice the bytes of",
+        "an ESP32's and its heap blocks are 32 bytes, not 16, so an ESP32 needs less.",
+    ]
+    print("\n".join(lines + word_size_note(core)))
+    return True
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tools.bench",
+                                     description="MCP core and whole-firmware figures.")
+    parser.add_argument("--micropython", default=os.path.join(ROOT, ".venv", "bin", "micropython"))
+    args = parser.parse_args(argv)
+    core_ran, core = core_table(args.micropython)
+    firmware_ran = print_firmware(args.micropython, core)
+    return 0 if core_ran and firmware_ran else 1
 
 
 if __name__ == "__main__":

