@@ -17,7 +17,7 @@ SETTINGS_FILE = "settings.json"
 _LINK_RESTART_S = 2
 # Optional config.json keys handed to XiaozhiLink as they are (timings in seconds).
 _LINK_OPTIONS = ("protocol_version", "max_message", "hello_timeout", "idle_timeout",
-                 "ping_interval", "backoff_min", "backoff_max")
+                 "ping_interval", "backoff_min", "backoff_max", "stable_after")
 
 log = get_logger("app")
 

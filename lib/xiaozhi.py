@@ -43,7 +43,8 @@ class Backoff:
 class XiaozhiLink:
     def __init__(self, server, url, token, device_id, client_id, protocol_version=1, ca=None,
                  max_message=32768, on_system=None, on_alert=None, hello_timeout=10,
-                 idle_timeout=120, ping_interval=30, backoff_min=1, backoff_max=60):
+                 idle_timeout=120, ping_interval=30, backoff_min=1, backoff_max=60,
+                 stable_after=30):
         self.server = server
         self.url = url
         self.headers = {
@@ -61,6 +62,10 @@ class XiaozhiLink:
         self.idle_timeout = idle_timeout
         self.ping_interval = ping_interval
         self.backoff = Backoff(backoff_min, backoff_max)
+        # A session must last this long (seconds) before the backoff starts over: a server
+        # that answers hello and then drops us at once is not hammered every second.
+        self.stable_after = stable_after
+        self._up_since = None  # ticks_ms when the current session came up
         self.connected = asyncio.Event()  # set while a session (after both hellos) is up
         self.session_id = None
         self.attempts = 0  # connection attempts so far
@@ -83,6 +88,10 @@ class XiaozhiLink:
                     _log.warning("link lost: %s", _describe(e))
             finally:
                 await self._hang_up()
+            if self._up_since is not None:
+                if ticks_diff(ticks_ms(), self._up_since) >= self.stable_after * 1000:
+                    self.backoff.reset()
+                self._up_since = None
             if self._stopping:
                 break
             self.last_delay = self.backoff.next()
@@ -120,7 +129,7 @@ class XiaozhiLink:
         # The payload arrives serialized: the envelope is written around it, not re-encoded.
         self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(self.session_id)
         self.server.set_sender(self._send_mcp, len(self._prefix.encode()) + 1)
-        self.backoff.reset()
+        self._up_since = ticks_ms()
         self.connected.set()
         _log.info("connected, session %s", self.session_id)
         keepalive = asyncio.create_task(self._keepalive(ws))

@@ -294,7 +294,9 @@ def test_reconnect_backoff_grows_and_resets_after_a_session():
     async def main():
         backend = await started_backend()
         backend.refuse = 6
-        async with running_link(backend, backoff_min=0.01, backoff_max=0.08) as link:
+        # stable_after=0: every session counts as good, however short.
+        async with running_link(backend, backoff_min=0.01, backoff_max=0.08,
+                                stable_after=0) as link:
             backend.link = link
             conn = await backend.next_connection()
             await conn.ws.close()  # a session ends: the next wait starts from the minimum again
@@ -309,6 +311,25 @@ def test_reconnect_backoff_grows_and_resets_after_a_session():
     assert all(0.005 <= d <= 0.08 for d in delays[1:])
     assert refused[-1] >= 0.04  # at the ceiling
     assert delays[7] <= 0.01  # reset after the successful session
+
+
+def test_sessions_dropped_at_once_do_not_reset_the_backoff():
+    async def main():
+        backend = await started_backend()
+        async with running_link(backend, backoff_min=0.01, backoff_max=0.08,
+                                stable_after=3600) as link:
+            backend.link = link
+            for _ in range(4):  # a server that answers hello, then hangs up
+                conn = await backend.next_connection()
+                await conn.ws.close()
+            await backend.next_connection()
+            return backend, link
+
+    backend, link = run(main())
+    delays = backend.attempt_delays
+    assert link.attempts == len(delays) == 5
+    assert all(a <= b for a, b in zip(delays[1:3], delays[2:4]))  # still doubling, with jitter
+    assert delays[4] >= 0.04  # at the ceiling, not back at the minimum
 
 
 def test_refused_tcp_connections_never_stop_run():
