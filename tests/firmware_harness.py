@@ -69,20 +69,23 @@ class Device:
         assert envelope["session_id"] == self.session_id, envelope
         return frame, envelope
 
-    async def response(self, request_id, timeout=WAIT_S):
-        """The next response with this id; notifications on the way are kept."""
+    async def response(self, request_id, timeout=WAIT_S, next_frame=False):
+        """The next response with this id; notifications on the way are kept.
+        next_frame: it must be the very next frame, with nothing else before it."""
         while True:
             _, envelope = await self.next_envelope(timeout)
             payload = envelope["payload"]
+            if "method" not in payload and payload.get("id") == request_id:
+                return payload
+            assert not next_frame, "before the response to %r: %r" % (request_id, payload)
             if "method" in payload:
                 self.notifications.append(payload)
-            elif payload.get("id") == request_id:
-                return payload
 
-    async def request(self, method, params=None, request_id=None, timeout=WAIT_S):
-        """Send a request and return its whole response payload."""
+    async def request(self, method, params=None, request_id=None, timeout=WAIT_S,
+                      next_frame=False):
+        """Send a request and return its whole response payload (next_frame: see response())."""
         request_id = await self.send_request(method, params, request_id)
-        return await self.response(request_id, timeout)
+        return await self.response(request_id, timeout, next_frame)
 
     async def initialize(self, vision=None):
         capabilities = {"roots": {"listChanged": True}, "sampling": {}}
@@ -130,8 +133,9 @@ class Backend:
     leave the next hellos unanswered (`silent`), and records every hello and the close code
     each finished connection got from the device."""
 
-    def __init__(self):
+    def __init__(self, max_size=2 ** 22):
         self.port = 0
+        self.max_size = max_size  # of a frame from the device; None: no limit
         self.devices = asyncio.Queue()
         self.hellos = []  # every device hello, answered or not
         self.refuse = 0
@@ -146,7 +150,7 @@ class Backend:
 
     async def start(self):
         """Listen (again on the same port after kill(), as a restarted server would)."""
-        self._server = await serve(self._handle, "127.0.0.1", self.port, max_size=2 ** 22,
+        self._server = await serve(self._handle, "127.0.0.1", self.port, max_size=self.max_size,
                                    ping_interval=None, process_request=self.process_request)
         self.port = self._server.sockets[0].getsockname()[1]
         return self

@@ -4,113 +4,36 @@ server playing the xiaozhi backend; on CPython and under the MicroPython unix po
 
 import asyncio
 import contextlib
-import json
 
 import pytest
-from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosedError
 
 import xiaozhi
+from firmware_harness import AUDIO_PARAMS, WAIT_S, Backend, run
 from mpy_clients.runner import run_script
 from umcp import STRING, McpServer, Property, PropertyList
 
 pytestmark = pytest.mark.timeout(60)
 
-WAIT_S = 10
-AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
 DEVICE_HELLO = {"type": "hello", "version": 1, "features": {"mcp": True},
                 "transport": "websocket", "audio_params": AUDIO_PARAMS}
 FAST = {"hello_timeout": 2, "idle_timeout": 5, "ping_interval": 1,
         "backoff_min": 0.01, "backoff_max": 0.08}
 
 
-class Connection:
-    """One connection of the device, as the backend sees it."""
-
-    def __init__(self, ws, hello, session_id):
-        self.ws = ws
-        self.headers = ws.request.headers
-        self.hello = hello
-        self.session_id = session_id
-
-    async def send_mcp(self, payload):
-        await self.ws.send(json.dumps({"session_id": self.session_id, "type": "mcp",
-                                       "payload": payload}))
-
-    async def next_envelope(self):
-        """The next frame from the device: its text and the parsed envelope."""
-        text = await asyncio.wait_for(self.ws.recv(), WAIT_S)
-        envelope = json.loads(text)
-        assert envelope["session_id"] == self.session_id
-        assert envelope["type"] == "mcp"
-        return text, envelope
-
-    async def request(self, request_id, method, params=None):
-        payload = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            payload["params"] = params
-        await self.send_mcp(payload)
-        _, envelope = await self.next_envelope()
-        assert envelope["payload"]["id"] == request_id
-        return envelope["payload"]
-
-
-class Backend:
-    """A scripted xiaozhi backend: answers hello with a fresh session id and hands each
-    connection to the test; can refuse upgrades or stay silent after the device hello."""
+class DelayRecordingBackend(Backend):
+    """The scripted backend, recording the link's last backoff delay as each connection
+    attempt reaches it (once `link` is set)."""
 
     def __init__(self):
-        self.connections = asyncio.Queue()
-        self.hellos = []  # every device hello, answered or not
-        self.refuse = 0  # refuse this many next upgrades with 503
-        self.silent = 0  # leave this many next hellos unanswered
-        self.link = None  # when set, its last_delay is recorded at each attempt
+        super().__init__()
+        self.link = None
         self.attempt_delays = []
-        self.close_codes = []  # close code the device sent on each finished connection
-        self.connection_ended = asyncio.Event()
-        self.url = None
-        self._server = None
 
     def process_request(self, connection, request):
         if self.link is not None:
             self.attempt_delays.append(self.link.last_delay)
-        if self.refuse:
-            self.refuse -= 1
-            return connection.respond(503, "busy\n")
-        return None
-
-    async def handler(self, ws):
-        try:
-            hello = json.loads(await ws.recv())
-            self.hellos.append(hello)
-            if self.silent:
-                self.silent -= 1
-            else:
-                session_id = "session-%d" % len(self.hellos)
-                await ws.send(json.dumps({"type": "hello", "transport": "websocket",
-                                          "session_id": session_id, "audio_params": AUDIO_PARAMS}))
-                await self.connections.put(Connection(ws, hello, session_id))
-        finally:
-            await ws.wait_closed()
-            close = ws.protocol.close_rcvd
-            self.close_codes.append(close.code if close else None)
-            self.connection_ended.set()
-
-    async def start(self, port=0):
-        self._server = await serve(self.handler, "127.0.0.1", port, ping_interval=None,
-                                   process_request=self.process_request, max_size=None)
-        self.port = self._server.sockets[0].getsockname()[1]
-        self.url = "ws://127.0.0.1:%d/xiaozhi/v1/" % self.port
-
-    async def kill(self):
-        """The backend dies: every connection drops without a close frame."""
-        self._server.close(close_connections=False)
-        for ws in list(self._server.connections):
-            ws.transport.abort()
-        await self._server.wait_closed()
-
-    async def next_connection(self):
-        return await asyncio.wait_for(self.connections.get(), WAIT_S)
+        return super().process_request(connection, request)
 
 
 def make_server(page_limit=8000):
@@ -141,43 +64,34 @@ async def running_link(backend, server=None, token="test-token", **options):
             await task
 
 
-def run(coro):
-    return asyncio.run(coro)
-
-
-async def started_backend():
-    backend = Backend()
-    await backend.start()
-    return backend
-
-
 # -- CPython
 
 
 def test_headers_hello_and_mcp_through_a_real_mcp_server():
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         async with running_link(backend) as link:
-            conn = await backend.next_connection()
+            device = await backend.next_device()
             await asyncio.wait_for(link.connected.wait(), WAIT_S)
-            assert link.session_id == conn.session_id
-            init = await conn.request(1, "initialize", {
+            assert link.session_id == device.session_id
+            init = await device.request("initialize", {
                 "protocolVersion": "2024-11-05",
                 "capabilities": {"vision": {"url": "http://127.0.0.1:1/v", "token": "t"}},
-                "clientInfo": {"name": "xiaozhi-mcp-client", "version": "1.0"}})
-            await conn.send_mcp({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            tools = await conn.request(2, "tools/list")
-            ping = await conn.request("p-1", "ping")
-            call = await conn.request(3, "tools/call",
-                                      {"name": "self.echo", "arguments": {"text": "hi"}})
-        return conn, init, tools, ping, call
+                "clientInfo": {"name": "xiaozhi-mcp-client", "version": "1.0"}}, next_frame=True)
+            await device.send_mcp({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            tools = await device.request("tools/list", next_frame=True)
+            ping = await device.request("ping", request_id="p-1", next_frame=True)
+            call = await device.request("tools/call",
+                                        {"name": "self.echo", "arguments": {"text": "hi"}},
+                                        next_frame=True)
+        return device, init, tools, ping, call
 
-    conn, init, tools, ping, call = run(main())
-    assert conn.headers["Authorization"] == "Bearer test-token"
-    assert conn.headers["Protocol-Version"] == "1"
-    assert conn.headers["Device-Id"] == "aa:bb:cc:dd:ee:ff"
-    assert conn.headers["Client-Id"] == "0b5a4c2e-1111-4c6e-9a3e-123456789abc"
-    assert conn.hello == DEVICE_HELLO
+    device, init, tools, ping, call = run(main())
+    assert device.headers["Authorization"] == "Bearer test-token"
+    assert device.headers["Protocol-Version"] == "1"
+    assert device.headers["Device-Id"] == "aa:bb:cc:dd:ee:ff"
+    assert device.headers["Client-Id"] == "0b5a4c2e-1111-4c6e-9a3e-123456789abc"
+    assert device.hello == DEVICE_HELLO
     assert init["result"]["protocolVersion"] == "2024-11-05"
     assert init["result"]["serverInfo"] == {"name": "umcp-test", "version": "9.9"}
     assert [tool["name"] for tool in tools["result"]["tools"]] == ["self.echo"]
@@ -187,9 +101,9 @@ def test_headers_hello_and_mcp_through_a_real_mcp_server():
 
 def test_token_with_a_scheme_is_sent_as_is():
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         async with running_link(backend, token="Basic abc"):
-            return await backend.next_connection()
+            return await backend.next_device()
 
     assert run(main()).headers["Authorization"] == "Basic abc"
 
@@ -200,22 +114,16 @@ def test_tools_list_frames_respect_the_page_limit_with_the_envelope():
         for i in range(12):
             server.add_tool("self.tool_%02d" % i, "Tool number %d " % i + "\u4e2d" * 20,
                             PropertyList([]), lambda args: True)
-        backend = await started_backend()
+        backend = await Backend().start()
         async with running_link(backend, server):
-            conn = await backend.next_connection()
-            frames, names, cursor = [], [], None
-            while True:
-                await conn.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
-                                     "params": {"cursor": cursor} if cursor else {}})
-                text, envelope = await conn.next_envelope()
-                frames.append(text)
-                names += [tool["name"] for tool in envelope["payload"]["result"]["tools"]]
-                cursor = envelope["payload"]["result"].get("nextCursor")
-                if not cursor:
-                    return frames, names
+            device = await backend.next_device()
+            tools, frames = await device.list_tools()
+            return device, tools, frames
 
-    frames, names = run(main())
-    assert names == ["self.echo"] + ["self.tool_%02d" % i for i in range(12)]
+    device, tools, frames = run(main())
+    assert [tool["name"] for tool in tools] == ["self.echo"] + ["self.tool_%02d" % i
+                                                               for i in range(12)]
+    assert device.frames == frames  # the device sent nothing but the pages
     assert len(frames) > 2
     assert all(len(frame.encode()) <= 700 for frame in frames)
 
@@ -231,18 +139,18 @@ def test_system_alert_other_types_and_garbage_are_routed_or_survived():
         async def on_system(message):
             systems.append(message)
 
-        backend = await started_backend()
+        backend = await Backend().start()
         async with running_link(backend, on_system=on_system, on_alert=on_alert) as link:
-            conn = await backend.next_connection()
+            device = await backend.next_device()
             for frame in ('{"type":"system","command":"reboot"}',
                           '{"type":"alert","status":"Warning","message":"low","emotion":"sad"}',
                           '{"type":"stt","text":"hello"}', '{"type":"tts","state":"start"}',
                           '{"type":"llm","emotion":"happy"}', '{"type":"hello"}', "not json",
                           "[1, 2]", '"text"', "{}", b"\x01\x02 opus audio", "\ud7ff\ue000"):
-                await conn.ws.send(frame)
-            await conn.send_mcp([1, 2])  # a payload that is not one JSON-RPC object
-            _, bad = await conn.next_envelope()
-            pong = await conn.request(7, "ping")
+                await device.send_raw(frame)
+            await device.send_mcp([1, 2])  # a payload that is not one JSON-RPC object
+            _, bad = await device.next_envelope()
+            pong = await device.request("ping", next_frame=True)
             attempts = link.attempts
         return systems, alerts, bad, pong, attempts
 
@@ -256,30 +164,30 @@ def test_system_alert_other_types_and_garbage_are_routed_or_survived():
 
 def test_hello_timeout_leads_to_a_fresh_connection_and_hello():
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         backend.silent = 1
         async with running_link(backend, hello_timeout=0.3) as link:
-            conn = await backend.next_connection()
-            pong = await conn.request(1, "ping")
-            return backend, link, conn, pong
+            device = await backend.next_device()
+            pong = await device.request("ping", next_frame=True)
+            return backend, link, device, pong
 
-    backend, link, conn, pong = run(main())
+    backend, link, device, pong = run(main())
     assert backend.hellos == [DEVICE_HELLO, DEVICE_HELLO]
     assert link.attempts == 2
-    assert conn.session_id == "session-2"
+    assert device.session_id == "session-2"
     assert pong["result"] == {}
 
 
 def test_backend_killed_and_restarted_gets_a_fresh_session():
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         async with running_link(backend) as link:
-            first = await backend.next_connection()
-            await first.request(1, "ping")
+            first = await backend.next_device()
+            await first.request("ping", next_frame=True)
             await backend.kill()
-            await backend.start(backend.port)
-            second = await backend.next_connection()
-            pong = await second.request(2, "ping")
+            await backend.start()
+            second = await backend.next_device()
+            pong = await second.request("ping", next_frame=True)
             await asyncio.wait_for(link.connected.wait(), WAIT_S)
             return backend, link, second, pong
 
@@ -292,15 +200,15 @@ def test_backend_killed_and_restarted_gets_a_fresh_session():
 
 def test_reconnect_backoff_grows_and_resets_after_a_session():
     async def main():
-        backend = await started_backend()
+        backend = await DelayRecordingBackend().start()
         backend.refuse = 6
         # stable_after=0: every session counts as good, however short.
         async with running_link(backend, backoff_min=0.01, backoff_max=0.08,
                                 stable_after=0) as link:
             backend.link = link
-            conn = await backend.next_connection()
-            await conn.ws.close()  # a session ends: the next wait starts from the minimum again
-            await backend.next_connection()
+            device = await backend.next_device()
+            await device.ws.close()  # a session ends: the next wait starts from the minimum again
+            await backend.next_device()
             return backend, link
 
     backend, link = run(main())
@@ -315,14 +223,14 @@ def test_reconnect_backoff_grows_and_resets_after_a_session():
 
 def test_sessions_dropped_at_once_do_not_reset_the_backoff():
     async def main():
-        backend = await started_backend()
+        backend = await DelayRecordingBackend().start()
         async with running_link(backend, backoff_min=0.01, backoff_max=0.08,
                                 stable_after=3600) as link:
             backend.link = link
             for _ in range(4):  # a server that answers hello, then hangs up
-                conn = await backend.next_connection()
-                await conn.ws.close()
-            await backend.next_connection()
+                device = await backend.next_device()
+                await device.ws.close()
+            await backend.next_device()
             return backend, link
 
     backend, link = run(main())
@@ -334,7 +242,7 @@ def test_sessions_dropped_at_once_do_not_reset_the_backoff():
 
 def test_refused_tcp_connections_never_stop_run():
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         await backend.kill()  # nothing listens on the port any more
         async with running_link(backend) as link:
             while link.attempts < 4:
@@ -346,13 +254,13 @@ def test_refused_tcp_connections_never_stop_run():
 
 def test_silent_channel_is_declared_dead_and_replaced():
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         async with running_link(backend, ping_interval=0.05, idle_timeout=0.3) as link:
-            first = await backend.next_connection()
+            first = await backend.next_device()
             first.ws.transport.pause_reading()  # no pongs, no answers: a dead channel
-            second = await backend.next_connection()
+            second = await backend.next_device()
             first.ws.transport.resume_reading()  # lets the server see the device hung up
-            pong = await second.request(1, "ping")
+            pong = await second.request("ping", next_frame=True)
             return link, pong
 
     link, pong = run(main())
@@ -365,14 +273,14 @@ def test_a_send_stuck_on_a_dead_peer_does_not_stall_the_watchdog():
         server = make_server()
         # Far more than the loopback buffers hold while the backend reads nothing.
         server.add_tool("self.big", "A huge answer", PropertyList([]), lambda args: "x" * (16 << 20))
-        backend = await started_backend()
+        # No frame size limit: the whole answer would be read if it ever got through.
+        backend = await Backend(max_size=None).start()
         async with running_link(backend, server, ping_interval=0.05, idle_timeout=0.5) as link:
-            first = await backend.next_connection()
-            await first.send_mcp({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                  "params": {"name": "self.big", "arguments": {}}})
+            first = await backend.next_device()
+            await first.send_request("tools/call", {"name": "self.big", "arguments": {}})
             first.ws.transport.pause_reading()  # the answer fills the buffers and sticks
-            second = await backend.next_connection()
-            pong = await second.request(2, "ping")
+            second = await backend.next_device()
+            pong = await second.request("ping", next_frame=True)
             attempts = link.attempts
             # Only now does the first connection get read (nothing competes with the second
             # session's watchdog): it holds part of the answer and ends without a close frame.
@@ -389,11 +297,11 @@ def test_a_send_stuck_on_a_dead_peer_does_not_stall_the_watchdog():
 
 def test_pings_keep_a_quiet_channel_alive():
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         async with running_link(backend, ping_interval=0.05, idle_timeout=0.3) as link:
-            conn = await backend.next_connection()
+            device = await backend.next_device()
             await asyncio.sleep(1.0)  # > 3 idle timeouts with nothing but pongs coming in
-            pong = await conn.request(1, "ping")
+            pong = await device.request("ping", next_frame=True)
             return link, pong
 
     link, pong = run(main())
@@ -404,15 +312,15 @@ def test_pings_keep_a_quiet_channel_alive():
 @pytest.mark.parametrize("frame, code", [("x" * 5000, 1009), (b"\x81\x81abcd\x00", 1002)])
 def test_bad_frames_close_the_session_and_it_reconnects(frame, code):
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         async with running_link(backend, max_message=4096):
-            first = await backend.next_connection()
+            first = await backend.next_device()
             if isinstance(frame, bytes):
                 first.ws.transport.write(frame)  # a masked frame from the server
             else:
-                await first.ws.send(frame)
-            second = await backend.next_connection()
-            pong = await second.request(1, "ping")
+                await first.send_raw(frame)
+            second = await backend.next_device()
+            pong = await second.request("ping", next_frame=True)
             return backend, pong
 
     backend, pong = run(main())
@@ -422,10 +330,10 @@ def test_bad_frames_close_the_session_and_it_reconnects(frame, code):
 
 def test_stop_closes_normally_and_run_returns():
     async def main():
-        backend = await started_backend()
+        backend = await Backend().start()
         link = xiaozhi.XiaozhiLink(make_server(), backend.url, "t", "d", "c", **FAST)
         task = asyncio.create_task(link.run())
-        await backend.next_connection()
+        await backend.next_device()
         await link.stop()
         await asyncio.wait_for(task, WAIT_S)
         await asyncio.wait_for(backend.connection_ended.wait(), WAIT_S)
@@ -439,7 +347,7 @@ def test_stop_closes_normally_and_run_returns():
 def test_messages_while_disconnected_are_dropped_not_raised():
     async def main():
         server = make_server()
-        backend = await started_backend()
+        backend = await Backend().start()
         await backend.kill()
         async with running_link(backend, server):
             await server.notify("notifications/message", {"level": "info", "data": "x"})
@@ -466,27 +374,28 @@ def test_bearer():
 
 def test_micropython_link():
     async def main():
-        backend = await started_backend()
-        device = asyncio.create_task(run_script("xiaozhi_client.py", backend.url, heapsize="256K"))
-        first = await backend.next_connection()
-        init = await first.request(1, "initialize", {"protocolVersion": "2025-06-18",
-                                                     "capabilities": {}})
-        tools = await first.request(2, "tools/list")
-        call = await first.request(3, "tools/call",
-                                   {"name": "self.echo", "arguments": {"text": "\u4f60\u597d"}})
+        backend = await Backend().start()
+        script = asyncio.create_task(run_script("xiaozhi_client.py", backend.url, heapsize="256K"))
+        first = await backend.next_device()
+        init = await first.request("initialize", {"protocolVersion": "2025-06-18",
+                                                  "capabilities": {}}, next_frame=True)
+        tools = await first.request("tools/list", next_frame=True)
+        call = await first.request("tools/call",
+                                   {"name": "self.echo", "arguments": {"text": "\u4f60\u597d"}},
+                                   next_frame=True)
         for frame in ("garbage", b"\x00\x01", '{"type":"tts","state":"stop"}',
                       '{"type":"alert","status":"s","message":"m","emotion":"e"}'):
-            await first.ws.send(frame)
-        pong = await first.request(4, "ping")
+            await first.send_raw(frame)
+        pong = await first.request("ping", next_frame=True)
         await backend.kill()  # the backend restarts
-        await backend.start(backend.port)
-        second = await backend.next_connection()
-        await second.request(5, "ping")
+        await backend.start()
+        second = await backend.next_device()
+        await second.request("ping", next_frame=True)
         second.ws.transport.pause_reading()  # then goes silent: the device hangs up
-        third = await backend.next_connection()
+        third = await backend.next_device()
         second.ws.transport.resume_reading()
-        await third.ws.send('{"type":"system","command":"reboot"}')  # the script stops on it
-        report = (await asyncio.wait_for(device, WAIT_S))[-1]
+        await third.send_raw('{"type":"system","command":"reboot"}')  # the script stops on it
+        report = (await asyncio.wait_for(script, WAIT_S))[-1]
         return backend, first, init, tools, call, pong, report
 
     backend, first, init, tools, call, pong, report = run(main())
