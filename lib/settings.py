@@ -1,13 +1,16 @@
 """Persistent device settings: one JSON object in a file, replaced atomically.
 
 A save writes `<path>.tmp` and renames it over `<path>`; rename replaces the old file in
-one step on LittleFS, FAT (MicroPython) and POSIX, so a power cut leaves either the old
-or the new settings, never half a file. A missing, unreadable or corrupt file is logged,
+one step on LittleFS (the ESP32 default) and POSIX, so a power cut leaves either the old
+or the new settings, never half a file. FAT refuses to rename onto an existing file: there
+the old file is removed first, and a load that finds only `<path>.tmp` (power lost between
+the two steps) takes the new settings from it. A missing, unreadable or corrupt file is logged,
 noted in `problem`, and the defaults are used; the next save replaces it. The first boot
 (no file yet) simply starts from the defaults.
 """
 
 import binascii
+import errno
 import json
 import os
 
@@ -85,10 +88,20 @@ class Settings:
             if hasattr(os, "fsync"):  # CPython; MicroPython commits the file on close
                 f.flush()
                 os.fsync(f.fileno())
-        os.rename(tmp, self.path)
+        try:
+            os.rename(tmp, self.path)
+        except OSError as e:
+            if e.args[0] != errno.EEXIST:
+                raise
+            os.remove(self.path)  # FAT: the new file is complete in tmp, which _load knows
+            os.rename(tmp, self.path)
 
     def _load(self):
         values = dict(self._defaults)
+        tmp = self.path + ".tmp"
+        if not _exists(self.path) and _exists(tmp):
+            _log.warning("settings: completing a save that was cut short")
+            os.rename(tmp, self.path)
         try:
             with open(self.path) as f:
                 loaded = json.loads(f.read())

@@ -1,5 +1,6 @@
 """Settings: defaults, persistence, atomic replacement, corrupt files, the client id."""
 
+import errno
 import json
 import logging
 import os
@@ -83,6 +84,44 @@ def test_crash_between_temp_write_and_rename_leaves_the_old_file(path, monkeypat
     assert again.get("volume") == 40 and again.problem is None
     again.set("volume", 91)
     assert on_disk(path)["volume"] == 91 and not os.path.exists(path + ".tmp")
+
+
+def fat_rename(real_rename):
+    """os.rename as on a FAT volume: an existing destination is refused with EEXIST."""
+
+    def rename(src, dst):
+        if os.path.exists(dst):
+            raise OSError(errno.EEXIST, "File exists")
+        real_rename(src, dst)
+
+    return rename
+
+
+def test_on_fat_the_old_file_is_removed_before_the_rename(path, monkeypatch):
+    monkeypatch.setattr(settings_module.os, "rename", fat_rename(os.rename))
+    s = Settings(path)
+    s.set("volume", 33)
+    assert on_disk(path)["volume"] == 33 and not os.path.exists(path + ".tmp")
+
+
+def test_on_fat_a_crash_between_remove_and_rename_keeps_the_new_settings(path, monkeypatch):
+    Settings(path).set("volume", 20)
+    real_rename = os.rename
+    refuse_existing = fat_rename(real_rename)
+
+    def power_cut_after_remove(src, dst):
+        if os.path.exists(dst):
+            refuse_existing(src, dst)  # EEXIST: the old file is removed next
+        raise Crash()  # ... and the power goes before the second rename
+
+    monkeypatch.setattr(settings_module.os, "rename", power_cut_after_remove)
+    with pytest.raises(Crash):
+        Settings(path).set("volume", 60)
+    assert not os.path.exists(path) and on_disk(path + ".tmp")["volume"] == 60
+    monkeypatch.undo()
+    again = Settings(path)  # the next boot finishes the save
+    assert again.get("volume") == 60 and again.problem is None
+    assert on_disk(path)["volume"] == 60 and not os.path.exists(path + ".tmp")
 
 
 def test_failed_save_reports_oserror_and_keeps_the_file(path, monkeypatch):
