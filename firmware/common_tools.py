@@ -2,11 +2,13 @@
 # the head of tools/list is the same on every board (LLM prompt caches stay warm), and each
 # appears only where the board has the hardware behind it. Names and descriptions follow
 # the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
+import asyncio
 import gc
 import sys
 import time
 
 import httpclient
+import netutil
 import ota
 from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
 from umcp.compat import const
@@ -48,6 +50,10 @@ def _partitions():
         return None
 
 
+def _upgraded(size):
+    return "firmware updated (%d bytes, sha256 verified); rebooting" % size
+
+
 class CommonTools:
     """The common tools over one board. reboot(delay_ms) is how the app restarts the device;
     ca is the CA certificate for https downloads (None: no verification)."""
@@ -60,6 +66,9 @@ class CommonTools:
         self.version = version
         self.reboot = reboot
         self.ca = ca
+        # The background upgrade's task, from its start until it fails. An upgrade inside
+        # the call needs no guard: the server runs calls one at a time.
+        self._upgrade = None
 
     def register(self):
         s, b = self.server, self.board
@@ -201,15 +210,42 @@ class CommonTools:
         return True
 
     async def upgrade_firmware(self, args):
-        async def progress(written, total):
-            await self.server.progress(written, total, "%d bytes written" % written)
+        if self._upgrade is not None:
+            raise RuntimeError("a firmware upgrade is already running")
+        url, sha256 = args["url"], args["sha256"]
+        # Bad arguments are refused now, not reported in a log message later.
+        netutil.parse_url(url)
+        ota.parse_digest(sha256)
+        if self.server.progress_requested():
+            # The client follows the progress notifications: it can wait for the result.
+            size = await self._install(url, sha256, self._report_progress)
+            self.reboot(_REBOOT_DELAY_MS)
+            return _upgraded(size)
+        # A xiaozhi backend follows no progress and gives up on a call after 30 s, less
+        # than a big image may take: answer now, report the outcome as a log message.
+        self._upgrade = asyncio.create_task(self._upgrade_in_background(url, sha256))
+        return ("upgrade started: downloading %s; the device reboots when the image is "
+                "verified" % url)
 
+    async def _upgrade_in_background(self, url, sha256):
+        try:
+            size = await self._install(url, sha256)
+        except Exception as e:  # cancellation passes through
+            self._upgrade = None  # the running image is untouched: a retry may follow
+            await self.server.log("error", "firmware upgrade from %s failed: %s" % (url, e))
+            return
+        # _upgrade stays set: no second upgrade may rewrite the partition set to boot.
+        await self.server.log("info", _upgraded(size))
+        self.reboot(_REBOOT_DELAY_MS)
+
+    async def _install(self, url, sha256, progress=None):
         # ota.install() checks the digest before set_boot(): a bad image never boots, and
         # the running image is never touched.
-        async with httpclient.get_stream(args["url"], ca=self.ca) as image:
-            size = await ota.install(image, args["sha256"], progress=progress)
-        self.reboot(_REBOOT_DELAY_MS)
-        return "firmware updated (%d bytes, sha256 verified); rebooting" % size
+        async with httpclient.get_stream(url, ca=self.ca) as image:
+            return await ota.install(image, sha256, progress=progress)
+
+    async def _report_progress(self, written, total):
+        await self.server.progress(written, total, "%d bytes written" % written)
 
     def get_photo(self, args):
         return ImageContent(self.board.camera.capture(), "image/jpeg")

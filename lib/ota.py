@@ -31,7 +31,7 @@ async def install(chunks, sha256, size=None, progress=None, partition=None):
     function; total is `size` (or None). partition: where to write (default: the next
     update partition). Returns the image length; raises OtaError.
     """
-    expected = _parse_digest(sha256)
+    expected = parse_digest(sha256)
     if partition is None:
         partition = _next_partition()
     capacity = partition.ioctl(4, 0) * partition.ioctl(5, 0)
@@ -97,7 +97,10 @@ def mark_valid():
         return False
 
 
-def _parse_digest(sha256):
+def parse_digest(sha256):
+    """The 32-byte digest that `sha256` (64 hex digits) spells; OtaError otherwise.
+
+    install() does this first; a caller may do it earlier to refuse a bad digest at once."""
     try:
         digest = binascii.unhexlify(sha256)
     except (TypeError, ValueError):

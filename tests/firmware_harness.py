@@ -87,6 +87,18 @@ class Device:
         request_id = await self.send_request(method, params, request_id)
         return await self.response(request_id, timeout, next_frame)
 
+    async def notification(self, method, timeout=WAIT_S):
+        """The first notification `method` the device sent that no one took yet (one kept
+        while waiting for a response, else the next to arrive); taken from `notifications`."""
+        while True:
+            for index, message in enumerate(self.notifications):
+                if message["method"] == method:
+                    return self.notifications.pop(index)
+            _, envelope = await self.next_envelope(timeout)
+            payload = envelope["payload"]
+            assert "method" in payload, "unexpected response %r" % payload
+            self.notifications.append(payload)
+
     async def initialize(self, vision=None):
         capabilities = {"roots": {"listChanged": True}, "sampling": {}}
         if vision:
@@ -346,22 +358,33 @@ class _VisionHandler(http.server.BaseHTTPRequestHandler):
 
 
 class ImageServer(HttpServer):
-    """Serves one firmware image at /firmware.bin."""
+    """Serves one firmware image at /firmware.bin.
 
-    def __init__(self, image):
+    With `hold=True` it sends the image only after release(): a download in progress."""
+
+    def __init__(self, image, hold=False):
         super().__init__(_ImageHandler)
         self.image = image
         self.requests = 0
+        self.received = threading.Event()
+        self.released = threading.Event()
+        if not hold:
+            self.released.set()
 
     @property
     def url(self):
         return self.base + "/firmware.bin"
+
+    def release(self):
+        self.released.set()
 
 
 class _ImageHandler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         owner = self.server.owner
         owner.requests += 1
+        owner.received.set()
+        owner.released.wait(WAIT_S)
         if self.path != "/firmware.bin":
             self.send_error(404)
             return

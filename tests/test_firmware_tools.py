@@ -193,25 +193,28 @@ def test_reboot_tool_and_system_command_restart_the_firmware(tmp_path, micropyth
 
 
 def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):
+    # With a progress token the client follows the upgrade: the call answers when it is done.
     image = b"\xe9" + os.urandom(150 * 1024)
     digest = hashlib.sha256(image).hexdigest()
+    follow = {"progressToken": "ota-1"}
 
     async def scenario(server):
         async with device_session(tmp_path) as (backend, sim, device):
             wrong = await device.call("self.upgrade_firmware",
-                                      {"url": server.url, "sha256": "0" * 64})
+                                      {"url": server.url, "sha256": "0" * 64}, meta=follow)
             assert wrong["isError"] and "SHA-256" in wrong["content"][0]["text"]
             missing = await device.call("self.upgrade_firmware",
-                                        {"url": server.base + "/nope.bin", "sha256": digest})
+                                        {"url": server.base + "/nope.bin", "sha256": digest},
+                                        meta=follow)
             assert missing["isError"] and "404" in missing["content"][0]["text"]
             assert "sha256" in await call_error(device, "self.upgrade_firmware",
                                                 {"url": server.url})
             info = await device.call_json("self.get_system_info")
             assert info["ota"] == {"running": "ota_0", "boot": "ota_0"}
 
+            device.notifications.clear()  # the failed downloads' progress
             good = await device.call("self.upgrade_firmware",
-                                     {"url": server.url, "sha256": digest},
-                                     meta={"progressToken": "ota-1"})
+                                     {"url": server.url, "sha256": digest}, meta=follow)
             assert not good["isError"], good
             progress = [n["params"] for n in device.notifications
                         if n["method"] == "notifications/progress"]
@@ -233,3 +236,58 @@ def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):
     assert upgrade_boot["written_blocks"]["ota_0"] == []  # the running image is untouched
     assert new_boot["running"] == "ota_1"
     assert new_boot["marked_valid"] is True  # the new image booted well and kept itself
+
+
+def started_text(result, url):
+    assert not result["isError"], result
+    text = result["content"][0]["text"]
+    assert text.startswith("upgrade started") and url in text, text
+    return text
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_upgrade_without_a_progress_token_answers_at_once_and_logs_the_outcome(
+        tmp_path, micropython):
+    # As the xiaozhi backend calls it: no progress token, and 30 s for an answer.
+    image = b"\xe9" + os.urandom(150 * 1024)
+    digest = hashlib.sha256(image).hexdigest()
+
+    async def scenario(server):
+        async with device_session(tmp_path, micropython) as (backend, sim, device):
+            message = await call_error(device, "self.upgrade_firmware",
+                                       {"url": server.url, "sha256": "beef"})
+            assert "64 hex digits" in message
+            assert server.requests == 0  # refused before any download
+
+            # A wrong digest: "started" while the download is held, a second upgrade is
+            # refused meanwhile, then the mismatch arrives as an error log message.
+            started_text(await device.call("self.upgrade_firmware",
+                                           {"url": server.url, "sha256": "0" * 64}), server.url)
+            assert await asyncio.to_thread(server.received.wait, WAIT_S)
+            assert "already running" in await call_error(
+                device, "self.upgrade_firmware", {"url": server.url, "sha256": digest})
+            server.release()
+            failed = (await device.notification("notifications/message"))["params"]
+            assert failed["level"] == "error" and "SHA-256 mismatch" in failed["data"], failed
+            assert (await device.call_json("self.get_system_info"))["ota"] == {
+                "running": "ota_0", "boot": "ota_0"}
+
+            started_text(await device.call("self.upgrade_firmware",
+                                           {"url": server.url, "sha256": digest}), server.url)
+            done = (await device.notification("notifications/message"))["params"]
+            assert done["level"] == "info" and "rebooting" in done["data"], done
+            rebooted = await backend.next_device()
+            info = await rebooted.call_json("self.get_system_info")
+            assert info["ota"] == {"running": "ota_1", "boot": "ota_1"}
+            assert not [n for n in device.notifications
+                        if n["method"] == "notifications/progress"]  # nobody asked for it
+            return sim
+
+    with ImageServer(image, hold=True) as server:
+        sim = run(scenario(server))
+        assert server.requests == 2
+    upgrade_boot, new_boot = sim.records()
+    assert upgrade_boot["reason"] == "reset"
+    assert upgrade_boot["set_boot_calls"] == ["ota_1"]  # only for the right image
+    assert upgrade_boot["written_blocks"]["ota_0"] == []
+    assert new_boot["running"] == "ota_1" and new_boot["marked_valid"] is True

@@ -484,6 +484,23 @@ async def test_no_progress_without_a_token(wire):
     assert [m for m in wire.sent if "method" in m] == []
 
 
+async def test_progress_requested_tells_a_callback_whether_its_call_has_a_token(wire):
+    server = wire.server
+    asked = []
+    server.add_tool("t", "d", None, lambda args: asked.append(server.progress_requested()))
+    assert server.progress_requested() is False  # no call running
+    await wire.feed(call("t", id=1, meta={"progressToken": "p-1"}))
+    await wire.response(1)
+    await wire.feed(call("t", id=2, meta={"progressToken": 0}))  # a falsy token is a token
+    await wire.response(2)
+    await wire.feed(call("t", id=3))
+    await wire.response(3)
+    await wire.feed(call("t", id=4, meta={"progressToken": None}))  # not a valid token
+    await wire.response(4)
+    assert asked == [True, True, False, False]
+    assert server.progress_requested() is False  # the calls are over
+
+
 async def test_progress_token_keeps_its_integer_type(wire):
     async def tool(args):
         await wire.server.progress(1)

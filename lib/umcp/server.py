@@ -169,6 +169,12 @@ class McpServer:
         await self.notify("notifications/progress", params)
         return True
 
+    def progress_requested(self):
+        """Whether the running call carried `_meta.progressToken`: its client follows
+        progress, so a long tool may keep it waiting (False outside a call)."""
+        call = self._running
+        return call is not None and call.progress_token is not None
+
     async def _send(self, pieces):
         if self._sender is None:
             _log.warning("no sender installed: dropped a message")

@@ -83,6 +83,15 @@ class Rig:
             self._arrived.clear()
             await asyncio.wait_for(self._arrived.wait(), 5)
 
+    async def notification(self, method):
+        """The first `method` notification the server sent that no one took yet."""
+        while True:
+            for index, message in enumerate(self.sent):
+                if message.get("method") == method:
+                    return self.sent.pop(index)
+            self._arrived.clear()
+            await asyncio.wait_for(self._arrived.wait(), 5)
+
     async def result_text(self, name, arguments=None):
         reply = await self.call(name, arguments)
         assert reply["result"]["isError"] is False, reply
@@ -192,12 +201,33 @@ async def test_get_photo_returns_the_camera_jpeg_as_an_image_block():
         rig.close()
 
 
-async def test_upgrade_refuses_a_bad_digest_before_touching_flash():
+async def test_upgrade_refuses_a_bad_digest_or_url_before_touching_flash():
     rig = Rig()
     try:
         message = await rig.error_text("self.upgrade_firmware",
                                        {"url": "http://127.0.0.1:9/fw.bin", "sha256": "abc"})
         assert "sha256" in message
+        message = await rig.error_text("self.upgrade_firmware",
+                                       {"url": "ftp://firmware.example/fw.bin", "sha256": "ab" * 32})
+        assert "unsupported URL" in message
+        assert esp32.sim_set_boot_calls() == []
+        assert esp32.sim_partition("ota_1").writes == []
+        assert rig.reboots == []
+    finally:
+        rig.close()
+
+
+async def test_upgrade_without_progress_token_answers_at_once_and_logs_a_failure():
+    rig = Rig()
+    try:
+        url = "http://127.0.0.1:9/fw.bin"  # nothing listens there (no sockets on wasm)
+        for _ in range(2):  # a failed upgrade leaves the way open for another
+            text = await rig.result_text("self.upgrade_firmware",
+                                         {"url": url, "sha256": "ab" * 32})
+            assert text.startswith("upgrade started") and url in text
+            failure = (await rig.notification("notifications/message"))["params"]
+            assert failure["level"] == "error", failure
+            assert "failed" in failure["data"] and url in failure["data"]
         assert esp32.sim_set_boot_calls() == []
         assert esp32.sim_partition("ota_1").writes == []
         assert rig.reboots == []

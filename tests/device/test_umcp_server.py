@@ -340,6 +340,19 @@ async def test_progress_log_and_list_changed():
     assert len([m for m in wire.messages() if m.get("method") == "notifications/tools/list_changed"]) == 1
 
 
+async def test_progress_requested_only_for_a_call_with_a_token():
+    wire = Wire()
+    server = wire.server
+    asked = []
+    server.add_tool("t", "d", None, lambda args: asked.append(server.progress_requested()))
+    await wire.feed(call("t", id=1, meta={"progressToken": 7}))
+    await wire.response(1)
+    await wire.feed(call("t", id=2))
+    await wire.response(2)
+    assert asked == [True, False]
+    assert server.progress_requested() is False
+
+
 async def test_a_failing_sender_does_not_stop_the_server():
     server = McpServer()
     sent = []
