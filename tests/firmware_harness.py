@@ -268,12 +268,27 @@ class _HttpServer(http.server.ThreadingHTTPServer):
 
 
 class HttpServer:
-    """A real http.server on loopback in a thread; subclasses give it a handler."""
+    """A real http.server on loopback in a thread; subclasses give it a handler.
 
-    def __init__(self, handler_class):
+    With `hold=True` a handler that calls `arrived()` answers only after release(): a slow
+    service, a download in progress. `received` is set when a request arrived."""
+
+    def __init__(self, handler_class, hold=False):
         self.httpd = _HttpServer(("127.0.0.1", 0), handler_class)
         self.httpd.owner = self
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.received = threading.Event()
+        self.released = threading.Event()
+        if not hold:
+            self.released.set()
+
+    def release(self):
+        self.released.set()
+
+    def arrived(self):
+        """Called by the handler for each request: note it, then wait to be released."""
+        self.received.set()
+        self.released.wait(WAIT_S)
 
     @property
     def base(self):
@@ -323,19 +338,12 @@ class VisionServer(HttpServer):
     ANSWER = "a red apple on a desk"
 
     def __init__(self, hold=False):
-        super().__init__(_VisionHandler)
+        super().__init__(_VisionHandler, hold)
         self.uploads = []  # (headers, parts)
-        self.received = threading.Event()
-        self.released = threading.Event()
-        if not hold:
-            self.released.set()
 
     @property
     def url(self):
         return self.base + "/mcp/vision/explain"
-
-    def release(self):
-        self.released.set()
 
 
 class _VisionHandler(http.server.BaseHTTPRequestHandler):
@@ -343,8 +351,7 @@ class _VisionHandler(http.server.BaseHTTPRequestHandler):
         owner = self.server.owner
         parts = parse_multipart(self.headers["Content-Type"], read_body(self))
         owner.uploads.append((dict(self.headers), parts))
-        owner.received.set()
-        owner.released.wait(WAIT_S)
+        owner.arrived()
         body = json.dumps({"success": True, "action": "RESPONSE",
                            "response": VisionServer.ANSWER}).encode()
         self.send_response(200)
@@ -363,28 +370,20 @@ class ImageServer(HttpServer):
     With `hold=True` it sends the image only after release(): a download in progress."""
 
     def __init__(self, image, hold=False):
-        super().__init__(_ImageHandler)
+        super().__init__(_ImageHandler, hold)
         self.image = image
         self.requests = 0
-        self.received = threading.Event()
-        self.released = threading.Event()
-        if not hold:
-            self.released.set()
 
     @property
     def url(self):
         return self.base + "/firmware.bin"
-
-    def release(self):
-        self.released.set()
 
 
 class _ImageHandler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         owner = self.server.owner
         owner.requests += 1
-        owner.received.set()
-        owner.released.wait(WAIT_S)
+        owner.arrived()
         if self.path != "/firmware.bin":
             self.send_error(404)
             return
