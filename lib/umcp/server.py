@@ -154,8 +154,10 @@ class McpServer:
         Only a call whose request carried `_meta.progressToken` gets progress, and
         the value must grow each time (the spec says so), else nothing is sent.
         """
+        if not self.progress_requested():
+            return False
         call = self._running
-        if call is None or call.progress_token is None or call.answering:
+        if call.answering:
             return False
         if call.last_progress is not None and not progress > call.last_progress:
             _log.warning("progress %s does not exceed %s: not sent", progress, call.last_progress)
