@@ -18,9 +18,7 @@ def parse_args(argv=None):
                         help="vision/OTA HTTP port (default 8003, 0 picks a free one)")
     parser.add_argument("--public-host", help="host name devices use to reach us (default: LAN address)")
     parser.add_argument("--ota-dir", help="serve the firmware images in this folder at /ota/<name>")
-    parser.add_argument("--vision-base-url", help="OpenAI-compatible API base (or UMCP_VISION_BASE_URL)")
-    parser.add_argument("--vision-model", help="vision model name (or UMCP_VISION_MODEL)")
-    parser.add_argument("--vision-key", help="API key (or UMCP_VISION_API_KEY)")
+    OpenAIVision.add_arguments(parser)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
     parser.add_argument("--trace", action="store_true", help="print every MCP message")
     return parser.parse_args(argv)
@@ -28,7 +26,7 @@ def parse_args(argv=None):
 
 async def main(args):
     out = functools.partial(print, flush=True)
-    model = OpenAIVision.from_config(args.vision_base_url, args.vision_model, args.vision_key)
+    model = OpenAIVision.from_args(args)
     backend = Backend(args.token, args.host, args.port, args.http_port, args.public_host, model,
                       args.ota_dir, out=out, trace=args.trace, request_timeout=args.timeout)
     await backend.start()

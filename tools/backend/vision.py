@@ -76,15 +76,22 @@ class OpenAIVision:
         self.api_key = api_key
         self.timeout = timeout
 
+    @staticmethod
+    def add_arguments(parser):
+        """The command-line flags from_args() reads (backend and bridge share them)."""
+        parser.add_argument("--vision-base-url", help="OpenAI-compatible API base (or UMCP_VISION_BASE_URL)")
+        parser.add_argument("--vision-model", help="vision model name (or UMCP_VISION_MODEL)")
+        parser.add_argument("--vision-key", help="API key (or UMCP_VISION_API_KEY)")
+
     @classmethod
-    def from_config(cls, base_url=None, model=None, api_key=None):
+    def from_args(cls, args):
         """Flags win over UMCP_VISION_BASE_URL / UMCP_VISION_MODEL / UMCP_VISION_API_KEY;
         None when no model is configured."""
-        base_url = base_url or os.environ.get("UMCP_VISION_BASE_URL")
-        model = model or os.environ.get("UMCP_VISION_MODEL")
+        base_url = args.vision_base_url or os.environ.get("UMCP_VISION_BASE_URL")
+        model = args.vision_model or os.environ.get("UMCP_VISION_MODEL")
         if not (base_url and model):
             return None
-        return cls(base_url, model, api_key or os.environ.get("UMCP_VISION_API_KEY"))
+        return cls(base_url, model, args.vision_key or os.environ.get("UMCP_VISION_API_KEY"))
 
     async def explain(self, question, data, mime_type):
         return await asyncio.to_thread(self._explain, question, data, mime_type)

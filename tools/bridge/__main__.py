@@ -28,9 +28,7 @@ def parse_args(argv=None):
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the device's answer")
     parser.add_argument("--user-tools", action="store_true",
                         help="list the device's user-only tools too (they are for its owner: you)")
-    parser.add_argument("--vision-base-url", help="OpenAI-compatible API base (or UMCP_VISION_BASE_URL)")
-    parser.add_argument("--vision-model", help="vision model name (or UMCP_VISION_MODEL)")
-    parser.add_argument("--vision-key", help="API key (or UMCP_VISION_API_KEY)")
+    OpenAIVision.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -60,7 +58,7 @@ async def serve_stdio(bridge):
 
 
 async def main(args):
-    model = OpenAIVision.from_config(args.vision_base_url, args.vision_model, args.vision_key)
+    model = OpenAIVision.from_args(args)
     bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log,
                     user_tools=args.user_tools)
     await bridge.start()
