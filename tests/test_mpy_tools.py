@@ -14,7 +14,7 @@ import pytest
 
 from tools import bench_firmware
 from tools.demo import CALLS
-from tools.mpy import ROOT
+from tools.mpy import ROOT, micropython_env
 
 PYTHON = sys.executable
 MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
@@ -162,7 +162,7 @@ def test_compile_all_fails_when_it_finds_nothing(tmp_path):
 
 
 def test_bench_measures_a_full_page_inside_micropython():
-    env = dict(os.environ, MICROPYPATH=".frozen:" + os.path.join(ROOT, "lib"))
+    env = micropython_env([os.path.join(ROOT, "lib")])
     proc = subprocess.run([MICROPYTHON, os.path.join(ROOT, "tools", "bench_device.py")],
                           cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

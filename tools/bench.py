@@ -16,25 +16,24 @@ import sys
 
 from tools import bench_firmware
 from tools.deploy import DeployError
-from tools.mpy import ROOT
+from tools.mpy import ROOT, micropython_env
 
 SCRIPT = os.path.join(ROOT, "tools", "bench_device.py")
 LIB = os.path.join(ROOT, "lib")
 
 
 def interpreters(micropython):
-    """(column title, command, extra environment) of each interpreter."""
+    """(column title, command, environment) of each interpreter."""
     return [
-        ("CPython", [sys.executable, SCRIPT], {"PYTHONPATH": LIB}),
-        ("MicroPython unix", [micropython, SCRIPT], {"MICROPYPATH": ".frozen:" + LIB}),
-        ("MicroPython wasm", ["node", os.path.join(ROOT, "tools", "mpy", "run_wasm.mjs"), "--script", SCRIPT], {}),
+        ("CPython", [sys.executable, SCRIPT], dict(os.environ, PYTHONPATH=LIB)),
+        ("MicroPython unix", [micropython, SCRIPT], micropython_env([LIB])),
+        ("MicroPython wasm", ["node", os.path.join(ROOT, "tools", "mpy", "run_wasm.mjs"), "--script", SCRIPT],
+         dict(os.environ)),
     ]
 
 
-def measure(command, extra_env):
+def measure(command, env):
     """The figures the bench script printed, or raise RuntimeError with its output."""
-    env = dict(os.environ)
-    env.update(extra_env)
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -80,9 +79,9 @@ def core_table(micropython):
     by interpreter."""
     columns = []
     failed = False
-    for title, command, extra_env in interpreters(micropython):
+    for title, command, env in interpreters(micropython):
         try:
-            columns.append((title, measure(command, extra_env)))
+            columns.append((title, measure(command, env)))
         except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
             print("%s: the bench did not run:\n%s\n" % (title, e))
             failed = True

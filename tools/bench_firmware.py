@@ -17,15 +17,15 @@ import subprocess
 import tempfile
 
 from tools import deploy
+from tools.mpy import micropython_env
 from tools.backend import Backend
-from tools.demo import CALLS, DemoFailed, call_tools, wait_ready
+from tools.demo import CALLS, DemoFailed, call_tools, stop_process, wait_ready
 
 BOARD = "host"
 HWSIM = os.path.join(deploy.ROOT, "tools", "hwsim")
 HEAPSIZE = 512 * 1024  # the run whose heap figures are reported: ample
 HEAPSIZE_STEP = 4 * 1024  # the bisection stops this close to the smallest working heap
 RUN_TIMEOUT = 5.0  # one boot, onboarding and the calls (about 0.5 s); a starved link retries forever
-STOP_TIMEOUT = 5.0
 SIMULATED_MODULES = ("hwsim", "machine", "esp32", "network", "camera", "neopixel")
 
 
@@ -41,8 +41,7 @@ def stage_firmware(stage_dir):
 
 def firmware_env(stage_dir):
     """The board's module path: its / and /lib, then the simulated hardware."""
-    path = [".frozen", stage_dir, os.path.join(stage_dir, "lib"), HWSIM]
-    return dict(os.environ, MICROPYPATH=os.pathsep.join(path))
+    return micropython_env([stage_dir, os.path.join(stage_dir, "lib"), HWSIM])
 
 
 async def run_firmware(micropython, stage_dir, heapsize):
@@ -70,7 +69,7 @@ async def run_firmware(micropython, stage_dir, heapsize):
             raise FirmwareFailed("%s\n%s\n%s" % (error or "timed out after %g s" % RUN_TIMEOUT,
                                                  "\n".join(said), device_log.read())) from None
         finally:
-            _stop(firmware)
+            stop_process(firmware)
             await backend.close()
 
 
@@ -87,16 +86,6 @@ async def _heap_used(backend, device):
     if result is None or result.get("isError"):
         raise DemoFailed("self.get_system_info failed")
     return json.loads(result["content"][0]["text"])["heap_used"]
-
-
-def _stop(process):
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE):
@@ -119,7 +108,7 @@ def simulated_modules_heap(micropython):
     are C modules in flash, not heap; under the unix port they are Python."""
     script = ("import gc\ngc.collect()\nbase = gc.mem_alloc()\nimport %s\ngc.collect()\n"
               "print(gc.mem_alloc() - base)\n" % ", ".join(SIMULATED_MODULES))
-    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen", HWSIM]))
+    env = micropython_env([HWSIM])
     done = subprocess.run([micropython, "-c", script], env=env, capture_output=True, text=True,
                           timeout=RUN_TIMEOUT)
     if done.returncode != 0:

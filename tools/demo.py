@@ -58,13 +58,18 @@ def simulated_device(url, token, state_dir, log, max_payload=None, micropython=N
     try:
         yield sim
     finally:
-        if sim.poll() is None:
-            sim.terminate()
-            try:
-                sim.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                sim.kill()
-                sim.wait()
+        stop_process(sim)
+
+
+def stop_process(process):
+    """SIGTERM, then SIGKILL if it has not ended within STOP_TIMEOUT."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 async def session(args, out):

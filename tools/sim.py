@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from tools.mpy import micropython_env
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER = os.path.join(ROOT, "tools", "sim_device.py")
 # sys.path of the device (the launcher drops its own folder from the front).
@@ -90,18 +92,14 @@ def device_config(args):
 
 def firmware_command(args):
     """Command line and environment that boot the firmware with the device's sys.path."""
-    env = dict(os.environ)
     if args.micropython:
-        # .frozen keeps the port's frozen asyncio and friends importable.
-        env["MICROPYPATH"] = os.pathsep.join([".frozen"] + DEVICE_PATH)
         cmd = [args.micropython]
         if args.heapsize:
             cmd += ["-X", "heapsize=" + args.heapsize]
-        return cmd + [LAUNCHER], env
+        return cmd + [LAUNCHER], micropython_env(DEVICE_PATH)
     # -S: no site-packages, so the firmware sees only the standard library, like a board
     # sees only its own files; -u: log lines reach stderr as they happen.
-    env["PYTHONPATH"] = os.pathsep.join(DEVICE_PATH)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(DEVICE_PATH), PYTHONDONTWRITEBYTECODE="1")
     return [sys.executable, "-S", "-u", LAUNCHER], env
 
 

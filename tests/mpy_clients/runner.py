@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from tools.mpy import micropython_env
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
@@ -14,7 +16,7 @@ MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
 
 async def run_script(name, *args, heapsize="512K", timeout=60):
     """Run tests/mpy_clients/<name> with lib/ on its path -> list of printed JSON objects."""
-    env = dict(os.environ, MICROPYPATH=".frozen:" + str(ROOT / "lib"))  # .frozen: asyncio
+    env = micropython_env([str(ROOT / "lib")])
     proc = await asyncio.create_subprocess_exec(
         str(MICROPYTHON), "-X", "heapsize=" + heapsize, str(HERE / name), *map(str, args),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,

@@ -20,6 +20,14 @@ DEVICE_TESTS = os.path.join(ROOT, "tests", "device")
 SEARCH_PATH = ("firmware", "lib", "", "tools/hwsim")
 
 
+def micropython_env(path):
+    """The environment that runs the unix port with `path` (folders) as its module path.
+
+    MICROPYPATH replaces the default path, so ".frozen" (the port's own asyncio and
+    friends) goes first. Standard library only: tools.sim uses it too."""
+    return dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen"] + list(path)))
+
+
 def search_path(test_dir):
     """Absolute module search path for running the test modules in `test_dir`."""
     heads = [test_dir] if test_dir == DEVICE_TESTS else [test_dir, DEVICE_TESTS]

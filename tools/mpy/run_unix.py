@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from tools.mpy import DEVICE_TESTS, ROOT, search_path
+from tools.mpy import DEVICE_TESTS, ROOT, micropython_env, search_path
 
 RUNNER = os.path.join(DEVICE_TESTS, "runner.py")
 
@@ -28,8 +28,7 @@ def main(argv=None):
     test_dir = os.path.abspath(args.tests)
     # Absolute, because the port runs in a scratch directory; a bare name is looked up on PATH.
     micropython = os.path.abspath(shutil.which(args.micropython) or args.micropython)
-    # ".frozen" holds the port's asyncio; MICROPYPATH replaces the default path.
-    env = dict(os.environ, MICROPYPATH=os.pathsep.join([".frozen"] + search_path(test_dir)))
+    env = micropython_env(search_path(test_dir))
     try:
         # A scratch working directory: files a test writes by relative path stay out of the tree.
         with tempfile.TemporaryDirectory(prefix="umcp-device-") as scratch:
