@@ -46,19 +46,19 @@ test-host: setup
 	$(PY) -m pytest -q
 
 sim: $(VENV)/.installed
-	$(PY) -m tools.demo
+	$(PY) -m tools.sim.demo
 
 bench: setup
 	$(PY) -m tools.bench
 
 deploy: $(VENV)/.installed
-	$(PY) -m tools.deploy --port $(PORT) --board $(BOARD)
+	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD)
 
 flash: $(VENV)/.installed
-	$(PY) -m tools.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)"
+	$(PY) -m tools.board.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)"
 
 repl: $(VENV)/.installed
-	$(VENV)/bin/mpremote $(if $(filter u0 u1 u2 u3 a0 a1 a2 a3 c0 c1 c2 c3,$(PORT)),$(PORT),connect $(PORT)) repl
+	$(PY) -m tools.board.repl --port $(PORT)
 
 clean:
 	rm -rf $(VENV) node_modules build .pytest_cache

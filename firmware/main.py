@@ -3,7 +3,7 @@ import asyncio
 import json
 import sys
 
-import app
+from umcpfw import app
 
 CONFIG_FILE = "config.json"
 

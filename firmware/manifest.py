@@ -12,14 +12,13 @@ options.defaults(board=None)
 
 include("$(PORT_DIR)/boards/manifest.py")  # the port's own frozen modules (asyncio, ...)
 
-freeze("../lib")  # umcp/, wsclient, xiaozhi, drivers/... under their import names
-
-for name in sorted(os.listdir(".")):
-    if name.endswith(".py") and name not in ("main.py", "boot.py", "manifest.py"):
-        module(name)
+# Every package of lib/ under its import name (umcp, xiaozhi, unet, ...), boards apart.
+for name in sorted(os.listdir("../lib")):
+    if name != "boards" and os.path.isfile(os.path.join("../lib", name, "__init__.py")):
+        package(name, base_path="../lib")
 
 if options.board:
-    package("boards", files=("__init__.py", options.board + ".py"), base_path="..")
+    package("boards", files=("__init__.py", options.board + ".py"), base_path="../lib")
 else:  # every real board; config.json picks one at boot
-    package("boards", files=sorted(n for n in os.listdir("../boards")
-                                   if n.endswith(".py") and n != "host.py"), base_path="..")
+    package("boards", files=sorted(n for n in os.listdir("../lib/boards")
+                                   if n.endswith(".py") and n != "host.py"), base_path="../lib")

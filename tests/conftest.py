@@ -18,8 +18,8 @@ for _path in (ROOT, os.path.join(ROOT, "lib")):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 # The simulated machine, esp32, network, camera and neopixel modules: last, as under tools.sim.
-if os.path.join(ROOT, "tools", "hwsim") not in sys.path:
-    sys.path.append(os.path.join(ROOT, "tools", "hwsim"))
+if os.path.join(ROOT, "tools", "sim", "hwsim") not in sys.path:
+    sys.path.append(os.path.join(ROOT, "tools", "sim", "hwsim"))
 # tests/device/support.py: helpers the device cases and the host tests share.
 if os.path.join(ROOT, "tests", "device") not in sys.path:
     sys.path.append(os.path.join(ROOT, "tests", "device"))

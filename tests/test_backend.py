@@ -18,8 +18,8 @@ from websockets.exceptions import InvalidStatus
 
 from tools.backend import Backend
 from tools.backend.console import Console
-from tools.backend.vision import VISION_PATH, describe_image, jpeg_dimensions
-from tools.demo import simulated_device
+from tools.hub.vision import VISION_PATH, describe_image, jpeg_dimensions
+from tools.sim.demo import simulated_device
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
 TOKEN = "test-token"

@@ -16,7 +16,7 @@ from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight, PwmBacklight
 from drivers.camera import Camera
 from drivers.es8311 import ES8311
-from settings import Settings
+from devsvc.settings import Settings
 
 BOARDS = ["host", "esp32_s3_box3", "m5stack_cores3", "esp32s3_cam"]
 _ids = itertools.count(1)

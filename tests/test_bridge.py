@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from test_backend import simulated_photo
-from tools.demo import ROOT, simulated_device
+from tools.sim.demo import ROOT, simulated_device
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.anyio]
 TOKEN = "bridge-token"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tools import deploy, flash
+from tools.board import deploy, flash
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -95,17 +95,20 @@ def test_flash_stops_when_esptool_fails(recorder, tmp_path, monkeypatch, capsys)
 
 @pytest.fixture
 def tree(tmp_path):
-    """A small repository: lib/, firmware/, boards/ and config.json."""
+    """A small repository: lib/ (packages, boards among them), firmware/ and config.json."""
     root = tmp_path / "repo"
     files = {
         "lib/umcp/__init__.py": "from umcp.server import McpServer\n",
         "lib/umcp/server.py": "class McpServer:\n    pass\n",
-        "lib/wsclient.py": "X = 1\n",
-        "firmware/main.py": "import app\napp.main()\n",
-        "firmware/app.py": "def main():\n    pass\n",
-        "boards/__init__.py": "def load(name):\n    return __import__('boards.' + name)\n",
-        "boards/devkit.py": "NAME = 'devkit'\nREQUIRES = ('camera',)\n",
-        "boards/other.py": "NAME = 'other'\n",
+        "lib/unet/__init__.py": "",
+        "lib/unet/ws.py": "X = 1\n",
+        "lib/umcpfw/__init__.py": "",
+        "lib/umcpfw/app.py": "def main():\n    pass\n",
+        "firmware/main.py": "from umcpfw import app\napp.main()\n",
+        "firmware/manifest.py": "freeze('../lib')\n",
+        "lib/boards/__init__.py": "def load(name):\n    return __import__('boards.' + name)\n",
+        "lib/boards/devkit.py": "NAME = 'devkit'\nREQUIRES = ('camera',)\n",
+        "lib/boards/other.py": "NAME = 'other'\n",
         "config.json": json.dumps({"wifi": {"ssid": "home", "password": "pw"}, "url": "ws://x:8000/xiaozhi/v1/",
                                    "token": "t", "board": "other"}),
     }
@@ -137,21 +140,39 @@ def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
     connect = ["connect", "/dev/ttyACM0"]
     calls = recorder.recorded()
     assert [call[:3] for call in calls] == [connect + ["exec"], connect + ["fs"], connect + ["reset"]]
-    assert calls[1] == connect + ["fs", "cp", "-r", str(stage / "app.mpy"), str(stage / "config.json"),
+    assert calls[1] == connect + ["fs", "cp", "-r", str(stage / "config.json"),
                                   str(stage / "lib"), str(stage / "main.py"), ":"]
     assert calls[2] == connect + ["reset"]
     # The probe asks for the core modules and the board's own REQUIRES.
     assert "'camera'" in calls[0][3] and "'asyncio'" in calls[0][3]
     # Layout of the board's filesystem: main.py as source, everything else compiled.
     built = sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
-    assert built == ["app.mpy", "config.json", "lib/boards/__init__.mpy", "lib/boards/devkit.mpy",
-                     "lib/umcp/__init__.mpy", "lib/umcp/server.mpy", "lib/wsclient.mpy", "main.py"]
+    assert built == ["config.json", "lib/boards/__init__.mpy", "lib/boards/devkit.mpy",
+                     "lib/umcp/__init__.mpy", "lib/umcp/server.mpy", "lib/umcpfw/__init__.mpy",
+                     "lib/umcpfw/app.mpy", "lib/unet/__init__.mpy", "lib/unet/ws.mpy", "main.py"]
     assert (stage / "lib/umcp/server.mpy").read_bytes()[:1] == b"M"  # a real .mpy header
-    assert (stage / "main.py").read_text() == "import app\napp.main()\n"
+    assert (stage / "main.py").read_text() == "from umcpfw import app\napp.main()\n"
     config = json.loads((stage / "config.json").read_text())
     assert config["board"] == "devkit" and config["token"] == "t"
     out = capsys.readouterr().out
-    assert "[1/4]" in out and "[4/4]" in out and "7/7 main.py" in out
+    assert "[1/4]" in out and "[4/4]" in out and "9/9 main.py" in out
+
+
+def test_deploy_puts_only_packages_into_lib(tree, recorder, capsys):
+    # Nothing of ours may land loose in a board's /lib, where a maker's own settings.py
+    # or ota.py would shadow it (or be shadowed) without an error.
+    (tree / "lib" / "settings.py").write_text("X = 1\n")
+    assert run_deploy(tree, recorder) == 1
+    assert recorder.recorded() == []
+    err = capsys.readouterr().err
+    assert "lib/settings.py is not in a package" in err
+
+
+def test_the_real_tree_deploys_packages_only():
+    targets = [target for _, target in deploy.device_files(ROOT, "esp32_s3_box3")]
+    assert "main.py" in targets and "lib/boards/esp32_s3_box3.py" in targets
+    assert "lib/boards/host.py" not in targets
+    assert all(t == "main.py" or (t.startswith("lib/") and t.count("/") >= 2) for t in targets), targets
 
 
 def test_deploy_names_what_the_board_lacks_and_copies_nothing(tree, recorder, monkeypatch, capsys):
@@ -217,19 +238,23 @@ class ManifestRecorder:
     def module(self, name, base_path="."):
         self.frozen.append((os.path.abspath(os.path.join(base_path, name)), name))
 
-    def package(self, name, files, base_path="."):
+    def package(self, name, files=None, base_path="."):
+        if files is None:  # manifestfile.py: every .py file of the package, recursively
+            top = os.path.join(base_path, name)
+            files = sorted(os.path.relpath(os.path.join(d, n), top) for d, _, ns in os.walk(top)
+                           for n in ns if n.endswith(".py"))
         for file in files:
             self.frozen.append((os.path.abspath(os.path.join(base_path, name, file)), name + "/" + file))
 
 
 def real_boards():
-    return sorted(n[:-3] for n in os.listdir(os.path.join(ROOT, "boards"))
+    return sorted(n[:-3] for n in os.listdir(os.path.join(ROOT, "lib", "boards"))
                   if n.endswith(".py") and n not in ("__init__.py", "host.py") and not n.startswith("manifest"))
 
 
 def test_manifest_freezes_what_deploy_copies():
     boards = real_boards()
-    assert boards, "no board modules in boards/"
+    assert boards, "no board modules in lib/boards/"
     manifest = ManifestRecorder()
     manifest.run(os.path.join(ROOT, "firmware", "manifest.py"), board=boards[0])
     assert manifest.included == ["$(PORT_DIR)/boards/manifest.py"]

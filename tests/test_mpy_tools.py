@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from tools import bench_firmware
-from tools.demo import CALLS
+from tools.bench import firmware as bench_firmware
+from tools.sim.demo import CALLS
 from tools.mpy import ROOT, micropython_env
 
 PYTHON = sys.executable
@@ -163,7 +163,7 @@ def test_compile_all_fails_when_it_finds_nothing(tmp_path):
 
 def test_bench_measures_a_full_page_inside_micropython():
     env = micropython_env([os.path.join(ROOT, "lib")])
-    proc = subprocess.run([MICROPYTHON, os.path.join(ROOT, "tools", "bench_device.py")],
+    proc = subprocess.run([MICROPYTHON, os.path.join(ROOT, "tools", "bench", "core.py")],
                           cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     figures = json.loads(proc.stdout.strip().splitlines()[-1])

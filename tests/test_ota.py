@@ -9,7 +9,7 @@ import pytest
 import esp32
 import hwsim
 import machine
-import ota
+from devsvc import ota
 from support import ChunkStream
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]

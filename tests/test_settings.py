@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-import settings as settings_module
-from settings import DEFAULTS, Settings
+from devsvc import settings as settings_module
+from devsvc.settings import DEFAULTS, Settings
 
 UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 

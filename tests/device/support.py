@@ -11,7 +11,7 @@ def raises(exc, fn, *args):
 
 
 class ChunkStream:
-    """An async iterator of chunks, as httpclient.get_stream gives; with `fail_at`, the
+    """An async iterator of chunks, as unet.http.get_stream gives; with `fail_at`, the
     connection drops once that many bytes went out."""
 
     def __init__(self, data, chunk=1000, fail_at=None):

@@ -11,11 +11,11 @@ import boards
 import esp32
 import hwsim
 import machine
-from common_tools import CommonTools
-from settings import Settings
+from umcpfw.common_tools import CommonTools
+from devsvc.settings import Settings
 from umcp import McpServer
 from umcp.compat import join_pieces
-from vision import VisionClient
+from umcpfw.vision import VisionClient
 
 SETTINGS_FILE = "test_common_tools_%s.json" % sys.implementation.name
 COMMON_VISIBLE = ["self.get_device_status", "self.audio_speaker.set_volume",

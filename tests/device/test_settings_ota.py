@@ -6,8 +6,8 @@ import os
 
 import esp32
 import hwsim
-import ota
-from settings import Settings, uuid4
+from devsvc import ota
+from devsvc.settings import Settings, uuid4
 from support import ChunkStream
 
 _BLOCK = 4096

@@ -4,7 +4,7 @@ import asyncio
 
 import hwsim
 import network
-import wifi
+from umcpfw import wifi
 
 SSID = "workshop"
 PASSWORD = "s3cret"

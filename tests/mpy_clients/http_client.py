@@ -1,5 +1,5 @@
-# Drives lib/httpclient.py under MicroPython against the test server of
-# tests/test_httpclient.py: micropython http_client.py http://127.0.0.1:PORT
+# Drives lib/unet/http.py under MicroPython against the test server of
+# tests/test_unet_http.py: micropython http_client.py http://127.0.0.1:PORT
 # Prints one JSON object per check; run with a small heap so a copy of the upload fails.
 import asyncio
 import binascii
@@ -7,7 +7,7 @@ import hashlib
 import json
 import sys
 
-import httpclient
+import unet.http
 
 JPEG = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4 + b"\xff\xd9"
 BIG = bytearray(600 * 1024)  # more than half the heap: a copy of it cannot fit
@@ -16,7 +16,7 @@ BIG = bytearray(600 * 1024)  # more than half the heap: a copy of it cannot fit
 async def download(url):
     digest = hashlib.sha256()
     size = 0
-    stream = httpclient.get_stream(url)
+    stream = unet.http.get_stream(url)
     async for chunk in stream:
         digest.update(chunk)
         size += len(chunk)
@@ -33,7 +33,7 @@ async def report(name, coro):
 
 
 async def post(url, fields, file, headers=None):
-    status, body = await httpclient.post_multipart(url, fields, file, headers)
+    status, body = await unet.http.post_multipart(url, fields, file, headers)
     return {"status": status, "body": body}
 
 

@@ -1,18 +1,18 @@
-# Drives lib/wsclient.py under MicroPython against the scenario server of
-# tests/test_wsclient.py: micropython ws_client.py ws://127.0.0.1:PORT [wss://... CA WRONG_CA]
+# Drives lib/unet/ws.py under MicroPython against the scenario server of
+# tests/test_unet_ws.py: micropython ws_client.py ws://127.0.0.1:PORT [wss://... CA WRONG_CA]
 # Prints one JSON object per check; the test asserts on them and on what the server saw.
 import asyncio
 import json
 import sys
 
-import wsclient
+import unet.ws
 
 HEADERS = {"Authorization": "Bearer tok en", "Device-Id": "aa:bb:cc:dd:ee:ff", "X-Extra": "1"}
 BINARY = bytes(range(256)) * 400  # 102400 bytes
 
 
 async def echo(base):
-    ws = await wsclient.connect(base + "/echo?x=1", HEADERS, max_message=200000)
+    ws = await unet.ws.connect(base + "/echo?x=1", HEADERS, max_message=200000)
     await ws.send("h\u00e9llo")
     text = await ws.recv()
     await ws.send(BINARY)
@@ -24,19 +24,19 @@ async def echo(base):
 
 
 async def until_closed(base, path, max_message=32768):
-    ws = await wsclient.connect(base + path, max_message=max_message)
+    ws = await unet.ws.connect(base + path, max_message=max_message)
     messages = []
     try:
         while True:
             message = await ws.recv()
             messages.append(message if isinstance(message, str) else list(message))
-    except wsclient.ConnectionClosed as e:
+    except unet.ws.ConnectionClosed as e:
         return {"messages": messages, "code": e.code, "reason": e.reason}
 
 
 async def refused(base):
     try:
-        await wsclient.connect(base + "/refuse")
+        await unet.ws.connect(base + "/refuse")
     except Exception as e:
         return {"error": type(e).__name__, "status": getattr(e, "status", None)}
     return {"error": None}
@@ -44,7 +44,7 @@ async def refused(base):
 
 async def tls(url, ca):
     try:
-        ws = await wsclient.connect(url + "/echo", ca=ca)
+        ws = await unet.ws.connect(url + "/echo", ca=ca)
         await ws.send("over tls")
         answer = await ws.recv()
         await ws.close()

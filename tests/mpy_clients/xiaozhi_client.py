@@ -1,11 +1,11 @@
-# Runs lib/xiaozhi.py's XiaozhiLink with a real umcp.McpServer under MicroPython against
-# the backend of tests/test_xiaozhi.py: micropython xiaozhi_client.py ws://127.0.0.1:PORT/...
+# Runs lib/xiaozhi/link.py's XiaozhiLink with a real umcp.McpServer under MicroPython against
+# the backend of tests/test_xiaozhi_link.py: micropython xiaozhi_client.py ws://127.0.0.1:PORT/...
 # Stops when the backend sends a system command, then prints what it saw as JSON.
 import asyncio
 import json
 import sys
 
-import xiaozhi
+import xiaozhi.link
 from umcp import STRING, McpServer, Property, PropertyList
 
 
@@ -20,7 +20,7 @@ async def main(url):
         seen["system"].append(message["command"])
         asyncio.create_task(link.stop())
 
-    link = xiaozhi.XiaozhiLink(server, url, "mpy-token", "11:22:33:44:55:66", "client-1",
+    link = xiaozhi.link.XiaozhiLink(server, url, "mpy-token", "11:22:33:44:55:66", "client-1",
                                on_system=on_system,
                                on_alert=lambda message: seen["alerts"].append(message["message"]),
                                hello_timeout=5, idle_timeout=0.6, ping_interval=0.1,

@@ -6,7 +6,7 @@ import functools
 
 from tools.backend.backend import Backend
 from tools.backend.console import HELP, Console, stdin_lines
-from tools.backend.vision import OpenAIVision
+from tools.hub.vision import OpenAIVision
 
 
 def parse_args(argv=None):

@@ -6,9 +6,9 @@ import asyncio
 import json
 import socket
 
-from tools.backend.httpserver import HttpServer
-from tools.backend.vision import VisionService, create_app, vision_url
-from tools.xiaozhi_server import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
+from tools.hub.httpserver import HttpServer
+from tools.hub.vision import VisionService, create_app, vision_url
+from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
 PROTOCOL_VERSION = "2024-11-05"  # what xiaozhi-esp32-server asks for
 

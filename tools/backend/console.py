@@ -5,7 +5,7 @@ import json
 import sys
 import threading
 
-from tools.xiaozhi_server import DeviceError, DeviceGone, ProtocolViolation
+from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation
 
 HELP = """commands:
   devices                         connected devices

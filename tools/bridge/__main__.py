@@ -11,8 +11,8 @@ import sys
 
 from mcp.server.stdio import stdio_server
 
-from tools.backend.httpserver import HttpServer
-from tools.backend.vision import OpenAIVision
+from tools.hub.httpserver import HttpServer
+from tools.hub.vision import OpenAIVision
 from tools.bridge.bridge import Bridge
 
 

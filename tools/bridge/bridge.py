@@ -16,9 +16,9 @@ from mcp.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
 from tools.backend.backend import reachable_host
-from tools.backend.httpserver import HttpServer
-from tools.backend.vision import VisionService, create_app, vision_url
-from tools.xiaozhi_server import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
+from tools.hub.httpserver import HttpServer
+from tools.hub.vision import VisionService, create_app, vision_url
+from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
 DEVICE_PROTOCOL_VERSION = "2025-06-18"
 VERSION = "0.1.0"

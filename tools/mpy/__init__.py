@@ -11,13 +11,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Everything that runs under MicroPython: what goes onto the board, the simulated
 # hardware, and the device test cases themselves.
-DEVICE_TREES = ("lib", "firmware", "boards", "tools/hwsim", "tests/device")
+DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/device")
 
 DEVICE_TESTS = os.path.join(ROOT, "tests", "device")
 
 # The simulator's sys.path (docs/DESIGN.md), after the test folder; run_wasm.mjs
 # builds the same list inside its in-memory filesystem.
-SEARCH_PATH = ("firmware", "lib", "", "tools/hwsim")
+SEARCH_PATH = ("firmware", "lib", "tools/sim/hwsim")
 
 
 def micropython_env(path):

@@ -17,9 +17,9 @@ import { parseArgs } from "node:util";
 import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const TREES = ["lib", "firmware", "boards", "tools/hwsim", "tests/device"];
+const TREES = ["lib", "firmware", "tools/sim/hwsim", "tests/device"];
 const MOUNT = "/umcp";
-const SEARCH_PATH = ["tests/device", "firmware", "lib", "", "tools/hwsim"].map((p) => (p ? `${MOUNT}/${p}` : MOUNT));
+const SEARCH_PATH = ["tests/device", "firmware", "lib", "tools/sim/hwsim"].map((p) => `${MOUNT}/${p}`);
 
 const { values: options } = parseArgs({
   options: {

@@ -1,7 +1,7 @@
 # The vision service client: photos go to the URL and token the backend sent in initialize.
-import httpclient
 from umcp.compat import const
-from xiaozhi import bearer
+from unet import http
+from xiaozhi.link import bearer
 
 _TIMEOUT_S = const(30)
 
@@ -28,7 +28,7 @@ class VisionClient:
         if self.token:
             headers["Authorization"] = bearer(self.token)
         try:
-            status, body = await httpclient.post_multipart(
+            status, body = await http.post_multipart(
                 self.url, [("question", question)], ("file", "photo.jpg", "image/jpeg", jpeg),
                 headers=headers, timeout=_TIMEOUT_S, ca=self.ca)
         except Exception as e:  # the model sees this text: say what failed

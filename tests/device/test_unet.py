@@ -1,50 +1,50 @@
 # Pure logic of the network stack (no sockets): runs under pytest and inside MicroPython.
 # (The Sec-WebSocket-Accept check needs hashlib.sha1, which the WebAssembly build lacks:
-# it is in tests/test_wsclient.py.)
+# it is in tests/test_unet_ws.py.)
 import binascii
 import struct
 
-import netutil
-import wsclient
+import unet.conn
+import unet.ws
 from support import raises
 
 
 
 def test_parse_url_defaults_and_parts():
-    assert netutil.parse_url("ws://example.com") == ("ws", "example.com", 80, "/")
-    assert netutil.parse_url("wss://api.tenclass.net/xiaozhi/v1/") == (
+    assert unet.conn.parse_url("ws://example.com") == ("ws", "example.com", 80, "/")
+    assert unet.conn.parse_url("wss://api.tenclass.net/xiaozhi/v1/") == (
         "wss", "api.tenclass.net", 443, "/xiaozhi/v1/")
-    assert netutil.parse_url("http://192.168.1.5:8003/mcp/vision/explain") == (
+    assert unet.conn.parse_url("http://192.168.1.5:8003/mcp/vision/explain") == (
         "http", "192.168.1.5", 8003, "/mcp/vision/explain")
-    assert netutil.parse_url("HTTPS://host?a=1&b=2") == ("https", "host", 443, "/?a=1&b=2")
-    assert netutil.parse_url("ws://h:1/p?q=1#frag") == ("ws", "h", 1, "/p?q=1")
+    assert unet.conn.parse_url("HTTPS://host?a=1&b=2") == ("https", "host", 443, "/?a=1&b=2")
+    assert unet.conn.parse_url("ws://h:1/p?q=1#frag") == ("ws", "h", 1, "/p?q=1")
 
 
 def test_parse_url_rejects_garbage():
     for url in ("", "example.com", "ftp://host/", "ws://", "ws://:80/", "ws://h:0/",
                 "ws://h:65536/", "ws://h:x/", "ws://user@h/", "ws://[::1]:80/", 42):
-        assert raises(ValueError, netutil.parse_url, url), url
+        assert raises(ValueError, unet.conn.parse_url, url), url
 
 
 def test_host_header_shows_only_non_default_ports():
-    assert netutil.host_header("wss", "h", 443) == "h"
-    assert netutil.host_header("ws", "h", 8000) == "h:8000"
+    assert unet.conn.host_header("wss", "h", 443) == "h"
+    assert unet.conn.host_header("ws", "h", 8000) == "h:8000"
 
 
 def test_request_head_and_header_injection():
-    head = netutil.request_head("GET", "/p", "h", [("A", "1"), ("B", 2)])
+    head = unet.conn.request_head("GET", "/p", "h", [("A", "1"), ("B", 2)])
     assert head == b"GET /p HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n"
-    assert raises(ValueError, netutil.request_head, "GET", "/", "h", [("A", "x\r\nEvil: 1")])
+    assert raises(ValueError, unet.conn.request_head, "GET", "/", "h", [("A", "x\r\nEvil: 1")])
 
 
 def test_ca_der_from_pem():
     der = b"\x30\x82\x01\x0a" + bytes(range(200))
     body = binascii.b2a_base64(der)
     pem = b"junk before\n-----BEGIN CERTIFICATE-----\n" + body + b"-----END CERTIFICATE-----\n"
-    assert netutil.ca_der(pem) == der
-    assert netutil.ca_der(pem[12:].decode()) == der
-    assert netutil.ca_der(der) == der
-    assert raises(ValueError, netutil.ca_der, pem[:40])
+    assert unet.conn.ca_der(pem) == der
+    assert unet.conn.ca_der(pem[12:].decode()) == der
+    assert unet.conn.ca_der(der) == der
+    assert raises(ValueError, unet.conn.ca_der, pem[:40])
 
 
 def _mask_slowly(data, key):
@@ -55,42 +55,42 @@ def test_mask_matches_the_per_byte_definition():
     key = b"\x01\x80\xff\x5a"
     data = bytes(range(256)) * 3
     for n in (0, 1, 3, 4, 5, 127, 512, 768):
-        assert wsclient.mask(data[:n], key) == _mask_slowly(data[:n], key), n
-    assert wsclient.mask(memoryview(data)[5:9], key) == _mask_slowly(data[5:9], key)
-    assert wsclient.mask(b"\x00\x00\x00", key) == key[:3]  # leading zero bytes survive
-    assert wsclient.mask(wsclient.mask(data, key), key) == data
+        assert unet.ws.mask(data[:n], key) == _mask_slowly(data[:n], key), n
+    assert unet.ws.mask(memoryview(data)[5:9], key) == _mask_slowly(data[5:9], key)
+    assert unet.ws.mask(b"\x00\x00\x00", key) == key[:3]  # leading zero bytes survive
+    assert unet.ws.mask(unet.ws.mask(data, key), key) == data
 
 
 def test_frame_header_lengths():
     key = b"abcd"
-    assert wsclient.frame_header(1, 5, key) == b"\x81\x85abcd"
-    assert wsclient.frame_header(2, 126, key) == b"\x82\xfe\x00\x7eabcd"
-    assert wsclient.frame_header(2, 65535, key) == b"\x82\xfe\xff\xffabcd"
-    assert wsclient.frame_header(2, 65536, key) == b"\x82\xff" + struct.pack("!Q", 65536) + key
-    assert wsclient.frame_header(0, 0, key, False) == b"\x00\x80abcd"
+    assert unet.ws.frame_header(1, 5, key) == b"\x81\x85abcd"
+    assert unet.ws.frame_header(2, 126, key) == b"\x82\xfe\x00\x7eabcd"
+    assert unet.ws.frame_header(2, 65535, key) == b"\x82\xfe\xff\xffabcd"
+    assert unet.ws.frame_header(2, 65536, key) == b"\x82\xff" + struct.pack("!Q", 65536) + key
+    assert unet.ws.frame_header(0, 0, key, False) == b"\x00\x80abcd"
 
 
 def _close_failure(data):
     """The close code wsclient answers a close frame carrying `data` with (None: accepted)."""
     try:
-        wsclient.parse_close(data)
-    except wsclient._Fail as e:
+        unet.ws.parse_close(data)
+    except unet.ws._Fail as e:
         return e.code
     return None
 
 
 def test_close_payload_round_trip():
-    assert wsclient.parse_close(wsclient.close_payload(1009, "too big")) == (1009, "too big")
-    assert wsclient.close_payload(1005) == b""
-    assert wsclient.parse_close(b"") == (1005, "")
-    assert len(wsclient.close_payload(1000, "x" * 200)) == 125  # control frame limit
+    assert unet.ws.parse_close(unet.ws.close_payload(1009, "too big")) == (1009, "too big")
+    assert unet.ws.close_payload(1005) == b""
+    assert unet.ws.parse_close(b"") == (1005, "")
+    assert len(unet.ws.close_payload(1000, "x" * 200)) == 125  # control frame limit
 
 
 def test_close_reason_is_cut_at_a_character_boundary():
     for char, kept in (("\u00e9", 61), ("\u4e2d", 40), ("\U0001f600", 30)):
-        payload = wsclient.close_payload(1000, "a" + char * 100)
+        payload = unet.ws.close_payload(1000, "a" + char * 100)
         assert len(payload) <= 125
-        assert wsclient.parse_close(payload) == (1000, "a" + char * kept), char
+        assert unet.ws.parse_close(payload) == (1000, "a" + char * kept), char
 
 
 def test_bad_close_frames_are_protocol_errors():

@@ -1,4 +1,4 @@
-"""lib/httpclient.py against a real `http.server` on loopback, on CPython and under
+"""lib/unet/http.py against a real `http.server` on loopback, on CPython and under
 the MicroPython unix port (tests/mpy_clients/http_client.py)."""
 
 import asyncio
@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-import httpclient
-import netutil
+import unet.http
+import unet.conn
 from mpy_clients.runner import run_script
 
 pytestmark = pytest.mark.timeout(60)
@@ -129,7 +129,7 @@ def sink_parts():
 
 
 async def download(url):
-    stream = httpclient.get_stream(url)
+    stream = unet.http.get_stream(url)
     pieces = [chunk async for chunk in stream]
     return b"".join(pieces), stream.length
 
@@ -143,7 +143,7 @@ def big_upload():
 
 def test_post_multipart_sends_question_then_file(http_server):
     headers = {"Authorization": "Bearer vision-token", "Device-Id": "aa:bb:cc:dd:ee:ff"}
-    status, body = asyncio.run(httpclient.post_multipart(
+    status, body = asyncio.run(unet.http.post_multipart(
         http_server + "/vision", [("question", "What is \"this\"? \u4e2d")],
         ("file", "photo.jpg", "image/jpeg", JPEG), headers))
     assert status == 200
@@ -159,7 +159,7 @@ def test_post_multipart_streams_the_file_without_copying_it(http_server):
     data = bytes(range(256)) * (16 * 1024)  # 4 MiB
     tracemalloc.start()
     try:
-        status, body = asyncio.run(httpclient.post_multipart(
+        status, body = asyncio.run(unet.http.post_multipart(
             http_server + "/sink", [("question", "q")], ("file", "big.bin", "application/x", data)))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -171,7 +171,7 @@ def test_post_multipart_streams_the_file_without_copying_it(http_server):
 
 
 def test_post_multipart_returns_error_statuses(http_server):
-    status, body = asyncio.run(httpclient.post_multipart(
+    status, body = asyncio.run(unet.http.post_multipart(
         http_server + "/reject", [], ("file", "f", "application/x", b"x")))
     assert (status, body) == (403, "wrong token")
 
@@ -185,7 +185,7 @@ def test_get_stream_yields_the_whole_body(http_server, path):
 
 def test_get_stream_in_small_pieces(http_server):
     async def main():
-        async with httpclient.get_stream(http_server + "/file") as stream:
+        async with unet.http.get_stream(http_server + "/file") as stream:
             sizes = [len(chunk) async for chunk in stream]
         return sizes
 
@@ -211,7 +211,7 @@ def test_endless_chunk_size_line_fails_fast_with_bounded_memory(http_server):
 
 @pytest.mark.parametrize("path, status", [("/missing", 404), ("/loop", 302)])
 def test_get_stream_raises_http_errors(http_server, path, status):
-    with pytest.raises(netutil.HttpError) as failed:
+    with pytest.raises(unet.conn.HttpError) as failed:
         asyncio.run(download(http_server + path))
     assert failed.value.status == status
     assert str(status) in str(failed.value)
@@ -224,7 +224,7 @@ def test_connection_refused_raises_oserror():
     with pytest.raises(OSError):
         asyncio.run(download(url))
     with pytest.raises(OSError):
-        asyncio.run(httpclient.post_multipart(url, [], ("f", "f", "a/b", b"")))
+        asyncio.run(unet.http.post_multipart(url, [], ("f", "f", "a/b", b"")))
 
 
 def test_non_http_urls_are_refused():

@@ -1,6 +1,6 @@
 """python -m tools.bench [--micropython PATH] (make bench)
 
-Runs tools/bench_device.py inside CPython, the MicroPython unix port and the
+Runs tools/bench/core.py inside CPython, the MicroPython unix port and the
 MicroPython WebAssembly build, and prints its figures side by side: building a
 full tools/list page with umcp against the floor (a bare json.dumps of the same
 page), the heap each took, and one tools/call dispatch. Then the heap the whole
@@ -14,11 +14,11 @@ import os
 import subprocess
 import sys
 
-from tools import bench_firmware
-from tools.deploy import DeployError
+from tools.bench import firmware as bench_firmware
+from tools.board.deploy import DeployError
 from tools.mpy import ROOT, micropython_env
 
-SCRIPT = os.path.join(ROOT, "tools", "bench_device.py")
+SCRIPT = os.path.join(ROOT, "tools", "bench", "core.py")
 LIB = os.path.join(ROOT, "lib")
 
 

@@ -7,11 +7,10 @@ import gc
 import sys
 import time
 
-import httpclient
-import netutil
-import ota
+from devsvc import ota
 from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
 from umcp.compat import const
+from unet import conn, http
 
 _REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
 _BOOT_S = time.time()
@@ -211,7 +210,7 @@ class CommonTools:
             raise RuntimeError("a firmware upgrade is already running")
         url, sha256 = args["url"], args["sha256"]
         # Bad arguments are refused now, not reported in a log message later.
-        netutil.parse_url(url)
+        conn.parse_url(url)
         ota.parse_digest(sha256)
         if self.server.progress_requested():
             # The client follows the progress notifications: it can wait for the result.
@@ -238,7 +237,7 @@ class CommonTools:
     async def _install(self, url, sha256, progress=None):
         # ota.install() checks the digest before set_boot(): a bad image never boots, and
         # the running image is never touched.
-        async with httpclient.get_stream(url, ca=self.ca) as image:
+        async with http.get_stream(url, ca=self.ca) as image:
             return await ota.install(image, sha256, progress=progress)
 
     async def _report_progress(self, written, total):

@@ -1,4 +1,4 @@
-"""lib/xiaozhi.py: the device's link, with a real umcp.McpServer, against a real `websockets`
+"""lib/xiaozhi/link.py: the device's link, with a real umcp.McpServer, against a real `websockets`
 server playing the xiaozhi backend; on CPython and under the MicroPython unix port
 (tests/mpy_clients/xiaozhi_client.py)."""
 
@@ -8,7 +8,7 @@ import contextlib
 import pytest
 from websockets.exceptions import ConnectionClosedError
 
-import xiaozhi
+import xiaozhi.link
 from firmware_harness import AUDIO_PARAMS, WAIT_S, Backend, run
 from mpy_clients.runner import run_script
 from umcp import STRING, McpServer, Property, PropertyList
@@ -51,7 +51,7 @@ def make_server(page_limit=8000):
 async def running_link(backend, server=None, token="test-token", **options):
     """A XiaozhiLink running in a task against the backend; checks it never ended by itself."""
     settings = dict(FAST, **options)
-    link = xiaozhi.XiaozhiLink(server or make_server(), backend.url, token,
+    link = xiaozhi.link.XiaozhiLink(server or make_server(), backend.url, token,
                                "aa:bb:cc:dd:ee:ff", "0b5a4c2e-1111-4c6e-9a3e-123456789abc",
                                **settings)
     task = asyncio.create_task(link.run())
@@ -331,7 +331,7 @@ def test_bad_frames_close_the_session_and_it_reconnects(frame, code):
 def test_stop_closes_normally_and_run_returns():
     async def main():
         backend = await Backend().start()
-        link = xiaozhi.XiaozhiLink(make_server(), backend.url, "t", "d", "c", **FAST)
+        link = xiaozhi.link.XiaozhiLink(make_server(), backend.url, "t", "d", "c", **FAST)
         task = asyncio.create_task(link.run())
         await backend.next_device()
         await link.stop()
@@ -356,7 +356,7 @@ def test_messages_while_disconnected_are_dropped_not_raised():
 
 
 def test_backoff_draws_within_the_doubling_bounds():
-    backoff = xiaozhi.Backoff(1, 8)
+    backoff = xiaozhi.link.Backoff(1, 8)
     bases = [1, 2, 4, 8, 8, 8]
     for base in bases:
         assert base / 2 <= backoff.next() <= base
@@ -365,8 +365,8 @@ def test_backoff_draws_within_the_doubling_bounds():
 
 
 def test_bearer():
-    assert xiaozhi.bearer("abc") == "Bearer abc"
-    assert xiaozhi.bearer("Bearer abc") == "Bearer abc"
+    assert xiaozhi.link.bearer("abc") == "Bearer abc"
+    assert xiaozhi.link.bearer("Bearer abc") == "Bearer abc"
 
 
 # -- the same link under MicroPython

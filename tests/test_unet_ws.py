@@ -1,4 +1,4 @@
-"""lib/wsclient.py against a real `websockets` server on loopback, on CPython and
+"""lib/unet/ws.py against a real `websockets` server on loopback, on CPython and
 under the MicroPython unix port (tests/mpy_clients/ws_client.py)."""
 
 import asyncio
@@ -13,8 +13,8 @@ import tracemalloc
 import pytest
 from websockets.asyncio.server import serve
 
-import netutil
-import wsclient
+import unet.conn
+import unet.ws
 from mpy_clients.runner import run_script
 
 pytestmark = pytest.mark.timeout(60)
@@ -133,7 +133,7 @@ def run(coro):
 
 async def recv_until_closed(ws):
     messages = []
-    with pytest.raises(wsclient.ConnectionClosed) as closed:
+    with pytest.raises(unet.ws.ConnectionClosed) as closed:
         while True:
             messages.append(await ws.recv())
     return messages, closed.value
@@ -143,13 +143,13 @@ async def recv_until_closed(ws):
 
 
 def test_accept_key_from_rfc6455():
-    assert wsclient.accept_key(b"dGhlIHNhbXBsZSBub25jZQ==") == b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+    assert unet.ws.accept_key(b"dGhlIHNhbXBsZSBub25jZQ==") == b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
 
 
 def test_handshake_sends_custom_headers_and_echoes_text_and_binary():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/echo?x=1", HEADERS, max_message=200000)
+            ws = await unet.ws.connect(server.url + "/echo?x=1", HEADERS, max_message=200000)
             await ws.send("h\u00e9llo")
             assert await ws.recv() == "h\u00e9llo"
             payload = bytes(range(256)) * 400  # 100 KiB: 64-bit length field both ways
@@ -171,7 +171,7 @@ def test_handshake_sends_custom_headers_and_echoes_text_and_binary():
 def test_text_from_pieces_keeps_the_mask_aligned():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/echo")
+            ws = await unet.ws.connect(server.url + "/echo")
             pieces = ["a", "bc", "d\u00e9f", "g" * 1001, "", "\u4e2d\u6587"]
             await ws.send(pieces)
             assert await ws.recv() == "".join(pieces)
@@ -185,7 +185,7 @@ def test_text_from_pieces_keeps_the_mask_aligned():
 def test_concurrent_senders_never_interleave_frames():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/echo", max_message=100000)
+            ws = await unet.ws.connect(server.url + "/echo", max_message=100000)
             messages = [chr(ord("a") + i) * 20000 for i in range(4)]
             await asyncio.gather(*(ws.send(m) for m in messages))
             echoed = [await ws.recv() for _ in messages]
@@ -200,7 +200,7 @@ def test_concurrent_senders_never_interleave_frames():
 def test_fragmented_messages_are_reassembled_around_a_ping():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/fragments")
+            ws = await unet.ws.connect(server.url + "/fragments")
             before = ws.last_rx_ms
             messages, closed = await recv_until_closed(ws)
             seen = await server.seen_after_close("/fragments")
@@ -215,7 +215,7 @@ def test_fragmented_messages_are_reassembled_around_a_ping():
 def test_ping_from_server_is_answered():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/ping")
+            ws = await unet.ws.connect(server.url + "/ping")
             messages, closed = await recv_until_closed(ws)
         assert messages == ["pong seen"]  # sent only after the server got its pong
 
@@ -225,10 +225,10 @@ def test_ping_from_server_is_answered():
 def test_server_initiated_close_is_echoed_with_its_code():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/server-close")
+            ws = await unet.ws.connect(server.url + "/server-close")
             messages, closed = await recv_until_closed(ws)
             seen = await server.seen_after_close("/server-close")
-            with pytest.raises(wsclient.ConnectionClosed):
+            with pytest.raises(unet.ws.ConnectionClosed):
                 await ws.send("too late")
         assert (closed.code, closed.reason) == (4001, "go away")
         assert seen["close"] == (4001, "go away")
@@ -239,7 +239,7 @@ def test_server_initiated_close_is_echoed_with_its_code():
 def test_client_close_handshake():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/echo")
+            ws = await unet.ws.connect(server.url + "/echo")
             for forbidden in (999, 1006, 1015, 2000, 5000):  # refused, the link stays up
                 with pytest.raises(ValueError):
                     await ws.close(forbidden)
@@ -247,7 +247,7 @@ def test_client_close_handshake():
             await ws.close(4000, "bye")
             assert ws.closed
             seen = await server.seen_after_close("/echo")
-            with pytest.raises(wsclient.ConnectionClosed) as closed:
+            with pytest.raises(unet.ws.ConnectionClosed) as closed:
                 await ws.recv()
         assert seen["close"] == (4000, "bye")
         assert closed.value.code == 4000
@@ -258,11 +258,11 @@ def test_client_close_handshake():
 def test_client_close_while_another_task_is_receiving():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/echo")
+            ws = await unet.ws.connect(server.url + "/echo")
             reader = asyncio.create_task(ws.recv())
             await asyncio.sleep(0)  # let it block in recv()
             await ws.close()
-            with pytest.raises(wsclient.ConnectionClosed):
+            with pytest.raises(unet.ws.ConnectionClosed):
                 await reader
             seen = await server.seen_after_close("/echo")
         assert seen["close"] == (1000, "")
@@ -273,7 +273,7 @@ def test_client_close_while_another_task_is_receiving():
 def test_oversized_message_closes_with_1009():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/oversize", max_message=1000)
+            ws = await unet.ws.connect(server.url + "/oversize", max_message=1000)
             messages, closed = await recv_until_closed(ws)
             seen = await server.seen_after_close("/oversize")
         assert messages == []
@@ -286,7 +286,7 @@ def test_oversized_message_closes_with_1009():
 def test_gigabyte_frame_header_fails_without_allocating():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/huge")
+            ws = await unet.ws.connect(server.url + "/huge")
             tracemalloc.start()
             try:
                 messages, closed = await recv_until_closed(ws)
@@ -309,7 +309,7 @@ PROTOCOL_ERRORS = {"/masked": 1002, "/bad-opcode": 1002, "/bad-utf8": 1007,
 def test_protocol_errors_close_with_their_code(path, code):
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + path)
+            ws = await unet.ws.connect(server.url + path)
             messages, closed = await recv_until_closed(ws)
             seen = await server.seen_after_close(path)
         assert messages == []
@@ -322,8 +322,8 @@ def test_protocol_errors_close_with_their_code(path, code):
 def test_refused_upgrade_raises_with_the_status():
     async def main():
         async with scenario_server() as server:
-            with pytest.raises(netutil.HttpError) as refused:
-                await wsclient.connect(server.url + "/refuse", HEADERS)
+            with pytest.raises(unet.conn.HttpError) as refused:
+                await unet.ws.connect(server.url + "/refuse", HEADERS)
         assert refused.value.status == 401
         assert "401" in str(refused.value)
 
@@ -333,7 +333,7 @@ def test_refused_upgrade_raises_with_the_status():
 def test_server_vanishing_mid_frame_raises_connection_closed():
     async def main():
         async with scenario_server() as server:
-            ws = await wsclient.connect(server.url + "/vanish")
+            ws = await unet.ws.connect(server.url + "/vanish")
             messages, closed = await recv_until_closed(ws)
         assert messages == []
         assert closed.code == 1006
@@ -346,7 +346,7 @@ def test_refused_tcp_connection_raises_oserror():
         async with scenario_server() as server:
             url = server.url
         with pytest.raises(OSError):
-            await wsclient.connect(url + "/echo", timeout=5)
+            await unet.ws.connect(url + "/echo", timeout=5)
 
     run(main())
 
@@ -416,7 +416,7 @@ def test_endless_response_head_fails_fast_with_bounded_memory(path, error):
             tracemalloc.start()
             try:
                 with pytest.raises(ValueError, match=error):
-                    await wsclient.connect(server.url + path, timeout=5)
+                    await unet.ws.connect(server.url + path, timeout=5)
                 peak = tracemalloc.get_traced_memory()[1]
             finally:
                 tracemalloc.stop()
@@ -430,7 +430,7 @@ def test_endless_response_head_fails_fast_with_bounded_memory(path, error):
 def test_frame_in_the_same_segment_as_the_upgrade_is_kept():
     async def main():
         async with raw_head_server() as server:
-            ws = await wsclient.connect(server.url + "/frame-after-101")
+            ws = await unet.ws.connect(server.url + "/frame-after-101")
             messages, closed = await recv_until_closed(ws)
             echoed_close = await server.seen_after_close("/frame-after-101")
         assert messages == ["hello"]
@@ -516,7 +516,7 @@ def test_wss_verified_with_the_right_ca(certs, form):
 
     async def main():
         async with scenario_server(server_tls(certs)) as server:
-            ws = await wsclient.connect(server.url + "/echo", ca=ca)
+            ws = await unet.ws.connect(server.url + "/echo", ca=ca)
             await ws.send("over tls")
             assert await ws.recv() == "over tls"
             await ws.close()
@@ -530,7 +530,7 @@ def test_wss_refused_with_a_wrong_ca(certs):
     async def main():
         async with scenario_server(server_tls(certs)) as server:
             with pytest.raises(ssl.SSLCertVerificationError):
-                await wsclient.connect(server.url + "/echo", ca=str(certs / "wrong.pem"))
+                await unet.ws.connect(server.url + "/echo", ca=str(certs / "wrong.pem"))
             assert "/echo" not in server.seen
 
     run(main())

@@ -1,5 +1,5 @@
 # make bench's measurements, run inside each interpreter: CPython, the MicroPython
-# unix port and the WebAssembly build (tools/bench.py starts them and prints the
+# unix port and the WebAssembly build (tools/bench/report.py starts them and prints the
 # table). Prints one JSON line of results. Needs lib/ on the module path.
 #
 # (a) the time to build a full tools/list page (~40 realistic tools registered, the

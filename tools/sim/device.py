@@ -1,5 +1,5 @@
 # The simulator's child process: boots firmware/main.py on the host board, on CPython and
-# on the MicroPython unix port (tools/sim.py starts it with the device's sys.path and the
+# on the MicroPython unix port (tools/sim/launcher.py starts it with the device's sys.path and the
 # state directory as its working directory).
 #
 # Around the unchanged firmware it does what the board itself would do across a reset:
@@ -9,7 +9,7 @@
 #   what the drivers did during that boot is appended to hwsim.jsonl, for tests to read.
 import sys
 
-sys.path.pop(0)  # this folder (tools/): the device's own path follows
+sys.path.pop(0)  # this folder (tools/sim/): the device's own path follows
 
 import binascii
 import errno

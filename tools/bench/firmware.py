@@ -1,9 +1,9 @@
 """The heap the whole firmware uses on MicroPython: make bench's second table.
 
-Stages the device files for the host board as `make deploy` does (tools.deploy.stage,
+Stages the device files for the host board as `make deploy` does (tools.board.deploy.stage,
 into a temporary folder), boots the staged firmware in the MicroPython unix port against
 the local backend on loopback (hello, initialize, every tools/list page), makes make sim's
-tool calls (tools.demo.CALLS) and reads the heap from inside: self.get_system_info runs
+tool calls (tools.sim.demo.CALLS) and reads the heap from inside: self.get_system_info runs
 gc.collect(), then reports gc.mem_alloc() as heap_used. Then it bisects the smallest
 `-X heapsize` with which the firmware still connects and answers.
 """
@@ -16,13 +16,13 @@ import shutil
 import subprocess
 import tempfile
 
-from tools import deploy
+from tools.board import deploy
 from tools.mpy import micropython_env
 from tools.backend import Backend
-from tools.demo import CALLS, DemoFailed, call_tools, stop_process, wait_ready
+from tools.sim.demo import CALLS, DemoFailed, call_tools, stop_process, wait_ready
 
 BOARD = "host"
-HWSIM = os.path.join(deploy.ROOT, "tools", "hwsim")
+HWSIM = os.path.join(deploy.ROOT, "tools", "sim", "hwsim")
 HEAPSIZE = 512 * 1024  # the run whose heap figures are reported: ample
 HEAPSIZE_STEP = 4 * 1024  # the bisection stops this close to the smallest working heap
 RUN_TIMEOUT = 5.0  # one boot, onboarding and the calls (about 0.5 s); a starved link retries forever

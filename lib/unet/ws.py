@@ -10,7 +10,7 @@ import hashlib
 import os
 import struct
 
-import netutil
+from . import conn
 from umcp.compat import const, ticks_ms
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -133,16 +133,16 @@ def parse_close(data):
 async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
     """Open a WebSocket to a ws:// or wss:// URL; `headers` is a dict of extra headers.
 
-    Raises netutil.HttpError when the server refuses the upgrade (e.g. 401)."""
-    scheme, host, port, path = netutil.parse_url(url)
+    Raises conn.HttpError when the server refuses the upgrade (e.g. 401)."""
+    scheme, host, port, path = conn.parse_url(url)
     if scheme not in ("ws", "wss"):
         raise ValueError("not a WebSocket URL: " + url)
-    reader, writer = await netutil.open_connection(host, port, netutil.is_tls(scheme), ca, timeout)
+    reader, writer = await conn.open_connection(host, port, conn.is_tls(scheme), ca, timeout)
     try:
-        host = netutil.host_header(scheme, host, port)
+        host = conn.host_header(scheme, host, port)
         await asyncio.wait_for(_handshake(reader, writer, host, path, headers or {}), timeout)
     except BaseException:  # refused, timed out or cancelled: release the socket
-        await netutil.close_quietly(writer)
+        await conn.close_quietly(writer)
         raise
     return WebSocket(reader, writer, max_message)
 
@@ -156,11 +156,11 @@ async def _handshake(reader, writer, host, path, headers):
         ("Sec-WebSocket-Version", "13"),
     ]
     fields.extend(headers.items())
-    writer.write(netutil.request_head("GET", path, host, fields))
+    writer.write(conn.request_head("GET", path, host, fields))
     await writer.drain()
-    status, reason, reply = await netutil.read_response_head(reader)
+    status, reason, reply = await conn.read_response_head(reader)
     if status != 101:
-        raise netutil.HttpError(status, reason)
+        raise conn.HttpError(status, reason)
     if reply.get("upgrade", "").lower() != "websocket":
         raise ValueError("server did not upgrade to WebSocket")
     if reply.get("sec-websocket-accept", "").encode() != accept_key(key):
@@ -335,7 +335,7 @@ class WebSocket:
         if self._closed is None:
             self._closed = (code, reason)
         self._done.set()
-        await netutil.close_quietly(self._writer, abort)
+        await conn.close_quietly(self._writer, abort)
 
     # -- sending
 

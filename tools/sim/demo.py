@@ -18,7 +18,7 @@ import tempfile
 
 from tools.backend import Backend
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 PAGE_LIMIT = 2000  # small, so the transcript shows tools/list paging
@@ -33,7 +33,7 @@ CALLS = [
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m tools.sim.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--max-payload", type=int, default=PAGE_LIMIT, help="device tools/list page limit")
     parser.add_argument("--micropython", metavar="BIN", help="run the device under this MicroPython unix port")
     return parser.parse_args(argv)

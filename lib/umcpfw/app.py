@@ -3,14 +3,14 @@ import asyncio
 import sys
 
 import boards
-import ota
-import wifi
-import xiaozhi
-from common_tools import CommonTools
-from settings import Settings
+from devsvc import ota
+from devsvc.settings import Settings
 from umcp import get_instance
 from umcp.compat import get_logger
-from vision import VisionClient
+from umcpfw import wifi
+from umcpfw.common_tools import CommonTools
+from umcpfw.vision import VisionClient
+from xiaozhi.link import XiaozhiLink
 
 VERSION = "0.1.0"
 SETTINGS_FILE = "settings.json"
@@ -77,7 +77,7 @@ class Application:
         for key in _LINK_OPTIONS:
             if key in config:
                 options[key] = config[key]
-        return xiaozhi.XiaozhiLink(self.server, url, token, self.device_id, self.client_id,
+        return XiaozhiLink(self.server, url, token, self.device_id, self.client_id,
                                    ca=config.get("ca"), on_system=self.on_system,
                                    on_alert=self.on_alert, **options)
 

@@ -1,7 +1,7 @@
 """python3 -m tools.sim: run the unchanged firmware on the simulated host board.
 
 The firmware runs in a child process (CPython, or a MicroPython unix-port binary with
---micropython) started through tools/sim_device.py, whose working directory is the state
+--micropython) started through tools/sim/device.py, whose working directory is the state
 directory: config.json, the device's settings and the simulated flash live there and
 survive restarts. The simulated machine.reset() ends the child with hwsim's reset exit code
 and the simulator starts the firmware again, as a board would boot again. Standard library
@@ -19,18 +19,18 @@ import tempfile
 
 from tools.mpy import micropython_env
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAUNCHER = os.path.join(ROOT, "tools", "sim_device.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HWSIM = os.path.join(ROOT, "tools", "sim", "hwsim")
+LAUNCHER = os.path.join(ROOT, "tools", "sim", "device.py")
 # sys.path of the device (the launcher drops its own folder from the front).
-DEVICE_PATH = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "lib"), ROOT,
-               os.path.join(ROOT, "tools", "hwsim")]
+DEVICE_PATH = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "lib"), HWSIM]
 STOP_GRACE_S = 3
 POLL_S = 0.2
 
 
 def reset_exit_code():
     """The exit status hwsim's machine.reset() ends the process with."""
-    sys.path.insert(0, os.path.join(ROOT, "tools", "hwsim"))
+    sys.path.insert(0, HWSIM)
     try:
         import machine  # the simulation, not a real board's module
     finally:

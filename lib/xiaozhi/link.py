@@ -9,8 +9,9 @@ import asyncio
 import json
 import random
 
-import wsclient
 from umcp.compat import dumps, get_logger, iscoroutine, ticks_diff, ticks_ms
+from unet.ws import CLOSE_NORMAL, ConnectionClosed
+from unet.ws import connect as ws_connect
 
 _log = get_logger("xiaozhi")
 
@@ -107,15 +108,15 @@ class XiaozhiLink:
         self._stopped.set()
         ws = self._ws
         if ws is not None:
-            await ws.close(wsclient.CLOSE_NORMAL, "device stopping")
+            await ws.close(CLOSE_NORMAL, "device stopping")
 
     # -- one session
 
     async def _session(self):
-        self._ws = ws = await wsclient.connect(self.url, self.headers, self.max_message, self.ca,
+        self._ws = ws = await ws_connect(self.url, self.headers, self.max_message, self.ca,
                                                self.hello_timeout)
         if self._stopping:  # stop() came while connecting
-            await ws.close(wsclient.CLOSE_NORMAL, "device stopping")
+            await ws.close(CLOSE_NORMAL, "device stopping")
             return
         await ws.send(dumps({"type": "hello", "version": self.protocol_version,
                              "features": {"mcp": True}, "transport": "websocket",
@@ -210,7 +211,7 @@ class XiaozhiLink:
 async def _ping(ws):
     try:
         await ws.ping()
-    except wsclient.ConnectionClosed:
+    except ConnectionClosed:
         pass  # the session's recv() reports it
 
 

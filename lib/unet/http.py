@@ -5,7 +5,7 @@ import asyncio
 import binascii
 import os
 
-import netutil
+from . import conn
 from umcp.compat import const
 
 _CHUNK = const(4096)  # bytes per socket write / read
@@ -16,18 +16,18 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 async def _send_head(method, url, headers, fields, ca, timeout, body_start=b""):
     """Connect and send the request head, plus `body_start` in the same write (one
     segment rather than two small ones) -> (reader, writer); the rest is the caller's."""
-    scheme, host, port, path = netutil.parse_url(url)
+    scheme, host, port, path = conn.parse_url(url)
     if scheme not in ("http", "https"):
         raise ValueError("not an HTTP URL: " + url)
-    reader, writer = await netutil.open_connection(host, port, netutil.is_tls(scheme), ca, timeout)
+    reader, writer = await conn.open_connection(host, port, conn.is_tls(scheme), ca, timeout)
     fields.append(("Connection", "close"))
     if headers:
         fields.extend(headers.items())
     try:
-        head = netutil.request_head(method, path, netutil.host_header(scheme, host, port), fields)
+        head = conn.request_head(method, path, conn.host_header(scheme, host, port), fields)
         writer.write(head + body_start)
     except BaseException:
-        await netutil.close_quietly(writer)
+        await conn.close_quietly(writer)
         raise
     return reader, writer
 
@@ -38,7 +38,7 @@ class _Body:
     def __init__(self, reader, headers):
         self._reader = reader
         self._chunked = headers.get("transfer-encoding", "").lower() == "chunked"
-        self._line = netutil.line_buffer() if self._chunked else None  # chunk sizes, trailers
+        self._line = conn.line_buffer() if self._chunked else None  # chunk sizes, trailers
         length = headers.get("content-length")
         self.length = None if self._chunked or length is None else int(length)
         self._left = self.length  # bytes left: of the body, or of the current chunk
@@ -67,10 +67,10 @@ class _Body:
         if self._chunks_seen:
             await self._reader.readexactly(2)  # the CRLF after the previous chunk's data
         self._chunks_seen = True
-        line = await netutil.read_line(self._reader, self._line)
+        line = await conn.read_line(self._reader, self._line)
         size = int(line.split(";")[0].strip(), 16)
         if size == 0:  # last chunk: skip the trailers up to the blank line
-            while await netutil.read_line(self._reader, self._line):
+            while await conn.read_line(self._reader, self._line):
                 pass
         return size
 
@@ -110,7 +110,7 @@ async def _post_multipart(url, fields, file, headers, ca, timeout):
             await writer.drain()
         writer.write(after)
         await writer.drain()
-        status, reason, reply_headers = await netutil.read_response_head(reader)
+        status, reason, reply_headers = await conn.read_response_head(reader)
         body = _Body(reader, reply_headers)
         if body.length is not None and body.length > _MAX_BODY:
             raise ValueError("HTTP answer too big: %d bytes" % body.length)
@@ -126,14 +126,14 @@ async def _post_multipart(url, fields, file, headers, ca, timeout):
             pieces.append(piece)
         return status, b"".join(pieces).decode()
     finally:
-        await netutil.close_quietly(writer)
+        await conn.close_quietly(writer)
 
 
 def get_stream(url, headers=None, timeout=30, ca=None, max_redirects=2):
     """`async for chunk in get_stream(url)`: the body of a GET, piece by piece.
 
     Follows up to `max_redirects` redirects; a final status other than 200 raises
-    netutil.HttpError. `timeout` bounds the connection and each read. After the first
+    conn.HttpError. `timeout` bounds the connection and each read. After the first
     chunk, `.length` is the total size when the server announced it (else None).
     Use `async with get_stream(url) as stream:` to release the socket when stopping early."""
     return _Download(url, headers, timeout, ca, max_redirects)
@@ -174,23 +174,23 @@ class _Download:
 
     async def close(self):
         if self._writer is not None:
-            await netutil.close_quietly(self._writer)
+            await conn.close_quietly(self._writer)
             self._writer = None
 
     async def _open(self):
         for _ in range(self._max_redirects + 1):
             reader, self._writer = await _send_head("GET", self.url, self._headers, [], self._ca,
                                                     self._timeout)
-            status, reason, headers = await netutil.read_response_head(reader)
+            status, reason, headers = await conn.read_response_head(reader)
             if status == 200:
                 self._body = _Body(reader, headers)
                 self.length = self._body.length
                 return
             await self.close()
             if status not in _REDIRECTS or "location" not in headers:
-                raise netutil.HttpError(status, reason)
+                raise conn.HttpError(status, reason)
             self.url = _resolve(self.url, headers["location"])
-        raise netutil.HttpError(status, "too many redirects")
+        raise conn.HttpError(status, "too many redirects")
 
 
 def _resolve(url, location):
@@ -199,5 +199,5 @@ def _resolve(url, location):
         return location
     if not location.startswith("/"):
         raise ValueError("unsupported redirect: " + location)
-    scheme, host, port, _ = netutil.parse_url(url)
+    scheme, host, port, _ = conn.parse_url(url)
     return "%s://%s:%d%s" % (scheme, host, port, location)

@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import sys
 
-from tools.deploy import beside_python
+from tools.board.deploy import beside_python
 
 # Where the MicroPython image starts: after the second-stage bootloader on the original
 # ESP32 (and S2), at 0 on the newer chips whose ROM finds the bootloader itself.
@@ -18,7 +18,7 @@ OFFSETS = {"esp32": "0x1000", "esp32s2": "0x1000", "esp32s3": "0", "esp32c3": "0
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.flash", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m tools.board.flash", description=__doc__.split("\n")[0])
     parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0")
     parser.add_argument("--chip", required=True, choices=sorted(OFFSETS))
     parser.add_argument("--firmware", required=True, help="MicroPython .bin for this chip")

@@ -1,8 +1,9 @@
 """make deploy PORT=/dev/ttyUSB0 BOARD=<board>
 
 1. compiles the device files with mpy-cross into build/deploy/<board>/, laid out as the
-   board wants them (docs/DESIGN.md): firmware/* at /, main.py and boot.py kept as .py,
-   lib/* under /lib, boards/__init__.py and the chosen board under /lib/boards;
+   board wants them (docs/DESIGN.md): firmware/main.py (and boot.py) at / as .py, every
+   package of lib/ under /lib, of lib/boards only __init__.py and the chosen board. A
+   module loose in lib/ is refused: on the board it could shadow a maker's own;
 2. asks the board what it has and stops with a clear message if something is missing
    (nothing is installed behind your back);
 3. copies the files and config.json with mpremote, then resets the board.
@@ -20,12 +21,11 @@ import shutil
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIN_VERSION = (1, 24, 0)
 # What the firmware imports on every board; a board module adds its own in REQUIRES.
 CORE_MODULES = ("asyncio", "machine", "network", "esp32", "socket", "ssl", "json", "os")
 KEEP_SOURCE = ("main.py", "boot.py")  # the board runs these two only as .py, from /
-BUILD_ONLY = ("manifest.py",)  # firmware/manifest.py is for frozen builds, not the board
 PROBE_TAG = "umcp-probe:"
 
 
@@ -41,7 +41,7 @@ def mpy_cross_command():
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.deploy", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m tools.board.deploy", description=__doc__.split("\n")[0])
     parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, auto, or an mpremote shortcut (u0, a0, c0)")
     parser.add_argument("--board", required=True, help="board module in boards/, e.g. esp32_s3_box3")
     parser.add_argument("--config", help="config.json to copy (default: config.json at the repository root)")
@@ -57,24 +57,34 @@ class DeployError(Exception):
 
 
 def device_files(root, board):
-    """(source, path on the board) for every file the board needs."""
+    """(source, path on the board) for every file the board needs.
+
+    DeployError for a module loose in lib/: everything of ours on a board is in a package."""
+    lib = os.path.join(root, "lib")
+    loose = sorted(n for n in os.listdir(lib) if n.endswith(".py"))
+    if loose:
+        raise DeployError("lib/%s is not in a package: move it into one of lib/'s packages "
+                          "(docs/DESIGN.md), so nothing of ours lands loose in a board's /lib" % loose[0])
     files = []
-    for folder, _, names in os.walk(os.path.join(root, "lib")):
+    for folder, _, names in os.walk(lib):
+        if os.path.relpath(folder, lib).split(os.sep)[0] == "boards":
+            continue  # only the chosen board, below
         for name in sorted(names):
             if name.endswith(".py"):
                 source = os.path.join(folder, name)
-                files.append((source, os.path.relpath(source, root)))
-    for name in sorted(os.listdir(os.path.join(root, "firmware"))):
-        if name.endswith(".py") and name not in BUILD_ONLY:
-            files.append((os.path.join(root, "firmware", name), name))
+                files.append((source, os.path.relpath(source, root).replace(os.sep, "/")))
+    for name in KEEP_SOURCE:
+        source = os.path.join(root, "firmware", name)
+        if os.path.isfile(source):
+            files.append((source, name))
     for name in ("__init__.py", board + ".py"):
-        files.append((os.path.join(root, "boards", name), "lib/boards/" + name))
+        files.append((os.path.join(lib, "boards", name), "lib/boards/" + name))
     return sorted(files, key=lambda pair: pair[1])
 
 
 def board_requirements(root, board):
     """CORE_MODULES plus the board module's REQUIRES tuple, read without importing it."""
-    with open(os.path.join(root, "boards", board + ".py")) as source:
+    with open(os.path.join(root, "lib", "boards", board + ".py")) as source:
         tree = ast.parse(source.read())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "REQUIRES" for t in node.targets):
@@ -83,7 +93,7 @@ def board_requirements(root, board):
 
 
 def check_inputs(args):
-    boards_dir = os.path.join(args.root, "boards")
+    boards_dir = os.path.join(args.root, "lib", "boards")
     if not os.path.isfile(os.path.join(boards_dir, args.board + ".py")):
         known = sorted(n[:-3] for n in os.listdir(boards_dir) if n.endswith(".py") and not n.startswith("_"))
         raise DeployError("no board %r; boards: %s" % (args.board, ", ".join(known) or "none"))

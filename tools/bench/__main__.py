@@ -1,0 +1,5 @@
+import sys
+
+from tools.bench.report import main
+
+sys.exit(main())

@@ -1,0 +1,29 @@
+"""make repl PORT=/dev/ttyUSB0: the board's REPL through mpremote (Ctrl-] leaves).
+
+PORT takes what deploy takes: a device path, `auto`, or an mpremote shortcut (u0, a0, c0).
+UMCP_MPREMOTE (or --mpremote) names the program."""
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+
+from tools.board.deploy import beside_python, connect_args
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m tools.board.repl", description=__doc__.split("\n")[0])
+    parser.add_argument("--port", required=True, help="serial port, auto, or an mpremote shortcut (u0, a0, c0)")
+    parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
+    args = parser.parse_args(argv)
+    command = shlex.split(args.mpremote) + connect_args(args.port) + ["repl"]
+    try:
+        return subprocess.call(command)
+    except FileNotFoundError:
+        sys.stderr.write("repl: %s not found (run `make setup`, or set UMCP_MPREMOTE)\n" % command[0])
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

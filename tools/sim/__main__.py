@@ -1,0 +1,5 @@
+import sys
+
+from tools.sim.launcher import main
+
+sys.exit(main())
