@@ -10,7 +10,7 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-compile test-device test-host sim bench deploy flash repl clean
+.PHONY: help setup test test-contract test-compile test-device test-host sim bench deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
@@ -31,7 +31,11 @@ node_modules/.installed: package.json package-lock.json
 
 setup: $(VENV)/.installed node_modules/.installed
 
-test: setup test-compile test-device test-host
+test: setup test-contract test-compile test-device test-host
+
+# The import rules of docs/DESIGN.md ("Layers"), written down once in .importlinter.
+test-contract: setup
+	PYTHONPATH=lib:firmware:. $(VENV)/bin/lint-imports --config .importlinter --no-cache
 
 # Every file that goes onto the device must compile the way the device compiles it.
 test-compile: setup

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tools.board import deploy, flash
+from tools.board import deploy, flash, repl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -202,6 +202,19 @@ def test_deploy_takes_tools_from_the_environment(tree, recorder, monkeypatch):
     monkeypatch.setenv("UMCP_MPREMOTE", str(recorder))
     args = deploy.parse_args(["--port", "p", "--board", "devkit"])
     assert args.mpremote == str(recorder)
+
+
+# ---- repl ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("port, selects", [("u1", ["u1"]), ("/dev/ttyACM0", ["connect", "/dev/ttyACM0"])])
+def test_repl_opens_mpremote_on_the_port(recorder, port, selects):
+    assert repl.main(["--port", port, "--mpremote", str(recorder)]) == 0
+    assert recorder.recorded() == [selects + ["repl"]]
+
+
+def test_repl_names_a_missing_mpremote(tmp_path, capsys):
+    assert repl.main(["--port", "u0", "--mpremote", str(tmp_path / "no-such-mpremote")]) == 1
+    assert "no-such-mpremote not found" in capsys.readouterr().err
 
 
 # ---- manifest --------------------------------------------------------------------
