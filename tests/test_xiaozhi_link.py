@@ -409,3 +409,67 @@ def test_micropython_link():
     assert report == {"attempts": 3, "session_id": "session-3", "alerts": ["m"],
                       "system": ["reboot"]}
     assert backend.close_codes[-1] == 1000  # stop() closed the last session normally
+
+
+# -- hostile input, on both runtimes
+
+EMOJI = "\U0001F600"
+
+
+async def _hostile_session(device):
+    """Input that used to drop the link or poison replies; then a ping. Returns what came
+    back, as raw frames and parsed replies."""
+    # json.dumps escapes an emoji as a surrogate pair: the reply must carry it as one
+    # character, in valid UTF-8 (a `websockets` peer closes with 1007 otherwise).
+    emoji_ping = await device.request("ping", request_id="id-" + EMOJI, next_frame=True)
+    emoji_frame = device.frames[-1]
+    lone = await device.request("tools/call", {"name": "self.echo", "arguments": {"text": "a\ud83db"}},
+                                next_frame=True)
+    # Nested 1000 deep: past any sane depth, and CPython's json would recurse out.
+    await device.send_raw('{"session_id":"%s","type":"mcp","payload":%s}'
+                          % (device.session_id, "[" * 1000 + "]" * 1000))
+    _, deep = await device.next_envelope()
+    await device.send_raw('{"type":"mcp","payload":{"jsonrpc":"2.0","id":5,"method":')  # truncated
+    _, truncated = await device.next_envelope()
+    pong = await device.request("ping", next_frame=True)
+    return emoji_ping, emoji_frame, lone, deep["payload"], truncated["payload"], pong
+
+
+def _assert_hostile_session(results):
+    emoji_ping, emoji_frame, lone, deep, truncated, pong = results
+    assert emoji_ping == {"jsonrpc": "2.0", "id": "id-" + EMOJI, "result": {}}
+    assert EMOJI.encode() in emoji_frame.encode("utf-8") or "\\ud83d\\ude00" in emoji_frame
+    assert lone["result"]["content"] == [{"type": "text", "text": "echo: a\ufffdb"}]
+    assert deep["id"] is None and deep["error"]["code"] == -32700
+    assert "nesting deeper than" in deep["error"]["message"]
+    assert truncated["id"] is None and truncated["error"]["code"] == -32700
+    assert pong["result"] == {}
+
+
+def test_hostile_input_is_answered_and_the_link_stays_up():
+    async def main():
+        backend = await Backend().start()
+        async with running_link(backend) as link:
+            device = await backend.next_device()
+            await asyncio.wait_for(link.connected.wait(), WAIT_S)
+            results = await _hostile_session(device)
+            return results, link.attempts, list(backend.close_codes)
+
+    results, attempts, closed = run(main())
+    _assert_hostile_session(results)
+    assert attempts == 1 and closed == []  # one connection, never closed
+
+
+def test_hostile_input_is_answered_and_the_link_stays_up_under_micropython():
+    async def main():
+        backend = await Backend().start()
+        script = asyncio.create_task(run_script("xiaozhi_client.py", backend.url, heapsize="256K"))
+        device = await backend.next_device()
+        results = await _hostile_session(device)
+        await device.send_raw('{"type":"system","command":"reboot"}')  # the script stops on it
+        report = (await asyncio.wait_for(script, WAIT_S))[-1]
+        return results, report
+
+    results, report = run(main())
+    _assert_hostile_session(results)
+    assert report["attempts"] == 1

@@ -9,9 +9,9 @@ answering ping, tools/list and cancellation while a slow tool works.
 """
 
 import asyncio
-import json
 
 from .compat import const, dumps, get_logger, iscoroutine
+from .jsonin import loads
 from .schema import InvalidParams, is_int
 from .tool import McpTool, error_result_pieces, result_pieces
 
@@ -190,17 +190,23 @@ class McpServer:
 
     # -- incoming -----------------------------------------------------------
 
+    async def parse_error(self, reason):
+        """Answer a message that could not be parsed: -32700 with a null id (no id
+        could be read), `reason` saying why (umcp.jsonin's words)."""
+        _log.warning("unparsable message: %s", reason)
+        await self._send(_error_frame("null", _PARSE_ERROR, "parse error: " + reason))
+
     async def handle(self, payload):
         """Serve one incoming JSON-RPC message (dict, or JSON text or bytes).
 
         Never raises and never waits for a tool callback.
         """
         try:
-            if isinstance(payload, (str, bytes, bytearray)):
+            if isinstance(payload, (str, bytes, bytearray, memoryview)):
                 try:
-                    payload = json.loads(payload)
-                except ValueError:
-                    await self._send(_error_frame("null", _PARSE_ERROR, "parse error: the message is not JSON"))
+                    payload = loads(payload)
+                except ValueError as e:
+                    await self.parse_error(str(e))
                     return
             if not isinstance(payload, dict):
                 await self._send(_error_frame("null", _INVALID_REQUEST, "a message must be one JSON object"))

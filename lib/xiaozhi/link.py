@@ -6,10 +6,10 @@
 # idle_timeout counts as a dead channel, and any loss leads to a reconnection
 # after an exponential backoff with jitter. Runs on CPython and MicroPython.
 import asyncio
-import json
 import random
 
 from umcp.compat import dumps, get_logger, iscoroutine, ticks_diff, ticks_ms
+from umcp.jsonin import loads
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect
 
@@ -142,7 +142,7 @@ class XiaozhiLink:
 
     async def _server_hello(self, ws):
         while True:
-            message = _parse(await ws.recv())
+            message, _ = _parse(await ws.recv())
             if message is not None and message.get("type") == "hello":
                 return message
             _log.warning("ignored a message before the server hello")
@@ -193,9 +193,15 @@ class XiaozhiLink:
         frame.append("}")
         await ws.send(frame)
 
-    async def _route(self, message):
-        message = _parse(message)
+    async def _route(self, text):
+        message, problem = _parse(text)
         if message is None:
+            if isinstance(text, str) and text.find('"mcp"') >= 0:
+                # Probably MCP the device could not read: tell the client (-32700), as a
+                # JSON-RPC server must, rather than leave its request unanswered.
+                await self.server.parse_error(problem)
+            else:
+                _log.warning("ignored %s", problem)
             return
         kind = message.get("type")
         if kind == "mcp":
@@ -224,19 +230,16 @@ def _raise_if_cancelled():
 
 
 def _parse(message):
-    """A received text message as a JSON object, or None (logged) for anything else."""
+    """(the JSON object a received text message holds, None), or (None, why not)."""
     if not isinstance(message, str):
-        _log.info("ignored a binary frame of %d bytes", len(message))
-        return None
+        return None, "a binary frame of %d bytes" % len(message)
     try:
-        message = json.loads(message)
-    except ValueError:
-        _log.warning("ignored a message that is not JSON")
-        return None
+        message = loads(message)  # valid text, bounded depth (umcp.jsonin)
+    except ValueError as e:
+        return None, str(e)
     if not isinstance(message, dict):
-        _log.warning("ignored a JSON message that is not an object")
-        return None
-    return message
+        return None, "a JSON message that is not an object"
+    return message, None
 
 
 async def _call(callback, message):
