@@ -10,12 +10,13 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-contract test-compile test-device test-host sim bench deploy flash repl clean
+.PHONY: help setup test test-contract test-compile test-device test-host sim bench soak deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
+	@echo "make soak     100,000 hostile messages; heap before and after"
 	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD)   copy the firmware to a board"
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin"
 	@echo "make repl   PORT=/dev/ttyUSB0"
@@ -54,6 +55,11 @@ sim: $(VENV)/.installed
 
 bench: setup
 	$(PY) -m tools.bench
+
+# Hostile input at length, on CPython and MicroPython: prints the heap
+# before and after (tests/test_fuzz.py with soak counts).
+soak: setup
+	UMCP_SOAK_MESSAGES=100000 $(PY) -m pytest -q -s -p no:randomly tests/test_fuzz.py
 
 deploy: $(VENV)/.installed
 	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD)

@@ -211,7 +211,7 @@ class Sim:
     """python3 -m tools.sim as a subprocess; its log goes to sim.log in the state dir."""
 
     def __init__(self, url, state_dir, micropython=False, max_payload=None, extra_config=None,
-                 device_id=None):
+                 device_id=None, heapsize="2M"):
         self.state_dir = str(state_dir)
         self.log_path = os.path.join(self.state_dir, "sim.log")
         # -S: the simulator needs nothing beyond the standard library.
@@ -219,7 +219,7 @@ class Sim:
                     "--state-dir", self.state_dir]
         if micropython:
             # Relative to the repository, as a user types it (the firmware's cwd differs).
-            self.cmd += ["--micropython", os.path.relpath(MICROPYTHON, ROOT), "--heapsize", "2M"]
+            self.cmd += ["--micropython", os.path.relpath(MICROPYTHON, ROOT), "--heapsize", heapsize]
         if max_payload:
             self.cmd += ["--max-payload", str(max_payload)]
         if device_id:

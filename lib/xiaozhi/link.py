@@ -196,7 +196,9 @@ class XiaozhiLink:
     async def _route(self, text):
         message, problem = _parse(text)
         if message is None:
-            if isinstance(text, str) and text.find('"mcp"') >= 0:
+            if not isinstance(text, str):
+                _log.info("ignored %s", problem)  # audio, which this device does not play
+            elif text.find('"mcp"') >= 0:
                 # Probably MCP the device could not read: tell the client (-32700), as a
                 # JSON-RPC server must, rather than leave its request unanswered.
                 await self.server.parse_error(problem)

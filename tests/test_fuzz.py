@@ -1,0 +1,48 @@
+"""The firmware under hostile input (tests/hostile.py), through its real WebSocket link, on
+CPython and under the MicroPython unix port: every request is answered with its id, every
+unreadable MCP message with a null-id error, a ping within a second after every window, the
+link never drops, and (MicroPython) the heap comes back to where it was.
+
+make soak runs the same with UMCP_SOAK_MESSAGES (100,000) and prints the figures."""
+
+import os
+
+import pytest
+
+from firmware_harness import device_session, run
+from hostile import drive
+
+MESSAGES = int(os.environ.get("UMCP_SOAK_MESSAGES", "0")) or None
+
+
+async def heap(device):
+    """heap_used after a collection (MicroPython), or None (CPython reports none)."""
+    info = await device.call_json("self.get_system_info")
+    return info.get("heap_used")
+
+
+@pytest.mark.parametrize("runtime, messages, heapsize", [
+    ("cpython", 2000, None),
+    ("micropython", 1000, "512K"),
+])
+def test_hostile_messages_are_answered_and_the_link_holds(tmp_path, runtime, messages, heapsize):
+    count = MESSAGES or messages
+    micropython = runtime == "micropython"
+    options = {"heapsize": heapsize} if micropython else {}
+
+    async def main():
+        async with device_session(tmp_path, micropython=micropython, **options) as (backend, sim, device):
+            before = await heap(device)
+            report = await drive(device.ws, device.session_id, count, seed=20261123)
+            after = await heap(device)
+            closes = list(backend.close_codes)
+            await device.request("ping")
+        return report, before, after, closes
+
+    report, before, after, closes = run(main(), timeout=60 + count // 20)
+    print("%s: %s; heap in use %s -> %s" % (runtime, report.summary(), before, after))
+    assert closes == []  # no connection ended: the device never dropped the link
+    assert report.sent == count and report.requests > count // 3 and report.null_errors > count // 50
+    if micropython:
+        assert after - before <= 2048, (before, after)
+
