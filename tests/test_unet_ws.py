@@ -572,3 +572,35 @@ def test_micropython_client(certs):
     assert seen_tls["received"] == ["over tls"]
     assert "error" in results["wss-wrong"]
     assert list(tls_paths) == ["/echo"]  # the wrong-CA attempt never reached the server
+
+
+# -- TCP_NODELAY
+
+
+def test_nodelay_is_set_on_the_stream_socket_where_reachable():
+    import socket
+
+    class Sock:
+        def __init__(self):
+            self.options = []
+
+        def setsockopt(self, *option):
+            self.options.append(option)
+
+    class MicroPythonStream:  # asyncio.Stream: the socket is `s`
+        def __init__(self, s):
+            self.s = s
+
+    sock = Sock()
+    assert unet.conn.set_nodelay(MicroPythonStream(sock))
+    assert sock.options == [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    assert not unet.conn.set_nodelay(MicroPythonStream(object()))  # a TLS socket: no options
+
+    async def main():
+        async with scenario_server() as server:
+            ws = await unet.ws.connect(server.url + "/echo")
+            real = ws._writer.get_extra_info("socket")
+            assert real.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            await ws.close()
+
+    run(main())

@@ -104,12 +104,46 @@ def _tls_context(ca):
 
 
 async def open_connection(host, port, tls=False, ca=None, timeout=10):
-    """(reader, writer) for a TCP connection, wrapped in TLS when `tls` is true.
+    """(reader, writer) for a TCP connection, wrapped in TLS when `tls` is true, with
+    TCP_NODELAY set where the port lets us (see set_nodelay).
 
     MicroPython does the TLS handshake on the first read/write, so a bad
     certificate shows up there as an OSError rather than here."""
     ctx = _tls_context(ca) if tls else None
-    return await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ctx), timeout)
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ctx),
+                                            timeout)
+    set_nodelay(writer)
+    return reader, writer
+
+
+def set_nodelay(writer):
+    """Turn Nagle's algorithm off on the stream's socket -> whether it was set.
+
+    CPython: the transport's socket (asyncio sets it already; this makes sure).
+    MicroPython: the stream's socket `s`; a TLS stream's is the TLS socket, which has no
+    options, so TLS connections keep Nagle there (each frame leaves in one write anyway).
+    The ESP32 port names IPPROTO_TCP and TCP_NODELAY; the unix port names neither but
+    passes options to Linux, whose values (6, 1) are those of BSD and lwIP too."""
+    sock = getattr(writer, "s", None)  # MicroPython's asyncio Stream
+    if sock is None and hasattr(writer, "transport"):  # CPython
+        sock = writer.get_extra_info("socket")
+    setsockopt = getattr(sock, "setsockopt", None)
+    if setsockopt is None:
+        return False
+    import socket
+    import sys
+
+    level = getattr(socket, "IPPROTO_TCP", None)
+    option = getattr(socket, "TCP_NODELAY", None)
+    if level is None or option is None:
+        if sys.platform != "linux":
+            return False
+        level, option = 6, 1
+    try:
+        setsockopt(level, option, 1)
+        return True
+    except (OSError, TypeError, ValueError):  # not a TCP socket, or the port refuses
+        return False
 
 
 def request_head(method, path, host, headers):

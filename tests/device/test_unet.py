@@ -101,3 +101,77 @@ def test_bad_close_frames_are_protocol_errors():
     assert _close_failure(b"\x03") == 1002  # a code is two bytes
     assert _close_failure(b"\x03\xe8\xff") == 1007  # the reason is not UTF-8
     assert _close_failure(b"\x03\xe8\xe4\xb8") == 1007  # ... it ends mid-character
+
+
+class _Urandom:
+    """os.urandom for the WebAssembly build, which lacks it (and sockets): masking keys."""
+
+    @staticmethod
+    def urandom(n):
+        import random
+
+        return bytes(random.getrandbits(8) for _ in range(n))
+
+
+if not hasattr(unet.ws.os, "urandom"):
+    unet.ws.os = _Urandom
+
+
+class _RecordingWriter:
+    """A stream writer that keeps each write() call's bytes apart."""
+
+    def __init__(self):
+        self.writes = []
+
+    def write(self, data):
+        self.writes.append(bytes(data))
+
+    async def drain(self):
+        pass
+
+
+def _unframe(data):
+    """One masked client frame -> (first byte, payload, what follows it)."""
+    b0, b1 = data[0], data[1]
+    assert b1 & 0x80, "client frames are masked"
+    length, pos = b1 & 0x7F, 2
+    if length == 126:
+        length, pos = struct.unpack("!H", data[2:4])[0], 4
+    elif length == 127:
+        length, pos = struct.unpack("!Q", data[2:10])[0], 10
+    key = data[pos:pos + 4]
+    pos += 4
+    payload = bytes(b ^ key[i % 4] for i, b in enumerate(data[pos:pos + length]))
+    assert len(payload) == length
+    return b0, payload, data[pos + length:]
+
+
+async def test_a_frame_leaves_in_one_write_header_and_payload_together():
+    writer = _RecordingWriter()
+    ws = unet.ws.WebSocket(None, writer, 32768)
+    fits = "y" * (unet.ws.FRAME_CHUNK - 10)
+    for message, opcode in (("hi", 0x81), (["{\"a\":", b"1", "}"], 0x81), (b"\x00\x01", 0x82),
+                            (fits, 0x81), (["x" * 10, fits], 0x81)):
+        writer.writes.clear()
+        await ws.send(message)
+        assert len(writer.writes) == 1, (len(writer.writes), message)
+        b0, payload, rest = _unframe(writer.writes[0])
+        expected = message if isinstance(message, (str, bytes)) else "".join(
+            p.decode() if isinstance(p, bytes) else p for p in message)
+        if isinstance(expected, str):
+            expected = expected.encode()
+        assert (b0, payload, rest) == (opcode, expected, b""), message
+    writer.writes.clear()
+    await ws.ping()
+    assert len(writer.writes) == 1 and _unframe(writer.writes[0]) == (0x89, b"", b"")
+
+
+async def test_a_long_frame_streams_in_chunks_with_the_header_in_the_first():
+    writer = _RecordingWriter()
+    ws = unet.ws.WebSocket(None, writer, 32768)
+    text = "".join(chr(ord("a") + i % 26) for i in range(3 * unet.ws.FRAME_CHUNK + 7))
+    await ws.send(["<", text, ">"])
+    assert len(writer.writes) == 4
+    assert [len(w) for w in writer.writes[1:]] == [unet.ws.FRAME_CHUNK, unet.ws.FRAME_CHUNK, 9]
+    b0, payload, rest = _unframe(b"".join(writer.writes))
+    assert (b0, payload, rest) == (0x81, ("<" + text + ">").encode(), b"")
