@@ -364,6 +364,13 @@ def test_backoff_draws_within_the_doubling_bounds():
     assert backoff.next() <= 1
 
 
+def test_a_server_url_that_cannot_work_is_refused_at_construction():
+    for url in ("ws://h/xiaozhi/v1/\r\nX-Evil: 1", "ws://h/xiaozhi v1/", "http://h/xiaozhi/v1/",
+                "wss://h\t/"):
+        with pytest.raises(ValueError, match="control character|not a WebSocket URL"):
+            xiaozhi.link.XiaozhiLink(make_server(), url, "t", "aa:bb:cc:dd:ee:ff", "c")
+
+
 def test_bearer():
     assert xiaozhi.link.bearer("abc") == "Bearer abc"
     assert xiaozhi.link.bearer("Bearer abc") == "Bearer abc"

@@ -28,6 +28,11 @@ def parse_url(url):
     """'wss://host:8443/p?q' -> ('wss', 'host', 8443, '/p?q'); ValueError if unusable."""
     if not isinstance(url, str):
         raise ValueError("URL must be a string")
+    for i in range(len(url)):
+        if ord(url[i]) <= 0x20 or url[i] == "\x7f":
+            # A space or a line break would end the request line and add header lines of
+            # the URL's choosing to our own request: refused wherever it sits.
+            raise ValueError("URL has a space or control character at position %d: %r" % (i, url))
     scheme, sep, rest = url.partition("://")
     scheme = scheme.lower()
     if not sep or scheme not in _DEFAULT_PORTS:
@@ -42,7 +47,7 @@ def parse_url(url):
     if not path.startswith("/"):
         path = "/" + path
     host, colon, port = netloc.partition(":")
-    if not host or "@" in netloc or "[" in netloc or " " in netloc:
+    if not host or "@" in netloc or "[" in netloc:
         raise ValueError("bad host in URL: " + url)
     if colon:
         if not port.isdigit() or not 0 < int(port) < 65536:

@@ -10,6 +10,7 @@ import json
 import random
 
 from umcp.compat import dumps, get_logger, iscoroutine, ticks_diff, ticks_ms
+from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect
 
@@ -46,6 +47,10 @@ class XiaozhiLink:
                  max_message=32768, on_system=None, on_alert=None, hello_timeout=10,
                  idle_timeout=120, ping_interval=30, backoff_min=1, backoff_max=60,
                  stable_after=30):
+        # A URL that cannot work (wrong scheme, spaces or control characters that would add
+        # header lines to the upgrade request) is a ValueError now, not a retry loop later.
+        if parse_url(url)[0] not in ("ws", "wss"):
+            raise ValueError("not a WebSocket URL (want ws:// or wss://): " + url)
         self.server = server
         self.url = url
         self.headers = {

@@ -26,6 +26,23 @@ def test_parse_url_rejects_garbage():
         assert raises(ValueError, unet.conn.parse_url, url), url
 
 
+def test_parse_url_refuses_spaces_and_control_characters():
+    # Each would let a URL write header lines of its own into the device's request.
+    for bad in (" ", "\t", "\r", "\n", "\r\n", "\x00", "\x1f", "\x7f"):
+        for url in ("http://h/fw" + bad + "x.bin", "http://h/fw.bin?a=" + bad,
+                    "http://h" + bad + "/fw.bin", "ws://h/p" + bad):
+            try:
+                unet.conn.parse_url(url)
+            except ValueError as e:
+                assert "space or control character" in str(e), str(e)
+            else:
+                assert False, "accepted %r" % url
+    smuggled = "http://h/fw.bin HTTP/1.1\r\nX-Evil: 1\r\n"
+    assert raises(ValueError, unet.conn.parse_url, smuggled)
+    assert unet.conn.parse_url("http://h/a%20b?c=%0D") == ("http", "h", 80, "/a%20b?c=%0D")
+    assert unet.conn.parse_url("http://h/\u4e2d") == ("http", "h", 80, "/\u4e2d")
+
+
 def test_host_header_shows_only_non_default_ports():
     assert unet.conn.host_header("wss", "h", 443) == "h"
     assert unet.conn.host_header("ws", "h", 8000) == "h:8000"
