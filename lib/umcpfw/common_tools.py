@@ -54,7 +54,8 @@ def _upgraded(size):
 
 class CommonTools:
     """The common tools over one board. reboot(delay_ms) is how the app restarts the device;
-    ca is the CA certificate for https downloads (None: no verification)."""
+    ca is what https downloads trust (a unet.conn.Trust, or CA certificates; None: the
+    shipped roots), verified unless the Trust says otherwise."""
 
     def __init__(self, server, board, settings, vision, version, reboot, ca=None):
         self.server = server

@@ -67,54 +67,112 @@ def host_header(scheme, host, port):
     return host if port == _DEFAULT_PORTS[scheme] else "%s:%d" % (host, port)
 
 
-def ca_der(ca):
-    """The CA certificate as DER bytes, from PEM text, PEM or DER bytes, or a file path.
+class Trust:
+    """Whom wss:// and https:// connections trust.
 
-    MicroPython's ssl takes one DER certificate only, so both runtimes get that."""
+    verify (the default): the server's certificate must chain to one of the roots the
+    firmware ships (unet.roots) or of `ca`, be valid now, and name the host we asked for.
+    verify=False: TLS without any check, with a warning at every connection (only when
+    config.json says "tls_verify": false). `ca`: the user's own CA certificates, added
+    to the shipped roots: PEM text or bytes holding one certificate or several, DER bytes
+    of one, a file path, or a list of those. Parsed here, so a broken one fails now."""
+
+    def __init__(self, ca=None, verify=True):
+        if verify is not True and verify is not False:
+            raise ValueError("tls_verify must be true or false, not %r" % (verify,))
+        self.verify = verify
+        self.cas = ca_ders(ca) if ca is not None else []
+
+
+def trust(ca):
+    """`ca` as a Trust: a Trust as it is; None or certificates: verified (see Trust)."""
+    return ca if isinstance(ca, Trust) else Trust(ca)
+
+
+def ca_ders(ca):
+    """The CA certificates in `ca` as a list of DER bytes, one per certificate: from PEM
+    text, PEM or DER bytes, a file path, or a list of those. MicroPython's TLS takes one
+    DER certificate per load_verify_locations() call, so both runtimes get them so."""
+    if isinstance(ca, (list, tuple)):
+        ders = []
+        for item in ca:
+            ders.extend(ca_ders(item))
+        return ders
     if isinstance(ca, str):
-        if ca.startswith("-----"):
+        if ca.lstrip().startswith("-----"):
             ca = ca.encode()
         else:
             with open(ca, "rb") as f:
                 ca = f.read()
+    ca = bytes(ca)
     begin = ca.find(_PEM_BEGIN)
     if begin < 0:
-        return ca
-    end = ca.find(b"-----END", begin)
-    if end < 0:
-        raise ValueError("broken PEM certificate")
-    return binascii.a2b_base64(ca[begin + len(_PEM_BEGIN) : end])
+        if not ca or ca[0] != 0x30:  # a DER certificate is an ASN.1 SEQUENCE
+            raise ValueError("CA certificate is neither PEM nor DER")
+        return [ca]
+    ders = []
+    while begin >= 0:
+        end = ca.find(b"-----END", begin)
+        if end < 0:
+            raise ValueError("broken PEM certificate")
+        try:
+            ders.append(binascii.a2b_base64(ca[begin + len(_PEM_BEGIN) : end]))
+        except ValueError:
+            raise ValueError("broken PEM certificate")
+        begin = ca.find(_PEM_BEGIN, end)
+    return ders
 
 
-def _tls_context(ca):
-    """A client TLS context; verifies the server against `ca` (see ca_der) when given."""
-    import ssl
+def _tls_module():
+    try:
+        import ssl  # CPython; MicroPython's micropython-lib wrapper (frozen on ESP32)
+    except ImportError:  # a MicroPython with only the built-in tls module
+        import tls as ssl
+    return ssl
 
-    if ca is None:
-        _log.warning("no CA configured: TLS WITHOUT certificate verification")
-    else:
-        ca = ca_der(ca)
-    if hasattr(ssl, "create_default_context"):  # CPython
-        if ca is not None:
-            return ssl.create_default_context(cadata=ca)
-        ctx = ssl.create_default_context()
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
+
+def _tls_context(trust, where):
+    """A client TLS context for `where` (host:port, for the warning) under `trust`."""
+    ssl = _tls_module()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if not trust.verify:
+        _log.warning("TLS to %s WITHOUT certificate verification (config.json: tls_verify "
+                     "is false): anyone on the path can read and change this traffic", where)
+        if hasattr(ctx, "check_hostname"):  # CPython: before verify_mode
+            ctx.check_hostname = False
+        try:
+            ctx.verify_mode = ssl.CERT_NONE
+        except AttributeError:  # axTLS: never verifies anyway
+            pass
         return ctx
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # MicroPython: CERT_NONE by default
-    if ca is not None:
-        ctx.load_verify_locations(cadata=ca)
-        ctx.verify_mode = ssl.CERT_REQUIRED
+    if not hasattr(ctx, "load_verify_locations"):
+        # micropython-x86 and other axTLS builds: no certificate checks at all.
+        raise OSError("this MicroPython's TLS cannot verify certificates (axTLS): use an "
+                      "mbedTLS build, or set tls_verify false in config.json")
+    from .roots import ROOTS
+
+    for der in trust.cas + list(ROOTS):
+        try:
+            ctx.load_verify_locations(cadata=der)
+        except TypeError:  # the bare tls module takes it positionally
+            ctx.load_verify_locations(der)
+    ctx.verify_mode = ssl.CERT_REQUIRED  # MicroPython 1.22 and older: CERT_NONE by default
+    # CPython's PROTOCOL_TLS_CLIENT checks the host name; MicroPython's mbedTLS checks the
+    # server_hostname asyncio.open_connection passes (the host we connect to).
     return ctx
 
 
 async def open_connection(host, port, tls=False, ca=None, timeout=10):
     """(reader, writer) for a TCP connection, wrapped in TLS when `tls` is true, with
-    TCP_NODELAY set where the port lets us (see set_nodelay).
+    TCP_NODELAY set where the port lets us (see set_nodelay). `ca`: a Trust, or what
+    Trust(ca) takes (None: the shipped roots); verified unless the Trust says otherwise.
 
-    MicroPython does the TLS handshake on the first read/write, so a bad
-    certificate shows up there as an OSError rather than here."""
-    ctx = _tls_context(ca) if tls else None
+    CPython refuses a certificate here (ssl.SSLCertVerificationError, naming the cause);
+    MicroPython does the TLS handshake on the first read/write, so a bad certificate
+    shows up there, as a ValueError with mbedTLS's reason ("The certificate validity has
+    expired", "... Common Name (CN) does not match ...", "... not correctly signed by the
+    trusted CA")."""
+    ctx = _tls_context(trust(ca), "%s:%d" % (host, port)) if tls else None
     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ctx),
                                             timeout)
     set_nodelay(writer)

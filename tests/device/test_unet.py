@@ -54,14 +54,35 @@ def test_request_head_and_header_injection():
     assert raises(ValueError, unet.conn.request_head, "GET", "/", "h", [("A", "x\r\nEvil: 1")])
 
 
-def test_ca_der_from_pem():
+def _pem(der):
+    return (b"-----BEGIN CERTIFICATE-----\n" + binascii.b2a_base64(der)
+            + b"-----END CERTIFICATE-----\n")
+
+
+def test_ca_ders_from_pem_bundles_der_and_lists():
     der = b"\x30\x82\x01\x0a" + bytes(range(200))
-    body = binascii.b2a_base64(der)
-    pem = b"junk before\n-----BEGIN CERTIFICATE-----\n" + body + b"-----END CERTIFICATE-----\n"
-    assert unet.conn.ca_der(pem) == der
-    assert unet.conn.ca_der(pem[12:].decode()) == der
-    assert unet.conn.ca_der(der) == der
-    assert raises(ValueError, unet.conn.ca_der, pem[:40])
+    other = b"\x30\x82\x00\x05" + b"other"
+    pem = b"junk before\n" + _pem(der)
+    assert unet.conn.ca_ders(pem) == [der]
+    assert unet.conn.ca_ders(pem[12:].decode()) == [der]
+    assert unet.conn.ca_ders(der) == [der]
+    bundle = _pem(der) + b"# a comment between them\n" + _pem(other)
+    assert unet.conn.ca_ders(bundle.decode()) == [der, other]
+    assert unet.conn.ca_ders([bundle, other, _pem(der).decode()]) == [der, other, other, der]
+    assert raises(ValueError, unet.conn.ca_ders, pem[:40])
+    assert raises(ValueError, unet.conn.ca_ders, b"not a certificate")
+
+
+def test_trust_is_verified_unless_said_otherwise_explicitly():
+    assert unet.conn.Trust().verify is True and unet.conn.Trust().cas == []
+    assert unet.conn.Trust(None, False).verify is False
+    for loose in ("false", 0, None, "no"):
+        assert raises(ValueError, unet.conn.Trust, None, loose), loose
+    der = b"\x30\x82\x00\x03abc"
+    trust = unet.conn.Trust(_pem(der).decode())
+    assert trust.cas == [der] and unet.conn.trust(trust) is trust
+    assert unet.conn.trust(None).verify is True
+    assert raises(ValueError, unet.conn.Trust, "-----BEGIN CERTIFICATE-----\nAAAA")
 
 
 def _mask_slowly(data, key):
