@@ -121,6 +121,7 @@ class Application:
         if wlan is not None:  # the host board has no radio
             ssid, password = self.wifi_credentials()
             await wifi.connect(wlan, ssid, password)
+            wifi.set_clock()  # certificate dates need it
             self._wifi_task = asyncio.create_task(wifi.keep_connected(wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.
         try:
