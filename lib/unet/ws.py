@@ -58,25 +58,13 @@ class _Fail(Exception):
 
 def mask(data, key):
     """XOR `data` with the repeating 4-byte `key` -> bytes."""
-    return _xor(data, _key_int(key, len(data)), len(data))
+    n = len(data)
+    return _masked(data, 0, n, _key_int(key, n), n) if n else b""
 
 
 def _key_int(key, span):
     """The 4-byte key repeated over `span` bytes, as one big-endian integer."""
     return int.from_bytes((key * (span // 4 + 1))[:span], "big")
-
-
-def _xor(data, keys, span):
-    """`data` XOR the first len(data) bytes of `keys` (a _key_int over `span` bytes).
-
-    One big-integer XOR instead of a per-byte Python loop; callers pass chunks, and a
-    sender builds `keys` once for all the chunks of a frame."""
-    n = len(data)
-    if not n:
-        return b""
-    if n < span:
-        keys >>= 8 * (span - n)
-    return (int.from_bytes(data, "big") ^ keys).to_bytes(n, "big")
 
 
 def _utf8(text):
