@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+import unet.conn
 import unet.http
 import unet.conn
 from mpy_clients.runner import run_script
@@ -192,6 +193,30 @@ def test_get_stream_in_small_pieces(http_server):
     sizes = asyncio.run(main())
     assert sum(sizes) == len(DATA)
     assert max(sizes) <= 4096
+
+
+@pytest.mark.parametrize("path, length", [("/file", len(DATA)), ("/redirect", len(DATA)),
+                                          ("/chunked", None)])
+def test_open_reads_the_head_only_so_the_length_is_known_before_the_body(http_server, path,
+                                                                       length):
+    async def main():
+        async with unet.http.get_stream(http_server + path) as stream:
+            assert await stream.open() is stream
+            announced = stream.length
+            body = b"".join([chunk async for chunk in stream])  # nothing was consumed
+        return announced, body
+
+    assert asyncio.run(main()) == (length, DATA)
+
+
+def test_open_raises_the_status_and_releases_the_socket(http_server):
+    async def main():
+        stream = unet.http.get_stream(http_server + "/missing")
+        with pytest.raises(unet.conn.HttpError) as refused:
+            await stream.open()
+        return refused.value.status, stream._writer
+
+    assert asyncio.run(main()) == (404, None)
 
 
 def test_get_stream_keeps_a_body_sent_with_the_head(http_server):

@@ -105,10 +105,13 @@ async def _post_multipart(url, fields, file, headers, ca, timeout):
             ("Content-Length", len(before) + len(data) + len(after))]
     reader, writer = await _send_head("POST", url, headers, head, ca, timeout, before)
     try:
-        for start in range(0, len(data), _CHUNK):
+        # The closing boundary leaves with the last piece of the file: a small segment of
+        # its own could wait for the server's delayed ACK (Nagle) before the answer comes.
+        last = max(0, len(data) - 1) // _CHUNK * _CHUNK
+        for start in range(0, last, _CHUNK):
             writer.write(data[start : start + _CHUNK])
             await writer.drain()
-        writer.write(after)
+        writer.write(bytes(data[last:]) + after)
         await writer.drain()
         status, reason, reply_headers = await conn.read_response_head(reader)
         body = _Body(reader, reply_headers)
