@@ -6,6 +6,7 @@ import email.parser
 import email.policy
 import hashlib
 import json
+import ssl
 import tempfile
 import threading
 import tracemalloc
@@ -15,7 +16,6 @@ import pytest
 
 import unet.conn
 import unet.http
-import unet.conn
 from mpy_clients.runner import run_script
 
 pytestmark = pytest.mark.timeout(60)
@@ -217,6 +217,29 @@ def test_open_raises_the_status_and_releases_the_socket(http_server):
         return refused.value.status, stream._writer
 
     assert asyncio.run(main()) == (404, None)
+
+
+def test_https_downloads_are_verified_like_wss(certs):
+    from firmware_harness import server_tls
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = server_tls(certs).wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = "https://127.0.0.1:%d/file" % server.server_address[1]
+    try:
+        async def fetch(ca):
+            async with unet.http.get_stream(url, ca=ca) as stream:
+                return b"".join([chunk async for chunk in stream])
+
+        assert asyncio.run(fetch(str(certs / "bundle.pem"))) == DATA
+        for ca in (None, str(certs / "wrong.pem")):
+            with pytest.raises(ssl.SSLCertVerificationError, match="unable to get local issuer"):
+                asyncio.run(fetch(ca))
+        assert asyncio.run(fetch(unet.conn.Trust(verify=False))) == DATA
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_get_stream_keeps_a_body_sent_with_the_head(http_server):
