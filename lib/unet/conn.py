@@ -1,5 +1,6 @@
-# Networking pieces shared by wsclient and httpclient: URL parsing, TCP/TLS
-# connections as asyncio streams, and reading an HTTP response head.
+# Networking pieces shared by unet.ws and unet.http: URL parsing, TCP/TLS connections
+# as asyncio streams (TLS verified by default: Trust; TCP_NODELAY where reachable), and
+# reading an HTTP response head.
 # Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
 import asyncio
 import binascii
