@@ -161,3 +161,11 @@ def wire():
 # them (async ones included), so pytest must not import them a second time by
 # basename (tests/device/test_drivers.py would clash with tests/test_drivers.py).
 collect_ignore = ["device"]
+
+
+@pytest.fixture(scope="session")
+def certs(tmp_path_factory):
+    """Certificates made for the tests (firmware_harness.make_certs): a folder of them."""
+    from firmware_harness import make_certs
+
+    return make_certs(tmp_path_factory.mktemp("certs"))

@@ -8,12 +8,14 @@ hanging it.
 
 import asyncio
 import contextlib
+import datetime
 import email.parser
 import http.server
 import itertools
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -145,9 +147,10 @@ class Backend:
     leave the next hellos unanswered (`silent`), and records every hello and the close code
     each finished connection got from the device."""
 
-    def __init__(self, max_size=2 ** 22):
+    def __init__(self, max_size=2 ** 22, tls=None):
         self.port = 0
         self.max_size = max_size  # of a frame from the device; None: no limit
+        self.tls = tls  # a server SSLContext: wss:// (see server_tls)
         self.devices = asyncio.Queue()
         self.hellos = []  # every device hello, answered or not
         self.refuse = 0
@@ -158,12 +161,13 @@ class Backend:
 
     @property
     def url(self):
-        return "ws://127.0.0.1:%d/xiaozhi/v1/" % self.port
+        return "%s://127.0.0.1:%d/xiaozhi/v1/" % ("wss" if self.tls else "ws", self.port)
 
     async def start(self):
         """Listen (again on the same port after kill(), as a restarted server would)."""
         self._server = await serve(self._handle, "127.0.0.1", self.port, max_size=self.max_size,
-                                   ping_interval=None, process_request=self.process_request)
+                                   ping_interval=None, process_request=self.process_request,
+                                   ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -423,3 +427,64 @@ async def assert_alive(device):
     """The device still answers: ping gets {} with our id."""
     reply = await device.request("ping")
     assert reply["result"] == {}
+
+
+# -- TLS: certificates made for the test
+
+
+def make_certs(folder):
+    """In `folder`: a CA (ca.pem/.der), a server certificate for 127.0.0.1 signed by it
+    (server.pem/.key), the same expired (expired.*), one for another host (otherhost.*), an
+    unrelated CA (wrong.*) and a bundle of the unrelated and the right CA (bundle.pem)."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def certificate(name, key, issuer_name, issuer_key, ca, san=None, days=(-1, 30)):
+        builder = (x509.CertificateBuilder()
+                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+                   .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer_name)]))
+                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(now + datetime.timedelta(days=days[0]))
+                   .not_valid_after(now + datetime.timedelta(days=days[1]))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if san:
+            builder = builder.add_extension(x509.SubjectAlternativeName(san), critical=False)
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    def save(name, cert, key=None):
+        (folder / (name + ".pem")).write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        (folder / (name + ".der")).write_bytes(cert.public_bytes(serialization.Encoding.DER))
+        if key:
+            (folder / (name + ".key")).write_bytes(key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption()))
+
+    ca_key, server_key, wrong_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+    save("ca", certificate("umcp test CA", ca_key, "umcp test CA", ca_key, True))
+    save("wrong", certificate("wrong CA", wrong_key, "wrong CA", wrong_key, True))
+    san = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+    save("server", certificate("127.0.0.1", server_key, "umcp test CA", ca_key, False, san),
+         server_key)
+    # Signed by the right CA, but expired last week; and valid, but for another host.
+    save("expired", certificate("127.0.0.1", server_key, "umcp test CA", ca_key, False, san,
+                                days=(-60, -7)), server_key)
+    other = [x509.DNSName("other.example")]
+    save("otherhost", certificate("other.example", server_key, "umcp test CA", ca_key, False,
+                                  other), server_key)
+    # A bundle: an unrelated CA first, the right one second.
+    (folder / "bundle.pem").write_bytes((folder / "wrong.pem").read_bytes()
+                                        + (folder / "ca.pem").read_bytes())
+    return folder
+
+
+def server_tls(certs, name="server"):
+    """A server TLS context presenting certs/<name>.pem (see make_certs)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs / (name + ".pem"), certs / (name + ".key"))
+    return ctx

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from firmware_harness import (AUDIO_PARAMS, RUNTIMES, TOKEN, WAIT_S, VisionServer, assert_alive,
-                              device_session, run)
+from firmware_harness import (AUDIO_PARAMS, RUNTIMES, TOKEN, WAIT_S, Backend, Sim, VisionServer,
+                              assert_alive, device_session, run, server_tls)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -182,3 +182,46 @@ def test_ping_answered_while_a_slow_tool_runs(tmp_path, micropython):
                 assert VisionServer.ANSWER in result["content"][0]["text"]
 
     run(scenario())
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_wss_is_verified_by_default_and_unverified_only_when_config_says_so(
+        tmp_path, micropython, certs):
+    # The backend presents a certificate from a CA of the test's own making: no shipped root.
+    async def connects(state, extra):
+        backend = await Backend(tls=server_tls(certs)).start()
+        sim = Sim(backend.url, tmp_path / state, micropython=micropython,
+                  extra_config=extra).start()
+        try:
+            device = await backend.next_device()
+            await assert_alive(device)
+        finally:
+            await backend.stop()
+            assert sim.stop() == 0
+        return sim
+
+    async def refused(state, extra):
+        backend = await Backend(tls=server_tls(certs)).start()
+        sim = Sim(backend.url, tmp_path / state, micropython=micropython,
+                  extra_config=extra).start()
+        try:
+            await asyncio.sleep(2)  # several attempts, with the harness's short backoff
+            assert backend.hellos == []
+        finally:
+            await backend.stop()
+            assert sim.stop() == 0
+        return sim
+
+    def log(sim):
+        with open(sim.log_path) as f:
+            return f.read()
+
+    bundle = (certs / "bundle.pem").read_text()  # the user's "ca": two CAs in one PEM text
+    trusted = run(connects("trusted", {"ca": bundle}))
+    assert "WITHOUT certificate verification" not in log(trusted)
+    untrusted = run(refused("untrusted", {}))
+    cause = ("not correctly signed by the trusted CA" if micropython
+             else "unable to get local issuer certificate")
+    assert cause in log(untrusted), log(untrusted)[-2000:]
+    unverified = run(connects("unverified", {"tls_verify": False}))
+    assert "WITHOUT certificate verification" in log(unverified)

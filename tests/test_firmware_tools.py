@@ -238,6 +238,35 @@ def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):
     assert new_boot["marked_valid"] is True  # the new image booted well and kept itself
 
 
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_an_image_announced_larger_than_the_partition_is_refused_before_any_write(
+        tmp_path, micropython):
+    # The simulated OTA partitions hold 1 MiB; this image announces (and is) 4 KiB more.
+    image = b"\xe9" + os.urandom(1024 * 1024 + 4095)
+    digest = hashlib.sha256(image).hexdigest()
+
+    async def scenario(server):
+        async with device_session(tmp_path, micropython) as (backend, sim, device):
+            refused = await device.call("self.upgrade_firmware",
+                                        {"url": server.url, "sha256": digest},
+                                        meta={"progressToken": "too-big"})
+            assert refused["isError"], refused
+            text = refused["content"][0]["text"]
+            assert "exceeds the 1048576-byte partition" in text and str(len(image)) in text, text
+            assert not [n for n in device.notifications
+                        if n["method"] == "notifications/progress"]  # no byte was written
+            info = await device.call_json("self.get_system_info")
+            assert info["ota"] == {"running": "ota_0", "boot": "ota_0"}
+            return sim
+
+    with ImageServer(image) as server:
+        sim = run(scenario(server))
+        assert server.requests == 1
+    (record,) = sim.records()
+    assert record["written_blocks"] == {"ota_0": [], "ota_1": []}, record["written_blocks"]
+    assert record["set_boot_calls"] == []
+
+
 def started_text(result, url):
     assert not result["isError"], result
     text = result["content"][0]["text"]

@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 from tools.bench import firmware as bench_firmware
+from tools.bench import link as bench_link
 from tools.sim.demo import CALLS
 from tools.mpy import ROOT, micropython_env
 
@@ -188,3 +189,17 @@ def test_firmware_heap_bench_runs_the_staged_firmware(tmp_path):
     # A starved heap is a failed run, with the firmware's own account of why.
     with pytest.raises(bench_firmware.FirmwareFailed, match="MemoryError"):
         asyncio.run(bench_firmware.run_firmware(MICROPYTHON, stage, 32 * 1024))
+
+
+def test_link_bench_times_round_trips_on_both_interpreters():
+    # Figures only (no timing asserted): each interpreter's device connected and answered
+    # every ping, tools/call and WebSocket ping the bench sent.
+    columns = []
+    for title, command, env in bench_link.interpreters(MICROPYTHON):
+        figures = asyncio.run(bench_link.measure(command, env, calls=5))
+        for kind in ("ping", "call", "floor"):
+            assert 0 < figures[kind]["median_ms"] <= figures[kind]["max_ms"], (title, kind)
+        columns.append((title, figures))
+    assert [f["interpreter"].split()[0] for _, f in columns] == ["cpython", "micropython"]
+    lines = bench_link.table(columns)
+    assert "64-bit" in lines[1] and lines[-1].startswith("MicroPython / CPython")

@@ -6,6 +6,7 @@ import email.parser
 import email.policy
 import hashlib
 import json
+import ssl
 import tempfile
 import threading
 import tracemalloc
@@ -13,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-import unet.http
 import unet.conn
+import unet.http
 from mpy_clients.runner import run_script
 
 pytestmark = pytest.mark.timeout(60)
@@ -192,6 +193,53 @@ def test_get_stream_in_small_pieces(http_server):
     sizes = asyncio.run(main())
     assert sum(sizes) == len(DATA)
     assert max(sizes) <= 4096
+
+
+@pytest.mark.parametrize("path, length", [("/file", len(DATA)), ("/redirect", len(DATA)),
+                                          ("/chunked", None)])
+def test_open_reads_the_head_only_so_the_length_is_known_before_the_body(http_server, path,
+                                                                       length):
+    async def main():
+        async with unet.http.get_stream(http_server + path) as stream:
+            assert await stream.open() is stream
+            announced = stream.length
+            body = b"".join([chunk async for chunk in stream])  # nothing was consumed
+        return announced, body
+
+    assert asyncio.run(main()) == (length, DATA)
+
+
+def test_open_raises_the_status_and_releases_the_socket(http_server):
+    async def main():
+        stream = unet.http.get_stream(http_server + "/missing")
+        with pytest.raises(unet.conn.HttpError) as refused:
+            await stream.open()
+        return refused.value.status, stream._writer
+
+    assert asyncio.run(main()) == (404, None)
+
+
+def test_https_downloads_are_verified_like_wss(certs):
+    from firmware_harness import server_tls
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = server_tls(certs).wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = "https://127.0.0.1:%d/file" % server.server_address[1]
+    try:
+        async def fetch(ca):
+            async with unet.http.get_stream(url, ca=ca) as stream:
+                return b"".join([chunk async for chunk in stream])
+
+        assert asyncio.run(fetch(str(certs / "bundle.pem"))) == DATA
+        for ca in (None, str(certs / "wrong.pem")):
+            with pytest.raises(ssl.SSLCertVerificationError, match="unable to get local issuer"):
+                asyncio.run(fetch(ca))
+        assert asyncio.run(fetch(unet.conn.Trust(verify=False))) == DATA
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_get_stream_keeps_a_body_sent_with_the_head(http_server):

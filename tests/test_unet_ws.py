@@ -6,6 +6,8 @@ import base64
 import contextlib
 import datetime
 import hashlib
+import json
+import os
 import re
 import ssl
 import tracemalloc
@@ -15,6 +17,7 @@ from websockets.asyncio.server import serve
 
 import unet.conn
 import unet.ws
+from firmware_harness import server_tls
 from mpy_clients.runner import run_script
 
 pytestmark = pytest.mark.timeout(60)
@@ -461,58 +464,14 @@ def test_micropython_client_with_hostile_heads_on_a_small_heap():
 # -- TLS
 
 
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    """A CA, a server certificate for 127.0.0.1 signed by it, and an unrelated CA."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    folder = tmp_path_factory.mktemp("certs")
-    now = datetime.datetime.now(datetime.timezone.utc)
-
-    def certificate(name, key, issuer_name, issuer_key, ca, san=None):
-        builder = (x509.CertificateBuilder()
-                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-                   .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer_name)]))
-                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(now - datetime.timedelta(days=1))
-                   .not_valid_after(now + datetime.timedelta(days=30))
-                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-        if san:
-            builder = builder.add_extension(x509.SubjectAlternativeName(san), critical=False)
-        return builder.sign(issuer_key, hashes.SHA256())
-
-    def save(name, cert, key=None):
-        (folder / (name + ".pem")).write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        (folder / (name + ".der")).write_bytes(cert.public_bytes(serialization.Encoding.DER))
-        if key:
-            (folder / (name + ".key")).write_bytes(key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption()))
-
-    ca_key, server_key, wrong_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
-    save("ca", certificate("umcp test CA", ca_key, "umcp test CA", ca_key, True))
-    save("wrong", certificate("wrong CA", wrong_key, "wrong CA", wrong_key, True))
-    san = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-    save("server", certificate("127.0.0.1", server_key, "umcp test CA", ca_key, False, san),
-         server_key)
-    return folder
-
-
-def server_tls(certs):
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(certs / "server.pem", certs / "server.key")
-    return ctx
-
-
-@pytest.mark.parametrize("form", ["pem-text", "pem-bytes", "der-bytes", "path"])
+@pytest.mark.parametrize("form", ["pem-text", "pem-bytes", "der-bytes", "path", "bundle",
+                                  "list", "trust"])
 def test_wss_verified_with_the_right_ca(certs, form):
     ca = {"pem-text": (certs / "ca.pem").read_text(), "pem-bytes": (certs / "ca.pem").read_bytes(),
-          "der-bytes": (certs / "ca.der").read_bytes(), "path": str(certs / "ca.pem")}[form]
+          "der-bytes": (certs / "ca.der").read_bytes(), "path": str(certs / "ca.pem"),
+          "bundle": (certs / "bundle.pem").read_text(),
+          "list": [(certs / "wrong.der").read_bytes(), (certs / "ca.pem").read_text()],
+          "trust": unet.conn.Trust(str(certs / "bundle.pem"))}[form]
 
     async def main():
         async with scenario_server(server_tls(certs)) as server:
@@ -526,14 +485,77 @@ def test_wss_verified_with_the_right_ca(certs, form):
     run(main())
 
 
-def test_wss_refused_with_a_wrong_ca(certs):
+# Each refusal names its cause; none reaches the WebSocket handler.
+REFUSALS = [
+    ("wrong-ca", "server", "wrong.pem", "unable to get local issuer certificate"),
+    ("no-ca", "server", None, "unable to get local issuer certificate"),  # shipped roots only
+    ("expired", "expired", "ca.pem", "certificate has expired"),
+    ("wrong-host", "otherhost", "ca.pem", "IP address mismatch"),
+]
+
+
+@pytest.mark.parametrize("case, served, ca, cause", REFUSALS, ids=[r[0] for r in REFUSALS])
+def test_wss_refused_with_a_clear_error(certs, case, served, ca, cause):
     async def main():
-        async with scenario_server(server_tls(certs)) as server:
-            with pytest.raises(ssl.SSLCertVerificationError):
-                await unet.ws.connect(server.url + "/echo", ca=str(certs / "wrong.pem"))
+        async with scenario_server(server_tls(certs, served)) as server:
+            with pytest.raises(ssl.SSLCertVerificationError, match=cause):
+                await unet.ws.connect(server.url + "/echo",
+                                      ca=str(certs / ca) if ca else None)
             assert "/echo" not in server.seen
 
     run(main())
+
+
+def test_wss_host_name_is_checked_by_dns_name_too(certs):
+    async def main():
+        async with scenario_server(server_tls(certs, "otherhost")) as server:
+            url = server.url.replace("127.0.0.1", "localhost") + "/echo"
+            with pytest.raises(ssl.SSLCertVerificationError, match="Hostname mismatch"):
+                await unet.ws.connect(url, ca=str(certs / "ca.pem"))
+
+    run(main())
+
+
+def test_unverified_tls_only_when_asked_and_warned_at_every_connect(certs, caplog):
+    async def main():
+        async with scenario_server(server_tls(certs, "expired")) as server:
+            unverified = unet.conn.Trust(verify=False)
+            for _ in range(2):
+                ws = await unet.ws.connect(server.url + "/echo", ca=unverified)
+                await ws.send("unchecked")
+                assert await ws.recv() == "unchecked"
+                await ws.close()
+
+    with caplog.at_level("WARNING", logger="netutil"):
+        run(main())
+    warnings = [r.getMessage() for r in caplog.records if "WITHOUT certificate" in r.getMessage()]
+    assert len(warnings) == 2 and "tls_verify" in warnings[0] and "127.0.0.1:" in warnings[0]
+    with pytest.raises(ValueError, match="tls_verify must be true or false"):
+        unet.conn.Trust(verify="no")
+    with pytest.raises(ValueError, match="neither PEM nor DER"):
+        unet.conn.Trust(b"not a certificate")
+
+
+def test_shipped_roots_are_the_named_public_roots_and_current():
+    from cryptography import x509
+
+    import unet.roots
+    from tools.board import roots as generator
+
+    names = [x509.load_der_x509_certificate(der).subject.rfc4514_string()
+             for der in unet.roots.ROOTS]
+    assert len(names) == len(generator.NAMES) == 9
+    assert "CN=ISRG Root X1,O=Internet Security Research Group,C=US" in names
+    assert "CN=DigiCert Global Root G2,OU=www.digicert.com,O=DigiCert Inc,C=US" in names
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for der in unet.roots.ROOTS:
+        cert = x509.load_der_x509_certificate(der)
+        assert cert.not_valid_after_utc > now, cert.subject
+    # The module is exactly what the generator makes of the ca-certificates files.
+    if all(os.path.exists(os.path.join(generator.SOURCE, n + ".crt")) for n in generator.NAMES):
+        certs = [(n, generator.load(generator.SOURCE, n)) for n in generator.NAMES]
+        with open(generator.OUTPUT) as f:
+            assert f.read() == generator.render(certs)
 
 
 # -- the same client under MicroPython
@@ -541,14 +563,28 @@ def test_wss_refused_with_a_wrong_ca(certs):
 
 def test_micropython_client(certs):
     async def main():
-        async with scenario_server() as plain, scenario_server(server_tls(certs)) as tls:
-            results = await run_script("ws_client.py", plain.url, tls.url, certs / "ca.pem",
-                                       certs / "wrong.pem", heapsize="512K")
+        async with scenario_server() as plain, scenario_server(server_tls(certs)) as tls, \
+                scenario_server(server_tls(certs, "expired")) as expired, \
+                scenario_server(server_tls(certs, "otherhost")) as otherhost:
+            checks = [
+                {"check": "wss-good", "url": tls.url, "ca": str(certs / "ca.pem"), "bytes": True},
+                {"check": "wss-bundle", "url": tls.url, "ca": str(certs / "bundle.pem")},
+                {"check": "wss-wrong", "url": tls.url, "ca": str(certs / "wrong.pem")},
+                {"check": "wss-no-ca", "url": tls.url, "ca": None},
+                {"check": "wss-expired", "url": expired.url, "ca": str(certs / "ca.pem")},
+                {"check": "wss-wrong-host", "url": otherhost.url, "ca": str(certs / "ca.pem")},
+                {"check": "wss-unverified", "url": expired.url, "ca": None, "verify": False},
+            ]
+            # In a file: the unix port wheel dies ("FATAL: uncaught NLR") on a long argument.
+            spec = certs / "tls-checks.json"
+            spec.write_text(json.dumps(checks))
+            results = await run_script("ws_client.py", plain.url, spec, heapsize="512K")
             seen = {path: await plain.seen_after_close(path) for path in SCENARIOS}
             seen_tls = await tls.seen_after_close("/echo")
-        return {r.pop("check"): r for r in results}, seen, seen_tls, tls.seen
+        return ({r.pop("check"): r for r in results}, seen, seen_tls, tls.seen, expired.seen,
+                otherhost.seen)
 
-    results, seen, seen_tls, tls_paths = run(main())
+    results, seen, seen_tls, tls_paths, expired_paths, otherhost_paths = run(main())
     binary = list(b"\x00\x01\x02\x03\x04")
     assert results["echo"] == {"text": "h\u00e9llo", "binary_ok": True,
                                "pieces": "abcd\u00e9fg" + "h" * 700}
@@ -568,7 +604,45 @@ def test_micropython_client(certs):
         assert seen["/" + check]["close"][0] == code, check
     assert results["vanish"]["code"] == 1006
     assert results["refuse"] == {"error": "HttpError", "status": 401}
-    assert results["wss-good"] == {"answer": "over tls"}
+    assert results["wss-good"] == results["wss-bundle"] == {"answer": "over tls"}
     assert seen_tls["received"] == ["over tls"]
-    assert "error" in results["wss-wrong"]
-    assert list(tls_paths) == ["/echo"]  # the wrong-CA attempt never reached the server
+    # mbedTLS names each cause (a ValueError raised at the first write, the handshake's).
+    assert "not correctly signed by the trusted CA" in results["wss-wrong"]["message"]
+    assert "not correctly signed by the trusted CA" in results["wss-no-ca"]["message"]
+    assert "validity has expired" in results["wss-expired"]["message"]
+    assert "Common Name (CN) does not match" in results["wss-wrong-host"]["message"]
+    assert results["wss-unverified"] == {"answer": "over tls"}  # only when asked
+    assert list(tls_paths) == ["/echo"]  # the refused attempts never reached the server
+    assert list(otherhost_paths) == [] and list(expired_paths) == ["/echo"]
+
+
+# -- TCP_NODELAY
+
+
+def test_nodelay_is_set_on_the_stream_socket_where_reachable():
+    import socket
+
+    class Sock:
+        def __init__(self):
+            self.options = []
+
+        def setsockopt(self, *option):
+            self.options.append(option)
+
+    class MicroPythonStream:  # asyncio.Stream: the socket is `s`
+        def __init__(self, s):
+            self.s = s
+
+    sock = Sock()
+    assert unet.conn.set_nodelay(MicroPythonStream(sock))
+    assert sock.options == [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    assert not unet.conn.set_nodelay(MicroPythonStream(object()))  # a TLS socket: no options
+
+    async def main():
+        async with scenario_server() as server:
+            ws = await unet.ws.connect(server.url + "/echo")
+            real = ws._writer.get_extra_info("socket")
+            assert real.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            await ws.close()
+
+    run(main())

@@ -4,6 +4,7 @@ server playing the xiaozhi backend; on CPython and under the MicroPython unix po
 
 import asyncio
 import contextlib
+import logging
 
 import pytest
 from websockets.exceptions import ConnectionClosedError
@@ -344,15 +345,67 @@ def test_stop_closes_normally_and_run_returns():
     assert not link.connected.is_set()
 
 
-def test_messages_while_disconnected_are_dropped_not_raised():
+def test_messages_while_disconnected_are_dropped_not_raised_and_counted_once(caplog):
     async def main():
         server = make_server()
         backend = await Backend().start()
         await backend.kill()
-        async with running_link(backend, server):
-            await server.notify("notifications/message", {"level": "info", "data": "x"})
+        async with running_link(backend, server) as link:
+            for _ in range(3):
+                await server.notify("notifications/message", {"level": "info", "data": "x"})
+            dropped = link.dropped
+            await backend.start()
+            device = await backend.next_device()
+            await device.request("ping", next_frame=True)
+            return dropped, link.dropped
 
-    run(main())
+    with caplog.at_level(logging.INFO, logger="xiaozhi"):
+        dropped, after = run(main())
+    assert (dropped, after) == (3, 0)
+    lines = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert lines == ["link down: MCP messages are dropped until the next session",
+                     "3 MCP message(s) were dropped while the link was down"]
+
+
+def test_replies_owed_when_the_session_drops_are_cancelled_and_counted_once(caplog):
+    async def main():
+        server = make_server()
+        started, release = asyncio.Event(), asyncio.Event()
+        outcome = []
+
+        async def slow(args):
+            started.set()
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                outcome.append("cancelled")
+                raise
+            outcome.append("finished")
+            return "too late"
+
+        server.add_tool("self.slow", "Takes its time", PropertyList([]), slow)
+        backend = await Backend().start()
+        async with running_link(backend, server) as link:
+            first = await backend.next_device()
+            for _ in range(3):  # one runs, two wait behind it
+                await first.send_request("tools/call", {"name": "self.slow", "arguments": {}})
+            await asyncio.wait_for(started.wait(), WAIT_S)
+            await backend.kill()
+            await backend.start()
+            second = await backend.next_device()
+            release.set()
+            await asyncio.sleep(0.1)
+            # Nothing owed to the first session comes out on the second one.
+            pong = await second.request("ping", next_frame=True)
+            return outcome, pong, link.dropped
+
+    with caplog.at_level(logging.INFO, logger="xiaozhi"):
+        outcome, pong, dropped = run(main())
+    assert outcome == ["cancelled"] and pong["result"] == {} and dropped == 0
+    messages = [r.getMessage() for r in caplog.records]
+    assert [m for m in messages if "owed" in m] == [
+        "session ended: cancelled 3 tool call(s) it was owed a reply for"]
+    assert not [m for m in messages if "dropped" in m]
 
 
 def test_backoff_draws_within_the_doubling_bounds():
@@ -362,6 +415,13 @@ def test_backoff_draws_within_the_doubling_bounds():
         assert base / 2 <= backoff.next() <= base
     backoff.reset()
     assert backoff.next() <= 1
+
+
+def test_a_server_url_that_cannot_work_is_refused_at_construction():
+    for url in ("ws://h/xiaozhi/v1/\r\nX-Evil: 1", "ws://h/xiaozhi v1/", "http://h/xiaozhi/v1/",
+                "wss://h\t/"):
+        with pytest.raises(ValueError, match="control character|not a WebSocket URL"):
+            xiaozhi.link.XiaozhiLink(make_server(), url, "t", "aa:bb:cc:dd:ee:ff", "c")
 
 
 def test_bearer():

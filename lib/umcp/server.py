@@ -405,6 +405,21 @@ class McpServer:
         finally:
             self._start_next()
 
+    def cancel_calls(self):
+        """Cancel every tool call still owed a response, queued or running, as a client's
+        notifications/cancelled would: for a transport whose session ended, so that no
+        response can reach the client that asked. Returns how many were cancelled (a
+        response already being sent is not counted: it is no longer owed)."""
+        count = len(self._queue)
+        self._queue = []
+        call = self._running
+        if call is not None and not call.answering and not call.cancelled:
+            call.cancelled = True
+            if call.started:
+                call.task.cancel()
+            count += 1
+        return count
+
     def _cancel(self, request_id):
         if not _valid_id(request_id):
             return

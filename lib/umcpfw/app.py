@@ -10,6 +10,7 @@ from umcp.compat import get_logger
 from umcpfw import wifi
 from umcpfw.common_tools import CommonTools
 from umcpfw.vision import VisionClient
+from unet.conn import Trust
 from xiaozhi.link import XiaozhiLink
 
 VERSION = "0.1.0"
@@ -40,7 +41,11 @@ class Application:
         self.board = boards.load(config["board"]).create(config, self.settings)
         self.device_id = config.get("device_id") or self.mac_address()
         self.client_id = self.settings.get("client_id")  # a UUID made once by Settings
-        self.vision = VisionClient(self.device_id, self.client_id, config.get("ca"))
+        # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
+        # unverified only with "tls_verify": false (a warning at every connection). A broken
+        # "ca" or a tls_verify that is not true/false stops the start here, saying so.
+        self.trust = Trust(config.get("ca"), config.get("tls_verify", True))
+        self.vision = VisionClient(self.device_id, self.client_id, self.trust)
         self.server = self.build_server()
         self.link = self.build_link()
         self._reboot_task = None
@@ -62,7 +67,7 @@ class Application:
             server.page_limit = self.config["max_payload"]
         server.on_vision(self.vision.configure)
         CommonTools(server, self.board, self.settings, self.vision, VERSION, self.reboot,
-                    self.config.get("ca")).register()
+                    self.trust).register()
         self.board.register_tools(server)
         return server
 
@@ -78,7 +83,7 @@ class Application:
             if key in config:
                 options[key] = config[key]
         return XiaozhiLink(self.server, url, token, self.device_id, self.client_id,
-                                   ca=config.get("ca"), on_system=self.on_system,
+                                   ca=self.trust, on_system=self.on_system,
                                    on_alert=self.on_alert, **options)
 
     def wifi_credentials(self):
@@ -116,6 +121,7 @@ class Application:
         if wlan is not None:  # the host board has no radio
             ssid, password = self.wifi_credentials()
             await wifi.connect(wlan, ssid, password)
+            wifi.set_clock()  # certificate dates need it
             self._wifi_task = asyncio.create_task(wifi.keep_connected(wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.
         try:

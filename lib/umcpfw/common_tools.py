@@ -54,7 +54,8 @@ def _upgraded(size):
 
 class CommonTools:
     """The common tools over one board. reboot(delay_ms) is how the app restarts the device;
-    ca is the CA certificate for https downloads (None: no verification)."""
+    ca is what https downloads trust (a unet.conn.Trust, or CA certificates; None: the
+    shipped roots), verified unless the Trust says otherwise."""
 
     def __init__(self, server, board, settings, vision, version, reboot, ca=None):
         self.server = server
@@ -236,9 +237,11 @@ class CommonTools:
 
     async def _install(self, url, sha256, progress=None):
         # ota.install() checks the digest before set_boot(): a bad image never boots, and
-        # the running image is never touched.
+        # the running image is never touched. The response head comes first: an announced
+        # size the partition cannot hold is refused before a single block is written.
         async with http.get_stream(url, ca=self.ca) as image:
-            return await ota.install(image, sha256, progress=progress)
+            await image.open()
+            return await ota.install(image, sha256, size=image.length, progress=progress)
 
     async def _report_progress(self, written, total):
         await self.server.progress(written, total, "%d bytes written" % written)
@@ -250,5 +253,10 @@ class CommonTools:
         return self.board.display.info()
 
     def set_assets_url(self, args):
-        self.settings.set("asset_url", args["url"])
+        url = args["url"]
+        # Checked before it is stored: the download that reads it later must not find a URL
+        # that adds header lines to its request, or one no download can use.
+        if conn.parse_url(url)[0] not in ("http", "https"):
+            raise ValueError("not an HTTP URL: " + url)
+        self.settings.set("asset_url", url)
         return True

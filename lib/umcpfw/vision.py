@@ -1,9 +1,11 @@
 # The vision service client: photos go to the URL and token the backend sent in initialize.
-from umcp.compat import const
-from unet import http
+from umcp.compat import const, get_logger
+from unet import conn, http
 from xiaozhi.link import bearer
 
 _TIMEOUT_S = const(30)
+
+_log = get_logger("vision")
 
 
 class VisionClient:
@@ -13,15 +15,30 @@ class VisionClient:
         self.client_id = client_id
         self.url = None
         self.token = ""
+        self.refused = None  # why the server's vision URL was refused, if it was
 
     def configure(self, url, token):
-        """server.on_vision callback: the backend told us where to send photos."""
+        """server.on_vision callback: the backend told us where to send photos. A URL that
+        is not a usable http(s) URL (or carries spaces or control characters, which would
+        add header lines to the upload) is refused and logged; explain() then says why."""
+        try:
+            if conn.parse_url(url)[0] not in ("http", "https"):
+                raise ValueError("not an HTTP URL: %r" % (url,))
+        except ValueError as e:
+            _log.error("refused the server's vision URL: %s", e)
+            self.url = None
+            self.refused = str(e)
+            return
         self.url = url
         self.token = token
+        self.refused = None
 
     async def explain(self, question, jpeg):
         """Upload a JPEG with the question (in that order, as backends expect); the answer text."""
         if not self.url:
+            if self.refused:
+                raise RuntimeError("no vision service: the server's vision URL was refused (%s)"
+                                   % self.refused)
             raise RuntimeError("no vision service yet: the server has not sent a vision URL "
                                "in initialize")
         headers = {"Device-Id": self.device_id, "Client-Id": self.client_id}

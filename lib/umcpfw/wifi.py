@@ -65,3 +65,29 @@ async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s
                 await connect(wlan, ssid, password, attempt_s, pause_s, pause_max_s)
         except OSError as e:  # a radio fault must not end the upkeep
             log.warning("Wi-Fi upkeep: %r", e)
+
+
+def set_clock(ntp=None, attempts=3):
+    """Set the clock from NTP once the station is up -> whether it was set.
+
+    Verified TLS checks each certificate's validity dates against this clock, and an
+    ESP32 starts at 2000-01-01 (MicroPython's mbedTLS has the time check on): until it is
+    set, every wss:// and https:// connection is refused ("validity starts in the future").
+    `ntp`: the ntptime module (frozen into the ESP32 firmware); a port without it keeps
+    its clock (the host's is right). Blocks up to `attempts` NTP timeouts (1 s each)."""
+    if ntp is None:
+        try:
+            import ntptime as ntp
+        except ImportError:
+            return False
+    problem = None
+    for _ in range(attempts):
+        try:
+            ntp.settime()
+            log.info("clock set from NTP")
+            return True
+        except (OSError, OverflowError, IndexError, ValueError) as e:  # timeout, bad answer
+            problem = e
+    log.warning("clock not set from NTP (%r): verified TLS will refuse certificates until "
+                "it is", problem)
+    return False

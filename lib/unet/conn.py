@@ -1,5 +1,6 @@
-# Networking pieces shared by wsclient and httpclient: URL parsing, TCP/TLS
-# connections as asyncio streams, and reading an HTTP response head.
+# Networking pieces shared by unet.ws and unet.http: URL parsing, TCP/TLS connections
+# as asyncio streams (TLS verified by default: Trust; TCP_NODELAY where reachable), and
+# reading an HTTP response head.
 # Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
 import asyncio
 import binascii
@@ -28,6 +29,11 @@ def parse_url(url):
     """'wss://host:8443/p?q' -> ('wss', 'host', 8443, '/p?q'); ValueError if unusable."""
     if not isinstance(url, str):
         raise ValueError("URL must be a string")
+    for i in range(len(url)):
+        if ord(url[i]) <= 0x20 or url[i] == "\x7f":
+            # A space or a line break would end the request line and add header lines of
+            # the URL's choosing to our own request: refused wherever it sits.
+            raise ValueError("URL has a space or control character at position %d: %r" % (i, url))
     scheme, sep, rest = url.partition("://")
     scheme = scheme.lower()
     if not sep or scheme not in _DEFAULT_PORTS:
@@ -42,7 +48,7 @@ def parse_url(url):
     if not path.startswith("/"):
         path = "/" + path
     host, colon, port = netloc.partition(":")
-    if not host or "@" in netloc or "[" in netloc or " " in netloc:
+    if not host or "@" in netloc or "[" in netloc:
         raise ValueError("bad host in URL: " + url)
     if colon:
         if not port.isdigit() or not 0 < int(port) < 65536:
@@ -62,54 +68,146 @@ def host_header(scheme, host, port):
     return host if port == _DEFAULT_PORTS[scheme] else "%s:%d" % (host, port)
 
 
-def ca_der(ca):
-    """The CA certificate as DER bytes, from PEM text, PEM or DER bytes, or a file path.
+class Trust:
+    """Whom wss:// and https:// connections trust.
 
-    MicroPython's ssl takes one DER certificate only, so both runtimes get that."""
+    verify (the default): the server's certificate must chain to one of the roots the
+    firmware ships (unet.roots) or of `ca`, be valid now, and name the host we asked for.
+    verify=False: TLS without any check, with a warning at every connection (only when
+    config.json says "tls_verify": false). `ca`: the user's own CA certificates, added
+    to the shipped roots: PEM text or bytes holding one certificate or several, DER bytes
+    of one, a file path, or a list of those. Parsed here, so a broken one fails now."""
+
+    def __init__(self, ca=None, verify=True):
+        if verify is not True and verify is not False:
+            raise ValueError("tls_verify must be true or false, not %r" % (verify,))
+        self.verify = verify
+        self.cas = ca_ders(ca) if ca is not None else []
+
+
+def trust(ca):
+    """`ca` as a Trust: a Trust as it is; None or certificates: verified (see Trust)."""
+    return ca if isinstance(ca, Trust) else Trust(ca)
+
+
+def ca_ders(ca):
+    """The CA certificates in `ca` as a list of DER bytes, one per certificate: from PEM
+    text, PEM or DER bytes, a file path, or a list of those. MicroPython's TLS takes one
+    DER certificate per load_verify_locations() call, so both runtimes get them so."""
+    if isinstance(ca, (list, tuple)):
+        ders = []
+        for item in ca:
+            ders.extend(ca_ders(item))
+        return ders
     if isinstance(ca, str):
-        if ca.startswith("-----"):
+        if ca.lstrip().startswith("-----"):
             ca = ca.encode()
         else:
             with open(ca, "rb") as f:
                 ca = f.read()
+    ca = bytes(ca)
     begin = ca.find(_PEM_BEGIN)
     if begin < 0:
-        return ca
-    end = ca.find(b"-----END", begin)
-    if end < 0:
-        raise ValueError("broken PEM certificate")
-    return binascii.a2b_base64(ca[begin + len(_PEM_BEGIN) : end])
+        if not ca or ca[0] != 0x30:  # a DER certificate is an ASN.1 SEQUENCE
+            raise ValueError("CA certificate is neither PEM nor DER")
+        return [ca]
+    ders = []
+    while begin >= 0:
+        end = ca.find(b"-----END", begin)
+        if end < 0:
+            raise ValueError("broken PEM certificate")
+        try:
+            ders.append(binascii.a2b_base64(ca[begin + len(_PEM_BEGIN) : end]))
+        except ValueError:
+            raise ValueError("broken PEM certificate")
+        begin = ca.find(_PEM_BEGIN, end)
+    return ders
 
 
-def _tls_context(ca):
-    """A client TLS context; verifies the server against `ca` (see ca_der) when given."""
-    import ssl
+def _tls_module():
+    try:
+        import ssl  # CPython; MicroPython's micropython-lib wrapper (frozen on ESP32)
+    except ImportError:  # a MicroPython with only the built-in tls module
+        import tls as ssl
+    return ssl
 
-    if ca is None:
-        _log.warning("no CA configured: TLS WITHOUT certificate verification")
-    else:
-        ca = ca_der(ca)
-    if hasattr(ssl, "create_default_context"):  # CPython
-        if ca is not None:
-            return ssl.create_default_context(cadata=ca)
-        ctx = ssl.create_default_context()
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
+
+def _tls_context(trust, where):
+    """A client TLS context for `where` (host:port, for the warning) under `trust`."""
+    ssl = _tls_module()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if not trust.verify:
+        _log.warning("TLS to %s WITHOUT certificate verification (config.json: tls_verify "
+                     "is false): anyone on the path can read and change this traffic", where)
+        if hasattr(ctx, "check_hostname"):  # CPython: before verify_mode
+            ctx.check_hostname = False
+        try:
+            ctx.verify_mode = ssl.CERT_NONE
+        except AttributeError:  # axTLS: never verifies anyway
+            pass
         return ctx
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # MicroPython: CERT_NONE by default
-    if ca is not None:
-        ctx.load_verify_locations(cadata=ca)
-        ctx.verify_mode = ssl.CERT_REQUIRED
+    if not hasattr(ctx, "load_verify_locations"):
+        # micropython-x86 and other axTLS builds: no certificate checks at all.
+        raise OSError("this MicroPython's TLS cannot verify certificates (axTLS): use an "
+                      "mbedTLS build, or set tls_verify false in config.json")
+    from .roots import ROOTS
+
+    for der in trust.cas + list(ROOTS):
+        try:
+            ctx.load_verify_locations(cadata=der)
+        except TypeError:  # the bare tls module takes it positionally
+            ctx.load_verify_locations(der)
+    ctx.verify_mode = ssl.CERT_REQUIRED  # MicroPython 1.22 and older: CERT_NONE by default
+    # CPython's PROTOCOL_TLS_CLIENT checks the host name; MicroPython's mbedTLS checks the
+    # server_hostname asyncio.open_connection passes (the host we connect to).
     return ctx
 
 
 async def open_connection(host, port, tls=False, ca=None, timeout=10):
-    """(reader, writer) for a TCP connection, wrapped in TLS when `tls` is true.
+    """(reader, writer) for a TCP connection, wrapped in TLS when `tls` is true, with
+    TCP_NODELAY set where the port lets us (see set_nodelay). `ca`: a Trust, or what
+    Trust(ca) takes (None: the shipped roots); verified unless the Trust says otherwise.
 
-    MicroPython does the TLS handshake on the first read/write, so a bad
-    certificate shows up there as an OSError rather than here."""
-    ctx = _tls_context(ca) if tls else None
-    return await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ctx), timeout)
+    CPython refuses a certificate here (ssl.SSLCertVerificationError, naming the cause);
+    MicroPython does the TLS handshake on the first read/write, so a bad certificate
+    shows up there, as a ValueError with mbedTLS's reason ("The certificate validity has
+    expired", "... Common Name (CN) does not match ...", "... not correctly signed by the
+    trusted CA")."""
+    ctx = _tls_context(trust(ca), "%s:%d" % (host, port)) if tls else None
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ctx),
+                                            timeout)
+    set_nodelay(writer)
+    return reader, writer
+
+
+def set_nodelay(writer):
+    """Turn Nagle's algorithm off on the stream's socket -> whether it was set.
+
+    CPython: the transport's socket (asyncio sets it already; this makes sure).
+    MicroPython: the stream's socket `s`; a TLS stream's is the TLS socket, which has no
+    options, so TLS connections keep Nagle there (each frame leaves in one write anyway).
+    The ESP32 port names IPPROTO_TCP and TCP_NODELAY; the unix port names neither but
+    passes options to Linux, whose values (6, 1) are those of BSD and lwIP too."""
+    sock = getattr(writer, "s", None)  # MicroPython's asyncio Stream
+    if sock is None and hasattr(writer, "transport"):  # CPython
+        sock = writer.get_extra_info("socket")
+    setsockopt = getattr(sock, "setsockopt", None)
+    if setsockopt is None:
+        return False
+    import socket
+    import sys
+
+    level = getattr(socket, "IPPROTO_TCP", None)
+    option = getattr(socket, "TCP_NODELAY", None)
+    if level is None or option is None:
+        if sys.platform != "linux":
+            return False
+        level, option = 6, 1
+    try:
+        setsockopt(level, option, 1)
+        return True
+    except (OSError, TypeError, ValueError):  # not a TCP socket, or the port refuses
+        return False
 
 
 def request_head(method, path, host, headers):

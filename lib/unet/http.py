@@ -105,10 +105,13 @@ async def _post_multipart(url, fields, file, headers, ca, timeout):
             ("Content-Length", len(before) + len(data) + len(after))]
     reader, writer = await _send_head("POST", url, headers, head, ca, timeout, before)
     try:
-        for start in range(0, len(data), _CHUNK):
+        # The closing boundary leaves with the last piece of the file: a small segment of
+        # its own could wait for the server's delayed ACK (Nagle) before the answer comes.
+        last = max(0, len(data) - 1) // _CHUNK * _CHUNK
+        for start in range(0, last, _CHUNK):
             writer.write(data[start : start + _CHUNK])
             await writer.drain()
-        writer.write(after)
+        writer.write(bytes(data[last:]) + after)
         await writer.drain()
         status, reason, reply_headers = await conn.read_response_head(reader)
         body = _Body(reader, reply_headers)
@@ -133,8 +136,9 @@ def get_stream(url, headers=None, timeout=30, ca=None, max_redirects=2):
     """`async for chunk in get_stream(url)`: the body of a GET, piece by piece.
 
     Follows up to `max_redirects` redirects; a final status other than 200 raises
-    conn.HttpError. `timeout` bounds the connection and each read. After the first
-    chunk, `.length` is the total size when the server announced it (else None).
+    conn.HttpError. `timeout` bounds the connection and each read. After `await
+    stream.open()` (the head only) or the first chunk, `.length` is the total size when
+    the server announced it (else None).
     Use `async with get_stream(url) as stream:` to release the socket when stopping early."""
     return _Download(url, headers, timeout, ca, max_redirects)
 
@@ -157,6 +161,18 @@ class _Download:
         await self.close()
 
     def __aiter__(self):
+        return self
+
+    async def open(self):
+        """Connect and read the response head now, without any of the body: `.length` is
+        then the announced size (None if unknown), for a caller that must check it before
+        taking the first byte. Iterating opens by itself when this was not called."""
+        if self._body is None:
+            try:
+                await asyncio.wait_for(self._open(), self._timeout)
+            except BaseException:
+                await self.close()
+                raise
         return self
 
     async def __anext__(self):

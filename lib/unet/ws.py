@@ -1,9 +1,13 @@
 # RFC 6455 WebSocket client on asyncio streams, for CPython 3.11+ and MicroPython 1.24+.
 #
 # Memory: a payload is read once into a buffer of its announced size (after the size
-# is checked against max_message), and outgoing data is masked and written in small
-# chunks, so sending never builds a masked copy of a whole message (nor, on MicroPython,
-# an encoded copy of a str: its UTF-8 bytes are read in place).
+# is checked against max_message). Sending never builds a masked copy of a whole message
+# (nor, on MicroPython, an encoded copy of a str: its UTF-8 bytes are read in place): each
+# frame goes through one buffer per connection, header and masked payload together, so a
+# frame of up to FRAME_CHUNK payload bytes leaves in ONE writer.write() call (one TCP segment:
+# a header written apart from its payload waits for the peer's delayed ACK under Nagle's
+# algorithm, about 40 ms a frame). A longer frame streams in chunks, the header with the
+# first one.
 import asyncio
 import binascii
 import hashlib
@@ -30,7 +34,9 @@ CLOSE_INVALID_DATA = const(1007)
 CLOSE_TOO_BIG = const(1009)
 
 _MAX_REASON = const(123)  # a close frame is a control frame: 125 bytes, 2 for the code
-_MASK_CHUNK = const(512)  # bytes masked per write; a multiple of 4 keeps the key aligned
+FRAME_CHUNK = const(2032)  # payload bytes per write; a multiple of 4 keeps the key aligned
+_FRAME_BUF = const(2048)  # per connection: a header (14 bytes at most) and a chunk
+_DISCARD = const(512)  # bytes read at a time while skipping what a failing peer still sends
 _CLOSE_WAIT_S = const(2)  # how long a closing handshake may take before we hang up
 
 
@@ -52,25 +58,13 @@ class _Fail(Exception):
 
 def mask(data, key):
     """XOR `data` with the repeating 4-byte `key` -> bytes."""
-    return _xor(data, _key_int(key, len(data)), len(data))
+    n = len(data)
+    return _masked(data, 0, n, _key_int(key, n), n) if n else b""
 
 
 def _key_int(key, span):
     """The 4-byte key repeated over `span` bytes, as one big-endian integer."""
     return int.from_bytes((key * (span // 4 + 1))[:span], "big")
-
-
-def _xor(data, keys, span):
-    """`data` XOR the first len(data) bytes of `keys` (a _key_int over `span` bytes).
-
-    One big-integer XOR instead of a per-byte Python loop; callers pass chunks, and a
-    sender builds `keys` once for all the chunks of a frame."""
-    n = len(data)
-    if not n:
-        return b""
-    if n < span:
-        keys >>= 8 * (span - n)
-    return (int.from_bytes(data, "big") ^ keys).to_bytes(n, "big")
 
 
 def _utf8(text):
@@ -79,6 +73,14 @@ def _utf8(text):
         return memoryview(text)
     except TypeError:  # CPython: str has no buffer
         return text.encode()
+
+
+def _masked(buf, start, n, keys, span):
+    """buf[:start] as it is (the frame header, or nothing) followed by buf[start:start + n]
+    XOR the key stream, as new bytes ready to write; `keys` is a _key_int over `span`."""
+    total = start + n
+    return (int.from_bytes(memoryview(buf)[:total], "big")
+            ^ (keys >> 8 * (span - n))).to_bytes(total, "big")
 
 
 def frame_header(opcode, length, key, fin=True):
@@ -174,7 +176,7 @@ class WebSocket:
         self.max_message = max_message
         self.last_rx_ms = ticks_ms()
         self._send_lock = asyncio.Lock()  # frames from concurrent tasks never interleave
-        self._chunk = bytearray(_MASK_CHUNK)  # outgoing payload is masked through this
+        self._buf = bytearray(_FRAME_BUF)  # each outgoing frame is built and masked here
         self._close_sent = False
         self._closed = None  # (code, reason) once the connection is over
         self._done = asyncio.Event()
@@ -328,7 +330,7 @@ class WebSocket:
         await self._send_close(code, reason)
         # Give the peer the chance to read our close frame before the socket goes:
         # skip (never store) whatever it still sends until it hangs up.
-        while await self._reader.read(_MASK_CHUNK):
+        while await self._reader.read(_DISCARD):
             pass
 
     async def _finish(self, code, reason, abort=False):
@@ -364,29 +366,35 @@ class WebSocket:
         length = 0
         for piece in pieces:
             length += len(piece)
-        # Pieces are copied into one reused chunk and masked a whole chunk at a time: many
-        # small pieces (a tools/list page) cost no more than one big one. Chunks start at
-        # multiples of 4, so one repeated key serves them all.
-        keys = _key_int(key, _MASK_CHUNK)
-        chunk = self._chunk
+        head = frame_header(opcode, length, key)
+        # Pieces are copied into the connection's buffer behind the header and masked a
+        # whole write at a time: many small pieces (a tools/list page) cost no more than one
+        # big one, and the frame leaves in one write when it fits. Chunks start at payload
+        # offsets that are multiples of 4, so one repeated key serves them all.
+        span = min(length, FRAME_CHUNK)
+        keys = _key_int(key, span)
+        buf = self._buf
         writer = self._writer
         async with self._send_lock:
-            writer.write(frame_header(opcode, length, key))
+            start = len(head)  # the header's bytes at the front of the first write only
+            buf[0:start] = head
             filled = 0
             for piece in pieces:
                 view = memoryview(piece)
                 taken = 0
                 while taken < len(view):
-                    n = min(_MASK_CHUNK - filled, len(view) - taken)
-                    chunk[filled : filled + n] = view[taken : taken + n]
+                    n = min(FRAME_CHUNK - filled, len(view) - taken)
+                    buf[start + filled : start + filled + n] = view[taken : taken + n]
                     filled += n
                     taken += n
-                    if filled == _MASK_CHUNK:
-                        writer.write(_xor(chunk, keys, _MASK_CHUNK))
+                    if filled == FRAME_CHUNK:
+                        # New bytes each time: CPython's transport may keep what it has not
+                        # sent yet, so the buffer is never handed out itself.
+                        writer.write(_masked(buf, start, filled, keys, span))
                         await writer.drain()
-                        filled = 0
-            if filled:
-                writer.write(_xor(memoryview(chunk)[:filled], keys, _MASK_CHUNK))
+                        start = filled = 0
+            if start or filled:
+                writer.write(_masked(buf, start, filled, keys, span))
             await writer.drain()
 
 

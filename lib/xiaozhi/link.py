@@ -10,6 +10,7 @@ import random
 
 from umcp.compat import dumps, get_logger, iscoroutine, ticks_diff, ticks_ms
 from umcp.jsonin import loads
+from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect
 
@@ -46,6 +47,10 @@ class XiaozhiLink:
                  max_message=32768, on_system=None, on_alert=None, hello_timeout=10,
                  idle_timeout=120, ping_interval=30, backoff_min=1, backoff_max=60,
                  stable_after=30):
+        # A URL that cannot work (wrong scheme, spaces or control characters that would add
+        # header lines to the upgrade request) is a ValueError now, not a retry loop later.
+        if parse_url(url)[0] not in ("ws", "wss"):
+            raise ValueError("not a WebSocket URL (want ws:// or wss://): " + url)
         self.server = server
         self.url = url
         self.headers = {
@@ -75,6 +80,7 @@ class XiaozhiLink:
         self._prefix = None  # the envelope up to the payload, for this session
         self._stopping = False
         self._stopped = asyncio.Event()
+        self.dropped = 0  # MCP messages sent while down, since the last session came up
         server.set_sender(self._send_mcp)
 
     async def run(self):
@@ -133,6 +139,9 @@ class XiaozhiLink:
         self._up_since = ticks_ms()
         self.connected.set()
         _log.info("connected, session %s", self.session_id)
+        if self.dropped:
+            _log.warning("%d MCP message(s) were dropped while the link was down", self.dropped)
+            self.dropped = 0
         keepalive = asyncio.create_task(self._keepalive(ws))
         try:
             while True:
@@ -151,6 +160,13 @@ class XiaozhiLink:
         self.connected.clear()
         ws, self._ws = self._ws, None
         if ws is not None:
+            # Responses owed to this session can reach no one: the next session's backend
+            # never asked for them. The calls are cancelled (as a client's cancellation
+            # would) and counted in one line, rather than each reply dropped as it comes.
+            owed = self.server.cancel_calls()
+            if owed:
+                _log.warning("session ended: cancelled %d tool call(s) it was owed a reply for",
+                             owed)
             await ws.abort()
 
     async def _keepalive(self, ws):
@@ -186,12 +202,22 @@ class XiaozhiLink:
         one envelope as they are (a text frame of pieces, never one joined string)."""
         ws = self._ws
         if ws is None or not self.connected.is_set():
-            _log.warning("link down: dropped an MCP message")
+            self._drop()
             return
         frame = [self._prefix]
         frame.extend(pieces)
         frame.append("}")
-        await ws.send(frame)
+        try:
+            await ws.send(frame)
+        except ConnectionClosed:  # the session is ending: run() hangs up and accounts
+            self._drop()
+
+    def _drop(self):
+        """Count an MCP message (a notification, say a background task's log) that finds
+        the link down: logged once when dropping starts, the total when a session is up."""
+        self.dropped += 1
+        if self.dropped == 1:
+            _log.warning("link down: MCP messages are dropped until the next session")
 
     async def _route(self, text):
         message, problem = _parse(text)

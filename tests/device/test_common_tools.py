@@ -217,6 +217,32 @@ async def test_upgrade_refuses_a_bad_digest_or_url_before_touching_flash():
         rig.close()
 
 
+async def test_urls_with_spaces_or_line_breaks_are_refused_everywhere_before_use():
+    rig = Rig()
+    try:
+        smuggling = "http://127.0.0.1:9/fw.bin HTTP/1.1\r\nX-Evil: 1\r\nX: "
+        message = await rig.error_text("self.upgrade_firmware",
+                                       {"url": smuggling, "sha256": "ab" * 32})
+        assert "space or control character" in message, message
+        assert esp32.sim_set_boot_calls() == [] and esp32.sim_partition("ota_1").writes == []
+        for url in ("https://assets.example/pack bin", "https://assets.example/p\nX: 1",
+                    "ws://assets.example/pack.bin"):
+            message = await rig.error_text("self.assets.set_download_url", {"url": url})
+            assert "control character" in message or "not an HTTP URL" in message, message
+        assert Settings(SETTINGS_FILE).get("asset_url") is None
+        # The vision URL arrives in initialize: refused there, and the photo says why.
+        rig.server.on_vision(rig.vision.configure)  # as the app wires it
+        await rig.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {
+            "vision": {"url": "http://127.0.0.1:9/explain\r\nX-Evil: 1", "token": "t"}}})
+        assert rig.vision.url is None
+        message = await rig.error_text("self.camera.take_photo", {"question": "what?"})
+        assert "vision URL was refused" in message and "control character" in message, message
+        rig.vision.configure("http://127.0.0.1:9/explain", "t")  # a good one is taken
+        assert rig.vision.url == "http://127.0.0.1:9/explain" and rig.vision.refused is None
+    finally:
+        rig.close()
+
+
 async def test_upgrade_without_progress_token_answers_at_once_and_logs_a_failure():
     rig = Rig()
     try:

@@ -184,13 +184,16 @@ def test_mutated_text_gives_valid_text_or_a_value_error():
 
 
 def test_the_heap_returns_to_its_baseline_after_refusals():
-    if not MICROPYTHON:
-        return  # gc.mem_alloc is MicroPython's
-    big = nest(4000).encode()
+    if not MICROPYTHON or sys.platform == "webassembly":
+        # gc.mem_alloc is MicroPython's; the WebAssembly build's collector keeps what the
+        # JS side may still see (even a bytearray made and dropped per call grows it).
+        return
+    big = nest(4000).encode()  # 8 KB: keeping any of it, or a copy, shows
+    refuses(big, "nesting deeper")  # a first round settles what is allocated once
     gc.collect()
     before = gc.mem_alloc()
     for _ in range(3):
         refuses(big, "nesting deeper")
         assert loads(b'{"q":"\\ud83d\\ude00\\ud83d"}') == {"q": EMOJI + FFFD}
     gc.collect()
-    assert gc.mem_alloc() - before <= 64
+    assert gc.mem_alloc() - before <= 64, gc.mem_alloc() - before

@@ -314,6 +314,28 @@ async def test_cancellation_sends_no_response():
     assert [m["id"] for m in wire.messages()] == [3]
 
 
+async def test_cancel_calls_drops_every_owed_response_and_counts_them():
+    # What a transport does when its session ends: nobody is left to answer.
+    wire = Wire()
+    running, queued = Gate(), Gate()
+    wire.server.add_tool("running", "d", None, running)
+    wire.server.add_tool("queued", "d", None, queued)
+    await wire.feed(call("running", id=1))
+    await wire.feed(call("queued", id=2))
+    await wire.feed(call("queued", id=3))
+    await settle(lambda: running.entered)
+    assert wire.server.cancel_calls() == 3
+    await settle(lambda: running.cancelled)
+    assert wire.server.cancel_calls() == 0  # nothing is owed any more
+    later = Gate("later")
+    later.release.set()
+    wire.server.add_tool("later", "d", None, later)
+    await wire.feed(call("later", id=4))  # the next session's calls run as usual
+    assert (await wire.response(4))["result"]["content"][0]["text"] == "later"
+    assert not queued.entered
+    assert [m["id"] for m in wire.messages()] == [4]
+
+
 async def test_progress_log_and_list_changed():
     wire = Wire()
     server = wire.server

@@ -26,6 +26,23 @@ def test_parse_url_rejects_garbage():
         assert raises(ValueError, unet.conn.parse_url, url), url
 
 
+def test_parse_url_refuses_spaces_and_control_characters():
+    # Each would let a URL write header lines of its own into the device's request.
+    for bad in (" ", "\t", "\r", "\n", "\r\n", "\x00", "\x1f", "\x7f"):
+        for url in ("http://h/fw" + bad + "x.bin", "http://h/fw.bin?a=" + bad,
+                    "http://h" + bad + "/fw.bin", "ws://h/p" + bad):
+            try:
+                unet.conn.parse_url(url)
+            except ValueError as e:
+                assert "space or control character" in str(e), str(e)
+            else:
+                assert False, "accepted %r" % url
+    smuggled = "http://h/fw.bin HTTP/1.1\r\nX-Evil: 1\r\n"
+    assert raises(ValueError, unet.conn.parse_url, smuggled)
+    assert unet.conn.parse_url("http://h/a%20b?c=%0D") == ("http", "h", 80, "/a%20b?c=%0D")
+    assert unet.conn.parse_url("http://h/\u4e2d") == ("http", "h", 80, "/\u4e2d")
+
+
 def test_host_header_shows_only_non_default_ports():
     assert unet.conn.host_header("wss", "h", 443) == "h"
     assert unet.conn.host_header("ws", "h", 8000) == "h:8000"
@@ -37,14 +54,35 @@ def test_request_head_and_header_injection():
     assert raises(ValueError, unet.conn.request_head, "GET", "/", "h", [("A", "x\r\nEvil: 1")])
 
 
-def test_ca_der_from_pem():
+def _pem(der):
+    return (b"-----BEGIN CERTIFICATE-----\n" + binascii.b2a_base64(der)
+            + b"-----END CERTIFICATE-----\n")
+
+
+def test_ca_ders_from_pem_bundles_der_and_lists():
     der = b"\x30\x82\x01\x0a" + bytes(range(200))
-    body = binascii.b2a_base64(der)
-    pem = b"junk before\n-----BEGIN CERTIFICATE-----\n" + body + b"-----END CERTIFICATE-----\n"
-    assert unet.conn.ca_der(pem) == der
-    assert unet.conn.ca_der(pem[12:].decode()) == der
-    assert unet.conn.ca_der(der) == der
-    assert raises(ValueError, unet.conn.ca_der, pem[:40])
+    other = b"\x30\x82\x00\x05" + b"other"
+    pem = b"junk before\n" + _pem(der)
+    assert unet.conn.ca_ders(pem) == [der]
+    assert unet.conn.ca_ders(pem[12:].decode()) == [der]
+    assert unet.conn.ca_ders(der) == [der]
+    bundle = _pem(der) + b"# a comment between them\n" + _pem(other)
+    assert unet.conn.ca_ders(bundle.decode()) == [der, other]
+    assert unet.conn.ca_ders([bundle, other, _pem(der).decode()]) == [der, other, other, der]
+    assert raises(ValueError, unet.conn.ca_ders, pem[:40])
+    assert raises(ValueError, unet.conn.ca_ders, b"not a certificate")
+
+
+def test_trust_is_verified_unless_said_otherwise_explicitly():
+    assert unet.conn.Trust().verify is True and unet.conn.Trust().cas == []
+    assert unet.conn.Trust(None, False).verify is False
+    for loose in ("false", 0, None, "no"):
+        assert raises(ValueError, unet.conn.Trust, None, loose), loose
+    der = b"\x30\x82\x00\x03abc"
+    trust = unet.conn.Trust(_pem(der).decode())
+    assert trust.cas == [der] and unet.conn.trust(trust) is trust
+    assert unet.conn.trust(None).verify is True
+    assert raises(ValueError, unet.conn.Trust, "-----BEGIN CERTIFICATE-----\nAAAA")
 
 
 def _mask_slowly(data, key):
@@ -101,3 +139,77 @@ def test_bad_close_frames_are_protocol_errors():
     assert _close_failure(b"\x03") == 1002  # a code is two bytes
     assert _close_failure(b"\x03\xe8\xff") == 1007  # the reason is not UTF-8
     assert _close_failure(b"\x03\xe8\xe4\xb8") == 1007  # ... it ends mid-character
+
+
+class _Urandom:
+    """os.urandom for the WebAssembly build, which lacks it (and sockets): masking keys."""
+
+    @staticmethod
+    def urandom(n):
+        import random
+
+        return bytes(random.getrandbits(8) for _ in range(n))
+
+
+if not hasattr(unet.ws.os, "urandom"):
+    unet.ws.os = _Urandom
+
+
+class _RecordingWriter:
+    """A stream writer that keeps each write() call's bytes apart."""
+
+    def __init__(self):
+        self.writes = []
+
+    def write(self, data):
+        self.writes.append(bytes(data))
+
+    async def drain(self):
+        pass
+
+
+def _unframe(data):
+    """One masked client frame -> (first byte, payload, what follows it)."""
+    b0, b1 = data[0], data[1]
+    assert b1 & 0x80, "client frames are masked"
+    length, pos = b1 & 0x7F, 2
+    if length == 126:
+        length, pos = struct.unpack("!H", data[2:4])[0], 4
+    elif length == 127:
+        length, pos = struct.unpack("!Q", data[2:10])[0], 10
+    key = data[pos:pos + 4]
+    pos += 4
+    payload = bytes(b ^ key[i % 4] for i, b in enumerate(data[pos:pos + length]))
+    assert len(payload) == length
+    return b0, payload, data[pos + length:]
+
+
+async def test_a_frame_leaves_in_one_write_header_and_payload_together():
+    writer = _RecordingWriter()
+    ws = unet.ws.WebSocket(None, writer, 32768)
+    fits = "y" * (unet.ws.FRAME_CHUNK - 10)
+    for message, opcode in (("hi", 0x81), (["{\"a\":", b"1", "}"], 0x81), (b"\x00\x01", 0x82),
+                            (fits, 0x81), (["x" * 10, fits], 0x81)):
+        writer.writes.clear()
+        await ws.send(message)
+        assert len(writer.writes) == 1, (len(writer.writes), message)
+        b0, payload, rest = _unframe(writer.writes[0])
+        expected = message if isinstance(message, (str, bytes)) else "".join(
+            p.decode() if isinstance(p, bytes) else p for p in message)
+        if isinstance(expected, str):
+            expected = expected.encode()
+        assert (b0, payload, rest) == (opcode, expected, b""), message
+    writer.writes.clear()
+    await ws.ping()
+    assert len(writer.writes) == 1 and _unframe(writer.writes[0]) == (0x89, b"", b"")
+
+
+async def test_a_long_frame_streams_in_chunks_with_the_header_in_the_first():
+    writer = _RecordingWriter()
+    ws = unet.ws.WebSocket(None, writer, 32768)
+    text = "".join(chr(ord("a") + i % 26) for i in range(3 * unet.ws.FRAME_CHUNK + 7))
+    await ws.send(["<", text, ">"])
+    assert len(writer.writes) == 4
+    assert [len(w) for w in writer.writes[1:]] == [unet.ws.FRAME_CHUNK, unet.ws.FRAME_CHUNK, 9]
+    b0, payload, rest = _unframe(b"".join(writer.writes))
+    assert (b0, payload, rest) == (0x81, ("<" + text + ">").encode(), b"")

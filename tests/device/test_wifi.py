@@ -62,3 +62,27 @@ async def test_upkeep_brings_a_dropped_link_back():
         assert len(network.sim_connects()) == 2
     finally:
         upkeep.cancel()
+
+
+class _Ntp:
+    """ntptime's settime(), failing `fails` times first."""
+
+    def __init__(self, fails=0):
+        self.fails = fails
+        self.calls = 0
+
+    def settime(self):
+        self.calls += 1
+        if self.calls <= self.fails:
+            raise OSError(110, "ETIMEDOUT")
+
+
+def test_clock_is_set_from_ntp_with_retries():
+    ntp = _Ntp(fails=2)
+    assert wifi.set_clock(ntp) is True and ntp.calls == 3
+    ntp = _Ntp(fails=5)
+    assert wifi.set_clock(ntp, attempts=3) is False and ntp.calls == 3  # logged, not raised
+    try:
+        import ntptime  # noqa: F401
+    except ImportError:  # the host and the simulator: the clock is left as it is
+        assert wifi.set_clock() is False

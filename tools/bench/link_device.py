@@ -1,0 +1,30 @@
+# The device side of make bench's link table (tools/bench/link.py): an McpServer with one
+# small tool behind the firmware's own XiaozhiLink, connected to URL until killed.
+# Runs under CPython and MicroPython with lib/ on the module path:
+#   link_device.py ws://127.0.0.1:PORT/xiaozhi/v1/
+# Prints one JSON line first: the interpreter and its word size.
+import asyncio
+import json
+import sys
+
+from umcp import INTEGER, McpServer, Property
+from xiaozhi.link import XiaozhiLink
+
+
+def set_volume(args):
+    return True
+
+
+async def main(url):
+    server = McpServer(name="bench", version="1")
+    server.add_tool("self.audio_speaker.set_volume", "Set the volume of the audio speaker.",
+                    [Property("volume", INTEGER, minimum=0, maximum=100)], set_volume)
+    link = XiaozhiLink(server, url, "bench-token", "aa:bb:cc:dd:ee:ff", "bench-client",
+                       ping_interval=0, idle_timeout=600, backoff_min=0.05, backoff_max=0.2)
+    impl = sys.implementation
+    print(json.dumps({"interpreter": "%s %s" % (impl.name, ".".join(str(n) for n in impl.version[:3])),
+                      "bits": 64 if sys.maxsize > 0xFFFFFFFF else 32}))
+    await link.run()
+
+
+asyncio.run(main(sys.argv[1]))
