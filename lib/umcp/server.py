@@ -251,7 +251,7 @@ class McpServer:
         if call is not None and call.modern:
             if call.log_level is None or rank < call.log_level or call.answering:
                 return
-        elif self._modern or rank < self._min_log_level:
+        elif rank < self._min_log_level or (call is None and self._modern):
             return
         params = {"level": level, "data": data}
         if logger is not None:
