@@ -51,7 +51,6 @@ _FRAME_OPEN = '{"jsonrpc":"2.0","id":'
 # client may keep them: the device's tools, resources and state change at any
 # time and nothing announces it on that revision's wire, so not at all (ttlMs 0),
 # and only for this caller ("private").
-_COMPLETE = ',"resultType":"complete"'
 _CACHE_HINTS = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"'
 
 _PAGE_END = "]}}"
