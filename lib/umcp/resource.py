@@ -13,8 +13,11 @@ MAX_SUBSCRIPTIONS = const(8)
 _INVALID_PARAMS = const(-32602)
 _INTERNAL_ERROR = const(-32603)
 _NOT_FOUND_LEGACY = const(-32002)  # up to 2025-11-25; -32602 from 2026-07-28 (SEP-2164)
-_READ_END = "]}"
-_READ_END_MODERN = "]" + _CACHE_HINTS + "}"
+# What closes a content (text: its "}"; blob: the base64's quote too) and the result.
+_TEXT_END = "}]}"
+_TEXT_END_MODERN = "}]" + _CACHE_HINTS + "}"
+_BLOB_END = '"}]}'
+_BLOB_END_MODERN = '"}]' + _CACHE_HINTS + "}"
 
 _log = get_logger("umcp")
 
@@ -161,12 +164,12 @@ _TEXT = ',"text":'
 _BLOB = ',"blob":"'
 
 
-def contents_pieces(uri, mime_type, value, tail):
+def contents_pieces(uri, mime_type, value, modern=False):
     """A ReadResourceResult's pieces for what a read callback returned.
 
     A str is the text; a bytes-like object a blob, its base64 the bytes b2a_base64
     made (never copied into a str); a dict or list its JSON text (application/json
-    unless the resource says otherwise). `tail` closes the result (after "]").
+    unless the resource says otherwise). `modern`: in revision 2026-07-28's form.
     Raises TypeError for anything else.
     """
     if isinstance(value, (dict, list)):
@@ -180,11 +183,11 @@ def contents_pieces(uri, mime_type, value, tail):
     if isinstance(value, str):
         pieces.append(_TEXT)
         pieces.append(dumps(value))
-        pieces.append("}" + tail)
+        pieces.append(_TEXT_END_MODERN if modern else _TEXT_END)
     elif isinstance(value, (bytes, bytearray, memoryview)):
         pieces.append(_BLOB)
         pieces.append(b2a_base64(value, newline=False))
-        pieces.append('"}' + tail)
+        pieces.append(_BLOB_END_MODERN if modern else _BLOB_END)
     else:
         raise TypeError("a resource reads as str, bytes or JSON (dict, list), not %s" % type(value).__name__)
     return pieces
@@ -221,8 +224,7 @@ async def read(server, id_json, params, modern):
         value = found.read() if variables is None else found.read(variables)
         if iscoroutine(value):
             value = await value
-        return _result_frame(id_json, contents_pieces(uri, found.mime_type, value,
-                                                      _READ_END_MODERN if modern else _READ_END))
+        return _result_frame(id_json, contents_pieces(uri, found.mime_type, value, modern))
     except (_NotFound, KeyError):  # KeyError: a template's read knows no such resource
         return _not_found_frame(id_json, uri, modern)
     except InvalidParams:
