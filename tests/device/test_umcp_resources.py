@@ -129,3 +129,33 @@ async def test_2026_discover_and_result_type():
     assert MODERN in error["data"]["supported"]
     assert (await wire.request("ping", version=MODERN))["error"]["code"] == -32601
     assert (await wire.request("ping"))["result"] == {}
+
+
+async def test_the_revision_decision_allocates_nothing():
+    # Where the heap can be counted (MicroPython): a tools/list in revision 2026-07-28's
+    # form takes no more heap than the same request without _meta.
+    import gc
+
+    if not hasattr(gc, "mem_alloc"):
+        return
+    wire = Wire()
+    for number in range(10):
+        wire.server.add_tool("t%d" % number, "A tool.", None, lambda args: True)
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    legacy = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    modern = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+
+    async def heap(message):
+        await wire.server.handle(message)  # once before: nothing first-time in the count
+        gc.collect()
+        gc.disable()
+        try:
+            before = gc.mem_alloc()
+            await wire.server.handle(message)
+            return gc.mem_alloc() - before
+        finally:
+            gc.enable()
+
+    wire.server.set_sender(lambda pieces: None)
+    legacy_bytes = await heap(legacy)
+    assert 0 < await heap(modern) <= legacy_bytes
