@@ -112,10 +112,13 @@ async def test_lists_page_byte_exact_with_opaque_cursor(wire):
         wire.server.add_resource_template("device://t%02d/{id}" % number, "template %d" % number, lambda v: "x")
     wire.server.page_limit = 1000
     wire.server.set_sender(wire._receive, 50)
-    for method, key, field in (("resources/list", "resources", "uri"),
-                               ("resources/templates/list", "resourceTemplates", "uriTemplate")):
+    hints = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"'
+    for method, key, field, items in (("resources/list", "resources", "uri", wire.server._resources),
+                                      ("resources/templates/list", "resourceTemplates", "uriTemplate",
+                                       wire.server._templates)):
+        entries = {json.loads(item.json)[field]: item.json for item in items}
         for modern in (False, True):
-            seen, cursor, pages = [], None, 0
+            seen, cursor, pages = [], None, []
             while True:
                 params = {"cursor": cursor} if cursor else {}
                 start = len(wire.frames)
@@ -126,12 +129,21 @@ async def test_lists_page_byte_exact_with_opaque_cursor(wire):
                 else:
                     page = (await wire.request(method, params))["result"]
                 assert len(wire.frames[start].encode()) + 50 <= 1000
-                pages += 1
+                pages.append(wire.frames[start])
                 seen += [entry[field] for entry in page[key]]
                 cursor = page.get("nextCursor")
                 if cursor is None:
                     break
-            assert pages >= 3 and len(seen) == 40 and len(set(seen)) == 40
+                assert cursor in entries  # the next entry's key
+            assert len(pages) >= 3 and seen == [json.loads(item.json)[field] for item in items]
+            # greedy: a page with more after it could not have held the next entry
+            tail = hints if modern else ""
+            for index, frame in enumerate(pages[:-1]):
+                following = seen[sum(len(json.loads(f)["result"][key]) for f in pages[:index + 1]):]
+                end = "]" + tail + "}}" if len(following) == 1 else \
+                    '],"nextCursor":"%s"' % following[1] + tail + "}}"
+                grown = frame[:frame.rindex("]")] + "," + entries[following[0]] + end
+                assert len(grown.encode()) + 50 > 1000
     code, _ = error_of(await wire.request("resources/list", {"cursor": "device://nope"}))
     assert code == -32602
 
