@@ -37,9 +37,14 @@ class McpWire:
     """A client's end of an McpServer, validating all the server sends.
 
     `sent` holds the emitted messages (parsed), `frames` their text. Responses
-    are validated against the result model of the request's method; before an
-    initialize reply the newest handshake version's schema applies.
+    are validated against the result model of the request's method, for the
+    version the request named in `_meta` (revision 2026-07-28's form), else the
+    negotiated one; before an initialize reply the newest handshake version's
+    schema applies. Notifications follow the version of the latest request or
+    initialize. `modern_request()` sends a request in the 2026-07-28 form.
     """
+
+    MODERN = "2026-07-28"
 
     WAIT_S = 5
 
@@ -49,7 +54,8 @@ class McpWire:
         self.frames = []
         self.failures = []
         self.version = "2025-11-25"
-        self._methods = {}  # (id type, id) -> method of the last request with that id
+        self._methods = {}  # (id type, id) -> (method, _meta version or None) of the last request with that id
+        self._notification_version = None  # MODERN after a request in that form, until initialize
         self._arrived = asyncio.Event()
         server.set_sender(self._receive, overhead)
 
@@ -75,15 +81,22 @@ class McpWire:
 
         jsonrpc_message_adapter.validate_python(message)
         if "result" in message:
-            method = self._methods[(type(message["id"]), message["id"])]
+            method, version = self._methods[(type(message["id"]), message["id"])]
             if method == "initialize":
                 self.version = message["result"]["protocolVersion"]
-            parse_server_result(method, self.version, message["result"])
+            elif method == "server/discover":
+                version = self.MODERN
+            parse_server_result(method, version or self.version, message["result"])
         elif "error" in message:
             assert isinstance(message["error"]["code"], int)
             assert isinstance(message["error"]["message"], str)
-        elif (message["method"], self.version) in SERVER_NOTIFICATIONS:
-            parse_server_notification(message["method"], self.version, message.get("params"))
+            if message["error"]["code"] == -32022:
+                from mcp_types._v2026_07_28 import UnsupportedProtocolVersionError
+
+                UnsupportedProtocolVersionError.model_validate(message)
+        elif (message["method"], self._notification_version or self.version) in SERVER_NOTIFICATIONS:
+            parse_server_notification(message["method"], self._notification_version or self.version,
+                                      message.get("params"))
         else:  # an application-defined notification: the envelope is all MCP defines
             assert message["method"].startswith("notifications/")
 
@@ -100,8 +113,15 @@ class McpWire:
                 payload = json.loads(payload)
             except ValueError:
                 return
-        if isinstance(payload, dict) and isinstance(payload.get("id"), (int, str)):
-            self._methods[(type(payload["id"]), payload["id"])] = payload.get("method")
+        if not isinstance(payload, dict):
+            return
+        params = payload.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        version = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+        if payload.get("method") == "initialize" or version == self.MODERN:
+            self._notification_version = version
+        if isinstance(payload.get("id"), (int, str)):
+            self._methods[(type(payload["id"]), payload["id"])] = (payload.get("method"), version)
 
     async def request(self, method, params=None, id=1):
         """Send a request and return its response (waiting if a tool is running)."""
@@ -111,6 +131,17 @@ class McpWire:
         start = len(self.sent)
         await self.feed(message)
         return await self.response(id, start)
+
+    async def modern_request(self, method, params=None, id=1, log_level=None, version=MODERN):
+        """A request in revision 2026-07-28's form: no handshake, `_meta` names the version."""
+        meta = {"io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "1"}}
+        if log_level is not None:
+            meta["io.modelcontextprotocol/logLevel"] = log_level
+        params = dict(params or {})
+        params["_meta"] = meta
+        return await self.request(method, params, id)
 
     async def notification(self, method, params=None):
         message = {"jsonrpc": "2.0", "method": method}

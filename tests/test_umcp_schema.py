@@ -7,7 +7,7 @@ import pytest
 from mcp.shared.tool_name_validation import validate_tool_name
 from mcp.types import CallToolResult, Tool
 
-from umcp import BOOLEAN, INTEGER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
+from umcp import BOOLEAN, INTEGER, NUMBER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
 from umcp.compat import join_pieces
 from umcp.tool import error_result_pieces, result_pieces
 
@@ -56,7 +56,14 @@ def test_property_without_default_is_required():
     (dict(type=BOOLEAN, default=1), "expected boolean"),
     (dict(type=INTEGER, minimum=5, maximum=4), "above maximum"),
     (dict(type=INTEGER, minimum=True), "must be integers"),
-    (dict(type="number"), "unknown type"),
+    (dict(type="float"), "unknown type"),
+    (dict(type=NUMBER, minimum=float("nan")), "must be numbers"),
+    (dict(type=NUMBER, maximum=float("inf")), "must be numbers"),
+    (dict(type=NUMBER, minimum=False), "must be numbers"),
+    (dict(type=NUMBER, minimum=1.5, maximum=1.25), "above maximum"),
+    (dict(type=NUMBER, default=2.5, maximum=2), "above the maximum 2"),
+    (dict(type=NUMBER, default=True), "expected number"),
+    (dict(type=NUMBER, default=float("nan")), "finite number"),
 ])
 def test_property_programming_errors_raise_at_construction(kwargs, fragment):
     with pytest.raises(ValueError) as caught:

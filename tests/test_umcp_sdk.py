@@ -12,7 +12,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import ImageContent as SdkImageContent
 from mcp.types import PaginatedRequestParams, TextContent, jsonrpc_message_adapter
 
-from umcp import BOOLEAN, INTEGER, STRING, ImageContent, McpServer, Property
+from umcp import BOOLEAN, INTEGER, NUMBER, STRING, ImageContent, McpServer, Property
 from umcp.compat import join_pieces
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(20)]
@@ -146,10 +146,41 @@ async def test_sdk_calls_an_unlisted_user_only_tool_with_progress():
             assert progress == [(25, 100, "at 25%"), (50, 100, "at 50%"), (100, 100, "at 100%")]
 
 
-async def test_sdk_client_in_auto_mode_falls_back_from_server_discover():
-    # The 2.x client first probes server/discover; umcp's -32601 sends it to initialize.
+async def test_sdk_client_in_auto_mode_speaks_2026_07_28():
+    # The 2.x client first probes server/discover; umcp answers it, so the client stays
+    # on revision 2026-07-28: no initialize, every request names its version in _meta.
+    server, state = build_device()
+    logged = []
+
+    async def on_log(params):
+        logged.append(params)
+
+    async def chatty(args):
+        await server.log("debug", "not asked for")
+        await server.log("warning", "asked for", logger="t")
+        return args["x"] * 2
+
+    server.add_tool("self.test.double", "Double a number.", [Property("x", NUMBER)], chatty)
+    async with Client(umcp_transport(server), read_timeout_seconds=READ_TIMEOUT_S,
+                      logging_callback=on_log, log_level="info") as client:
+        assert client.protocol_version == "2026-07-28"
+        assert client.server_info.name == "esp32-s3-box3"
+        assert server._protocol is None  # never initialized
+        tools = await client.list_tools()
+        assert tools.tools[0].name == "self.get_device_status" and tools.next_cursor
+        result = await client.call_tool("self.get_device_status", {})
+        assert result.content[0].text == '{"volume":50}'
+        result = await client.call_tool("self.audio_speaker.set_volume", {"volume": 170})
+        assert result.is_error and "maximum 100" in result.content[0].text
+        assert (await client.call_tool("self.test.double", {"x": 1.25})).content[0].text == "2.5"
+        assert [(p.level, p.data) for p in logged] == [("warning", "asked for")]
+        photo = await client.call_tool("self.camera.take_photo", {"question": "what is this?"})
+        assert base64.b64decode(photo.content[0].data) == JPEG
+
+
+async def test_sdk_client_in_legacy_mode_initializes():
     server, _ = build_device()
-    async with Client(umcp_transport(server), read_timeout_seconds=READ_TIMEOUT_S) as client:
+    async with Client(umcp_transport(server), read_timeout_seconds=READ_TIMEOUT_S, mode="legacy") as client:
         assert client.session.protocol_version == "2025-11-25"
         result = await client.call_tool("self.get_device_status", {})
         assert result.content[0].text == '{"volume":50}'

@@ -164,7 +164,7 @@ async def test_text_and_bytes_payloads_are_served(wire):
     assert (await wire.feed(bytearray(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')))[0]["id"] == 3
 
 
-@pytest.mark.parametrize("method", ["server/discover", "resources/list", "prompts/list", "x\"y\nz"])
+@pytest.mark.parametrize("method", ["prompts/list", "completion/complete", "x\"y\nz"])
 async def test_unknown_methods_get_32601_at_once_with_valid_json(wire, method):
     response = await wire.request(method, id=5)
     code, message = error_of(response)

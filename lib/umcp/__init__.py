@@ -1,22 +1,21 @@
 """umcp: a Model Context Protocol server for MicroPython devices.
 
-The public names load on first use (a module __getattr__, which MicroPython has too):
-a network client importing umcp.compat pays for no schema, tool or server code."""
-
-# name -> the module of umcp that defines it
-_WHERE = {
-    "BOOLEAN": "schema", "INTEGER": "schema", "STRING": "schema", "InvalidParams": "schema",
-    "Property": "schema", "PropertyList": "schema",
-    "ImageContent": "tool", "McpTool": "tool",
-    "LATEST_VERSION": "server", "LOG_LEVELS": "server", "SUPPORTED_VERSIONS": "server",
-    "McpServer": "server", "get_instance": "server",
-}
+Its names load their module at first use (`from umcp import McpServer` works as
+ever): code that needs only `umcp.compat`, such as the network clients, does not
+pay the heap for the server it never runs. The names: BOOLEAN, INTEGER, NUMBER,
+STRING, InvalidParams, Property, PropertyList (umcp.schema); ImageContent, McpTool
+(umcp.tool); McpServer, get_instance, SUPPORTED_VERSIONS, LATEST_VERSION,
+MODERN_VERSION, ALL_VERSIONS, LOG_LEVELS (umcp.server); McpResource,
+McpResourceTemplate (umcp.resource).
+"""
 
 
 def __getattr__(name):
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError("module 'umcp' has no attribute '%s'" % name)
-    value = getattr(__import__("umcp." + module, None, None, (name,), 0), name)
-    globals()[name] = value  # once loaded, a plain module attribute
-    return value
+    # A loop rather than a table of names: a dict of them would cost more heap.
+    for module in ("schema", "tool", "server", "resource"):
+        module = __import__("umcp." + module, None, None, ("_",))
+        if hasattr(module, name) and name[0] != "_":
+            value = getattr(module, name)
+            globals()[name] = value
+            return value
+    raise AttributeError(name)

@@ -50,26 +50,44 @@ def join_pieces(pieces):
     return "".join(piece if isinstance(piece, str) else str(piece, "utf-8") for piece in pieces)
 
 
+_sinks = []  # add_log_sink(): fn(level, logger, message) for each record let through
+_sink_handler = []  # holds True once the logging handler that feeds the sinks is installed
+
 try:
     import logging
 
     def get_logger(name):
         return logging.getLogger(name)
 
+    class _SinkHandler(logging.Handler):
+        def emit(self, record):
+            message = record.getMessage() if hasattr(record, "getMessage") else record.message
+            for sink in _sinks:
+                sink(record.levelname, record.name, message)
+
+    def _install_sink_handler():
+        logging.getLogger().addHandler(_SinkHandler())
+
 except ImportError:
-    # Stock ESP32 firmware has no logging module: warnings and errors go to stderr.
+    # Stock ESP32 firmware has no logging module: warnings and errors go to stderr,
+    # and everything from info up to the sinks.
     class _StderrLogger:
         def __init__(self, name):
             self.name = name
 
-        def _emit(self, level, msg, args):
-            print(level, self.name, (msg % args) if args else msg, file=sys.stderr)
+        def _emit(self, level, msg, args, echo=True):
+            text = (msg % args) if args else msg
+            if echo:
+                print(level, self.name, text, file=sys.stderr)
+            for sink in _sinks:
+                sink(level, self.name, text)
 
         def debug(self, msg, *args):
             pass
 
         def info(self, msg, *args):
-            pass
+            if _sinks:
+                self._emit("INFO", msg, args, False)
 
         def warning(self, msg, *args):
             self._emit("WARNING", msg, args)
@@ -79,3 +97,22 @@ except ImportError:
 
     def get_logger(name):
         return _StderrLogger(name)
+
+    def _install_sink_handler():
+        pass
+
+
+def add_log_sink(sink):
+    """Have `sink(level, logger, message)` called for every log record that the logging
+    set-up lets through (info and up under firmware/main.py; without a logging module,
+    info, warning and error). A sink must not log itself, nor raise."""
+    if not _sink_handler:
+        _install_sink_handler()
+        _sink_handler.append(True)
+    if sink not in _sinks:
+        _sinks.append(sink)
+
+
+def remove_log_sink(sink):
+    if sink in _sinks:
+        _sinks.remove(sink)

@@ -2,9 +2,11 @@
 
 BOOLEAN = "boolean"
 INTEGER = "integer"
+NUMBER = "number"
 STRING = "string"
 
-_TYPES = (BOOLEAN, INTEGER, STRING)
+_TYPES = (BOOLEAN, INTEGER, NUMBER, STRING)
+_INF = float("inf")
 
 
 class InvalidParams(ValueError):
@@ -23,6 +25,13 @@ def is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def is_number(value):
+    """An int or a finite float, never a bool: what a NUMBER property accepts."""
+    if isinstance(value, float):
+        return value == value and value != _INF and value != -_INF  # NaN is unequal to itself
+    return is_int(value)
+
+
 def _kind(value):
     """The JSON type name of a decoded value, for error messages."""
     if isinstance(value, bool):
@@ -39,10 +48,11 @@ def _kind(value):
 
 
 class Property:
-    """One named parameter of a tool: boolean, integer or string.
+    """One named parameter of a tool: boolean, integer, number or string.
 
-    A property without a default is required. Only integers take a range, and a
-    default must fit it: both mistakes raise ValueError when the tool is built.
+    A property without a default is required. Only integers and numbers take a
+    range, and a default must fit it: both mistakes raise ValueError when the
+    tool is built. A NUMBER's callback gets a float (an int argument counts).
     """
 
     def __init__(self, name, type, default=_REQUIRED, minimum=None, maximum=None, description=None):
@@ -50,23 +60,23 @@ class Property:
             raise ValueError("property name must be a non-empty string")
         if type not in _TYPES:
             raise ValueError("property %s: unknown type %r" % (name, type))
-        if type != INTEGER and (minimum is not None or maximum is not None):
-            raise ValueError("property %s: minimum/maximum apply to integers only" % name)
+        if type != INTEGER and type != NUMBER and (minimum is not None or maximum is not None):
+            raise ValueError("property %s: minimum/maximum apply to numbers and integers only" % name)
         for bound in (minimum, maximum):
-            if bound is not None and not is_int(bound):
-                raise ValueError("property %s: minimum/maximum must be integers" % name)
+            if bound is not None and not (is_int(bound) if type == INTEGER else is_number(bound)):
+                raise ValueError("property %s: minimum/maximum must be %ss" % (name, type))
         if minimum is not None and maximum is not None and minimum > maximum:
-            raise ValueError("property %s: minimum %d is above maximum %d" % (name, minimum, maximum))
+            raise ValueError("property %s: minimum %s is above maximum %s" % (name, minimum, maximum))
         self.name = name
         self.type = type
         self.minimum = minimum
         self.maximum = maximum
         self.description = description
         self.required = default is _REQUIRED
-        self.default = None if self.required else default
+        self.default = None
         if not self.required:
             try:
-                self.check(default)
+                self.default = self.check(default)  # as the callback gets it (a NUMBER's: a float)
             except InvalidParams as e:
                 raise ValueError("default of " + str(e))
 
@@ -78,6 +88,17 @@ class Property:
         elif self.type == STRING:
             if isinstance(value, str):
                 return value
+        elif self.type == NUMBER:
+            # A JSON true is no number; NaN and the infinities (Python's json reads them) are refused.
+            if is_number(value):
+                value = float(value)
+                if self.minimum is not None and value < self.minimum:
+                    raise InvalidParams("%s: %s is below the minimum %s" % (self.name, value, self.minimum))
+                if self.maximum is not None and value > self.maximum:
+                    raise InvalidParams("%s: %s is above the maximum %s" % (self.name, value, self.maximum))
+                return value
+            if isinstance(value, float):
+                raise InvalidParams("%s: expected a finite number, got %s" % (self.name, value))
         else:
             # JSON Schema counts 5.0 as an integer; 5.5, inf and nan are not.
             if isinstance(value, float) and value % 1 == 0:

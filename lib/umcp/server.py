@@ -6,6 +6,11 @@ into one string: the callback gets their pieces (an image's base64 among them)
 and a streaming transport writes them where they are. Tool calls run one at a
 time, in arrival order, each in its own asyncio task, so `handle()` keeps
 answering ping, tools/list and cancellation while a slow tool works.
+
+Two eras of the protocol are served side by side: the legacy one (an `initialize`
+handshake negotiates 2024-11-05 .. 2025-11-25) and revision 2026-07-28, where
+each request names its version in `params._meta` and no handshake happens. The
+era is decided per request, from that one `_meta` key, without allocating.
 """
 
 import asyncio
@@ -15,8 +20,15 @@ from .jsonin import loads
 from .schema import InvalidParams, is_int
 from .tool import McpTool, error_result_pieces, result_pieces
 
+# The versions an initialize handshake negotiates (the legacy era).
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
+# Revision 2026-07-28: no handshake; every request carries its version in _meta.
+MODERN_VERSION = "2026-07-28"
+# What server/discover and the unsupported-version error list, newest first.
+ALL_VERSIONS = (MODERN_VERSION,) + tuple(reversed(SUPPORTED_VERSIONS))
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+_META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 # The version the xiaozhi protocol documents, for clients whose initialize omits it.
 _DEFAULT_VERSION = "2024-11-05"
 # From 2025-11-25 on, argument validation errors are tool results, not protocol errors
@@ -28,21 +40,30 @@ _INVALID_REQUEST = const(-32600)
 _METHOD_NOT_FOUND = const(-32601)
 _INVALID_PARAMS = const(-32602)
 _INTERNAL_ERROR = const(-32603)
+_UNSUPPORTED_VERSION = const(-32022)
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 # Every response starts so, and its id follows.
 _FRAME_OPEN = '{"jsonrpc":"2.0","id":'
 
+# Revision 2026-07-28 results say they are complete, and cacheable ones how long a
+# client may keep them: the device's tools, resources and state change at any
+# time and nothing announces it on that revision's wire, so not at all (ttlMs 0),
+# and only for this caller ("private").
+_CACHE_HINTS = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"'
+
 _PAGE_END = "]}}"
-# A page that has more after it ends with '],"nextCursor":"<tool name>"}}'. Tool
-# names are plain ASCII that JSON needs not escape, so the name goes in as it is
-# and this plus the name's length is the tail's byte size.
+_PAGE_END_MODERN = "]" + _CACHE_HINTS + "}}"
+# A page that has more after it ends with '],"nextCursor":"<key>"}}'. Keys (tool
+# names, resource URIs and URI templates) are plain ASCII that JSON needs not
+# escape, so the key goes in as it is and this plus its length is the tail's size.
 _MORE_HEAD = '],"nextCursor":"'
 _MORE_END = '"}}'
-_MORE_TAIL_BYTES = len(_MORE_HEAD) + len(_MORE_END)
+_MORE_END_MODERN = '"' + _CACHE_HINTS + "}}"
 _TOOLS_OPEN = ',"result":{"tools":['
-_LIST_HEAD_BYTES = len(_FRAME_OPEN) + len(_TOOLS_OPEN)  # the id not counted
+_RESOURCES_OPEN = ',"result":{"resources":['
+_TEMPLATES_OPEN = ',"result":{"resourceTemplates":['
 
 # Read only: the params of a message that carries none, without a new dict each time.
 _NO_PARAMS = {}
@@ -66,12 +87,14 @@ def _describe(error):
 class _Call:
     """A tools/call request, queued or running."""
 
-    def __init__(self, request_id, id_json, tool, args, progress_token):
+    def __init__(self, request_id, id_json, tool, args, progress_token, modern, log_level):
         self.id = request_id
         self.id_json = id_json
         self.tool = tool
         self.args = args
         self.progress_token = progress_token
+        self.modern = modern  # came in revision 2026-07-28's form
+        self.log_level = log_level  # its _meta logLevel (an index of LOG_LEVELS), or None
         self.last_progress = None
         self.task = None
         self.started = False
@@ -85,14 +108,20 @@ class McpServer:
         self.version = version
         self.page_limit = page_limit  # bytes of a whole tools/list frame, envelope included
         self._tools = []  # listing order: common tools first keeps the LLM's prompt cache warm
+        self._resources = []
+        self._templates = []
+        self._subscriptions = []  # URIs a legacy client subscribed to (at most MAX_SUBSCRIPTIONS)
+        self._updated = []  # subscribed URIs whose notification is on its way
         self._sender = None
         self._overhead = 0
         self._vision = None
         self._protocol = None  # negotiated version; None until initialize
+        self._modern = False  # the latest request came in revision 2026-07-28's form
         self._min_log_level = 0
         self._queue = []
         self._running = None
         self._list_changed_pending = False
+        self._resources_changed_pending = False
 
     # -- registration -------------------------------------------------------
 
@@ -117,6 +146,76 @@ class McpServer:
         del self._tools[index]
         self._tools_changed()
 
+    # Resources: umcp.resource holds their code, imported at the first resource, so a
+    # device without any pays nothing for it.
+
+    def add_resource(self, uri, name=None, read=None, description=None, mime_type=None):
+        """Register an McpResource, or build one from the arguments McpResource takes."""
+        from .resource import McpResource
+
+        resource = uri if isinstance(uri, McpResource) else McpResource(uri, name, read, description, mime_type)
+        if _find(self._resources, "uri", resource.uri) >= 0:
+            raise ValueError("a resource at %s is already registered" % resource.uri)
+        self._resources.append(resource)
+        self._resources_changed()
+        return resource
+
+    def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
+        """Register an McpResourceTemplate, or build one from its arguments."""
+        from .resource import McpResourceTemplate
+
+        template = uri_template
+        if not isinstance(template, McpResourceTemplate):
+            template = McpResourceTemplate(uri_template, name, read, description, mime_type)
+        if _find(self._templates, "uri_template", template.uri_template) >= 0:
+            raise ValueError("a resource template %s is already registered" % template.uri_template)
+        self._templates.append(template)
+        self._resources_changed()
+        return template
+
+    def remove_resource(self, uri):
+        index = _find(self._resources, "uri", uri)
+        if index < 0:
+            raise KeyError(uri)
+        del self._resources[index]
+        if uri in self._subscriptions:
+            self._subscriptions.remove(uri)
+        self._resources_changed()
+
+    def remove_resource_template(self, uri_template):
+        index = _find(self._templates, "uri_template", uri_template)
+        if index < 0:
+            raise KeyError(uri_template)
+        del self._templates[index]
+        self._resources_changed()
+
+    def resource_updated(self, uri):
+        """Tell a client that subscribed to `uri` that it changed (from a task: needs the
+        loop). Costs nothing when nobody subscribed; returns whether one will be told."""
+        if uri not in self._subscriptions:
+            return False
+        if uri not in self._updated:
+            self._updated.append(uri)
+            if len(self._updated) == 1:
+                asyncio.create_task(self._announce_updated())
+        return True
+
+    async def _announce_updated(self):
+        while self._updated:
+            uri = self._updated.pop(0)
+            await self._send(('{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":',
+                              dumps(uri), "}}"))
+
+    def _resources_changed(self):
+        if self._protocol is None or self._resources_changed_pending:
+            return
+        self._resources_changed_pending = True
+        asyncio.create_task(self._announce_resources_changed())
+
+    async def _announce_resources_changed(self):
+        self._resources_changed_pending = False
+        await self.notify("notifications/resources/list_changed")
+
     def set_sender(self, send, overhead=0):
         """`send(pieces)` (plain or async) carries one JSON-RPC message out: a list
         or tuple of str and bytes-like pieces of JSON text (`compat.join_pieces`
@@ -138,10 +237,20 @@ class McpServer:
         await self._send((dumps(message),))
 
     async def log(self, level, data, logger=None):
-        """A notifications/message, unless the client set a higher level."""
+        """A notifications/message, unless the client set a higher level.
+
+        Revision 2026-07-28 makes logging request-scoped: during a call that came in
+        that form, only if its `_meta` asked for this level or a lower one; outside a
+        call, nothing while the latest client speaks that revision.
+        """
         if level not in LOG_LEVELS:
             raise ValueError("unknown log level %s" % level)
-        if LOG_LEVELS.index(level) < self._min_log_level:
+        rank = LOG_LEVELS.index(level)
+        call = self._running
+        if call is not None and call.modern:
+            if call.log_level is None or rank < call.log_level or call.answering:
+                return
+        elif rank < self._min_log_level or (call is None and self._modern):
             return
         params = {"level": level, "data": data}
         if logger is not None:
@@ -236,14 +345,52 @@ class McpServer:
     async def _request(self, request_id, id_json, method, params):
         # Each method gives the frame of its reply (None: a tool call answers later).
         try:
+            # The era of this request: revision 2026-07-28 names itself in _meta.
+            meta = params.get("_meta")
+            requested = meta.get(_META_VERSION) if isinstance(meta, dict) else None
+            modern = requested == MODERN_VERSION
+            if requested is not None and not modern and requested not in SUPPORTED_VERSIONS:
+                await self._send(_unsupported_version_frame(id_json, requested))
+                return
+            log_level = None
+            if modern:
+                self._modern = True
+                level = meta.get(_META_LOG_LEVEL)
+                if level is not None:
+                    if level not in LOG_LEVELS:
+                        raise InvalidParams("unknown log level %s" % (level,))
+                    log_level = LOG_LEVELS.index(level)
             if method == "tools/call":
-                reply = self._call_tool(request_id, id_json, params)
+                reply = self._call_tool(request_id, id_json, params, modern, log_level)
             elif method == "tools/list":
-                reply = self._list_tools(id_json, params)
+                reply = self._page(id_json, params, self._tools, "name", _TOOLS_OPEN, modern)
+            elif method == "resources/read":
+                from .resource import read
+
+                reply = await read(self, id_json, params, modern)
+            elif method == "resources/list":
+                reply = self._page(id_json, params, self._resources, "uri", _RESOURCES_OPEN, modern)
+            elif method == "resources/templates/list":
+                reply = self._page(id_json, params, self._templates, "uri_template", _TEMPLATES_OPEN, modern)
+            elif method == "server/discover":
+                reply = self._discover(id_json)
+            elif modern and method in _LEGACY_ONLY:
+                # Gone from revision 2026-07-28 (subscriptions/listen replaces subscribe).
+                reply = _error_frame(id_json, _METHOD_NOT_FOUND,
+                                     "method not found in %s: %s" % (MODERN_VERSION, method))
             elif method == "ping":
                 reply = _result_frame(id_json, _EMPTY_RESULT)
             elif method == "initialize":
                 reply = await self._initialize(id_json, params)
+            elif method == "resources/subscribe":
+                from .resource import subscribe
+
+                reply = subscribe(self, id_json, params)
+            elif method == "resources/unsubscribe":
+                uri = params.get("uri")
+                if uri in self._subscriptions:
+                    self._subscriptions.remove(uri)
+                reply = _result_frame(id_json, _EMPTY_RESULT)
             elif method == "logging/setLevel":
                 level = params.get("level")
                 if level not in LOG_LEVELS:
@@ -251,7 +398,7 @@ class McpServer:
                 self._min_log_level = LOG_LEVELS.index(level)
                 reply = _result_frame(id_json, _EMPTY_RESULT)
             else:
-                # Answered at once: the SDK 2.x client probes server/discover this way.
+                # Answered at once: a client probing for a method must not wait.
                 reply = _error_frame(id_json, _METHOD_NOT_FOUND, "method not found: " + method)
         except InvalidParams as e:
             reply = _error_frame(id_json, _INVALID_PARAMS, str(e))
@@ -271,10 +418,34 @@ class McpServer:
         if isinstance(vision, dict) and isinstance(vision.get("url"), str):
             await self._offer_vision(vision["url"], vision.get("token"))
         self._protocol = version
+        self._modern = False
+        self._subscriptions = []  # a new session: the old one's subscriptions are gone
+        capabilities = {"tools": {"listChanged": True}, "logging": {}}
+        if self._resources or self._templates:
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
         result = {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "capabilities": capabilities,
             "serverInfo": {"name": self.name, "version": self.version},
+        }
+        return _result_frame(id_json, (dumps(result),))
+
+    def _discover(self, id_json):
+        """server/discover (revision 2026-07-28): versions, capabilities, identity.
+
+        `listChanged` and `subscribe` are absent: on that revision they promise
+        subscriptions/listen, which this server does not offer (its legacy clients
+        get both through initialize). Logging is request-scoped there."""
+        capabilities = {"tools": {}, "logging": {}}
+        if self._resources or self._templates:
+            capabilities["resources"] = {}
+        result = {
+            "resultType": "complete",
+            "supportedVersions": ALL_VERSIONS,
+            "capabilities": capabilities,
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": self.name, "version": self.version}},
+            "ttlMs": 0,
+            "cacheScope": "private",
         }
         return _result_frame(id_json, (dumps(result),))
 
@@ -288,59 +459,56 @@ class McpServer:
         except Exception as e:
             _log.error("vision callback failed: %s", _describe(e))
 
-    # -- tools/list ---------------------------------------------------------
+    # -- paged lists (tools, resources, resource templates) ---------------------
 
-    def _list_tools(self, id_json, params):
-        """The pieces of one page: as many tools as fit in `page_limit`, envelope included."""
+    def _page(self, id_json, params, items, key, opening, modern):
+        """The pieces of one page: as many entries as fit in `page_limit`, envelope
+        included. `key` names the attribute that identifies an entry: a page that has
+        more after it gives the next entry's key as its nextCursor."""
         cursor = params.get("cursor")
         with_user_tools = params.get("withUserTools") is True
         start = 0
         if cursor is not None and cursor != "":
-            start = self._index(cursor) if isinstance(cursor, str) else -1
+            start = _find(items, key, cursor) if isinstance(cursor, str) else -1
             if start < 0:
                 raise InvalidParams("invalid cursor %s" % dumps(cursor))
+        page_end = _PAGE_END_MODERN if modern else _PAGE_END
+        more_end = _MORE_END_MODERN if modern else _MORE_END
         # A string id may hold non-ASCII characters, which MicroPython's json leaves unescaped.
-        budget = self.page_limit - self._overhead - _LIST_HEAD_BYTES - len(id_json.encode())
-        pieces = [_FRAME_OPEN, id_json, _TOOLS_OPEN]
-        used = 0  # bytes of the tool entries and their commas
-        tools = self._tools
-        index = self._next_listed(start, with_user_tools)
+        budget = (self.page_limit - self._overhead - len(_FRAME_OPEN) - len(opening)
+                  - len(id_json.encode()))
+        pieces = [_FRAME_OPEN, id_json, opening]
+        used = 0  # bytes of the entries and their commas
+        index = _next_listed(items, start, with_user_tools)
         while index >= 0:
-            after = self._next_listed(index + 1, with_user_tools)
-            size = used + (1 if used else 0) + tools[index].json_bytes
-            tail = len(_PAGE_END) if after < 0 else _MORE_TAIL_BYTES + len(tools[after].name)
+            after = _next_listed(items, index + 1, with_user_tools)
+            size = used + (1 if used else 0) + items[index].json_bytes
+            if after < 0:
+                tail = len(page_end)
+            else:
+                tail = len(_MORE_HEAD) + len(getattr(items[after], key)) + len(more_end)
             if size + tail > budget:
                 break
             if used:
                 pieces.append(",")
-            pieces.append(tools[index].json)
+            pieces.append(items[index].json)
             used = size
             index = after
         if index < 0:
-            pieces.append(_PAGE_END)
+            pieces.append(page_end)
         elif used == 0:
-            tool = tools[index]
+            item = items[index]
             return _error_frame(id_json, _INTERNAL_ERROR,
-                                "tool %s (%d bytes) does not fit in a tools/list page of %d bytes"
-                                % (tool.name, tool.json_bytes, self.page_limit))
+                                "%s (%d bytes) does not fit in a page of %d bytes"
+                                % (getattr(item, key), item.json_bytes, self.page_limit))
         else:
             pieces.append(_MORE_HEAD)
-            pieces.append(tools[index].name)
-            pieces.append(_MORE_END)
+            pieces.append(getattr(items[index], key))
+            pieces.append(more_end)
         return pieces
 
     def _index(self, name):
-        tools = self._tools
-        for index in range(len(tools)):
-            if tools[index].name == name:
-                return index
-        return -1
-
-    def _next_listed(self, start, with_user_tools):
-        for index in range(start, len(self._tools)):
-            if with_user_tools or not self._tools[index].user_only:
-                return index
-        return -1
+        return _find(self._tools, "name", name)
 
     def _tools_changed(self):
         if self._protocol is None or self._list_changed_pending:
@@ -355,7 +523,7 @@ class McpServer:
 
     # -- tools/call ---------------------------------------------------------
 
-    def _call_tool(self, request_id, id_json, params):
+    def _call_tool(self, request_id, id_json, params, modern=False, log_level=None):
         """Queue the call (its task answers it); the frame of an argument error from 2025-11-25."""
         name = params.get("name")
         if not isinstance(name, str):
@@ -367,12 +535,13 @@ class McpServer:
         try:
             args = tool.properties.validate(params.get("arguments"))
         except InvalidParams as e:
-            if self._protocol is None or self._protocol < _ARGS_AS_RESULTS_FROM:
+            if not modern and (self._protocol is None or self._protocol < _ARGS_AS_RESULTS_FROM):
                 raise
-            return _result_frame(id_json, error_result_pieces(str(e)))
+            return _result_frame(id_json, error_result_pieces(str(e), modern))
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        self._queue.append(_Call(request_id, id_json, tool, args, token if _valid_id(token) else None))
+        self._queue.append(_Call(request_id, id_json, tool, args, token if _valid_id(token) else None,
+                                 modern, log_level))
         if self._running is None:
             self._start_next()
         return None
@@ -393,10 +562,10 @@ class McpServer:
                 value = call.tool.callback(call.args)
                 if iscoroutine(value):
                     value = await value
-                pieces = result_pieces(value)
+                pieces = result_pieces(value, call.modern)
             except Exception as e:  # CancelledError is no Exception: it goes to the outer try
                 _log.warning("tool %s failed: %s", call.tool.name, _describe(e))
-                pieces = error_result_pieces(_describe(e))
+                pieces = error_result_pieces(_describe(e), call.modern)
             if not call.cancelled:  # a tool may have swallowed its cancellation
                 call.answering = True
                 await self._send(_result_frame(call.id_json, pieces))
@@ -437,6 +606,23 @@ class McpServer:
 
 
 _EMPTY_RESULT = ("{}",)
+# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them.
+_LEGACY_ONLY = ("ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
+
+
+def _find(items, key, value):
+    """The index of the first of `items` whose attribute `key` equals `value`, or -1."""
+    for index in range(len(items)):
+        if getattr(items[index], key) == value:
+            return index
+    return -1
+
+
+def _next_listed(items, start, with_user_tools):
+    for index in range(start, len(items)):
+        if with_user_tools or not items[index].user_only:
+            return index
+    return -1
 
 
 def _result_frame(id_json, pieces):
@@ -447,8 +633,19 @@ def _result_frame(id_json, pieces):
     return frame
 
 
-def _error_frame(id_json, code, message):
-    return ('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}' % (id_json, code, dumps(message)),)
+def _error_frame(id_json, code, message, data_json=None):
+    if data_json is None:
+        return ('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}' % (id_json, code, dumps(message)),)
+    return ('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s,"data":%s}}'
+            % (id_json, code, dumps(message), data_json),)
+
+
+def _unsupported_version_frame(id_json, requested):
+    """Revision 2026-07-28's UnsupportedProtocolVersionError."""
+    if not isinstance(requested, str):
+        requested = dumps(requested)
+    data = dumps({"supported": ALL_VERSIONS, "requested": requested})
+    return _error_frame(id_json, _UNSUPPORTED_VERSION, "Unsupported protocol version", data)
 
 
 def _invalid_request(message):

@@ -72,26 +72,35 @@ class McpTool:
         return annotations
 
 
-def result_pieces(value):
+# A CallToolResult's last piece; revision 2026-07-28 results also say `resultType`.
+_OK_END = '}],"isError":false}'
+_OK_END_MODERN = '}],"isError":false,"resultType":"complete"}'
+_ERROR_END = '}],"isError":true}'
+_ERROR_END_MODERN = '}],"isError":true,"resultType":"complete"}'
+
+
+def result_pieces(value, modern=False):
     """A tool's return value as the pieces of a CallToolResult's JSON text.
 
     Pieces, so that a large image is never copied into one string: its base64
     goes out as the bytes b2a_base64 made (ASCII, nothing to escape). A string is
     sent as is; anything else (bool, int, None, dict, list) as its JSON text, which
     is what the xiaozhi backend parses. Raises TypeError for what JSON cannot carry.
+    `modern`: the request came in revision 2026-07-28's form.
     """
+    end = _OK_END_MODERN if modern else _OK_END
     if isinstance(value, ImageContent):
         return (
             '{"content":[{"type":"image","data":"',
             b2a_base64(value.data, newline=False),
             '","mimeType":',
             dumps(value.mime_type),
-            '}],"isError":false}',
+            end,
         )
     text = value if isinstance(value, str) else dumps(value)
-    return ('{"content":[{"type":"text","text":', dumps(text), '}],"isError":false}')
+    return ('{"content":[{"type":"text","text":', dumps(text), end)
 
 
-def error_result_pieces(message):
+def error_result_pieces(message, modern=False):
     """A CallToolResult that reports a failure to the model."""
-    return ('{"content":[{"type":"text","text":', dumps(message), '}],"isError":true}')
+    return ('{"content":[{"type":"text","text":', dumps(message), _ERROR_END_MODERN if modern else _ERROR_END)

@@ -6,9 +6,10 @@ import boards
 from devsvc import ota
 from devsvc.settings import Settings
 from umcp import get_instance
-from umcp.compat import get_logger
+from umcp.compat import add_log_sink, get_logger
 from umcpfw import wifi
 from umcpfw.common_tools import CommonTools
+from umcpfw.resources import DeviceResources, LogRing
 from umcpfw.vision import VisionClient
 from unet.conn import Trust
 from xiaozhi.link import XiaozhiLink
@@ -36,6 +37,9 @@ def format_mac(raw):
 class Application:
     def __init__(self, config):
         self.config = config
+        # The recent log lines, for device://log: from here on (a fixed-size ring).
+        self.log_ring = LogRing()
+        add_log_sink(self.log_ring.add)
         self.settings = Settings(SETTINGS_FILE)
         # The board puts the saved volume, brightness and theme back onto its hardware.
         self.board = boards.load(config["board"]).create(config, self.settings)
@@ -66,9 +70,12 @@ class Application:
         if self.config.get("max_payload"):
             server.page_limit = self.config["max_payload"]
         server.on_vision(self.vision.configure)
-        CommonTools(server, self.board, self.settings, self.vision, VERSION, self.reboot,
-                    self.trust).register()
+        tools = CommonTools(server, self.board, self.settings, self.vision, VERSION, self.reboot,
+                            self.trust)
+        tools.register()
         self.board.register_tools(server)
+        tools.resources = DeviceResources(server, tools, self.board, self.log_ring)
+        tools.resources.register()
         return server
 
     def build_link(self):

@@ -10,6 +10,7 @@ import time
 from devsvc import ota
 from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
 from umcp.compat import const
+from umcpfw.resources import STATUS_URI
 from unet import conn, http
 
 _REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
@@ -68,6 +69,8 @@ class CommonTools:
         # The background upgrade's task, from its start until it fails. An upgrade inside
         # the call needs no guard: the server runs calls one at a time.
         self._upgrade = None
+        # The DeviceResources that keeps the last photo (set by the app), or None.
+        self.resources = None
 
     def register(self):
         s, b = self.server, self.board
@@ -163,21 +166,24 @@ class CommonTools:
     def set_volume(self, args):
         self.board.speaker.set_volume(args["volume"])
         self.settings.set("volume", args["volume"])
+        self.server.resource_updated(STATUS_URI)  # a no-op unless a client subscribed
         return True
 
     def set_brightness(self, args):
         self.board.backlight.set_brightness(args["brightness"])
         self.settings.set("brightness", args["brightness"])
+        self.server.resource_updated(STATUS_URI)
         return True
 
     def set_theme(self, args):
         theme = args["theme"].lower()
         self.board.display.set_theme(theme)  # the driver refuses anything but light/dark
         self.settings.set("theme", theme)
+        self.server.resource_updated(STATUS_URI)
         return True
 
     async def take_photo(self, args):
-        jpeg = self.board.camera.capture()  # raises OSError when the capture fails
+        jpeg = self._capture()  # raises OSError when the capture fails
         return await self.vision.explain(args["question"], jpeg)
 
     # User-only tools
@@ -247,7 +253,13 @@ class CommonTools:
         await self.server.progress(written, total, "%d bytes written" % written)
 
     def get_photo(self, args):
-        return ImageContent(self.board.camera.capture(), "image/jpeg")
+        return ImageContent(self._capture(), "image/jpeg")
+
+    def _capture(self):
+        jpeg = self.board.camera.capture()
+        if self.resources is not None:
+            self.resources.keep_photo(jpeg)  # device://photo/last
+        return jpeg
 
     def screen_info(self, args):
         return self.board.display.info()

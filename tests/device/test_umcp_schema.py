@@ -3,7 +3,7 @@
 
 import json
 
-from umcp import BOOLEAN, INTEGER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
+from umcp import BOOLEAN, INTEGER, NUMBER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
 from umcp.compat import join_pieces
 from umcp.tool import error_result_pieces, result_pieces
 
@@ -111,3 +111,32 @@ def test_results_become_content_blocks():
     assert image["content"] == [{"type": "image", "data": "/9j/4A==", "mimeType": "image/jpeg"}]
     failure = json.loads(join_pieces(error_result_pieces("bad \"x\"")))
     assert failure == {"content": [{"type": "text", "text": "bad \"x\""}], "isError": True}
+
+
+def test_number_property_schema_and_checks():
+    gain = Property("gain", NUMBER, default=1, minimum=0.5, maximum=2.5, description="dB")
+    assert gain.schema() == {"type": "number", "description": "dB", "default": 1.0, "minimum": 0.5, "maximum": 2.5}
+    assert gain.default == 1.0 and type(gain.default) is float
+    props = PropertyList([gain])
+    assert props.validate({}) == {"gain": 1.0}
+    args = props.validate({"gain": 2})  # an int is a number; the callback gets a float
+    assert args["gain"] == 2.0 and type(args["gain"]) is float
+    assert props.validate(json.loads('{"gain": 0.5}'))["gain"] == 0.5
+    assert "expected number, got boolean" in raises(InvalidParams, props.validate, {"gain": True})
+    assert "expected number, got string" in raises(InvalidParams, props.validate, {"gain": "1"})
+    assert "below the minimum 0.5" in raises(InvalidParams, props.validate, {"gain": 0.25})
+    assert "above the maximum 2.5" in raises(InvalidParams, props.validate, {"gain": 3})
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        assert "finite number" in raises(InvalidParams, props.validate, {"gain": bad})
+    free = Property("x", NUMBER)
+    assert free.required and free.schema() == {"type": "number"}
+    assert free.check(-1e30) == -1e30
+
+
+def test_number_property_mistakes_raise_value_error():
+    assert "must be numbers" in raises(ValueError, make_property, "p", NUMBER, {"minimum": True})
+    assert "must be numbers" in raises(ValueError, make_property, "p", NUMBER, {"maximum": float("nan")})
+    assert "above the maximum 1" in raises(ValueError, make_property, "p", NUMBER, {"default": 1.5, "maximum": 1})
+    assert "finite number" in raises(ValueError, make_property, "p", NUMBER, {"default": float("inf")})
+    # an INTEGER's bounds stay integers
+    assert "must be integers" in raises(ValueError, make_property, "p", INTEGER, {"minimum": 0.5})

@@ -126,7 +126,7 @@ async def test_jsonrpc_errors():
         ('{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, None),
         ('{"jsonrpc":"2.0","id":4,"method":7}', -32600, 4),
         ('{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}', -32600, 5),
-        ('{"jsonrpc":"2.0","id":6,"method":"server/discover"}', -32601, 6),
+        ('{"jsonrpc":"2.0","id":6,"method":"prompts/list"}', -32601, 6),
         ('{"jsonrpc":"2.0","id":7,"method":"x\\"y"}', -32601, 7),
     ]
     for text, code, echoed in cases:

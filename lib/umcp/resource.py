@@ -1,0 +1,249 @@
+"""Resources: what a device lets a client read by URI, the shaping of their contents,
+and resources/read and resources/subscribe. McpServer imports this module at its
+first resource (or such a request), so a device without resources never loads it."""
+
+from binascii import b2a_base64
+
+from .compat import const, dumps, get_logger, iscoroutine
+from .schema import InvalidParams
+from .server import _CACHE_HINTS, _EMPTY_RESULT, _describe, _error_frame, _find, _result_frame
+
+# At most this many resources/subscribe URIs are remembered (each costs its string).
+MAX_SUBSCRIPTIONS = const(8)
+_INVALID_PARAMS = const(-32602)
+_INTERNAL_ERROR = const(-32603)
+_NOT_FOUND_LEGACY = const(-32002)  # up to 2025-11-25; -32602 from 2026-07-28 (SEP-2164)
+# What closes a content (text: its "}"; blob: the base64's quote too) and the result.
+_TEXT_END = "}]}"
+_TEXT_END_MODERN = "}]" + _CACHE_HINTS + "}"
+_BLOB_END = '"}]}'
+_BLOB_END_MODERN = '"}]' + _CACHE_HINTS + "}"
+
+_log = get_logger("umcp")
+
+# RFC 3986 characters a URI may hold as they are (percent-escapes included via "%"),
+# less nothing: no space, quote, backslash, braces or control characters. So a URI
+# goes into JSON (a listing's nextCursor) without escaping.
+_URI_CHARS = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+              "-._~:/?#[]@!$&'()*+,;=%")
+_SCHEME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-."
+
+JSON_MIME = "application/json"
+
+
+def _check_uri(uri, extra=""):
+    """A URI (RFC 3986: a scheme, ':', then the rest) of at most 512 plain characters."""
+    if not isinstance(uri, str) or not 3 <= len(uri) <= 512:
+        raise ValueError("resource URI must be 3 to 512 characters: %r" % (uri,))
+    colon = uri.find(":")
+    if colon < 1 or not "a" <= uri[0].lower() <= "z":
+        raise ValueError("resource URI %r has no scheme" % (uri,))
+    for char in uri[:colon]:
+        if char not in _SCHEME_CHARS:
+            raise ValueError("resource URI %r has an invalid scheme" % (uri,))
+    for char in uri:
+        if char not in _URI_CHARS and char not in extra:
+            raise ValueError("resource URI %r has a character a URI cannot hold: %r" % (uri, char))
+
+
+def _entry(key, value, name, description, mime_type):
+    entry = {key: value, "name": name}
+    if description is not None:
+        entry["description"] = description
+    if mime_type is not None:
+        entry["mimeType"] = mime_type
+    return dumps(entry)
+
+
+class _Listed:
+    """What resources/list and resources/templates/list page through (as McpTool)."""
+
+    user_only = False
+
+    def __init__(self, name, read, description, mime_type):
+        if not isinstance(name, str) or not name:
+            raise ValueError("resource name must be a non-empty string")
+        if not callable(read):
+            raise ValueError("resource %s: read is not callable" % name)
+        if mime_type is not None and not isinstance(mime_type, str):
+            raise ValueError("resource %s: mime_type must be a string" % name)
+        self.name = name
+        self.read = read
+        self.mime_type = mime_type
+
+
+class McpResource(_Listed):
+    """A resource at a fixed URI. `read()` (plain or coroutine function) returns its
+    contents: a str (text), a bytes-like object (a blob, sent as base64) or a dict or
+    list (JSON text). The resources/list entry is serialized once, here."""
+
+    def __init__(self, uri, name, read, description=None, mime_type=None):
+        _check_uri(uri)
+        _Listed.__init__(self, name, read, description, mime_type)
+        self.uri = uri
+        self.json = _entry("uri", uri, name, description, mime_type)
+        self.json_bytes = len(self.json.encode())
+
+
+class McpResourceTemplate(_Listed):
+    """Resources whose URIs fit an RFC 6570 level-1 template (`device://sensor/{id}`).
+
+    `read(variables)` gets a dict of the variables' values as they appear in the URI
+    (each non-empty, without '/', '?' or '#'), and returns contents as McpResource's
+    `read()` does; raising KeyError means no such resource.
+    """
+
+    def __init__(self, uri_template, name, read, description=None, mime_type=None):
+        _check_uri(uri_template, "{}")
+        _Listed.__init__(self, name, read, description, mime_type)
+        self.uri_template = uri_template
+        self._parts = _parse_template(uri_template)
+        self.json = _entry("uriTemplate", uri_template, name, description, mime_type)
+        self.json_bytes = len(self.json.encode())
+
+    def match(self, uri):
+        """The variables of `uri` as a dict, or None when it does not fit the template."""
+        parts = self._parts
+        literal = parts[0]
+        if not uri.startswith(literal):
+            return None
+        pos = len(literal)
+        variables = {}
+        for index in range(1, len(parts), 2):
+            literal = parts[index + 1]
+            if literal:
+                end = uri.find(literal, pos)
+                if end < 0:
+                    return None
+            else:  # only the last variable may have no literal after it
+                end = len(uri)
+            value = uri[pos:end]
+            if not value or "/" in value or "?" in value or "#" in value:
+                return None
+            variables[parts[index]] = value
+            pos = end + len(literal)
+        return variables if pos == len(uri) else None
+
+
+def _parse_template(template):
+    """[literal, name, literal, name, ..., literal] of a level-1 template."""
+    parts = []
+    pos = 0
+    while True:
+        start = template.find("{", pos)
+        if start < 0:
+            if "}" in template[pos:]:
+                raise ValueError("URI template %r has an unmatched '}'" % template)
+            parts.append(template[pos:])
+            return parts
+        end = template.find("}", start)
+        literal = template[pos:start]
+        name = template[start + 1:end] if end > 0 else ""
+        if end < 0 or not name or "{" in name or "}" in literal:
+            raise ValueError("URI template %r: braces must hold a variable name" % template)
+        for char in name:
+            if not (char.isalpha() or char.isdigit() or char == "_"):
+                raise ValueError("URI template %r: only simple {name} variables (RFC 6570 level 1)" % template)
+        if len(parts) > 1 and not literal:
+            raise ValueError("URI template %r: two variables need a literal between them" % template)
+        if _has_variable(parts, name):
+            raise ValueError("URI template %r: variable %s appears twice" % (template, name))
+        parts.append(literal)
+        parts.append(name)
+        pos = end + 1
+
+
+def _has_variable(parts, name):
+    for index in range(1, len(parts), 2):
+        if parts[index] == name:
+            return True
+    return False
+
+
+_TEXT = ',"text":'
+_BLOB = ',"blob":"'
+
+
+def contents_pieces(uri, mime_type, value, modern=False):
+    """A ReadResourceResult's pieces for what a read callback returned.
+
+    A str is the text; a bytes-like object a blob, its base64 the bytes b2a_base64
+    made (never copied into a str); a dict or list its JSON text (application/json
+    unless the resource says otherwise). `modern`: in revision 2026-07-28's form.
+    Raises TypeError for anything else.
+    """
+    if isinstance(value, (dict, list)):
+        value = dumps(value)
+        if mime_type is None:
+            mime_type = JSON_MIME
+    pieces = ['{"contents":[{"uri":', dumps(uri)]
+    if mime_type is not None:
+        pieces.append(',"mimeType":')
+        pieces.append(dumps(mime_type))
+    if isinstance(value, str):
+        pieces.append(_TEXT)
+        pieces.append(dumps(value))
+        pieces.append(_TEXT_END_MODERN if modern else _TEXT_END)
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        pieces.append(_BLOB)
+        pieces.append(b2a_base64(value, newline=False))
+        pieces.append(_BLOB_END_MODERN if modern else _BLOB_END)
+    else:
+        raise TypeError("a resource reads as str, bytes or JSON (dict, list), not %s" % type(value).__name__)
+    return pieces
+
+
+class _NotFound(Exception):
+    """No resource or template has this URI."""
+
+
+def _lookup(server, uri):
+    """(resource or template, the template's variables or None); raises _NotFound."""
+    if not isinstance(uri, str):
+        raise InvalidParams("uri must be a string")
+    index = _find(server._resources, "uri", uri)
+    if index >= 0:
+        return server._resources[index], None
+    for template in server._templates:
+        variables = template.match(uri)
+        if variables is not None:
+            return template, variables
+    raise _NotFound()
+
+
+def _not_found_frame(id_json, uri, modern):
+    return _error_frame(id_json, _INVALID_PARAMS if modern else _NOT_FOUND_LEGACY,
+                        "resource not found: " + uri, '{"uri":%s}' % dumps(uri))
+
+
+async def read(server, id_json, params, modern):
+    """The frame answering resources/read."""
+    uri = params.get("uri")
+    try:
+        found, variables = _lookup(server, uri)
+        value = found.read() if variables is None else found.read(variables)
+        if iscoroutine(value):
+            value = await value
+        return _result_frame(id_json, contents_pieces(uri, found.mime_type, value, modern))
+    except (_NotFound, KeyError):  # KeyError: a template's read knows no such resource
+        return _not_found_frame(id_json, uri, modern)
+    except InvalidParams:
+        raise
+    except Exception as e:
+        _log.warning("reading %s failed: %s", uri, _describe(e))
+        return _error_frame(id_json, _INTERNAL_ERROR, "reading %s failed: %s" % (uri, _describe(e)))
+
+
+def subscribe(server, id_json, params):
+    """The frame answering resources/subscribe (legacy revisions only)."""
+    uri = params.get("uri")
+    try:
+        _lookup(server, uri)
+    except _NotFound:
+        return _not_found_frame(id_json, uri, False)
+    subscriptions = server._subscriptions
+    if uri not in subscriptions:
+        if len(subscriptions) >= MAX_SUBSCRIPTIONS:
+            raise InvalidParams("too many subscriptions (at most %d)" % MAX_SUBSCRIPTIONS)
+        subscriptions.append(uri)
+    return _result_frame(id_json, _EMPTY_RESULT)

@@ -1,0 +1,98 @@
+# The device's MCP resources: its status, system information, the recent log and the
+# last photo. Custom scheme `device:` (RFC 3986: a scheme of letters, then any path):
+# they are read through the device, never fetched elsewhere.
+import gc
+
+from umcp.compat import const, ticks_diff, ticks_ms
+
+STATUS_URI = "device://status"
+SYSTEM_URI = "device://system"
+LOG_URI = "device://log"
+PHOTO_URI = "device://photo/last"
+
+LOG_LINES = const(32)
+LOG_LINE_CHARS = const(120)
+# A photo is kept after it is taken only while this much heap stays free besides it
+# (where the heap can be asked: MicroPython).
+PHOTO_HEAP_RESERVE = const(48 * 1024)
+
+
+class LogRing:
+    """The last `lines` log lines, each cut to `line_chars` characters: a fixed number of
+    slots, so it never grows. `add` is a umcp.compat log sink."""
+
+    def __init__(self, lines=LOG_LINES, line_chars=LOG_LINE_CHARS):
+        self.capacity = lines
+        self._slots = [None] * lines
+        self._next = 0
+        self._chars = line_chars
+        self._start = ticks_ms()
+
+    def add(self, level, logger, message):
+        ms = ticks_diff(ticks_ms(), self._start)
+        line = "%d.%03d %s %s: %s" % (ms // 1000, ms % 1000, level, logger, message)
+        if len(line) > self._chars:
+            line = line[:self._chars - 3] + "..."
+        if "\n" in line:
+            line = line.replace("\n", " ")
+        self._slots[self._next] = line
+        self._next = (self._next + 1) % len(self._slots)
+
+    def lines(self):
+        """The kept lines, oldest first."""
+        slots = self._slots
+        count = len(slots)
+        return [slots[(self._next + i) % count] for i in range(count) if slots[(self._next + i) % count] is not None]
+
+    def text(self):
+        lines = self.lines()
+        return "\n".join(lines) + "\n" if lines else ""
+
+
+class DeviceResources:
+    """Registers the resources on `server`; `tools` is the CommonTools whose status and
+    system information they show. CommonTools tells it about photos (`keep_photo`)."""
+
+    def __init__(self, server, tools, board, ring):
+        self.server = server
+        self.tools = tools
+        self.board = board
+        self.ring = ring
+        self.photo = None  # the last JPEG taken, or None
+
+    def register(self):
+        s = self.server
+        s.add_resource(STATUS_URI, "status", self.read_status, mime_type="application/json",
+                       description="Volume, brightness, theme, network and board facts, as "
+                                   "self.get_device_status reports them; updated when they change")
+        s.add_resource(SYSTEM_URI, "system", self.read_system, mime_type="application/json",
+                       description="Firmware, board, runtime, heap, uptime and OTA partitions")
+        s.add_resource(LOG_URI, "log", self.ring.text, mime_type="text/plain",
+                       description="The last %d log lines of the device" % self.ring.capacity)
+        if self.board.camera:
+            s.add_resource(PHOTO_URI, "last photo", self.read_photo, mime_type="image/jpeg",
+                           description="The JPEG the camera took last (none until a photo is taken)")
+
+    def read_status(self):
+        return self.tools.get_device_status(None)
+
+    def read_system(self):
+        return self.tools.get_system_info(None)
+
+    def read_photo(self):
+        if self.photo is None:
+            raise KeyError(PHOTO_URI)  # not found: no photo yet, or no heap to keep it
+        return self.photo
+
+    def keep_photo(self, jpeg):
+        """Keep `jpeg` as the last photo (the one before goes) if the heap allows."""
+        self.photo = None
+        if hasattr(gc, "mem_free"):
+            gc.collect()
+            if gc.mem_free() < PHOTO_HEAP_RESERVE:
+                self.server.resource_updated(PHOTO_URI)
+                return False
+        self.photo = jpeg
+        self.server.resource_updated(PHOTO_URI)
+        return True
+
