@@ -199,7 +199,11 @@ function showPanel() {
     return;
   }
   root.dataset.device = device.id;
-  state.panel = mountDevicePanel(root, deviceHost(device.id), { title: `Tools of ${device.id}` });
+  state.panel = mountDevicePanel(root, deviceHost(device.id), {
+    title: `Tools of ${device.id}`,
+    // The first moment the page is usable: devices listed, a device's tools ready to call.
+    onReady: () => { if (!performance.getEntriesByName("umcp-usable").length) performance.mark("umcp-usable"); },
+  });
 }
 
 // ---- photos -------------------------------------------------------------------------------
@@ -250,12 +254,16 @@ async function follow() {
   for (;;) {
     try {
       const headers = state.token ? { Authorization: `Bearer ${state.token}` } : {};
+      // Subscribe and read the current state at once; an event that arrives before the
+      // state is applied after it (both carry whole device snapshots).
+      const loading = load().then(() => null, (error) => error);
       const response = await fetch("/api/events", { headers, cache: "no-store" });
       if (response.status === 401) { askToken("This console needs its token."); return; }
       if (!response.ok || !response.body) throw new Error(response.statusText);
+      const failed = await loading;
+      if (failed) throw failed;
       setLink(true);
       delay = 500;
-      await load(); // what changed while we were not listening
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       for (;;) {

@@ -10,7 +10,7 @@
 //   host.onNotification(fn)                  -> unsubscribe; fn(payload) gets each MCP
 //                                               notification of this device
 //
-// mountDevicePanel(root, host, {title}) -> {reload(), destroy()}
+// mountDevicePanel(root, host, {title, onReady(tools)}) -> {reload(), destroy()}
 
 import { buildForm, el, validate } from "./form.js";
 
@@ -44,6 +44,7 @@ export function mountDevicePanel(root, host, options = {}) {
       renderTools(tools);
       status.textContent = `${tools.length} tools${state.withUser ? " (user-only included)" : ""}`;
       root.dataset.ready = "true";
+      if (options.onReady) options.onReady(tools);
     } catch (error) {
       if (state.loading !== token) return;
       status.textContent = `listing tools failed: ${error.message}`;
