@@ -77,8 +77,8 @@ class Shots:
 
 
 @contextlib.asynccontextmanager
-async def console_backend(out=None, **web):
-    backend = Backend(TOKEN, host="127.0.0.1", out=out or (lambda line: None), web=web)
+async def console_backend(out=None, ota_dir=None, **web):
+    backend = Backend(TOKEN, host="127.0.0.1", out=out or (lambda line: None), ota_dir=ota_dir, web=web)
     await backend.start()
     try:
         yield backend

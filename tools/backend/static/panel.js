@@ -62,6 +62,7 @@ export function mountDevicePanel(root, host, options = {}) {
     const form = buildForm(schema);
     const result = el("div", { class: "result", "aria-live": "polite" });
     const progress = el("progress", { class: "progress", max: 1, value: 0, hidden: true });
+    const progressText = el("span", { class: "progress-text", hidden: true });
     const button = el("button", { type: "submit", text: "Call" });
     const annotations = tool.annotations || {};
     const badges = [];
@@ -69,7 +70,7 @@ export function mountDevicePanel(root, host, options = {}) {
     if (annotations.readOnlyHint) badges.push(el("span", { class: "badge", text: "read-only" }));
     if (annotations.destructiveHint) badges.push(el("span", { class: "badge danger", text: "destructive" }));
     const formEl = el("form", { class: "tool-form", novalidate: true }, form.element,
-      el("div", { class: "actions" }, button, progress), result);
+      el("div", { class: "actions" }, button, progress, progressText), result);
     const card = el("details", { class: "tool", dataset: { tool: tool.name } },
       el("summary", {}, el("code", { class: "tool-name", text: tool.name }),
         tool.title ? el("span", { class: "tool-title", text: tool.title }) : null, ...badges),
@@ -87,13 +88,14 @@ export function mountDevicePanel(root, host, options = {}) {
       button.disabled = true;
       result.dataset.state = "calling";
       const started = performance.now();
-      progress.hidden = true;
+      progress.hidden = progressText.hidden = true;
       try {
         const answer = await host.callTool(tool.name, value, {
           onProgress(params) {
-            progress.hidden = false;
+            // Without a total (the device may not know the size) the bar is indeterminate.
+            progress.hidden = progressText.hidden = false;
             if (params.total) { progress.max = params.total; progress.value = params.progress; } else progress.removeAttribute("value");
-            progress.title = params.message || `${params.progress}${params.total ? ` / ${params.total}` : ""}`;
+            progressText.textContent = params.message || `${params.progress}${params.total ? ` / ${params.total}` : ""}`;
           },
         });
         showResult(result, { result: answer, ms: performance.now() - started });
@@ -101,7 +103,7 @@ export function mountDevicePanel(root, host, options = {}) {
         showResult(result, { error: error.message, code: error.code, ms: performance.now() - started });
       } finally {
         button.disabled = false;
-        progress.hidden = true;
+        progress.hidden = progressText.hidden = true;
       }
     }
     formEl.addEventListener("submit", (event) => { event.preventDefault(); call(); });
@@ -127,7 +129,8 @@ export function mountDevicePanel(root, host, options = {}) {
       text = typeof params.data === "string" ? params.data : JSON.stringify(params.data);
       if (params.logger) text = `${params.logger}: ${text}`;
     } else if (method === "notifications/progress") {
-      text = `${params.progress}${params.total ? ` / ${params.total}` : ""}${params.message ? ` ${params.message}` : ""}`;
+      const amount = `${params.progress}${params.total ? ` / ${params.total}` : ""}`;
+      text = params.message ? (params.total ? `${params.message} (${amount})` : params.message) : amount;
     } else if (method === "notifications/tools/list_changed") {
       text = "the device's tool list changed";
     } else {
