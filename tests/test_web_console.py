@@ -149,6 +149,22 @@ async def test_the_console_drives_the_simulated_device(tmp_path):
             refused = body.get("error", {}).get("message") or body["result"]["content"][0]["text"]
             assert "volume" in refused and (body.get("error") or body["result"]["isError"])
 
+            # The stdin console's `call DEVICE TOOL JSON`: any name, arguments as typed. An
+            # argument the schema does not declare passes the page and the device refuses it.
+            raw = page.locator("details.raw-call")
+            await raw.locator("summary").click()
+            await raw.locator("input[name=raw-name]").fill(VOLUME)
+            await raw.locator("textarea").fill('{"volume": 5, "loud": true}')
+            await raw.locator("button[type=submit]").click()
+            refused = raw.locator(".result[data-state=error]")
+            await refused.wait_for()
+            assert "loud" in await refused.text_content()
+            assert sum("-> tools/call %s {\"volume\":5,\"loud\":true}" % VOLUME in line for line in lines) == 1
+            await raw.locator("textarea").fill('{"volume": "5"}')
+            await raw.locator("button[type=submit]").click()
+            assert "volume must be an integer" in await raw.locator(".result[data-state=error]").text_content()
+            await shots.take(page, "raw-call-refused-by-device")
+
             # The user-only tools, behind their switch: a photo as an image result.
             assert await tool(page, "self.camera.get_photo").count() == 0
             await page.locator(".panel-head input.switch").check()

@@ -96,6 +96,9 @@ class Backend:
         self.out("backend: vision endpoint %s" % self.vision_url)
         if self.web is not None:
             self.out("backend: web console %s" % self.web.url)
+            if not self.web.remote and self.host not in ("", "0.0.0.0", "::", "127.0.0.1", "localhost"):
+                self.out("backend: warning: the web console answers this machine only, but the HTTP server "
+                         "listens on %s alone: use --host 0.0.0.0, or --console-host 0.0.0.0" % self.host)
 
     async def close(self):
         if self.web is not None:

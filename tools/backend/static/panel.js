@@ -29,6 +29,7 @@ export function mountDevicePanel(root, host, options = {}) {
       el("label", { class: "switch-label", for: userSwitch.id }, userSwitch, " show user-only tools (the owner's: reboot, upgrade, photo…)")),
     status,
     toolList,
+    rawCall(),
     el("section", { class: "feed-box" }, el("h3", { text: "Notifications" }), feed),
   );
   userSwitch.addEventListener("change", () => { state.withUser = userSwitch.checked; reload(); });
@@ -117,6 +118,41 @@ export function mountDevicePanel(root, host, options = {}) {
       card.classList.add("live");
     }
     return card;
+  }
+
+  // Any tool by name with arguments as JSON, as the stdin console's `call` does (a listed
+  // tool's arguments are still checked against its schema first).
+  function rawCall() {
+    const name = el("input", { type: "text", name: "raw-name", "aria-label": "tool name", placeholder: "tool name", required: true });
+    const args = el("textarea", { name: "raw-arguments", rows: 2, class: "json", "aria-label": "arguments as JSON", placeholder: "{}" });
+    const result = el("div", { class: "result", "aria-live": "polite" });
+    const form = el("form", { class: "tool-form raw", novalidate: true },
+      el("div", { class: "control" }, name), el("div", { class: "control" }, args),
+      el("div", { class: "actions" }, el("button", { type: "submit", text: "Call" })), result);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      let value;
+      try {
+        value = args.value.trim() ? JSON.parse(args.value) : {};
+      } catch (error) {
+        showResult(result, { error: `arguments are not JSON: ${error.message}`, local: true });
+        return;
+      }
+      const known = state.tools.find((t) => t.name === name.value.trim());
+      const errors = known ? validate(known.inputSchema || {}, value)
+        : value === null || typeof value !== "object" || Array.isArray(value) ? [{ field: "", message: "arguments must be a JSON object" }] : [];
+      if (errors.length) {
+        showResult(result, { error: errors.map((e) => `${e.field} ${e.message}`.trim()).join("; "), local: true });
+        return;
+      }
+      const started = performance.now();
+      try {
+        showResult(result, { result: await host.callTool(name.value.trim(), value), ms: performance.now() - started });
+      } catch (error) {
+        showResult(result, { error: error.message, code: error.code, ms: performance.now() - started });
+      }
+    });
+    return el("details", { class: "tool raw-call" }, el("summary", { text: "Call a tool by name, arguments as JSON" }), form);
   }
 
   function addFeed(payload) {
