@@ -95,6 +95,11 @@ async def test_the_console_drives_the_simulated_device(tmp_path):
             assert await card_fact(page, "sim-web", "volume").text_content() == "70"  # the settings' default
             volume = tool(page, VOLUME)
             assert await volume.locator("input[type=range]").get_attribute("max") == "100"
+            # The form starts at the device's current setting.
+            await page.wait_for_function(
+                "document.querySelector('details[data-tool=\"%s\"] input[type=range]').value === '70'" % VOLUME)
+            assert await volume.locator("input[type=number]").input_value() == "70"
+            assert await tool(page, "self.screen.set_theme").locator("input[name=theme]").input_value() == "light"
             assert await volume.locator(".required").count() == 1
             await shots.take(page, "device-online")
 
@@ -459,6 +464,13 @@ WATCH_PROGRESS = """(tool) => {
   new MutationObserver(() => {
     if (!bar.hidden && label.textContent) window.progressSeen.push(label.textContent);
   }).observe(label, {childList: true, characterData: true, subtree: true});
+  // And the progress notifications listed in the feed (gone with the panel at the reboot).
+  window.progressNotes = 0;
+  new MutationObserver((changes) => {
+    for (const change of changes) for (const node of change.addedNodes) {
+      if (node.dataset && node.dataset.method === "notifications/progress") window.progressNotes++;
+    }
+  }).observe(document.querySelector("#panel .feed"), {childList: true});
 }"""
 
 
@@ -483,6 +495,7 @@ async def test_an_upgrade_from_the_page_shows_its_progress(tmp_path):
             await upgrade.locator("input[name=url]").fill("http://127.0.0.1:%d/ota/app.bin" % backend.http_port)
             await upgrade.locator("input[name=sha256]").fill(hashlib.sha256(firmware).hexdigest())
             await page.evaluate(WATCH_PROGRESS, "self.upgrade_firmware")
+            before = backend.devices["sim-ota"]
             await upgrade.locator("button[type=submit]").click()
             done = upgrade.locator(".result[data-state=ok]")
             await done.wait_for(timeout=30000)
@@ -496,9 +509,15 @@ async def test_an_upgrade_from_the_page_shows_its_progress(tmp_path):
             assert written and written == sorted(written) and set(written) <= {65536 * n for n in range(1, 5)} | {
                 len(firmware)}
             assert seen[0] == "%d bytes written" % written[0]
-            assert await page.locator('.feed .note[data-method="notifications/progress"]').count() >= 4
-            # It reboots into the new image and comes back.
-            await page.wait_for_selector('.device.offline[data-device="sim-ota"]', timeout=15000)
+            assert await page.evaluate("window.progressNotes") >= 4
+            # It reboots into the new image and comes back (a new connection, ready again).
+            deadline = time.monotonic() + 30
+            while backend.devices.get("sim-ota") in (None, before) or \
+                    not backend.web.records["sim-ota"].ready:
+                assert time.monotonic() < deadline, "the device did not come back after the upgrade"
+                await asyncio.sleep(0.1)
             await page.wait_for_selector('.device.online[data-device="sim-ota"]', timeout=WAIT_MS)
+            # Its panel comes back by itself once the device is ready again.
+            await page.wait_for_selector('#panel[data-ready="true"] details[data-tool="%s"]' % VOLUME, timeout=WAIT_MS)
             await shots.take(page, "back-online")
         assert page.problems == []

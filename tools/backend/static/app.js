@@ -166,7 +166,8 @@ function updateDevice(device) {
   if (old) old.replaceWith(deviceCard(device)); else renderDevices();
   $("device-count").textContent = `${[...state.devices.values()].filter((d) => d.online).length} online, ${state.devices.size} seen`;
   $("no-devices").hidden = true;
-  if (device.id === state.selected && before && before.online !== device.online) showPanel();
+  if (device.id === state.selected && before && (before.online !== device.online || before.ready !== device.ready)) showPanel();
+  else if (device.id === state.selected && state.panel) state.panel.refreshValues();
   autoSelect();
 }
 
@@ -194,16 +195,31 @@ function showPanel() {
   const root = $("panel");
   const device = state.devices.get(state.selected);
   if (!device) { root.replaceChildren(); return; }
-  if (!device.online) {
-    root.replaceChildren(el("p", { class: "muted", text: `${device.id} is offline.` }));
+  if (!device.online || !device.ready) {
+    delete root.dataset.ready;
+    root.replaceChildren(el("p", { class: "muted", text: `${device.id} is ${device.online ? "connecting…" : "offline."}` }));
     return;
   }
   root.dataset.device = device.id;
   state.panel = mountDevicePanel(root, deviceHost(device.id), {
     title: `Tools of ${device.id}`,
+    initialValues: (tool) => currentValues(state.devices.get(device.id), tool.name),
     // The first moment the page is usable: devices listed, a device's tools ready to call.
     onReady: () => { if (!performance.getEntriesByName("umcp-usable").length) performance.mark("umcp-usable"); },
   });
+}
+
+// The setting a tool changes, as the device's last status reported it: its form starts
+// there (a slider at the current volume, not at 0).
+const STATUS_OF = {
+  "self.audio_speaker.set_volume": (s) => ({ volume: s.audio_speaker?.volume }),
+  "self.screen.set_brightness": (s) => ({ brightness: s.screen?.brightness }),
+  "self.screen.set_theme": (s) => ({ theme: s.screen?.theme }),
+};
+
+function currentValues(device, name) {
+  const status = device && device.status;
+  return status && STATUS_OF[name] ? STATUS_OF[name](status) : undefined;
 }
 
 // ---- photos -------------------------------------------------------------------------------

@@ -98,6 +98,10 @@ export function buildForm(schema, options = {}) {
       if (errors.length) return { value, errors };
       return { value, errors: validate(schema, value) };
     },
+    // Put values in (e.g. the device's current volume), leaving the others as they are.
+    set(values) {
+      for (const field of fields) if (values && values[field.name] !== undefined) field.set(values[field.name]);
+    },
     showErrors(errors) {
       for (const field of fields) field.showError(errors.filter((e) => e.field === field.name).map((e) => e.message).join("; "));
     },
@@ -171,6 +175,12 @@ function buildField(id, name, prop, isRequired) {
   return {
     name, element: row, control, slider: extra, prop,
     read,
+    set(v) {
+      if (control.type === "checkbox") control.checked = v === true;
+      else if (control.tagName === "SELECT") control.value = String(prop.enum.indexOf(v));
+      else control.value = typeof v === "string" ? v : JSON.stringify(v);
+      if (extra) extra.value = String(v);
+    },
     showError(message) {
       error.textContent = message ? `${name} ${message}` : "";
       control.toggleAttribute("aria-invalid", Boolean(message));

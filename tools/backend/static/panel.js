@@ -10,7 +10,8 @@
 //   host.onNotification(fn)                  -> unsubscribe; fn(payload) gets each MCP
 //                                               notification of this device
 //
-// mountDevicePanel(root, host, {title, onReady(tools)}) -> {reload(), destroy()}
+// mountDevicePanel(root, host, {title, onReady(tools), initialValues(tool) -> {arg: value}})
+//   -> {reload(), refreshValues(), destroy()}
 
 import { buildForm, el, validate } from "./form.js";
 
@@ -18,7 +19,8 @@ const MAX_FEED = 200;
 const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
 
 export function mountDevicePanel(root, host, options = {}) {
-  const state = { withUser: false, tools: [], destroyed: false, loading: null };
+  const state = { withUser: false, tools: [], forms: [], destroyed: false, loading: null };
+  delete root.dataset.ready; // set again once this device's tools are shown
   const userSwitch = el("input", { type: "checkbox", role: "switch", class: "switch", id: `user-only-${Math.random().toString(36).slice(2)}` });
   const toolList = el("div", { class: "tools", "aria-live": "polite" });
   const feed = el("ol", { class: "feed", "aria-label": "device notifications" });
@@ -55,12 +57,17 @@ export function mountDevicePanel(root, host, options = {}) {
 
   function renderTools(tools) {
     const open = new Set([...toolList.querySelectorAll("details[open]")].map((d) => d.dataset.tool));
+    state.forms = [];
     toolList.replaceChildren(...tools.map((tool) => toolCard(tool, open.has(tool.name) || tools.length <= 12)));
   }
 
   function toolCard(tool, isOpen) {
     const schema = tool.inputSchema || { type: "object" };
     const form = buildForm(schema);
+    const entry = { tool, form, touched: false };
+    state.forms.push(entry);
+    if (options.initialValues) form.set(options.initialValues(tool));
+    form.element.addEventListener("input", () => { entry.touched = true; });
     const result = el("div", { class: "result", "aria-live": "polite" });
     const progress = el("progress", { class: "progress", max: 1, value: 0, hidden: true });
     const progressText = el("span", { class: "progress-text", hidden: true });
@@ -187,9 +194,15 @@ export function mountDevicePanel(root, host, options = {}) {
 
   return {
     reload,
+    // The device's settings changed (or became known): forms nobody has touched follow.
+    refreshValues() {
+      if (!options.initialValues) return;
+      for (const entry of state.forms) if (!entry.touched) entry.form.set(options.initialValues(entry.tool));
+    },
     destroy() {
       state.destroyed = true;
       unsubscribe();
+      delete root.dataset.ready;
       root.replaceChildren();
     },
   };
