@@ -517,7 +517,34 @@ async def test_an_upgrade_from_the_page_shows_its_progress(tmp_path):
                 assert time.monotonic() < deadline, "the device did not come back after the upgrade"
                 await asyncio.sleep(0.1)
             await page.wait_for_selector('.device.online[data-device="sim-ota"]', timeout=WAIT_MS)
-            # Its panel comes back by itself once the device is ready again.
+            # Its panel comes back by itself once the device is ready again, with the
+            # notifications from before the reboot.
             await page.wait_for_selector('#panel[data-ready="true"] details[data-tool="%s"]' % VOLUME, timeout=WAIT_MS)
+            assert await page.locator('.feed .note[data-method="notifications/progress"]').count() == \
+                await page.evaluate("window.progressNotes")
             await shots.take(page, "back-online")
         assert page.problems == []
+
+
+async def test_opened_to_others_the_page_asks_for_the_token_or_takes_it_from_the_url(tmp_path):
+    shots = Shots("token")
+    async with console_backend(remote=True, token="console-secret") as backend, browser_page(tmp_path) as page:
+        base = "http://127.0.0.1:%d/" % backend.http_port
+        async with scripted_device(backend, hostile_answer, "dev-1"):
+            await page.goto(base)
+            await page.locator("#login").wait_for()
+            assert await page.locator(".device").count() == 0
+            await shots.take(page, "asks-for-token")
+            await page.locator("#token").fill("console-secret")
+            await page.locator("#login button[type=submit]").click()
+            await page.wait_for_selector('.device.online[data-device="dev-1"]')
+            await page.wait_for_selector("#link.up")
+            await shots.take(page, "in")
+        # The printed URL carries the token; the page keeps it for the tab, not in the address bar.
+        async with browser_page(tmp_path) as fresh:
+            await fresh.goto(base + "#token=console-secret")
+            await fresh.wait_for_selector("#link.up")
+            assert fresh.url == base
+            assert await fresh.locator("#login").is_hidden()
+        # 401s while asking for the token are expected console errors; nothing else.
+        assert all("401" in problem for problem in page.problems)

@@ -11,6 +11,7 @@ const state = {
   selected: null,
   panel: null,
   listeners: new Map(), // device id -> Set of notification callbacks
+  history: new Map(), // device id -> [[payload, {time}]]
   progress: new Map(), // progressToken -> onProgress
   calls: 0,
 };
@@ -85,6 +86,7 @@ function deviceHost(id) {
     },
     onNotification(fn) {
       if (!state.listeners.has(id)) state.listeners.set(id, new Set());
+      for (const [payload, meta] of state.history.get(id) || []) fn(payload, { ...meta, replay: true });
       state.listeners.get(id).add(fn);
       return () => state.listeners.get(id).delete(fn);
     },
@@ -261,8 +263,17 @@ function onEvent(event) {
   }
 }
 
+// Each device's notifications since the page opened (the last 200): a panel mounted later
+// (another device picked, or the device back from a reboot) starts with them.
+const HISTORY = 200;
+
 function notify(id, payload) {
-  for (const fn of state.listeners.get(id) || []) fn(payload);
+  const meta = { time: Date.now() };
+  if (!state.history.has(id)) state.history.set(id, []);
+  const history = state.history.get(id);
+  history.push([payload, meta]);
+  if (history.length > HISTORY) history.shift();
+  for (const fn of state.listeners.get(id) || []) fn(payload, meta);
 }
 
 async function follow() {

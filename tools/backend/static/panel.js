@@ -7,8 +7,10 @@
 //                                               `userOnly: true` marks the owner's tools)
 //   host.callTool(name, args, {onProgress})  -> Promise<CallToolResult>; a JSON-RPC error
 //                                               rejects with an Error carrying .code
-//   host.onNotification(fn)                  -> unsubscribe; fn(payload) gets each MCP
-//                                               notification of this device
+//   host.onNotification(fn)                  -> unsubscribe; fn(payload, meta) gets each MCP
+//                                               notification of this device; meta is
+//                                               optional: {time (ms), replay: true for one
+//                                               that came before the panel did}
 //
 // mountDevicePanel(root, host, {title, onReady(tools), initialValues(tool) -> {arg: value}})
 //   -> {reload(), refreshValues(), destroy()}
@@ -162,7 +164,7 @@ export function mountDevicePanel(root, host, options = {}) {
     return el("details", { class: "tool raw-call" }, el("summary", { text: "Call a tool by name, arguments as JSON" }), form);
   }
 
-  function addFeed(payload) {
+  function addFeed(payload, meta = {}) {
     const method = payload.method || "";
     const params = payload.params || {};
     let kind = method.replace(/^notifications\//, "");
@@ -180,15 +182,15 @@ export function mountDevicePanel(root, host, options = {}) {
       text = JSON.stringify(params);
     }
     const item = el("li", { class: `note ${method === "notifications/message" ? `level-${params.level}` : ""}`, dataset: { method } },
-      el("time", { text: new Date().toLocaleTimeString() }), el("span", { class: "kind", text: kind }), el("span", { class: "text", text }));
+      el("time", { text: new Date(meta.time || Date.now()).toLocaleTimeString() }), el("span", { class: "kind", text: kind }), el("span", { class: "text", text }));
     feed.prepend(item);
     while (feed.childElementCount > MAX_FEED) feed.lastElementChild.remove();
   }
 
-  const unsubscribe = host.onNotification((payload) => {
+  const unsubscribe = host.onNotification((payload, meta = {}) => {
     if (state.destroyed) return;
-    addFeed(payload);
-    if (payload.method === "notifications/tools/list_changed") reload();
+    addFeed(payload, meta);
+    if (payload.method === "notifications/tools/list_changed" && !meta.replay) reload();
   });
   reload();
 
