@@ -246,6 +246,9 @@ async def scripted_device(backend, answer, device_id):
                     continue
                 await send({"jsonrpc": "2.0", "id": payload["id"], "result": answer(payload)})
                 if payload["method"] == "tools/call" and payload["params"]["name"] == HOSTILE_TOOL:
+                    # A malformed progress first (an object as its token, markup as its value).
+                    await send({"jsonrpc": "2.0", "method": "notifications/progress",
+                                "params": {"progressToken": {"x": 1}, "progress": XSS % "progress"}})
                     await send({"jsonrpc": "2.0", "method": "notifications/message",
                                 "params": {"level": "warning", "logger": "<u>logger</u>", "data": HOSTILE_LOG}})
 
@@ -292,6 +295,7 @@ async def test_a_devices_html_and_script_show_as_text(tmp_path):
             note = page.locator(".feed .note .text").first
             await note.wait_for()
             assert await note.text_content() == "<u>logger</u>: " + HOSTILE_LOG
+            assert await page.locator(".feed .note .text").nth(1).text_content() == XSS % "progress"
             await shots.take(page, "called")
 
             # Nothing ran, nothing was parsed as markup: no <img>, <script>, <b>, <svg> from

@@ -132,8 +132,7 @@ class WebConsole:
     """The console's state (devices, photos, event subscribers) and its routes.
 
     remote: False answers this machine only; True answers any machine that presents
-    `token` (None: one is made up and printed in the URL). public_host: the name in the
-    printed URL when remote.
+    `token` (None: one is made up), and the printed URL names the backend's public_host.
     """
 
     def __init__(self, backend, remote=False, token=None):
@@ -188,7 +187,7 @@ class WebConsole:
             params = data.get("params") if isinstance(data.get("params"), dict) else {}
             if data.get("method") == "notifications/progress" and "progressToken" in params:
                 token = params["progressToken"]
-                if token in self._progress_seen:
+                if isinstance(token, str) and token in self._progress_seen:
                     self._progress_seen[token] = asyncio.get_running_loop().time()
             self._publish({"type": "notification", "device": device.id, "payload": data})
             return
