@@ -219,7 +219,8 @@ export function showResult(box, outcome) {
   if (outcome.error !== undefined) {
     box.dataset.state = "error";
     const label = outcome.local ? "not sent: " : outcome.code !== undefined ? `error ${outcome.code}: ` : "error: ";
-    box.append(el("div", { class: "error", role: "alert" }, el("strong", { text: label }), el("span", { class: "message", text: outcome.error })), timing);
+    box.append(el("div", { class: "error", role: "alert" }, el("strong", { text: label }), el("span", { class: "message", text: outcome.error })));
+    if (timing) box.append(timing);
     return;
   }
   const result = outcome.result || {};
@@ -228,7 +229,8 @@ export function showResult(box, outcome) {
   const parts = blocks.map((block) => renderBlock(block, result.isError));
   if (result.structuredContent !== undefined) parts.push(el("pre", { class: "json", text: JSON.stringify(result.structuredContent, null, 2) }));
   if (!parts.length) parts.push(el("pre", { class: "json", text: JSON.stringify(result, null, 2) }));
-  box.append(...(result.isError ? [el("div", { class: "error", role: "alert" }, el("strong", { text: "tool error: " }), ...parts)] : parts), timing);
+  box.append(...(result.isError ? [el("div", { class: "error", role: "alert" }, el("strong", { text: "tool error: " }), ...parts)] : parts));
+  if (timing) box.append(timing);
 }
 
 function renderBlock(block, isError) {
