@@ -258,7 +258,7 @@ class Sim:
             print(f.read()[-20000:])
 
     def records(self):
-        """What the drivers did, one entry per finished boot (tools/sim_device.py)."""
+        """What the drivers did, one entry per finished boot (tools/sim/device.py)."""
         with open(os.path.join(self.state_dir, "hwsim.jsonl")) as f:
             return [json.loads(line) for line in f]
 

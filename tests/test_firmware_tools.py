@@ -1,6 +1,6 @@
 """Every tool of the host board, end to end: the firmware on the simulator, a scripted backend
 calling the tools, real HTTP servers for the vision upload and the firmware image, and the
-simulated hardware's records (tools/sim_device.py writes them when a boot ends)."""
+simulated hardware's records (tools/sim/device.py writes them when a boot ends)."""
 
 import asyncio
 import base64

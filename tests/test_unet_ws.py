@@ -526,7 +526,7 @@ def test_unverified_tls_only_when_asked_and_warned_at_every_connect(certs, caplo
                 assert await ws.recv() == "unchecked"
                 await ws.close()
 
-    with caplog.at_level("WARNING", logger="netutil"):
+    with caplog.at_level("WARNING", logger="unet"):
         run(main())
     warnings = [r.getMessage() for r in caplog.records if "WITHOUT certificate" in r.getMessage()]
     assert len(warnings) == 2 and "tls_verify" in warnings[0] and "127.0.0.1:" in warnings[0]

@@ -13,7 +13,7 @@ _PEM_BEGIN = b"-----BEGIN CERTIFICATE-----"
 _MAX_LINE = const(4096)  # longest status, header or chunk-size line we accept
 _MAX_HEADERS = const(64)  # header lines, repeated names included
 
-_log = get_logger("netutil")
+_log = get_logger("unet")
 
 
 class HttpError(Exception):

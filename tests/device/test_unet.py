@@ -109,7 +109,7 @@ def test_frame_header_lengths():
 
 
 def _close_failure(data):
-    """The close code wsclient answers a close frame carrying `data` with (None: accepted)."""
+    """The close code unet.ws answers a close frame carrying `data` with (None: accepted)."""
     try:
         unet.ws.parse_close(data)
     except unet.ws._Fail as e:

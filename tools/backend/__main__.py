@@ -18,6 +18,12 @@ def parse_args(argv=None):
                         help="vision/OTA HTTP port (default 8003, 0 picks a free one)")
     parser.add_argument("--public-host", help="host name devices use to reach us (default: LAN address)")
     parser.add_argument("--ota-dir", help="serve the firmware images in this folder at /ota/<name>")
+    parser.add_argument("--console-host", default="127.0.0.1", choices=["127.0.0.1", "0.0.0.0"],
+                        help="who may open the web console at http://HOST:HTTP-PORT/: 127.0.0.1 (default) "
+                             "this machine only; 0.0.0.0 any machine that has the console's token")
+    parser.add_argument("--console-token", help="the token the web console asks of other machines "
+                                                "(default: --token, else one made up and printed)")
+    parser.add_argument("--no-console", action="store_true", help="serve no web console")
     OpenAIVision.add_arguments(parser)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
     parser.add_argument("--trace", action="store_true", help="print every MCP message")
@@ -27,8 +33,11 @@ def parse_args(argv=None):
 async def main(args):
     out = functools.partial(print, flush=True)
     model = OpenAIVision.from_args(args)
+    web = None
+    if not args.no_console:
+        web = {"remote": args.console_host == "0.0.0.0", "token": args.console_token or args.token}
     backend = Backend(args.token, args.host, args.port, args.http_port, args.public_host, model,
-                      args.ota_dir, out=out, trace=args.trace, request_timeout=args.timeout)
+                      args.ota_dir, out=out, trace=args.trace, request_timeout=args.timeout, web=web)
     await backend.start()
     if not args.token:
         out("backend: warning: no --token, any device that reaches this port may connect")

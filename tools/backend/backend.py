@@ -53,7 +53,10 @@ def reachable_host(host):
 
 class Backend:
     def __init__(self, token=None, host="127.0.0.1", port=0, http_port=0, public_host=None,
-                 vision_model=None, ota_dir=None, out=print, trace=False, request_timeout=30.0):
+                 vision_model=None, ota_dir=None, out=print, trace=False, request_timeout=30.0,
+                 web=None):
+        """`web`: None, or the web console's options as a dict of WebConsole's keyword
+        arguments (tools/backend/web.py): it is then served beside the vision endpoint."""
         self.out = out
         self.host = host
         self.port = port
@@ -64,7 +67,16 @@ class Backend:
         self.server = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
                                     on_gone=self._on_gone, log=out, trace=self._trace if trace else None,
                                     request_timeout=request_timeout)
-        self._http = HttpServer(create_app(self.vision, ota_dir, log=out))
+        self.listeners = []  # listener(event, device, data): what the web console follows
+        self.web = None
+        routes = []
+        if web is not None:
+            from tools.backend.web import WebConsole
+
+            self.web = WebConsole(self, **web)
+            routes = self.web.routes()
+        self.vision.on_upload = self._on_upload
+        self._http = HttpServer(create_app(self.vision, ota_dir, log=out, routes=routes))
         self._ready = asyncio.Condition()
         self._ready_devices = set()
 
@@ -82,10 +94,21 @@ class Backend:
         self.out("backend: devices connect to ws://%s:%d%s (%s)" % (
             self.public_host, self.port, PATH, "token required" if self.server.token else "no token"))
         self.out("backend: vision endpoint %s" % self.vision_url)
+        if self.web is not None:
+            self.out("backend: web console %s" % self.web.url)
+            if not self.web.remote and self.host not in ("", "0.0.0.0", "::", "127.0.0.1", "localhost"):
+                self.out("backend: warning: the web console answers this machine only, but the HTTP server "
+                         "listens on %s alone: use --host 0.0.0.0, or --console-host 0.0.0.0" % self.host)
 
     async def close(self):
+        if self.web is not None:
+            self.web.close()  # ends its event streams, or the HTTP server waits on them
         await self.server.close()
         await self._http.close()
+
+    def _emit(self, event, device, data=None):
+        for listener in list(self.listeners):
+            listener(event, device, data)
 
     async def wait_ready(self, timeout):
         """The first device that finished onboarding."""
@@ -95,6 +118,7 @@ class Backend:
 
     async def _onboard(self, device):
         say = self._speaker(device)
+        self._emit("connected", device)
         say("connected (client %s), hello %s" % (device.client_id, compact(device.hello)))
         say("answered hello, session %s" % device.session_id)
         if not device.supports_mcp:
@@ -118,35 +142,46 @@ class Backend:
                     say("-> tools/list cursor %r" % cursor)
         except (DeviceError, ProtocolViolation, asyncio.TimeoutError) as error:
             say("onboarding failed: %s" % (error or "timed out"))
+            self._emit("failed", device, str(error) or "timed out")
             return
         except DeviceGone:
             return
         device.tools = tools
         say("ready: %d tools" % len(tools))
+        self._emit("ready", device)
         async with self._ready:
             self._ready_devices.add(device)
             self._ready.notify_all()
 
     async def call(self, device, name, arguments=None, timeout=None):
         """Call a tool and report it; returns the result, or None after an error."""
+        try:
+            return await self.invoke(device, name, arguments, timeout)
+        except (DeviceError, DeviceGone, asyncio.TimeoutError):
+            return None
+
+    async def invoke(self, device, name, arguments=None, timeout=None, meta=None):
+        """Call a tool and report it; returns the result. A JSON-RPC error, a timeout or a
+        disconnection is reported, then raised (DeviceError, asyncio.TimeoutError, DeviceGone)."""
         say = self._speaker(device)
         say("-> tools/call %s %s" % (name, compact(arguments or {})))
         try:
-            result = await device.call_tool(name, arguments, timeout=timeout or self.request_timeout)
+            result = await device.call_tool(name, arguments, meta=meta, timeout=timeout or self.request_timeout)
         except DeviceError as error:
             say("<- error %s: %s" % (error.code, error.message))
-            return None
+            raise
         except asyncio.TimeoutError:
             say("<- no answer within %s s" % (timeout or self.request_timeout))
-            return None
+            raise
         except DeviceGone:
             say("<- device disconnected before answering")
-            return None
+            raise
         say("<- %s" % summarize_result(result))
         return result
 
     def _on_notification(self, device, payload):
         self._speaker(device)("notification %s %s" % (payload.get("method"), compact(payload.get("params", {}))))
+        self._emit("notification", device, payload)
         if payload.get("method") == "notifications/tools/list_changed":
             background(self._relist(device))
 
@@ -154,11 +189,18 @@ class Backend:
         try:
             device.tools = await device.list_tools()
             self._speaker(device)("tools changed: now %d tools" % len(device.tools))
+            self._emit("tools", device)
         except (DeviceError, DeviceGone, ProtocolViolation, asyncio.TimeoutError) as error:
             self._speaker(device)("re-listing tools failed: %s" % (error or "timed out"))
 
     def _on_gone(self, device):
         self._ready_devices.discard(device)
+        self._emit("gone", device)
+
+    def _on_upload(self, device_id, data, mime_type, question):
+        device = self.devices.get(device_id)
+        if device is not None:
+            self._emit("photo", device, {"data": data, "mime": mime_type, "question": question})
 
     def _trace(self, device, arrow, payload):
         self._speaker(device)("%s %s" % (arrow, compact(payload, 1000)))

@@ -117,6 +117,7 @@ class VisionService:
     def __init__(self, model=None, log=print):
         self.model = model
         self.log = log
+        self.on_upload = None  # on_upload(device_id, data, mime_type, question) for each photo
         self._device_by_token = {}
         self._token_by_device = {}
 
@@ -145,8 +146,9 @@ def _failure(status, message):
     return JSONResponse({"success": False, "message": message}, status_code=status)
 
 
-def create_app(vision, ota_dir=None, log=print):
-    """The Starlette app: the vision endpoint, and GET /ota/<file> when ota_dir is set."""
+def create_app(vision, ota_dir=None, log=print, routes=()):
+    """The Starlette app: the vision endpoint, GET /ota/<file> when ota_dir is set, and
+    `routes` (the backend's web console)."""
 
     async def explain(request):
         device_id = request.headers.get("Device-Id")
@@ -165,6 +167,8 @@ def create_app(vision, ota_dir=None, log=print):
         if len(data) > MAX_IMAGE:
             return _failure(413, "image larger than %d bytes" % MAX_IMAGE)
         log("vision: %s uploaded %s, question %r" % (device_id, describe_image(data, upload.content_type), question))
+        if vision.on_upload is not None:
+            vision.on_upload(device_id, data, upload.content_type, question)
         try:
             answer = await vision.explain(question, data, upload.content_type)
         except Exception as error:  # a model outage is the caller's answer, not our crash
@@ -180,10 +184,8 @@ def create_app(vision, ota_dir=None, log=print):
         return StreamingResponse(_stream_file(path, size, log), media_type="application/octet-stream",
                                  headers={"Content-Length": str(size)})
 
-    routes = [Route(VISION_PATH, explain, methods=["POST"])]
-    if ota_dir:
-        routes.append(Route("/ota/{name}", firmware, methods=["GET"]))
-    return Starlette(routes=routes)
+    ota = [Route("/ota/{name}", firmware, methods=["GET"])] if ota_dir else []
+    return Starlette(routes=[Route(VISION_PATH, explain, methods=["POST"])] + ota + list(routes))
 
 
 async def _stream_file(path, size, log, chunk=4096):

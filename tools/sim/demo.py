@@ -1,9 +1,11 @@
 """make sim: the local backend and the simulated device on loopback, one real session.
 
-Starts tools.backend in this process and tools.sim (the unchanged firmware on the host
-board) as a child, prints what goes over the wire in readable form (connection, hello,
-initialize, every tools/list page, a few tool calls including a photo answered by the
-vision endpoint), then stops both. Exit status 0 when every step worked.
+Starts tools.backend in this process (with its web console) and tools.sim (the unchanged
+firmware on the host board) as a child, prints what goes over the wire in readable form
+(connection, hello, initialize, every tools/list page, a few tool calls including a photo
+answered by the vision endpoint). Then, in a terminal (or with --serve), both keep running
+and the web console's URL is printed to open; otherwise (--no-serve, or no terminal on
+stdin, as in CI) both stop. Exit status 0 when every step worked.
 """
 
 import argparse
@@ -36,7 +38,14 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m tools.sim.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--max-payload", type=int, default=PAGE_LIMIT, help="device tools/list page limit")
     parser.add_argument("--micropython", metavar="BIN", help="run the device under this MicroPython unix port")
-    return parser.parse_args(argv)
+    parser.add_argument("--http-port", type=int, default=0, help="the web console's port (default: a free one)")
+    parser.add_argument("--serve", action=argparse.BooleanOptionalAction, default=None,
+                        help="keep the device and the web console running after the session "
+                             "(default: when stdin is a terminal)")
+    args = parser.parse_args(argv)
+    if args.serve is None:
+        args.serve = sys.stdin is not None and sys.stdin.isatty()
+    return args
 
 
 def sim_command(url, token, state_dir, max_payload=None, micropython=None, extra=()):
@@ -74,7 +83,7 @@ def stop_process(process):
 
 async def session(args, out):
     token = secrets.token_hex(8)
-    backend = Backend(token, host="127.0.0.1", out=out)
+    backend = Backend(token, host="127.0.0.1", http_port=args.http_port, out=out, web={})
     await backend.start()
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
     out("demo: starting the simulated device (page limit %d bytes)" % args.max_payload)
@@ -85,6 +94,8 @@ async def session(args, out):
             with simulated_device(url, token, state_dir, device_log, args.max_payload, args.micropython) as sim:
                 device = await wait_ready(backend, sim)
                 failures += await call_tools(backend, device, out)
+                if args.serve and not failures:
+                    await keep_serving(backend, sim, out)
         except DemoFailed as error:
             out("demo: %s" % error)
             failures += 1
@@ -112,6 +123,19 @@ async def call_tools(backend, device, out):
     return failures
 
 
+async def keep_serving(backend, sim, out):
+    """Until Ctrl-C (or the device's process ends): the console's URL to open."""
+    out("demo: the device and the backend keep running: open the web console at %s "
+        "(Ctrl-C to stop)" % backend.web.url)
+    try:
+        while sim.poll() is None:
+            await asyncio.sleep(0.5)
+        out("demo: the simulated device exited with status %s" % sim.returncode)
+    except asyncio.CancelledError:
+        out("demo: stopping")
+        raise
+
+
 async def wait_ready(backend, sim):
     ready = asyncio.create_task(backend.wait_ready(READY_TIMEOUT))
     exited = asyncio.create_task(asyncio.to_thread(sim.wait))
@@ -130,7 +154,10 @@ class DemoFailed(Exception):
 
 def main(argv=None):
     out = functools.partial(print, flush=True)
-    return asyncio.run(session(parse_args(argv), out))
+    try:
+        return asyncio.run(session(parse_args(argv), out))
+    except KeyboardInterrupt:
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,454 @@
+"""The backend's web console: a page (static files in tools/backend/static/, no build step)
+and the JSON + server-sent-events API it uses, served by the backend's HTTP server beside
+the vision and OTA endpoints.
+
+    GET  /                                  the page
+    GET  /static/<file>                     its modules and style sheet
+    GET  /api/devices                       every device seen (online or not) and the photos
+    GET  /api/devices/<id>/tools[?user=1]   its tools (user=1: asked afresh, user-only included)
+    POST /api/devices/<id>/call             {"name", "arguments", "progressToken"?} -> {"result"}
+                                            or {"error": {"code", "message"}}
+    POST /api/devices/<id>/refresh          read its status and system info again
+    GET  /api/photos/<n>                    one of the last photos (image bytes)
+    GET  /api/events                        text/event-stream: device, tools, notification,
+                                            photo events as JSON
+
+Safe by default: with `remote=False` (the default) it answers only connections from this
+machine, and only under a loopback Host name (a page elsewhere that resolves its own name
+to 127.0.0.1 gets nothing). With `remote=True` every API request needs
+`Authorization: Bearer <token>`. Either way an API request whose Origin (or
+Sec-Fetch-Site) says it comes from another site is refused, and a POST must be JSON
+(a form another site posts cannot be). Devices' text reaches the page only as JSON data;
+the page puts it in as text, never as HTML.
+"""
+
+import asyncio
+import base64
+import collections
+import hmac
+import ipaddress
+import itertools
+import json
+import os
+import secrets
+import time
+
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+                ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml"}
+IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
+MAX_PHOTOS = 12
+KEEPALIVE_S = 15.0
+STATUS_TOOL = "self.get_device_status"
+INFO_TOOL = "self.get_system_info"
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
+SECURITY_HEADERS = {
+    # Only our own files run: no inline script, nothing from elsewhere; images may be
+    # data: URLs (tool results) or ours (photos).
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
+                               "img-src 'self' data: blob:; media-src data:; connect-src 'self'; object-src 'none'; "
+                               "base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def is_loopback(address):
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+class Photo:
+    def __init__(self, number, device_id, data, mime, source, question=None):
+        self.number = number
+        self.device_id = device_id
+        self.data = data
+        self.mime = mime
+        self.source = source
+        self.question = question
+        self.time = time.time()
+
+    def json(self):
+        return {"id": self.number, "device": self.device_id, "mime": self.mime, "bytes": len(self.data),
+                "source": self.source, "question": self.question, "time": self.time,
+                "url": "/api/photos/%d" % self.number}
+
+
+class Record:
+    """What the console knows of one device, kept after it disconnects."""
+
+    def __init__(self, device_id):
+        self.id = device_id
+        self.device = None  # the live Device while connected
+        self.online = False
+        self.ready = False
+        self.error = None
+        self.status = None  # self.get_device_status's answer
+        self.info = None  # self.get_system_info's answer
+        self.info_time = None
+        self.connected_at = None
+        self.disconnected_at = None
+
+    def json(self):
+        device, info, status = self.device, self.info or {}, self.status or {}
+        hello = device.hello if device else {}
+        network = status.get("network") or {}
+        activation = info.get("activation") or hello.get("activation")
+        return {
+            "id": self.id,
+            "online": self.online,
+            "ready": self.ready,
+            "error": self.error,
+            "transport": hello.get("transport") or ("websocket" if device else None),
+            "client_id": device.client_id if device else None,
+            "session_id": device.session_id if device else None,
+            "server": device.server_info if device else None,
+            "protocol": device.protocol_version if device else None,
+            "board": info.get("board") or status.get("board"),
+            "firmware": info.get("firmware_version") or ((device.server_info or {}).get("version") if device else None),
+            "runtime": info.get("runtime"),
+            "free_heap": info.get("free_heap"),
+            "uptime_s": info.get("uptime_s"),
+            "uptime_read_at": self.info_time,
+            "network": network,
+            "signal": network.get("rssi"),
+            "activation": activation if isinstance(activation, dict) else None,
+            "status": self.status,
+            "tools": len(device.tools) if device else 0,
+            "connected_at": self.connected_at,
+            "disconnected_at": self.disconnected_at,
+        }
+
+
+class WebConsole:
+    """The console's state (devices, photos, event subscribers) and its routes.
+
+    remote: False answers this machine only; True answers any machine that presents
+    `token` (None: one is made up), and the printed URL names the backend's public_host.
+    """
+
+    def __init__(self, backend, remote=False, token=None):
+        self.backend = backend
+        self.remote = remote
+        self.token = (token or secrets.token_urlsafe(16)) if remote else None
+        self.records = {}  # device id -> Record, in order of first connection
+        self.photos = collections.deque(maxlen=MAX_PHOTOS)
+        self._photo_numbers = itertools.count(1)
+        self._subscribers = set()
+        self._progress_seen = {}  # progressToken -> loop time of its last notification
+        self._closed = False
+        backend.listeners.append(self._on_event)
+
+    @property
+    def url(self):
+        if not self.remote:
+            return "http://127.0.0.1:%d/" % self.backend.http_port
+        return "http://%s:%d/#token=%s" % (self.backend.public_host, self.backend.http_port, self.token)
+
+    def close(self):
+        self._closed = True
+        for queue in list(self._subscribers):
+            queue.put_nowait(None)
+
+    # ---- what the backend tells us ------------------------------------------------
+
+    def _record(self, device):
+        record = self.records.get(device.id)
+        if record is None:
+            record = self.records[device.id] = Record(device.id)
+        return record
+
+    def _on_event(self, event, device, data):
+        record = self._record(device)
+        if event == "connected":
+            record.device, record.online, record.ready, record.error = device, True, False, None
+            record.connected_at, record.disconnected_at = time.time(), None
+        elif event == "ready":
+            record.ready = True
+            background(self._probe(record, device))
+        elif event == "failed":
+            record.error = "onboarding failed: %s" % data
+        elif event == "gone":
+            if record.device is not device:
+                return  # an older connection of a device that reconnected
+            record.online = record.ready = False
+            record.disconnected_at = time.time()
+        elif event == "tools":
+            self._publish({"type": "tools", "device": device.id})
+        elif event == "notification":
+            params = data.get("params") if isinstance(data.get("params"), dict) else {}
+            if data.get("method") == "notifications/progress" and "progressToken" in params:
+                token = params["progressToken"]
+                if isinstance(token, str) and token in self._progress_seen:
+                    self._progress_seen[token] = asyncio.get_running_loop().time()
+            self._publish({"type": "notification", "device": device.id, "payload": data})
+            return
+        elif event == "photo":
+            self._add_photo(device.id, data["data"], data["mime"], "vision upload", data["question"])
+            return
+        self._publish({"type": "device", "device": record.json()})
+
+    async def _probe(self, record, device):
+        """Read the device's status and system info for its card (user-only tools may be
+        called by the owner, listed or not)."""
+        for name in (INFO_TOOL, STATUS_TOOL):
+            value = await self._read_json_tool(device, name)
+            if value is not None:
+                if name == INFO_TOOL:
+                    record.info, record.info_time = value, time.time()
+                else:
+                    record.status = value
+        if record.device is device:
+            self._publish({"type": "device", "device": record.json()})
+
+    async def _read_json_tool(self, device, name):
+        try:
+            result = await device.call_tool(name, {}, timeout=self.backend.request_timeout)
+            if result.get("isError"):
+                return None
+            value = json.loads(result["content"][0]["text"])
+            return value if isinstance(value, dict) else None
+        except (DeviceError, DeviceGone, asyncio.TimeoutError, KeyError, IndexError, TypeError, ValueError):
+            return None
+
+    def _add_photo(self, device_id, data, mime, source, question=None):
+        if mime not in IMAGE_TYPES:
+            return
+        photo = Photo(next(self._photo_numbers), device_id, data, mime, source, question)
+        self.photos.append(photo)
+        self._publish({"type": "photo", "photo": photo.json()})
+
+    def _publish(self, event):
+        for queue in list(self._subscribers):
+            queue.put_nowait(event)
+
+    # ---- the HTTP side ----------------------------------------------------------------
+
+    def routes(self):
+        return [
+            Route("/", self._page, methods=["GET"]),
+            Route("/static/{name}", self._static, methods=["GET"]),
+            Route("/api/devices", self._api(self._devices), methods=["GET"]),
+            Route("/api/devices/{id:path}/tools", self._api(self._tools), methods=["GET"]),
+            Route("/api/devices/{id:path}/call", self._api(self._call), methods=["POST"]),
+            Route("/api/devices/{id:path}/refresh", self._api(self._refresh), methods=["POST"]),
+            Route("/api/photos/{number:int}", self._api(self._photo), methods=["GET"]),
+            Route("/api/events", self._api(self._events), methods=["GET"]),
+        ]
+
+    def _refusal(self, request, api):
+        """A response refusing the request, or None to serve it."""
+        if not self.remote:
+            client = request.client.host if request.client else ""
+            if not is_loopback(client):
+                return _refused(403, "the web console answers this machine only; start the backend with "
+                                     "--console-host 0.0.0.0 to open it to others (it then needs a token)")
+            host = (request.headers.get("host") or "").lower()
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name not in LOOPBACK_NAMES:
+                return _refused(403, "unexpected Host %r: open the console as http://127.0.0.1:%d/"
+                                % (host, self.backend.http_port))
+        if not api:
+            return None
+        origin = request.headers.get("origin")
+        expected = "%s://%s" % (request.url.scheme, request.headers.get("host", ""))
+        site = request.headers.get("sec-fetch-site")
+        if (origin is not None and origin != expected) or site not in (None, "same-origin", "none"):
+            return _refused(403, "cross-origin requests are refused")
+        if request.method == "POST" and request.headers.get("content-type", "").split(";")[0] != "application/json":
+            return _refused(415, "send JSON (Content-Type: application/json)")
+        if self.remote:
+            scheme, _, presented = (request.headers.get("authorization") or "").partition(" ")
+            if scheme != "Bearer" or not hmac.compare_digest(presented.encode(), self.token.encode()):
+                return _refused(401, "this console needs its token: Authorization: Bearer <token>")
+        return None
+
+    def _api(self, handler):
+        async def endpoint(request):
+            refused = self._refusal(request, api=True)
+            if refused is not None:
+                return refused
+            response = await handler(request)
+            response.headers.update(SECURITY_HEADERS)
+            return response
+        return endpoint
+
+    async def _page(self, request):
+        refused = self._refusal(request, api=False)
+        if refused is not None:
+            return refused
+        return FileResponse(os.path.join(STATIC_DIR, "index.html"), headers=SECURITY_HEADERS,
+                            media_type=STATIC_TYPES[".html"])
+
+    async def _static(self, request):
+        refused = self._refusal(request, api=False)
+        if refused is not None:
+            return refused
+        name = request.path_params["name"]
+        kind = STATIC_TYPES.get(os.path.splitext(name)[1])
+        path = os.path.join(STATIC_DIR, name)
+        if kind is None or "/" in name or name.startswith(".") or not os.path.isfile(path):
+            return _refused(404, "no such file")
+        return FileResponse(path, media_type=kind, headers=SECURITY_HEADERS)
+
+    def _device(self, request):
+        device = self.backend.devices.get(request.path_params["id"])
+        if device is None:
+            raise _NoDevice(request.path_params["id"])
+        return device
+
+    async def _devices(self, request):
+        return JSONResponse({"devices": [record.json() for record in self.records.values()],
+                             "photos": [photo.json() for photo in self.photos]})
+
+    async def _tools(self, request):
+        try:
+            device = self._device(request)
+        except _NoDevice as missing:
+            return missing.response()
+        if request.query_params.get("user") not in ("1", "true"):
+            return JSONResponse({"tools": device.tools})
+        try:
+            every = await device.list_tools(with_user_tools=True)
+        except (DeviceError, DeviceGone, ProtocolViolation, asyncio.TimeoutError) as error:
+            return _refused(502, "listing failed: %s" % (error or "timed out"))
+        listed = {tool.get("name") for tool in device.tools}
+        for tool in every:
+            if isinstance(tool, dict) and tool.get("name") not in listed:
+                tool["userOnly"] = True
+        return JSONResponse({"tools": every})
+
+    async def _call(self, request):
+        try:
+            device = self._device(request)
+        except _NoDevice as missing:
+            return missing.response()
+        try:
+            body = await request.json()
+        except ValueError:
+            return _refused(400, "the body is not JSON")
+        name = body.get("name") if isinstance(body, dict) else None
+        arguments = body.get("arguments", {}) if isinstance(body, dict) else None
+        progress = body.get("progressToken") if isinstance(body, dict) else None
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            return _refused(400, "expected {\"name\": string, \"arguments\": object}")
+        if progress is not None and not isinstance(progress, str):
+            return _refused(400, "progressToken must be a string")
+        started = time.perf_counter()
+        try:
+            result = await self._invoke(device, name, arguments, progress)
+        except DeviceError as error:
+            return JSONResponse({"error": {"code": error.code, "message": error.message, "data": error.data}})
+        except asyncio.TimeoutError:
+            return _refused(504, "no answer from %s within %s s" % (device.id, self.backend.request_timeout))
+        except DeviceGone:
+            return _refused(409, "%s disconnected before answering" % device.id)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        for block in result.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "image":
+                try:
+                    data = base64.b64decode(block.get("data") or "", validate=True)
+                except ValueError:
+                    continue
+                self._add_photo(device.id, data, block.get("mimeType"), "result of %s" % name)
+        if not result.get("isError") and not _read_only(device, name):
+            background(self._reread_status(device))
+        return JSONResponse({"result": result, "ms": round(elapsed_ms, 2)})
+
+    async def _invoke(self, device, name, arguments, progress):
+        """backend.invoke; a call with a progressToken may take as long as it keeps
+        reporting progress (a firmware upgrade), each silence bounded by request_timeout."""
+        if progress is None:
+            return await self.backend.invoke(device, name, arguments)
+        loop = asyncio.get_running_loop()
+        self._progress_seen[progress] = loop.time()
+        call = asyncio.ensure_future(self.backend.invoke(device, name, arguments, timeout=24 * 3600,
+                                                          meta={"progressToken": progress}))
+        try:
+            while True:
+                quiet = loop.time() - self._progress_seen[progress]
+                done, _ = await asyncio.wait({call}, timeout=max(self.backend.request_timeout - quiet, 0.01))
+                if done:
+                    return call.result()
+                if loop.time() - self._progress_seen[progress] >= self.backend.request_timeout:
+                    call.cancel()  # the device is told (notifications/cancelled)
+                    self.backend.out("%s: <- no answer or progress within %s s" % (
+                        device.id, self.backend.request_timeout))
+                    raise asyncio.TimeoutError()
+        finally:
+            self._progress_seen.pop(progress, None)
+            if not call.done():
+                call.cancel()
+
+    async def _reread_status(self, device):
+        record = self.records.get(device.id)
+        if record is None or STATUS_TOOL not in {tool.get("name") for tool in device.tools}:
+            return
+        status = await self._read_json_tool(device, STATUS_TOOL)
+        if status is not None and record.device is device:
+            record.status = status
+            self._publish({"type": "device", "device": record.json()})
+
+    async def _refresh(self, request):
+        try:
+            device = self._device(request)
+        except _NoDevice as missing:
+            return missing.response()
+        record = self._record(device)
+        await self._probe(record, device)
+        return JSONResponse({"device": record.json()})
+
+    async def _photo(self, request):
+        number = request.path_params["number"]
+        for photo in self.photos:
+            if photo.number == number:
+                return Response(photo.data, media_type=photo.mime)
+        return _refused(404, "no photo %d (the last %d are kept)" % (number, MAX_PHOTOS))
+
+    async def _events(self, request):
+        queue = asyncio.Queue()
+        if self._closed:
+            return _refused(503, "the backend is stopping")
+        self._subscribers.add(queue)
+
+        async def stream():
+            try:
+                yield ": umcp web console\n\n"
+                while True:
+                    try:
+                        event = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                    except asyncio.TimeoutError:
+                        yield ": keepalive\n\n"
+                        continue
+                    if event is None:
+                        return
+                    yield "data: %s\n\n" % json.dumps(event, separators=(",", ":"))
+            finally:
+                self._subscribers.discard(queue)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"X-Accel-Buffering": "no"})
+
+
+def _read_only(device, name):
+    for tool in device.tools:
+        if tool.get("name") == name:
+            return bool((tool.get("annotations") or {}).get("readOnlyHint"))
+    return False
+
+
+def _refused(status, message):
+    return JSONResponse({"error": {"message": message}}, status_code=status, headers=SECURITY_HEADERS)
+
+
+class _NoDevice(Exception):
+    def response(self):
+        return _refused(404, "no device %r online" % self.args[0])
