@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from firmware_harness import (RUNTIMES, WAIT_S, ImageServer, VisionServer, device_session,
+from firmware_harness import (RUNTIMES, RUNTIMES_MPY, WAIT_S, ImageServer, VisionServer, device_session,
                               run)
 
 pytestmark = pytest.mark.timeout(90)
@@ -46,7 +46,7 @@ def dac_volume_writes(record):
     return [value for reg, value in record["es8311_writes"] if reg == ES8311_DAC_VOLUME]
 
 
-@pytest.mark.parametrize("micropython", RUNTIMES)
+@pytest.mark.parametrize("micropython", RUNTIMES_MPY)
 def test_every_tool_on_the_host_board(tmp_path, micropython):
     async def scenario(vision):
         async with device_session(tmp_path, micropython) as (backend, sim, device):
