@@ -98,6 +98,11 @@ def test_every_tool_on_the_host_board(tmp_path, micropython):
             assert info["device_id"] == device.headers["Device-Id"]
             assert info["ota"] == {"running": "ota_0", "boot": "ota_0"}
             assert info["uptime_s"] >= 0
+            # The incoming message limit: an eighth of the heap free at boot on MicroPython,
+            # the link's default where the heap is unknown; announced in initialize.
+            limit = init["capabilities"]["experimental"]["messageLimit"]["maxBytes"]
+            assert info["max_message"] == limit
+            assert 2048 <= limit <= 32768 if micropython else limit == 32768
             screen = await device.call_json("self.screen.get_info")
             assert (screen["width"], screen["height"]) == (320, 240)
             assert await device.call_json("self.assets.set_download_url",

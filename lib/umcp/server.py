@@ -93,6 +93,9 @@ class McpServer:
         self._queue = []
         self._running = None
         self._list_changed_pending = False
+        # The largest message the transport accepts (bytes), announced in initialize as
+        # capabilities.experimental.messageLimit.maxBytes; None: not announced.
+        self.max_message = None
 
     # -- registration -------------------------------------------------------
 
@@ -265,9 +268,12 @@ class McpServer:
         if isinstance(vision, dict) and isinstance(vision.get("url"), str):
             await self._offer_vision(vision["url"], vision.get("token"))
         self._protocol = version
+        offered = {"tools": {"listChanged": True}, "logging": {}}
+        if self.max_message:
+            offered["experimental"] = {"messageLimit": {"maxBytes": self.max_message}}
         result = {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "capabilities": offered,
             "serverInfo": {"name": self.name, "version": self.version},
         }
         return _result_frame(id_json, (dumps(result),))

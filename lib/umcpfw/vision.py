@@ -1,6 +1,5 @@
 # The vision service client: photos go to the URL and token the backend sent in initialize.
 from umcp.compat import const
-from unet import http
 from xiaozhi.link import bearer
 
 _TIMEOUT_S = const(30)
@@ -24,6 +23,8 @@ class VisionClient:
         if not self.url:
             raise RuntimeError("no vision service yet: the server has not sent a vision URL "
                                "in initialize")
+        from unet import http  # at the first photo: a session may never take one
+
         headers = {"Device-Id": self.device_id, "Client-Id": self.client_id}
         if self.token:
             headers["Authorization"] = bearer(self.token)
