@@ -16,8 +16,8 @@ help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
-	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD)   copy the firmware to a board"
-	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin"
+	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD) [ROMFS=1]   copy the firmware to a board"
+	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin [ROMFS=1]"
 	@echo "make repl   PORT=/dev/ttyUSB0"
 
 $(VENV)/.installed: requirements.txt
@@ -52,10 +52,10 @@ bench: setup
 	$(PY) -m tools.bench
 
 deploy: $(VENV)/.installed
-	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD)
+	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD) $(if $(ROMFS),--romfs)
 
 flash: $(VENV)/.installed
-	$(PY) -m tools.board.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)"
+	$(PY) -m tools.board.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)" $(if $(ROMFS),--romfs)
 
 repl: $(VENV)/.installed
 	$(PY) -m tools.board.repl --port $(PORT)

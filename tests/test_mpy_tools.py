@@ -185,6 +185,35 @@ def test_firmware_heap_bench_runs_the_staged_firmware(tmp_path):
     assert figures["tools"] >= len(CALLS)  # onboarded: the tools/list it made CALLS from
     assert 0 < figures["connected"] < heapsize
     assert 0 < figures["after_calls"] < heapsize
+    assert figures["calls"] == len(CALLS) + len(bench_firmware.MORE_CALLS)
+    assert figures["reconnects"] == bench_firmware.RECONNECTS
     # A starved heap is a failed run, with the firmware's own account of why.
     with pytest.raises(bench_firmware.FirmwareFailed, match="MemoryError"):
         asyncio.run(bench_firmware.run_firmware(MICROPYTHON, stage, 32 * 1024))
+
+
+def test_firmware_heap_bench_runs_the_sources_too():
+    figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, None, bench_firmware.HEAPSIZE))
+    assert 0 < figures["connected"] < figures["after_calls"] < bench_firmware.HEAPSIZE
+
+
+def test_bench_names_the_micropython_it_ran(monkeypatch):
+    assert bench_firmware.word_bits(MICROPYTHON) in (32, 64)
+    monkeypatch.setenv("UMCP_MICROPYTHON", "/opt/mp/micropython-x86")
+    assert bench_firmware.default_micropython() == "/opt/mp/micropython-x86"
+    from tools.bench import report
+
+    form = {"tools": 8, "connected": 40960, "after_calls": 45056, "smallest_heapsize": 98304,
+            "bisect_runs": 7}
+    figures = {"bits": 32, "micropython": "/opt/mp/micropython-x86", "heapsize": 524288,
+               "simulated_modules": 18432, "calls": ["a.b", "c.d"], "reconnects": 2,
+               "py": dict(form, smallest_heapsize=139264), "mpy": form}
+    assert "32-bit" in report.binary_label(figures)
+    assert "64-bit" in report.binary_label(dict(figures, bits=64))
+    lines = report.firmware_table(figures)
+    assert ".py sources" in lines[0] and ".mpy (make deploy)" in lines[0]
+    rows = {line.split("  ")[0].strip(): line for line in lines[1:]}
+    assert "40.0 KB" in rows["heap in use after boot, initialize and tools/list"]
+    assert "44.0 KB" in rows["heap in use after 2 calls and 2 reconnections"]
+    smallest = rows["smallest -X heapsize completing the full session"]
+    assert "136.0 KB" in smallest and "96.0 KB" in smallest
