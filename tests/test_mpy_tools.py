@@ -217,3 +217,12 @@ def test_bench_names_the_micropython_it_ran(monkeypatch):
     assert "44.0 KB" in rows["heap in use after 2 calls and 2 reconnections"]
     smallest = rows["smallest -X heapsize completing the full session"]
     assert "136.0 KB" in smallest and "96.0 KB" in smallest
+
+
+def test_firmware_heap_bench_runs_the_firmware_from_a_romfs_image(tmp_path):
+    stage = bench_firmware.stage_romfs(str(tmp_path / "stage"))
+    assert not os.path.exists(os.path.join(stage, "lib"))  # everything comes from the image
+    figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, stage, bench_firmware.HEAPSIZE))
+    image = os.path.getsize(os.path.join(stage, bench_firmware.ROMFS_IMAGE))
+    assert figures["image_heap"] >= image  # read into the heap on the unix port, then left out
+    assert 0 < figures["connected"] < figures["after_calls"] < bench_firmware.HEAPSIZE

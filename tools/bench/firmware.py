@@ -51,7 +51,26 @@ MORE_CALLS = [
     ("self.upgrade_firmware", {"url": "http://127.0.0.1:%(http_port)d/ota/missing.bin",
                                "sha256": "0" * 64}),
 ]
-FORMS = ("py", "mpy")  # the sources as they are; the .mpy files make deploy copies
+# The sources as they are; the .mpy files make deploy copies; the same in a ROMFS image
+# (make deploy ROMFS=1), run from the image in place.
+FORMS = ("py", "mpy", "romfs")
+ROMFS_BOOT = "romfs_boot.py"
+ROMFS_IMAGE = "umcp.romfs"
+_IMAGE_HEAP = "romfs image heap "
+# The unix port has no flash: the image is read into the heap (one block, allocated first,
+# so it fragments nothing), the bytes it takes are printed, and the figures leave them out.
+ROMFS_BOOT_SCRIPT = """import gc, sys, vfs
+gc.collect()
+before = gc.mem_alloc()
+with open(%r, "rb") as f:
+    image = f.read()
+gc.collect()
+print("%s%%d" %% (gc.mem_alloc() - before))
+vfs.mount(vfs.VfsRom(image), "/rom")
+sys.path.insert(1, "/rom/lib")
+import main
+main.run()
+"""
 
 
 def default_micropython():
@@ -78,6 +97,29 @@ def stage_firmware(stage_dir):
     return deploy.stage(deploy.ROOT, BOARD, stage_dir, config, deploy.mpy_cross_command(), lambda line: None)
 
 
+def stage_romfs(stage_dir):
+    """Stage as make deploy ROMFS=1 does: lib/ compiled into a ROMFS image (as mpremote
+    romfs build makes it), main.py beside; a boot script mounts the image at /rom."""
+    import contextlib
+    import io
+
+    from mpremote.romfs import make_romfs
+
+    stage_firmware(stage_dir)
+    tree = os.path.join(stage_dir, "romfs")
+    os.makedirs(tree)
+    shutil.move(os.path.join(stage_dir, "lib"), os.path.join(tree, "lib"))
+    with contextlib.redirect_stdout(io.StringIO()):  # it lists every file
+        image = make_romfs(tree, mpy_cross=False)
+    shutil.rmtree(tree)
+    path = os.path.join(stage_dir, ROMFS_IMAGE)
+    with open(path, "wb") as sink:
+        sink.write(image)
+    with open(os.path.join(stage_dir, ROMFS_BOOT), "w") as sink:
+        sink.write(ROMFS_BOOT_SCRIPT % (path, _IMAGE_HEAP))
+    return stage_dir
+
+
 def firmware_env(stage_dir):
     """The board's module path: its / and /lib, then the simulated hardware. `stage_dir`
     None: the sources (firmware/, lib/), the .py form."""
@@ -87,7 +129,10 @@ def firmware_env(stage_dir):
 
 
 def main_py(stage_dir):
-    return os.path.join(deploy.ROOT, "firmware", "main.py") if stage_dir is None else os.path.join(stage_dir, "main.py")
+    if stage_dir is None:
+        return os.path.join(deploy.ROOT, "firmware", "main.py")
+    boot = os.path.join(stage_dir, ROMFS_BOOT)
+    return boot if os.path.isfile(boot) else os.path.join(stage_dir, "main.py")
 
 
 async def run_firmware(micropython, stage_dir, heapsize):
@@ -110,7 +155,14 @@ async def run_firmware(micropython, stage_dir, heapsize):
             cwd=cwd, env=firmware_env(stage_dir), stdin=subprocess.DEVNULL, stdout=device_log,
             stderr=subprocess.STDOUT)
         try:
-            return await asyncio.wait_for(_session(backend, firmware, said.append), RUN_TIMEOUT)
+            figures = await asyncio.wait_for(_session(backend, firmware, said.append), RUN_TIMEOUT)
+            device_log.seek(0)
+            for line in device_log.read().splitlines():
+                if line.startswith(_IMAGE_HEAP):  # the ROMFS image: flash on a board
+                    figures["image_heap"] = int(line[len(_IMAGE_HEAP):])
+                    figures["connected"] -= figures["image_heap"]
+                    figures["after_calls"] -= figures["image_heap"]
+            return figures
         except (DemoFailed, asyncio.TimeoutError) as error:
             device_log.seek(0)
             raise FirmwareFailed("%s\n%s\n%s" % (error or "timed out after %g s" % RUN_TIMEOUT,
@@ -151,17 +203,18 @@ async def _heap_used(backend, device):
 
 async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE):
     """Bisect between 0 and `works` (a heap size the firmware ran with) down to
-    HEAPSIZE_STEP; returns (the smallest size that ran, runs made)."""
-    fails, runs = 0, 0
+    HEAPSIZE_STEP; returns (the smallest size that ran, runs made). For the ROMFS form the
+    size is the heap besides the image's bytes."""
+    fails, runs, image = 0, 0, 0
     while works - fails > HEAPSIZE_STEP:
         middle = (fails + works) // 2 // HEAPSIZE_STEP * HEAPSIZE_STEP or HEAPSIZE_STEP
         runs += 1
         try:
-            await run_firmware(micropython, stage_dir, middle)
+            image = (await run_firmware(micropython, stage_dir, middle)).get("image_heap", 0)
             works = middle
         except FirmwareFailed:
             fails = middle
-    return works, runs
+    return works - image, runs
 
 
 def simulated_modules_heap(micropython):
@@ -179,10 +232,13 @@ def simulated_modules_heap(micropython):
 
 def measure_form(micropython, form):
     """The figures of one form ("py": the sources, "mpy": staged as make deploy stages)."""
-    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-") if form == "mpy" else None
+    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-") if form != "py" else None
     try:
-        if stage_dir:
+        if form == "mpy":
             stage_firmware(stage_dir)
+        elif form == "romfs":
+            shutil.rmtree(stage_dir)
+            stage_romfs(stage_dir)
         figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
             smallest_heapsize(micropython, stage_dir))

@@ -105,7 +105,7 @@ def core_table(micropython):
     return not failed, dict(columns)
 
 
-FORM_TITLES = {"py": ".py sources", "mpy": ".mpy (make deploy)"}
+FORM_TITLES = {"py": ".py sources", "mpy": ".mpy (make deploy)", "romfs": "ROMFS (deploy ROMFS=1)"}
 
 
 def binary_label(figures):
@@ -176,7 +176,12 @@ def print_firmware(micropython, core):
         "download code, messages) needs room too, in one piece on a fragmented heap. On a board,",
         "machine, esp32, network, camera and neopixel are C modules in flash (subtract the hwsim",
         "line); ROMFS or a frozen build (README) keeps the bytecode in flash as well.",
+        "ROMFS: the .mpy files in a ROMFS image (mpremote romfs build) mounted at /rom and run in",
+        "place. The unix port has no flash, so the image is read into the heap first; its %s"
+        % _kb(figures["romfs"]["image_heap"]) if "romfs" in figures else "",
+        "are left out of the ROMFS column, as a board keeps the image in flash." if "romfs" in figures else "",
     ]
+    lines = [line for line in lines if line]
     if figures["bits"] != 32:
         lines += [
             "This unix port is a 64-bit build: its pointers and object headers take twice the bytes",
