@@ -353,6 +353,20 @@ def test_manifest_freezes_what_deploy_copies():
     assert all(os.path.isfile(source) for source in frozen.values())
 
 
+def test_the_bench_freezes_what_deploy_copies_for_the_host_board():
+    # tools/bench/unix_frozen_manifest.py: the host board's files, plus the simulated hardware.
+    manifest = ManifestRecorder()
+    manifest.run(os.path.join(ROOT, "tools", "bench", "unix_frozen_manifest.py"))
+    assert manifest.included == ["$(MPY_DIR)/extmod/asyncio"]
+    frozen = {target: os.path.realpath(source) for source, target in manifest.frozen}
+    copied = {target.replace("lib/", "", 1): os.path.realpath(source)
+              for source, target in deploy.device_files(ROOT, "host") if target != "main.py"}
+    hwsim = {target: source for target, source in frozen.items() if "/tools/sim/hwsim/" in source}
+    assert {target: source for target, source in frozen.items() if target not in hwsim} == copied
+    assert sorted(hwsim) == ["camera.py", "esp32.py", "hwsim.py", "machine.py", "neopixel.py",
+                             "network.py", "simhistory.py"]
+
+
 def test_manifest_without_a_board_freezes_every_real_board():
     manifest = ManifestRecorder()
     manifest.run(os.path.join(ROOT, "firmware", "manifest.py"))

@@ -217,6 +217,23 @@ def test_bench_names_the_micropython_it_ran(monkeypatch):
     assert "44.0 KB" in rows["heap in use after 2 calls and 2 reconnections"]
     smallest = rows["smallest -X heapsize completing the full session"]
     assert "136.0 KB" in smallest and "96.0 KB" in smallest
+    # With a frozen build measured too: a fourth column, no hwsim bytecode on its heap.
+    figures["frozen"] = dict(form, smallest_heapsize=61440, micropython="/opt/mp/frozen")
+    lines = report.firmware_table(figures)
+    assert "frozen (own build)" in lines[0]
+    rows = {line.split("  ")[0].strip(): line for line in lines[1:]}
+    (hwsim,) = [line for line in lines if "of which the simulated hardware" in line]
+    assert hwsim.rstrip().endswith("frozen")
+    assert "60.0 KB" in rows["smallest -X heapsize completing the full session"]
+
+
+def test_the_frozen_stage_is_main_py_alone(tmp_path, monkeypatch):
+    stage = bench_firmware.stage_frozen(str(tmp_path / "stage"))
+    assert sorted(os.listdir(stage)) == ["frozen", "main.py"]
+    assert bench_firmware.main_py(stage) == os.path.join(stage, "main.py")
+    assert bench_firmware.firmware_env(stage)["MICROPYPATH"] == os.pathsep.join([".frozen", stage])
+    monkeypatch.setenv("UMCP_MICROPYTHON_FROZEN", "/opt/mp/frozen")
+    assert bench_firmware.default_frozen() == "/opt/mp/frozen"
 
 
 def test_firmware_heap_bench_runs_the_firmware_from_a_romfs_image(tmp_path):

@@ -55,6 +55,10 @@ MORE_CALLS = [
 # (make deploy ROMFS=1), run from the image in place.
 FORMS = ("py", "mpy", "romfs")
 ROMFS_BOOT = "romfs_boot.py"
+FROZEN_MARK = "frozen"  # in a stage folder: the binary has everything frozen in
+# A unix-port build with the firmware and tools/sim/hwsim frozen in (the manifest beside
+# this file), for the frozen column: UMCP_MICROPYTHON_FROZEN or --frozen names it.
+FROZEN_MANIFEST = os.path.join(deploy.ROOT, "tools", "bench", "unix_frozen_manifest.py")
 ROMFS_IMAGE = "umcp.romfs"
 _IMAGE_HEAP = "romfs image heap "
 # The unix port has no flash: the image is read into the heap (one block, allocated first,
@@ -120,9 +124,19 @@ def stage_romfs(stage_dir):
     return stage_dir
 
 
+def stage_frozen(stage_dir):
+    """main.py alone (make deploy copies it beside a frozen build): the rest is frozen."""
+    os.makedirs(stage_dir, exist_ok=True)
+    shutil.copyfile(os.path.join(deploy.ROOT, "firmware", "main.py"), os.path.join(stage_dir, "main.py"))
+    open(os.path.join(stage_dir, FROZEN_MARK), "w").close()
+    return stage_dir
+
+
 def firmware_env(stage_dir):
     """The board's module path: its / and /lib, then the simulated hardware. `stage_dir`
     None: the sources (firmware/, lib/), the .py form."""
+    if stage_dir is not None and os.path.isfile(os.path.join(stage_dir, FROZEN_MARK)):
+        return micropython_env([stage_dir])
     if stage_dir is None:
         return micropython_env([os.path.join(deploy.ROOT, "firmware"), os.path.join(deploy.ROOT, "lib"), HWSIM])
     return micropython_env([stage_dir, os.path.join(stage_dir, "lib"), HWSIM])
@@ -239,6 +253,8 @@ def measure_form(micropython, form):
         elif form == "romfs":
             shutil.rmtree(stage_dir)
             stage_romfs(stage_dir)
+        elif form == "frozen":
+            stage_frozen(stage_dir)
         figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
             smallest_heapsize(micropython, stage_dir))
@@ -248,13 +264,22 @@ def measure_form(micropython, form):
     return figures
 
 
-def measure(micropython, forms=FORMS):
-    """Every figure of the table, as a dict: per form, and of the binary; raises
-    FirmwareFailed or deploy.DeployError."""
+def default_frozen():
+    """UMCP_MICROPYTHON_FROZEN: a unix port built with FROZEN_MANIFEST, or None."""
+    return os.environ.get("UMCP_MICROPYTHON_FROZEN") or None
+
+
+def measure(micropython, forms=FORMS, frozen=None):
+    """Every figure of the table, as a dict: per form, and of the binary; with `frozen`
+    (a unix port with the firmware frozen in, of the same word size) a "frozen" form too.
+    Raises FirmwareFailed or deploy.DeployError."""
     figures = {"heapsize": HEAPSIZE, "bits": word_bits(micropython), "micropython": micropython,
                "simulated_modules": simulated_modules_heap(micropython),
                "calls": [name for _, name, _ in CALLS] + [name for name, _ in MORE_CALLS],
                "reconnects": RECONNECTS}
     for form in forms:
         figures[form] = measure_form(micropython, form)
+    if frozen:
+        figures["frozen"] = measure_form(frozen, "frozen")
+        figures["frozen"]["micropython"] = frozen
     return figures

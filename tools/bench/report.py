@@ -105,7 +105,8 @@ def core_table(micropython):
     return not failed, dict(columns)
 
 
-FORM_TITLES = {"py": ".py sources", "mpy": ".mpy (make deploy)", "romfs": "ROMFS (deploy ROMFS=1)"}
+FORM_TITLES = {"py": ".py sources", "mpy": ".mpy (make deploy)", "romfs": "ROMFS (deploy ROMFS=1)",
+               "frozen": "frozen (own build)"}
 
 
 def binary_label(figures):
@@ -119,7 +120,7 @@ def binary_label(figures):
 
 def firmware_table(figures):
     """The whole firmware's heap figures, a column per form -> the printed table's lines."""
-    forms = [form for form in bench_firmware.FORMS if form in figures]
+    forms = [form for form in bench_firmware.FORMS + ("frozen",) if form in figures]
     calls = len(figures["calls"])
     rows = [
         ("heap in use after boot, initialize and tools/list",
@@ -127,7 +128,7 @@ def firmware_table(figures):
         ("heap in use after %d calls and %d reconnections" % (calls, figures["reconnects"]),
          lambda f: _kb(f["after_calls"])),
         ("  of which the simulated hardware (tools/hwsim)",
-         lambda f: _kb(figures["simulated_modules"])),
+         lambda f: "frozen" if "micropython" in f else _kb(figures["simulated_modules"])),
         ("smallest -X heapsize completing the full session",
          lambda f: "%s (%d runs)" % (_kb(f["smallest_heapsize"]), f["bisect_runs"])),
     ]
@@ -152,14 +153,14 @@ def word_size_note(core):
             "heap mixes both kinds: expect an ESP32 to need between about half and all of the above."]
 
 
-def print_firmware(micropython, core):
+def print_firmware(micropython, core, frozen=None):
     """Print the whole firmware's table; returns whether it ran."""
     print()
     print("Whole firmware on the host board against the local backend on loopback, full session:")
     print("hello, initialize, every tools/list page (8000 bytes), every common and board tool (a")
     print("photo, an upgrade from a URL that answers 404), reconnections")
     try:
-        figures = bench_firmware.measure(micropython)
+        figures = bench_firmware.measure(micropython, frozen=frozen)
     except (bench_firmware.FirmwareFailed, DeployError, OSError, ValueError, subprocess.TimeoutExpired) as e:
         print("the firmware bench did not run:\n%s" % e)
         return False
@@ -181,6 +182,10 @@ def print_firmware(micropython, core):
         % _kb(figures["romfs"]["image_heap"]) if "romfs" in figures else "",
         "are left out of the ROMFS column, as a board keeps the image in flash." if "romfs" in figures else "",
     ]
+    if "frozen" in figures:
+        lines += ["Frozen: %s, a unix port built with tools/bench/unix_frozen_manifest.py (the"
+                  % figures["frozen"]["micropython"],
+                  "firmware and the simulated hardware frozen in), running main.py alone."]
     lines = [line for line in lines if line]
     if figures["bits"] != 32:
         lines += [
@@ -197,9 +202,12 @@ def main(argv=None):
                                      description="MCP core and whole-firmware figures.")
     parser.add_argument("--micropython", default=bench_firmware.default_micropython(),
                         help="MicroPython unix port binary (default: UMCP_MICROPYTHON, else the venv's)")
+    parser.add_argument("--frozen", default=bench_firmware.default_frozen(), metavar="BIN",
+                        help="a unix port with the firmware frozen in (tools/bench/unix_frozen_manifest.py; "
+                             "default: UMCP_MICROPYTHON_FROZEN): adds a frozen column")
     args = parser.parse_args(argv)
     core_ran, core = core_table(args.micropython)
-    firmware_ran = print_firmware(args.micropython, core)
+    firmware_ran = print_firmware(args.micropython, core, args.frozen)
     return 0 if core_ran and firmware_ran else 1
 
 
