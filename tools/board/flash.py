@@ -4,9 +4,11 @@ Erases the chip and writes a MicroPython image with esptool at the offset the ch
 bootloader layout needs. UMCP_ESPTOOL (or --esptool) names the esptool program.
 
 --romfs (make flash ROMFS=1) makes sure the image's partition table has a ROMFS partition
-(data, subtype 0x8f, label "romfs", where MicroPython 1.25+ finds it) for `make deploy
-ROMFS=1`: an image that has none is copied to <image>-romfs.bin with ROMFS_SIZE bytes taken
-from the end of its "vfs" partition, and that copy is flashed. (mp-image-tool-esp32, the
+(data, subtype 0x8f, label "romfs": the esp32 port looks the label up) for `make deploy
+ROMFS=1`; the image must come from a MicroPython built with MICROPY_VFS_ROM (stock ESP32
+images are not; deploy's probe tells). An image whose table has no such partition is
+copied to <image>-romfs.bin with ROMFS_SIZE bytes taken from the end of its "vfs"
+partition, and that copy is flashed. (mp-image-tool-esp32, the
 PyPI tool for editing these tables, knows only the app, ota, nvs, phy and fat subtypes, so
 the table is edited here: ESP-IDF's binary format, entries then an MD5 record.)
 """
