@@ -56,6 +56,9 @@ MORE_CALLS = [
 FORMS = ("py", "mpy", "romfs")
 ROMFS_BOOT = "romfs_boot.py"
 FROZEN_MARK = "frozen"  # in a stage folder: the binary has everything frozen in
+# In a stage folder: the staged .mpy files go before .frozen, so only asyncio and the
+# simulated hardware come frozen (C modules in flash on a board): the "mpy_board" form.
+FIRST_MARK = "before-frozen"
 # A unix-port build with the firmware and tools/sim/hwsim frozen in (the manifest beside
 # this file), for the frozen column: UMCP_MICROPYTHON_FROZEN or --frozen names it.
 FROZEN_MANIFEST = os.path.join(deploy.ROOT, "tools", "bench", "unix_frozen_manifest.py")
@@ -137,6 +140,8 @@ def firmware_env(stage_dir):
     None: the sources (firmware/, lib/), the .py form."""
     if stage_dir is not None and os.path.isfile(os.path.join(stage_dir, FROZEN_MARK)):
         return micropython_env([stage_dir])
+    if stage_dir is not None and os.path.isfile(os.path.join(stage_dir, FIRST_MARK)):
+        return dict(os.environ, MICROPYPATH=os.pathsep.join([stage_dir, os.path.join(stage_dir, "lib"), ".frozen"]))
     if stage_dir is None:
         return micropython_env([os.path.join(deploy.ROOT, "firmware"), os.path.join(deploy.ROOT, "lib"), HWSIM])
     return micropython_env([stage_dir, os.path.join(stage_dir, "lib"), HWSIM])
@@ -255,6 +260,9 @@ def measure_form(micropython, form):
             stage_romfs(stage_dir)
         elif form == "frozen":
             stage_frozen(stage_dir)
+        elif form == "mpy_board":
+            stage_firmware(stage_dir)
+            open(os.path.join(stage_dir, FIRST_MARK), "w").close()
         figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
             smallest_heapsize(micropython, stage_dir))
@@ -280,6 +288,9 @@ def measure(micropython, forms=FORMS, frozen=None):
     for form in forms:
         figures[form] = measure_form(micropython, form)
     if frozen:
-        figures["frozen"] = measure_form(frozen, "frozen")
-        figures["frozen"]["micropython"] = frozen
+        # The .mpy files with the hardware as a board has it (frozen, not on the heap); then
+        # everything frozen.
+        for form in ("mpy_board", "frozen"):
+            figures[form] = measure_form(frozen, form)
+            figures[form]["micropython"] = frozen
     return figures

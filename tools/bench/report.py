@@ -106,7 +106,7 @@ def core_table(micropython):
 
 
 FORM_TITLES = {"py": ".py sources", "mpy": ".mpy (make deploy)", "romfs": "ROMFS (deploy ROMFS=1)",
-               "frozen": "frozen (own build)"}
+               "mpy_board": ".mpy, hardware frozen", "frozen": "frozen (own build)"}
 
 
 def binary_label(figures):
@@ -120,7 +120,7 @@ def binary_label(figures):
 
 def firmware_table(figures):
     """The whole firmware's heap figures, a column per form -> the printed table's lines."""
-    forms = [form for form in bench_firmware.FORMS + ("frozen",) if form in figures]
+    forms = [form for form in bench_firmware.FORMS + ("mpy_board", "frozen") if form in figures]
     calls = len(figures["calls"])
     rows = [
         ("heap in use after boot, initialize and tools/list",
@@ -183,9 +183,11 @@ def print_firmware(micropython, core, frozen=None):
         "are left out of the ROMFS column, as a board keeps the image in flash." if "romfs" in figures else "",
     ]
     if "frozen" in figures:
-        lines += ["Frozen: %s, a unix port built with tools/bench/unix_frozen_manifest.py (the"
-                  % figures["frozen"]["micropython"],
-                  "firmware and the simulated hardware frozen in), running main.py alone."]
+        lines += ["Frozen: %s," % figures["frozen"]["micropython"],
+                  "a unix port built with tools/bench/unix_frozen_manifest.py (the firmware and the",
+                  "simulated hardware frozen in), running main.py alone. \".mpy, hardware frozen\": the",
+                  "same binary running the .mpy files make deploy copies, with only asyncio and the",
+                  "simulated hardware frozen: the .mpy form as a board without PSRAM would hold it."]
     lines = [line for line in lines if line]
     if figures["bits"] != 32:
         lines += [
