@@ -16,9 +16,9 @@ help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
-	@echo "make soak     100,000 hostile messages; heap before and after"
-	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD)   copy the firmware to a board"
-	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin"
+	@echo "make soak     100,000 hostile messages and 10,000 calls; heap before and after"
+	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD) [ROMFS=1]   copy the firmware to a board"
+	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin [ROMFS=1]"
 	@echo "make repl   PORT=/dev/ttyUSB0"
 
 $(VENV)/.installed: requirements.txt
@@ -60,16 +60,16 @@ sim: $(VENV)/.installed
 bench: setup
 	$(PY) -m tools.bench
 
-# Hostile input at length, on CPython and MicroPython: prints the heap
+# Hostile input and plain calls at length, on CPython and MicroPython: prints the heap
 # before and after (tests/test_fuzz.py with soak counts).
 soak: setup
-	UMCP_SOAK_MESSAGES=100000 $(PY) -m pytest -q -s -p no:randomly tests/test_fuzz.py
+	UMCP_SOAK_MESSAGES=100000 UMCP_SOAK_CALLS=10000 $(PY) -m pytest -q -s -p no:randomly tests/test_fuzz.py
 
 deploy: $(VENV)/.installed
-	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD)
+	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD) $(if $(ROMFS),--romfs)
 
 flash: $(VENV)/.installed
-	$(PY) -m tools.board.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)"
+	$(PY) -m tools.board.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)" $(if $(ROMFS),--romfs)
 
 repl: $(VENV)/.installed
 	$(PY) -m tools.board.repl --port $(PORT)

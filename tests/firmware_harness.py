@@ -29,6 +29,8 @@ TOKEN = "test-token-1"
 WAIT_S = 15  # generous: a device under MicroPython on a loaded CI machine
 AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
 RUNTIMES = [pytest.param(False, id="cpython"), pytest.param(True, id="micropython")]
+# The same, plus MicroPython running the .mpy files make deploy stages (tools.sim --mpy).
+RUNTIMES_MPY = RUNTIMES + [pytest.param("mpy", id="micropython-mpy")]
 # Short link timings so reconnection scenarios take a fraction of a second.
 FAST_LINK = {"backoff_min": 0.05, "backoff_max": 0.3}
 
@@ -224,6 +226,8 @@ class Sim:
         if micropython:
             # Relative to the repository, as a user types it (the firmware's cwd differs).
             self.cmd += ["--micropython", os.path.relpath(MICROPYTHON, ROOT), "--heapsize", heapsize]
+        if micropython == "mpy":  # the .mpy files make deploy copies, not the sources
+            self.cmd += ["--mpy"]
         if max_payload:
             self.cmd += ["--max-payload", str(max_payload)]
         if device_id:

@@ -2,6 +2,7 @@
 no board): the exact command lines, the build folder, clear refusals. mpy-cross is real.
 Also the freezing manifest, run with a recording stand-in for MicroPython's manifest API."""
 
+import hashlib
 import json
 import os
 import stat
@@ -91,6 +92,63 @@ def test_flash_stops_when_esptool_fails(recorder, tmp_path, monkeypatch, capsys)
     assert "erasing" in capsys.readouterr().err
 
 
+# A stock ESP32_GENERIC 4 MB layout: nvs, phy_init, factory app, vfs.
+STOCK_TABLE = [(1, 0x02, 0x9000, 0x6000, "nvs", 0), (1, 0x01, 0xF000, 0x1000, "phy_init", 0),
+               (0, 0x00, 0x10000, 0x1F0000, "factory", 0), (1, 0x81, 0x200000, 0x200000, "vfs", 0)]
+
+
+def stock_image(path, chip):
+    """A merged image as micropython.org ships it: bootloader, the partition table at flash
+    0x8000, the app at 0x10000 (here just its first bytes)."""
+    base = int(flash.OFFSETS[chip], 16)
+    image = bytearray(b"\xff" * (0x10000 - base)) + b"\xe9" + bytes(255)
+    image[flash.TABLE_AT - base:flash.TABLE_AT - base + flash.TABLE_MAX] = flash.table_bytes(STOCK_TABLE)
+    path.write_bytes(bytes(image))
+    return path
+
+
+@pytest.mark.parametrize("chip", ["esp32", "esp32s3"])
+def test_flash_romfs_adds_a_romfs_partition_to_a_stock_image(recorder, tmp_path, chip):
+    image = stock_image(tmp_path / "ESP32_GENERIC.bin", chip)
+    before = image.read_bytes()
+    assert flash.main(["--port", "u0", "--chip", chip, "--firmware", str(image), "--romfs",
+                       "--esptool", str(recorder)]) == 0
+    copy = tmp_path / "ESP32_GENERIC-romfs.bin"
+    assert image.read_bytes() == before  # the download stays as it was
+    base = ["--chip", chip, "-p", "u0", "-b", "460800"]
+    assert recorder.recorded() == [base + ["erase-flash"], base + ["write-flash", flash.OFFSETS[chip], str(copy)]]
+    data = copy.read_bytes()
+    entries = flash.read_table(data, int(flash.OFFSETS[chip], 16))
+    assert entries == STOCK_TABLE[:3] + [(1, 0x81, 0x200000, 0x200000 - flash.ROMFS_SIZE, "vfs", 0),
+                                         (1, 0x8F, 0x400000 - flash.ROMFS_SIZE, flash.ROMFS_SIZE, "romfs", 0)]
+    # ESP-IDF checks the table's MD5 record: over the entries, after them.
+    start = flash.TABLE_AT - int(flash.OFFSETS[chip], 16)
+    body = data[start:start + 32 * len(entries)]
+    record = data[start + 32 * len(entries):start + 32 * len(entries) + 32]
+    assert record[:2] == b"\xeb\xeb" and record[16:] == hashlib.md5(body).digest()
+    assert len(data) == len(before) and data[start + flash.TABLE_MAX:] == before[start + flash.TABLE_MAX:]
+
+
+def test_flash_romfs_keeps_an_image_that_has_one_and_refuses_what_it_cannot_change(recorder, tmp_path, capsys):
+    image = stock_image(tmp_path / "fw.bin", "esp32s3")
+    romfs = tmp_path / "fw-romfs.bin"
+    assert flash.romfs_image(str(image), "esp32s3") == str(romfs)
+    assert flash.romfs_image(str(romfs), "esp32s3") == str(romfs)  # has one already: as it is
+    assert flash.main(["--port", "p", "--chip", "esp32s3", "--firmware", str(romfs), "--romfs", "--no-erase",
+                       "--esptool", str(recorder)]) == 0
+    assert recorder.recorded()[-1][-1] == str(romfs)
+    # Changing the table moves the file system's end: not without erasing.
+    assert flash.main(["--port", "p", "--chip", "esp32s3", "--firmware", str(image), "--romfs", "--no-erase",
+                       "--esptool", str(recorder)]) == 2
+    assert "without --no-erase" in capsys.readouterr().err
+    bare = tmp_path / "app-only.bin"
+    bare.write_bytes(b"\xe9" + bytes(100))
+    assert flash.main(["--port", "p", "--chip", "esp32s3", "--firmware", str(bare), "--romfs",
+                       "--esptool", str(recorder)]) == 2
+    assert "no partition table" in capsys.readouterr().err
+    assert len(recorder.recorded()) == 1
+
+
 # ---- deploy ----------------------------------------------------------------------
 
 @pytest.fixture
@@ -156,6 +214,36 @@ def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
     assert config["board"] == "devkit" and config["token"] == "t"
     out = capsys.readouterr().out
     assert "[1/4]" in out and "[4/4]" in out and "9/9 main.py" in out
+
+
+def test_deploy_romfs_writes_lib_into_the_romfs_partition(tree, recorder, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_PROBE", "umcp-probe:1.25.0:;romfs=1")
+    assert run_deploy(tree, recorder, "--romfs") == 0
+    stage = tree / "build" / "deploy" / "devkit"
+    image = str(stage) + ".romfs"
+    connect = ["connect", "/dev/ttyACM0"]
+    calls = recorder.recorded()
+    assert "vfs.rom_ioctl(1)" in calls[0][3]  # the probe asks for ROMFS partitions
+    assert calls[1:] == [
+        ["romfs", "--no-mpy", "--output", image, "build", str(stage) + "-romfs"],  # no board needed
+        connect + ["romfs", "deploy", image],
+        connect + ["fs", "cp", "-r", str(stage / "config.json"), str(stage / "main.py"), ":"],  # no lib/
+        connect + ["reset"]]
+    # The image's tree: lib/ as compiled, found on the board through /rom/lib.
+    romfs_tree = tree / "build" / "deploy" / "devkit-romfs"
+    assert sorted(str(p.relative_to(romfs_tree)) for p in romfs_tree.rglob("*.mpy")) == [
+        "lib/boards/__init__.mpy", "lib/boards/devkit.mpy", "lib/umcp/__init__.mpy", "lib/umcp/server.mpy",
+        "lib/umcpfw/__init__.mpy", "lib/umcpfw/app.mpy", "lib/unet/__init__.mpy", "lib/unet/ws.mpy"]
+    assert "ROMFS partition" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("probe, problem", [("umcp-probe:1.25.0:;romfs=-1", "no ROMFS support"),
+                                            ("umcp-probe:1.25.0:;romfs=0", "no ROMFS partition")])
+def test_deploy_romfs_needs_a_romfs_partition(tree, recorder, monkeypatch, capsys, probe, problem):
+    monkeypatch.setenv("FAKE_PROBE", probe)
+    assert run_deploy(tree, recorder, "--romfs") == 1
+    assert problem in capsys.readouterr().err
+    assert len(recorder.recorded()) == 1  # the probe only: nothing written
 
 
 def test_deploy_puts_only_packages_into_lib(tree, recorder, capsys):
@@ -276,6 +364,20 @@ def test_manifest_freezes_what_deploy_copies():
               if target != "main.py"}
     assert frozen == copied
     assert all(os.path.isfile(source) for source in frozen.values())
+
+
+def test_the_bench_freezes_what_deploy_copies_for_the_host_board():
+    # tools/bench/unix_frozen_manifest.py: the host board's files, plus the simulated hardware.
+    manifest = ManifestRecorder()
+    manifest.run(os.path.join(ROOT, "tools", "bench", "unix_frozen_manifest.py"))
+    assert manifest.included == ["$(MPY_DIR)/extmod/asyncio"]
+    frozen = {target: os.path.realpath(source) for source, target in manifest.frozen}
+    copied = {target.replace("lib/", "", 1): os.path.realpath(source)
+              for source, target in deploy.device_files(ROOT, "host") if target != "main.py"}
+    hwsim = {target: source for target, source in frozen.items() if "/tools/sim/hwsim/" in source}
+    assert {target: source for target, source in frozen.items() if target not in hwsim} == copied
+    assert sorted(hwsim) == ["camera.py", "esp32.py", "hwsim.py", "machine.py", "neopixel.py",
+                             "network.py", "simhistory.py"]
 
 
 def test_manifest_without_a_board_freezes_every_real_board():

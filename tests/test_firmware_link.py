@@ -117,6 +117,8 @@ def test_oversized_frame_closes_1009_and_reconnects(tmp_path, micropython):
     async def scenario():
         async with device_session(tmp_path, micropython,
                                   extra_config={"max_message": 4096}) as (backend, sim, device):
+            init = await device.initialize()  # config.json's limit is the one announced
+            assert init["capabilities"]["experimental"] == {"messageLimit": {"maxBytes": 4096}}
             await device.send_raw("x" * 5000)
             await asyncio.wait_for(device.ws.wait_closed(), WAIT_S)
             assert device.ws.close_code == 1009

@@ -49,3 +49,38 @@ def test_hostile_messages_are_answered_and_the_link_holds(tmp_path, runtime, mes
     if micropython:
         assert after - before <= 2048, (before, after)
 
+
+
+CALLS = int(os.environ.get("UMCP_SOAK_CALLS", "0")) or None
+
+
+@pytest.mark.parametrize("runtime, calls, heapsize", [
+    ("cpython", 300, None),
+    ("micropython", 300, "512K"),
+])
+def test_many_calls_leave_the_heap_where_it_was(tmp_path, runtime, calls, heapsize):
+    count = CALLS or calls
+    micropython = runtime == "micropython"
+    options = {"heapsize": heapsize} if micropython else {}
+
+    async def main():
+        async with device_session(tmp_path, micropython=micropython, **options) as (backend, sim, device):
+            await device.initialize()
+            for volume in (10, 20):  # settle what the first calls allocate once (settings, ...)
+                await device.call_json("self.get_device_status")
+                await device.call("self.audio_speaker.set_volume", {"volume": volume})
+            before = await heap(device)
+            for n in range(count):
+                if n % 2:
+                    status = await device.call_json("self.get_device_status")
+                    assert status["audio_speaker"]["volume"] == (n - 1) % 101
+                else:
+                    result = await device.call("self.audio_speaker.set_volume", {"volume": n % 101})
+                    assert result["content"][0]["text"] == "true"
+            after = await heap(device)
+        return before, after
+
+    before, after = run(main(), timeout=60 + count // 10)
+    print("%s: %d calls; heap in use %s -> %s" % (runtime, count, before, after))
+    if micropython:
+        assert after - before <= 1024, (before, after)

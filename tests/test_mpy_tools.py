@@ -186,6 +186,8 @@ def test_firmware_heap_bench_runs_the_staged_firmware(tmp_path):
     assert figures["tools"] >= len(CALLS)  # onboarded: the tools/list it made CALLS from
     assert 0 < figures["connected"] < heapsize
     assert 0 < figures["after_calls"] < heapsize
+    assert figures["calls"] == len(CALLS) + len(bench_firmware.MORE_CALLS)
+    assert figures["reconnects"] == bench_firmware.RECONNECTS
     # A starved heap is a failed run, with the firmware's own account of why.
     with pytest.raises(bench_firmware.FirmwareFailed, match="MemoryError"):
         asyncio.run(bench_firmware.run_firmware(MICROPYTHON, stage, 32 * 1024))
@@ -203,3 +205,58 @@ def test_link_bench_times_round_trips_on_both_interpreters():
     assert [f["interpreter"].split()[0] for _, f in columns] == ["cpython", "micropython"]
     lines = bench_link.table(columns)
     assert "64-bit" in lines[1] and lines[-1].startswith("MicroPython / CPython")
+
+
+def test_firmware_heap_bench_runs_the_sources_too():
+    figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, None, bench_firmware.HEAPSIZE))
+    assert 0 < figures["connected"] < figures["after_calls"] < bench_firmware.HEAPSIZE
+
+
+def test_bench_names_the_micropython_it_ran(monkeypatch):
+    assert bench_firmware.word_bits(MICROPYTHON) in (32, 64)
+    monkeypatch.setenv("UMCP_MICROPYTHON", "/opt/mp/micropython-x86")
+    assert bench_firmware.default_micropython() == "/opt/mp/micropython-x86"
+    from tools.bench import report
+
+    form = {"tools": 8, "connected": 40960, "after_calls": 45056, "smallest_heapsize": 98304,
+            "bisect_runs": 7}
+    figures = {"bits": 32, "micropython": "/opt/mp/micropython-x86", "heapsize": 524288,
+               "simulated_modules": 18432, "calls": ["a.b", "c.d"], "reconnects": 2,
+               "py": dict(form, smallest_heapsize=139264), "mpy": form}
+    assert "32-bit" in report.binary_label(figures)
+    assert "64-bit" in report.binary_label(dict(figures, bits=64))
+    lines = report.firmware_table(figures)
+    assert ".py sources" in lines[0] and ".mpy (make deploy)" in lines[0]
+    rows = {line.split("  ")[0].strip(): line for line in lines[1:]}
+    assert "40.0 KB" in rows["heap in use after boot, initialize and tools/list"]
+    assert "44.0 KB" in rows["heap in use after 2 calls and 2 reconnections"]
+    smallest = rows["smallest -X heapsize completing the full session"]
+    assert "136.0 KB" in smallest and "96.0 KB" in smallest
+    # With a frozen build measured too: a fourth column, no hwsim bytecode on its heap.
+    figures["frozen"] = dict(form, smallest_heapsize=61440, micropython="/opt/mp/frozen")
+    figures["mpy_board"] = dict(form, smallest_heapsize=106496, micropython="/opt/mp/frozen")
+    lines = report.firmware_table(figures)
+    assert "frozen (own build)" in lines[0] and ".mpy, hardware frozen" in lines[0]
+    rows = {line.split("  ")[0].strip(): line for line in lines[1:]}
+    (hwsim,) = [line for line in lines if "of which the simulated hardware" in line]
+    assert hwsim.rstrip().endswith("frozen") and hwsim.count("frozen") == 2
+    assert "60.0 KB" in rows["smallest -X heapsize completing the full session"]
+    assert "104.0 KB" in rows["smallest -X heapsize completing the full session"]
+
+
+def test_the_frozen_stage_is_main_py_alone(tmp_path, monkeypatch):
+    stage = bench_firmware.stage_frozen(str(tmp_path / "stage"))
+    assert sorted(os.listdir(stage)) == ["frozen", "main.py"]
+    assert bench_firmware.main_py(stage) == os.path.join(stage, "main.py")
+    assert bench_firmware.firmware_env(stage)["MICROPYPATH"] == os.pathsep.join([".frozen", stage])
+    monkeypatch.setenv("UMCP_MICROPYTHON_FROZEN", "/opt/mp/frozen")
+    assert bench_firmware.default_frozen() == "/opt/mp/frozen"
+
+
+def test_firmware_heap_bench_runs_the_firmware_from_a_romfs_image(tmp_path):
+    stage = bench_firmware.stage_romfs(str(tmp_path / "stage"))
+    assert not os.path.exists(os.path.join(stage, "lib"))  # everything comes from the image
+    figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, stage, bench_firmware.HEAPSIZE))
+    image = os.path.getsize(os.path.join(stage, bench_firmware.ROMFS_IMAGE))
+    assert figures["image_heap"] >= image  # read into the heap on the unix port, then left out
+    assert 0 < figures["connected"] < figures["after_calls"] < bench_firmware.HEAPSIZE

@@ -65,6 +65,7 @@ def test_uses_a_temporary_state_dir_when_none_is_given():
 
 @pytest.mark.parametrize("args, message", [
     (["--url", "ws://h/", "--token", "t", "--heapsize", "1M"], "--heapsize needs --micropython"),
+    (["--url", "ws://h/", "--token", "t", "--mpy"], "--mpy needs --micropython"),
     (["--url", "ws://h/", "--token", "t", "--extra-config", "[1]"], "must be a JSON object"),
     (["--token", "t"], "--url"),
     (["--url", "ws://h/", "--token", "t", "--micropython", "no/such/micropython"],

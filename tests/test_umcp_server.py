@@ -63,6 +63,13 @@ async def test_initialize_echoes_a_supported_version(wire, version):
     assert result["serverInfo"] == {"name": "test-device", "version": "1.2.3"}
 
 
+async def test_initialize_announces_the_transport_message_limit_when_set(wire):
+    assert "experimental" not in (await wire.initialize())["result"]["capabilities"]
+    wire.server.max_message = 6144
+    result = (await wire.initialize())["result"]
+    assert result["capabilities"]["experimental"] == {"messageLimit": {"maxBytes": 6144}}
+
+
 async def test_initialize_answers_latest_for_an_unknown_version(wire):
     result = (await wire.initialize("2099-01-01"))["result"]
     assert result["protocolVersion"] == LATEST_VERSION == "2025-11-25"

@@ -122,6 +122,9 @@ class McpServer:
         self._running = None
         self._list_changed_pending = False
         self._resources_changed_pending = False
+        # The largest message the transport accepts (bytes), announced in initialize as
+        # capabilities.experimental.messageLimit.maxBytes; None: not announced.
+        self.max_message = None
 
     # -- registration -------------------------------------------------------
 
@@ -423,6 +426,8 @@ class McpServer:
         capabilities = {"tools": {"listChanged": True}, "logging": {}}
         if self._resources or self._templates:
             capabilities["resources"] = {"subscribe": True, "listChanged": True}
+        if self.max_message:
+            capabilities["experimental"] = {"messageLimit": {"maxBytes": self.max_message}}
         result = {
             "protocolVersion": version,
             "capabilities": capabilities,

@@ -3,11 +3,9 @@ import asyncio
 import sys
 
 import boards
-from devsvc import ota
 from devsvc.settings import Settings
 from umcp import get_instance
 from umcp.compat import add_log_sink, get_logger
-from umcpfw import wifi
 from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
 from umcpfw.vision import VisionClient
@@ -20,6 +18,11 @@ _LINK_RESTART_S = 2
 # Optional config.json keys handed to XiaozhiLink as they are (timings in seconds).
 _LINK_OPTIONS = ("protocol_version", "max_message", "hello_timeout", "idle_timeout",
                  "ping_interval", "backoff_min", "backoff_max", "stable_after")
+# The largest incoming message when config.json sets no max_message: an eighth of the heap
+# free at boot (a message is held as its bytes, its text and its parsed objects at once),
+# between these bounds.
+MAX_MESSAGE_CAP = 32768
+MAX_MESSAGE_FLOOR = 2048
 
 log = get_logger("app")
 
@@ -32,6 +35,23 @@ def log_exception(what, e):
 
 def format_mac(raw):
     return ":".join("%02x" % b for b in raw)
+
+
+def max_message_for(free):
+    """The incoming message limit for `free` bytes of heap (None: unknown, as on CPython)."""
+    if free is None:
+        return MAX_MESSAGE_CAP
+    return max(MAX_MESSAGE_FLOOR, min(MAX_MESSAGE_CAP, free // 8 // 1024 * 1024))
+
+
+def free_heap():
+    """Bytes of heap free after a collection, or None where gc cannot tell (CPython)."""
+    import gc
+
+    if not hasattr(gc, "mem_free"):
+        return None
+    gc.collect()
+    return gc.mem_free()
 
 
 class Application:
@@ -51,6 +71,9 @@ class Application:
         self.trust = Trust(config.get("ca"), config.get("tls_verify", True))
         self.vision = VisionClient(self.device_id, self.client_id, self.trust)
         self.server = self.build_server()
+        # Everything the session keeps is built: what is free now bounds incoming messages.
+        self.max_message = config.get("max_message") or max_message_for(free_heap())
+        self.server.max_message = self.max_message  # announced in initialize
         self.link = self.build_link()
         self._reboot_task = None
         self._wifi_task = None
@@ -85,7 +108,7 @@ class Application:
         token = config.get("token") or self.settings.get("token")
         if not url or not token:
             raise ValueError("config.json needs the server's url and token")
-        options = {}
+        options = {"max_message": self.max_message}
         for key in _LINK_OPTIONS:
             if key in config:
                 options[key] = config[key]
@@ -126,17 +149,19 @@ class Application:
     async def run(self):
         wlan = self.board.wlan
         if wlan is not None:  # the host board has no radio
+            from umcpfw import wifi
+
             ssid, password = self.wifi_credentials()
             await wifi.connect(wlan, ssid, password)
             wifi.set_clock()  # certificate dates need it
             self._wifi_task = asyncio.create_task(wifi.keep_connected(wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.
         try:
-            ota.mark_valid()
+            _mark_valid()
         except Exception as e:
             log_exception("marking the firmware valid", e)
-        log.info("%s %s as %s, client %s", self.board.name, VERSION, self.device_id,
-                 self.client_id)
+        log.info("%s %s as %s, client %s; messages up to %d bytes", self.board.name, VERSION,
+                 self.device_id, self.client_id, self.max_message)
         while True:
             # The link reconnects by itself; this guards against a bug escaping it.
             try:
@@ -144,6 +169,20 @@ class Application:
             except Exception as e:
                 log_exception("link stopped", e)
             await asyncio.sleep(_LINK_RESTART_S)
+
+
+def _mark_valid():
+    """ota.mark_valid(), without keeping devsvc.ota's bytecode on the heap for the whole
+    session: an upgrade imports it again."""
+    import devsvc
+    from devsvc import ota
+
+    try:
+        ota.mark_valid()
+    finally:
+        sys.modules.pop("devsvc.ota", None)
+        if hasattr(devsvc, "ota"):
+            delattr(devsvc, "ota")
 
 
 async def main(config):

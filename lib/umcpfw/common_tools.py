@@ -7,11 +7,13 @@ import gc
 import sys
 import time
 
-from devsvc import ota
 from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
 from umcp.compat import const
 from umcpfw.resources import STATUS_URI
-from unet import conn, http
+from unet import conn
+
+# devsvc.ota and unet.http are imported by the upgrade itself: most sessions never upgrade,
+# and on a board without PSRAM their bytecode is heap that the session needs.
 
 _REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
 _BOOT_S = time.time()
@@ -197,6 +199,7 @@ class CommonTools:
             "device_id": self.vision.device_id,
             "client_id": self.vision.client_id,
             "uptime_s": int(time.time() - _BOOT_S),
+            "max_message": self.server.max_message,
         }
         if hasattr(gc, "mem_free"):
             gc.collect()  # live data only, not garbage awaiting the next collection
@@ -217,6 +220,8 @@ class CommonTools:
             raise RuntimeError("a firmware upgrade is already running")
         url, sha256 = args["url"], args["sha256"]
         # Bad arguments are refused now, not reported in a log message later.
+        from devsvc import ota
+
         conn.parse_url(url)
         ota.parse_digest(sha256)
         if self.server.progress_requested():
@@ -245,6 +250,9 @@ class CommonTools:
         # ota.install() checks the digest before set_boot(): a bad image never boots, and
         # the running image is never touched. The response head comes first: an announced
         # size the partition cannot hold is refused before a single block is written.
+        from devsvc import ota
+        from unet import http
+
         async with http.get_stream(url, ca=self.ca) as image:
             await image.open()
             return await ota.install(image, sha256, size=image.length, progress=progress)

@@ -1,6 +1,6 @@
 # The vision service client: photos go to the URL and token the backend sent in initialize.
 from umcp.compat import const, get_logger
-from unet import conn, http
+from unet import conn
 from xiaozhi.link import bearer
 
 _TIMEOUT_S = const(30)
@@ -41,6 +41,8 @@ class VisionClient:
                                    % self.refused)
             raise RuntimeError("no vision service yet: the server has not sent a vision URL "
                                "in initialize")
+        from unet import http  # at the first photo: a session may never take one
+
         headers = {"Device-Id": self.device_id, "Client-Id": self.client_id}
         if self.token:
             headers["Authorization"] = bearer(self.token)

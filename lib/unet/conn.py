@@ -11,6 +11,7 @@ _DEFAULT_PORTS = {"ws": 80, "wss": 443, "http": 80, "https": 443}
 _TLS_SCHEMES = ("wss", "https")
 _PEM_BEGIN = b"-----BEGIN CERTIFICATE-----"
 _MAX_LINE = const(4096)  # longest status, header or chunk-size line we accept
+_LINE_START = const(256)  # a line buffer's first size: it doubles up to _MAX_LINE as needed
 _MAX_HEADERS = const(64)  # header lines, repeated names included
 
 _log = get_logger("unet")
@@ -237,8 +238,8 @@ async def close_quietly(writer, abort=False):
 
 
 async def read_line(reader, buf):
-    """One line of an HTTP head or of chunked framing (at most len(buf) bytes), as text
-    without its line break.
+    """One line of an HTTP head or of chunked framing (at most _MAX_LINE bytes), as text
+    without its line break. `buf` (a bytearray) grows in place for a longer line.
 
     Read a byte at a time into the caller's `buf`: memory stays bounded (MicroPython's
     readline() has no limit, so an endless line would exhaust the heap) and nothing past
@@ -251,14 +252,17 @@ async def read_line(reader, buf):
         if byte == b"\n":
             return str(memoryview(buf)[:n], "utf-8").strip()
         if n == len(buf):
-            raise ValueError("HTTP line too long")
+            if n >= _MAX_LINE:
+                raise ValueError("HTTP line too long")
+            buf.extend(bytes(min(n, _MAX_LINE - n)))
         buf[n] = byte[0]
         n += 1
 
 
 def line_buffer():
-    """A buffer for read_line, sized for the longest line we accept."""
-    return bytearray(_MAX_LINE)
+    """A buffer for read_line: small, as most lines are; read_line grows it for a long one
+    (a fixed 4 KB buffer at each connection needs 4 KB in one piece of a fragmented heap)."""
+    return bytearray(_LINE_START)
 
 
 async def read_response_head(reader):

@@ -4,6 +4,7 @@ import os
 import sys
 
 from main import ConfigError, load_config
+from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, max_message_for
 
 PATH = "test_config_%s.json" % sys.implementation.name
 
@@ -45,3 +46,11 @@ def test_each_problem_is_named():
     assert "one JSON object" in _problem_with('["host"]')
     assert '"board"' in _problem_with('{"url": "ws://h/"}')
     assert '"board"' in _problem_with('{"board": 3}')
+
+
+def test_the_message_limit_follows_the_free_heap():
+    assert max_message_for(None) == MAX_MESSAGE_CAP  # CPython: no heap figure
+    assert max_message_for(48 * 1024) == 6 * 1024  # an eighth, in whole KB
+    assert max_message_for(50000) == 6 * 1024
+    assert max_message_for(4096) == MAX_MESSAGE_FLOOR
+    assert max_message_for(4 * 1024 * 1024) == MAX_MESSAGE_CAP  # PSRAM: the link's default

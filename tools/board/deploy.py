@@ -8,6 +8,12 @@
    (nothing is installed behind your back);
 3. copies the files and config.json with mpremote, then resets the board.
 
+With --romfs (make deploy ROMFS=1) step 3 puts the compiled lib/ into the board's ROMFS
+partition instead (an image built with `mpremote romfs build`, written with `mpremote romfs
+deploy`): MicroPython runs .mpy files there in place, from flash, like frozen code, so their
+bytecode takes no heap. Only main.py and config.json go to the filesystem. The board's
+MicroPython needs a ROMFS partition (step 2 checks; see README.md).
+
 UMCP_MPY_CROSS / UMCP_MPREMOTE (or --mpy-cross / --mpremote) name the programs.
 """
 
@@ -49,6 +55,8 @@ def parse_args(argv=None):
     parser.add_argument("--build-dir", help="where compiled files go (default: build/deploy/<board>)")
     parser.add_argument("--mpy-cross", default=mpy_cross_command())
     parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
+    parser.add_argument("--romfs", action="store_true",
+                        help="put lib/ into the board's ROMFS partition (runs from flash, no heap for bytecode)")
     return parser.parse_args(argv)
 
 
@@ -141,21 +149,34 @@ def stage(root, board, stage_dir, config, mpy_cross, log):
     return stage_dir
 
 
-def probe_script(modules):
-    """MicroPython code that prints the version and the missing modules on one line."""
-    return ("import sys\nm=[]\nfor n in %r:\n try:\n  __import__(n)\n except ImportError:\n  m.append(n)\n"
-            "v=sys.implementation.version\nprint('%s%%d.%%d.%%d:%%s'%%(v[0],v[1],v[2],','.join(m)))\n"
-            % (modules, PROBE_TAG))
+ROMFS_TAG = ";romfs="
+
+
+def probe_script(modules, romfs=False):
+    """MicroPython code that prints the version and the missing modules on one line; with
+    `romfs`, then ";romfs=" and the number of ROMFS partitions (-1: no ROMFS support)."""
+    script = ("import sys\nm=[]\nfor n in %r:\n try:\n  __import__(n)\n except ImportError:\n  m.append(n)\n"
+              "v=sys.implementation.version\nr=''\n" % (modules,))
+    if romfs:
+        script += ("try:\n import vfs\n r='%s%%d'%%vfs.rom_ioctl(1)\nexcept Exception:\n r='%s-1'\n"
+                   % (ROMFS_TAG, ROMFS_TAG))
+    return script + "print('%s%%d.%%d.%%d:%%s%%s'%%(v[0],v[1],v[2],','.join(m),r))\n" % PROBE_TAG
 
 
 def check_board(args, mpremote):
     modules = board_requirements(args.root, args.board)
-    output = run(mpremote + ["exec", probe_script(modules)], "asking the board what it has", capture=True)
+    output = run(mpremote + ["exec", probe_script(modules, args.romfs)], "asking the board what it has",
+                 capture=True)
     line = next((l for l in output.splitlines() if l.startswith(PROBE_TAG)), None)
     if line is None:
         raise DeployError("the board at %s did not answer the probe; is MicroPython on it? (make flash)" % args.port)
     version, missing = line[len(PROBE_TAG):].split(":", 1)
+    missing, _, partitions = missing.partition(ROMFS_TAG)
     problems = []
+    if args.romfs and not (partitions.lstrip("-").isdigit() and int(partitions) > 0):
+        problems.append("the board's MicroPython has %s: flash a build with a romfs partition (README.md, "
+                        "ROMFS), or deploy without ROMFS=1"
+                        % ("no ROMFS support (vfs.rom_ioctl)" if partitions in ("", "-1") else "no ROMFS partition"))
     if tuple(int(part) for part in version.split(".")) < MIN_VERSION:
         problems.append("MicroPython %s is too old: flash %d.%d or newer (make flash)" % ((version,) + MIN_VERSION[:2]))
     if missing:
@@ -187,6 +208,20 @@ def connect_args(port):
     return [port] if port in SHORTCUTS else ["connect", port]
 
 
+def romfs_image(args, stage_dir):
+    """Build the ROMFS image of the staged lib/ (mounted at /rom on the board, so its
+    packages are found through /rom/lib); returns the image's path."""
+    image = stage_dir.rstrip(os.sep) + ".romfs"
+    tree = stage_dir.rstrip(os.sep) + "-romfs"
+    shutil.rmtree(tree, ignore_errors=True)
+    os.makedirs(tree)
+    shutil.copytree(os.path.join(stage_dir, "lib"), os.path.join(tree, "lib"))
+    # Already compiled: --no-mpy keeps mpremote from compiling again.
+    run(shlex.split(args.mpremote) + ["romfs", "--no-mpy", "--output", image, "build", tree],
+        "building the ROMFS image")
+    return image
+
+
 def deploy(args):
     config = check_inputs(args)
     mpremote = shlex.split(args.mpremote) + connect_args(args.port)
@@ -194,8 +229,15 @@ def deploy(args):
     stage_dir = build(args, config)
     print("[2/4] checking the board at %s" % args.port, flush=True)
     check_board(args, mpremote)
-    print("[3/4] copying %s to the board" % stage_dir, flush=True)
     entries = [os.path.join(stage_dir, name) for name in sorted(os.listdir(stage_dir))]
+    if args.romfs:
+        image = romfs_image(args, stage_dir)
+        print("[3/4] writing %s into the board's ROMFS partition, then main.py and config.json" % image,
+              flush=True)
+        run(mpremote + ["romfs", "deploy", image], "writing the ROMFS partition")
+        entries = [entry for entry in entries if os.path.basename(entry) != "lib"]
+    else:
+        print("[3/4] copying %s to the board" % stage_dir, flush=True)
     run(mpremote + ["fs", "cp", "-r"] + entries + [":"], "copying")  # mpremote prints each file
     print("[4/4] resetting the board", flush=True)
     run(mpremote + ["reset"], "reset")

@@ -38,6 +38,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m tools.sim.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--max-payload", type=int, default=PAGE_LIMIT, help="device tools/list page limit")
     parser.add_argument("--micropython", metavar="BIN", help="run the device under this MicroPython unix port")
+    parser.add_argument("--mpy", action="store_true", help="with --micropython: run the .mpy files make deploy copies")
     parser.add_argument("--http-port", type=int, default=0, help="the web console's port (default: a free one)")
     parser.add_argument("--serve", action=argparse.BooleanOptionalAction, default=None,
                         help="keep the device and the web console running after the session "
@@ -91,7 +92,9 @@ async def session(args, out):
     with tempfile.TemporaryDirectory(prefix="umcp-demo-") as state_dir, \
             open(os.path.join(state_dir, "device.log"), "w+") as device_log:
         try:
-            with simulated_device(url, token, state_dir, device_log, args.max_payload, args.micropython) as sim:
+            extra = ["--mpy"] if args.mpy else []
+            with simulated_device(url, token, state_dir, device_log, args.max_payload, args.micropython,
+                                  extra) as sim:
                 device = await wait_ready(backend, sim)
                 failures += await call_tools(backend, device, out)
                 if args.serve and not failures:

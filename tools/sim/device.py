@@ -70,19 +70,19 @@ def save_flash():
 
 def record(reason):
     """One line about this boot: the codec's register writes, backlight duties, LED frames,
-    and the OTA partitions' story."""
+    and the OTA partitions' story (each the last entries hwsim kept: its records are bounded)."""
     codec = machine.sim_i2c_device(0, PINS["es8311_addr"])
     pwm = machine.sim_pwm(PINS["backlight"])
     strip = neopixel.sim_strip(PINS["led_strip"])
     line = {
         "reason": reason,
-        "es8311_writes": codec.writes if codec else [],
-        "backlight_duty_u16": pwm.history if pwm else [],
-        "led_frames": strip.frames if strip else [],
+        "es8311_writes": list(codec.writes) if codec else [],
+        "backlight_duty_u16": list(pwm.history) if pwm else [],
+        "led_frames": list(strip.frames) if strip else [],
         "running": _label(esp32.Partition.RUNNING),
         "boot": _label(esp32.Partition.BOOT),
-        "set_boot_calls": esp32.sim_set_boot_calls(),
-        "written_blocks": dict((label, esp32.sim_partition(label).writes) for label in _LABELS),
+        "set_boot_calls": list(esp32.sim_set_boot_calls()),
+        "written_blocks": dict((label, list(esp32.sim_partition(label).writes)) for label in _LABELS),
         "marked_valid": esp32.sim_marked_valid(),
     }
     with open(RECORD_FILE, "a") as f:

@@ -3,7 +3,9 @@
 The firmware runs in a child process (CPython, or a MicroPython unix-port binary with
 --micropython) started through tools/sim/device.py, whose working directory is the state
 directory: config.json, the device's settings and the simulated flash live there and
-survive restarts. The simulated machine.reset() ends the child with hwsim's reset exit code
+survive restarts. With --mpy (and --micropython) the firmware runs from the .mpy files
+`make deploy` copies to a board, staged for the host board by tools.board.deploy.stage into
+a temporary folder. The simulated machine.reset() ends the child with hwsim's reset exit code
 and the simulator starts the firmware again, as a board would boot again. Standard library
 only.
 """
@@ -48,6 +50,8 @@ def parse_args(argv=None):
     p.add_argument("--max-payload", type=int, help="tools/list frame limit in bytes")
     p.add_argument("--micropython", metavar="BIN", help="run under this MicroPython unix port")
     p.add_argument("--heapsize", help="MicroPython heap size, e.g. 512k (with --micropython)")
+    p.add_argument("--mpy", action="store_true",
+                   help="run the .mpy files make deploy copies to a board (with --micropython)")
     p.add_argument("--board", default="host", help="board module (default: host)")
     p.add_argument("--ca", help="CA certificate file for wss:// (PEM)")
     p.add_argument("--extra-config", default="{}", metavar="JSON",
@@ -55,6 +59,8 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
+    if args.mpy and not args.micropython:
+        p.error("--mpy needs --micropython (CPython does not load .mpy files)")
     if args.micropython:
         # The firmware runs with the state dir as its working directory: resolve the
         # binary here (a relative path or a name on PATH).
@@ -90,13 +96,26 @@ def device_config(args):
     return config
 
 
-def firmware_command(args):
+def stage_mpy(args, stage_dir):
+    """The board's files as make deploy stages them (.mpy under lib/, main.py at /) in
+    `stage_dir`; returns the device's sys.path over them. Exits with a message on failure."""
+    from tools.board import deploy
+
+    try:
+        deploy.stage(ROOT, args.board, stage_dir, device_config(args), deploy.mpy_cross_command(),
+                     lambda line: None)
+    except deploy.DeployError as e:
+        sys.exit("tools.sim: cannot stage the .mpy files: %s" % e)
+    return [stage_dir, os.path.join(stage_dir, "lib"), HWSIM]
+
+
+def firmware_command(args, device_path=DEVICE_PATH):
     """Command line and environment that boot the firmware with the device's sys.path."""
     if args.micropython:
         cmd = [args.micropython]
         if args.heapsize:
             cmd += ["-X", "heapsize=" + args.heapsize]
-        return cmd + [LAUNCHER], micropython_env(DEVICE_PATH)
+        return cmd + [LAUNCHER], micropython_env(device_path)
     # -S: no site-packages, so the firmware sees only the standard library, like a board
     # sees only its own files; -u: log lines reach stderr as they happen.
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(DEVICE_PATH), PYTHONDONTWRITEBYTECODE="1")
@@ -125,18 +144,26 @@ class Simulator:
     def run(self):
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
-        if self.args.state_dir:
-            return self.boot(self.args.state_dir)
-        with tempfile.TemporaryDirectory(prefix="umcp-sim-") as state_dir:
-            return self.boot(state_dir)
+        if not self.args.mpy:
+            return self.run_in(DEVICE_PATH)
+        with tempfile.TemporaryDirectory(prefix="umcp-sim-mpy-") as stage_dir:
+            device_path = stage_mpy(self.args, stage_dir)
+            log("running the .mpy files make deploy would copy, staged in %s" % stage_dir)
+            return self.run_in(device_path)
 
-    def boot(self, state_dir):
+    def run_in(self, device_path):
+        if self.args.state_dir:
+            return self.boot(self.args.state_dir, device_path)
+        with tempfile.TemporaryDirectory(prefix="umcp-sim-") as state_dir:
+            return self.boot(state_dir, device_path)
+
+    def boot(self, state_dir, device_path=DEVICE_PATH):
         """Boot the firmware in `state_dir` until stopped; again after each machine.reset()."""
         args = self.args
         os.makedirs(state_dir, exist_ok=True)
         with open(os.path.join(state_dir, "config.json"), "w") as f:
             json.dump(device_config(args), f, indent=1)
-        cmd, env = firmware_command(args)
+        cmd, env = firmware_command(args, device_path)
         reset_code = reset_exit_code()
         log("state dir %s" % state_dir)
         while not self.stopping:

@@ -2,14 +2,19 @@
 
 The flash holds ota_0 (running at power-on) and ota_1. Blocks are stored only once written
 (unwritten flash reads as erased, 0xFF), so a large partition costs no memory until used.
-Each partition records the block numbers written (`sim_partition(label).writes`) and every
-set_boot() is appended to `sim_set_boot_calls()`. machine.reset() calls `sim_boot()`, which
+Each partition records the last block numbers written (`sim_partition(label).writes`) and
+set_boot() calls are recorded in `sim_set_boot_calls()` (both simhistory.History: bounded,
+with `.count` of all). machine.reset() calls `sim_boot()`, which
 does what the bootloader does: run the partition chosen with set_boot().
 
 `sim_reset(app_size=...)` puts the module back to a fresh flash.
 """
 
+from simhistory import History
+
 _BLOCK_SIZE = 4096
+BLOCKS_KEPT = 64  # block numbers kept per partition (an image of 256 KB writes 64)
+BOOTS_KEPT = 16
 _APP_MAGIC = 0xE9  # first byte of every ESP32 application image
 _ENOENT = 2
 
@@ -21,7 +26,7 @@ class _Flash:
         self.addr = addr
         self.size = size
         self.blocks = {}  # block number -> bytearray(4096)
-        self.writes = []  # block numbers given to writeblocks(), in order
+        self.writes = History(BLOCKS_KEPT)  # the last block numbers given to writeblocks()
 
     def block(self, n):
         if not 0 <= n < self.size // _BLOCK_SIZE:
@@ -126,7 +131,7 @@ def sim_reset(app_size=0x100000):
     ota_0 = _Flash("ota_0", 0x10, 0x10000, app_size)
     ota_1 = _Flash("ota_1", 0x11, 0x10000 + app_size, app_size)
     _state = {"flash": [ota_0, ota_1], "running": ota_0, "boot": ota_0,
-              "set_boot_calls": [], "marked_valid": False, "temperature": 42.0}
+              "set_boot_calls": History(BOOTS_KEPT), "marked_valid": False, "temperature": 42.0}
 
 
 def sim_partition(label):

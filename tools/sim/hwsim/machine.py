@@ -5,9 +5,13 @@ unix port. Nothing here touches hardware; instead every driver action is recorde
 can assert on it:
 
 - I2C devices are register maps attached to a bus id with `sim_attach_i2c()`; each keeps
-  `regs` (current values) and `writes` (every (register, value) written, in order).
-- `sim_pwm(pin)` is the PWM on a pin; its `history` lists every duty_u16 it was given.
-- `sim_pin(pin)` is the last Pin object made for a pin number.
+  `regs` (current values) and `writes` (the last (register, value) pairs written, in order).
+- `sim_pwm(pin)` is the PWM on a pin; its `history` lists the last duty_u16 values it was given.
+- `sim_pin(pin)` is the last Pin object made for a pin number; its `history`, the last levels.
+
+The records are simhistory.History objects: bounded (the last WRITES_KEPT, DUTIES_KEPT,
+LEVELS_KEPT entries, and `.count` of all), so a simulated session may run for days on a
+flat heap; they compare, index and iterate like the lists they stand for.
 
 `reset()` cannot reboot the process, so it raises `ResetRequested`, a SystemExit whose code
 is RESET_EXIT_CODE: it passes through asyncio (tasks do not swallow SystemExit on either
@@ -20,7 +24,12 @@ with esp32.Partition.set_boot(), as a real reset would. Tests catch ResetRequest
 
 import sys
 
+from simhistory import History
+
 RESET_EXIT_CODE = 75
+WRITES_KEPT = 64  # I2C register writes kept per device: an ES8311 start-up is about 40
+DUTIES_KEPT = 16  # PWM duty values kept per PWM
+LEVELS_KEPT = 16  # levels kept per Pin
 
 PWRON_RESET = 1
 HARD_RESET = 2
@@ -51,7 +60,7 @@ class Pin:
         self.id = id
         self.mode = mode
         self.pull = pull
-        self.history = []  # every level driven onto the pin
+        self.history = History(LEVELS_KEPT)  # the last levels driven onto the pin
         self._value = 0
         if value is not None:
             self.value(value)
@@ -86,7 +95,7 @@ class I2CDevice:
     def __init__(self, regs=None, width=1):
         self.regs = dict(regs or {})
         self.width = width
-        self.writes = []
+        self.writes = History(WRITES_KEPT)
         self._pointer = 0
 
     def write(self, reg, data):
@@ -105,7 +114,7 @@ class I2CDevice:
         return bytes(out[:n])
 
     def written(self, reg):
-        """Every value written to `reg`, oldest first."""
+        """The values written to `reg` among the writes kept, oldest first."""
         return [v for r, v in self.writes if r == reg]
 
 
@@ -152,7 +161,7 @@ class PWM:
     def __init__(self, dest, *, freq=None, duty_u16=None, duty=None, invert=False):
         self.pin = _pin_id(dest)
         self.invert = invert
-        self.history = []  # every duty_u16 set, oldest first
+        self.history = History(DUTIES_KEPT)  # the last duty_u16 values set, oldest first
         self.active = True
         self._freq = 5000 if freq is None else freq
         self._duty_u16 = 0

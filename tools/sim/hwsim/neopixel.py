@@ -1,8 +1,13 @@
 """Simulated `neopixel` module: a strip of RGB(W) pixels whose writes are recorded.
 
-`sim_strip(pin)` is the strip on a pin number; its `frames` lists what each write() sent
-(a list of pixel tuples). `sim_reset()` forgets all strips.
+`sim_strip(pin)` is the strip on a pin number; its `frames` lists what the last FRAMES_KEPT
+write()s sent (each a list of pixel tuples; a simhistory.History, `.count` of all).
+`sim_reset()` forgets all strips.
 """
+
+from simhistory import History
+
+FRAMES_KEPT = 8
 
 
 class NeoPixel:
@@ -13,7 +18,7 @@ class NeoPixel:
         self.n = n
         self.bpp = bpp
         self.pixels = [(0,) * bpp for _ in range(n)]
-        self.frames = []
+        self.frames = History(FRAMES_KEPT)
         _strips[self.pin] = self
 
     def __len__(self):

@@ -2,8 +2,13 @@
 
 `sim_fail_connects(n, status)` makes the next `n` connect() calls fail with `status` (e.g.
 STAT_NO_AP_FOUND), so retry logic can be tested; `sim_drop()` loses the link. Every
-connect() is recorded as (ssid, key) in `sim_connects()`. `sim_reset()` starts afresh.
+connect() is recorded as (ssid, key) in `sim_connects()` (the last CONNECTS_KEPT, a
+simhistory.History with `.count` of all). `sim_reset()` starts afresh.
 """
+
+from simhistory import History
+
+CONNECTS_KEPT = 16
 
 STA_IF = 0
 AP_IF = 1
@@ -74,7 +79,7 @@ class WLAN:
 def sim_reset():
     global _state
     _state = {"active": False, "status": STAT_IDLE, "failures": 0,
-              "fail_status": STAT_NO_AP_FOUND, "connects": []}
+              "fail_status": STAT_NO_AP_FOUND, "connects": History(CONNECTS_KEPT)}
 
 
 def sim_fail_connects(n, status=STAT_NO_AP_FOUND):
