@@ -1,8 +1,9 @@
-"""python3 -m tools.bridge --port PORT [--token TOKEN] [--http HTTP_PORT]
+"""python3 -m tools.bridge --port PORT [--token TOKEN] [--http HTTP_PORT] [--alias ID=NAME ...]
 
-Serves MCP over stdio (for Claude Desktop, the MCP Inspector, any SDK client) or, with
---http, over streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp. Logs go to stderr:
-stdout belongs to the MCP stdio transport."""
+Serves every umcp device that connects as one MCP server, over stdio (for Claude Desktop,
+the MCP Inspector, any SDK client) or, with --http, over streamable HTTP at
+http://127.0.0.1:HTTP_PORT/mcp. Speaks MCP 2026-07-28 and 2024-11-05..2025-11-25. Logs go
+to stderr: stdout belongs to the MCP stdio transport."""
 
 import argparse
 import asyncio
@@ -13,7 +14,7 @@ from mcp.server.stdio import stdio_server
 
 from tools.hub.httpserver import HttpServer
 from tools.hub.vision import OpenAIVision
-from tools.bridge.bridge import Bridge
+from tools.bridge.bridge import Bridge, parse_aliases
 
 
 def parse_args(argv=None):
@@ -23,13 +24,24 @@ def parse_args(argv=None):
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on for devices (default all)")
     parser.add_argument("--http", type=int, metavar="HTTP_PORT",
                         help="serve streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp instead of stdio")
-    parser.add_argument("--device-wait", type=float, default=30.0,
-                        help="seconds a request waits for a device to connect (default 30)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the device's answer")
+    parser.add_argument("--alias", action="append", default=[], metavar="DEVICE_ID=NAME",
+                        help="name a device's tools and resources NAME.* / umcp://NAME/... "
+                             "(default: dev- and the last 3 bytes of its MAC); repeatable")
+    parser.add_argument("--device-wait", type=float, default=10.0,
+                        help="seconds a list waits for devices that connected but are still onboarding")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
+    parser.add_argument("--list-ttl", type=float, default=5.0,
+                        help="seconds clients may cache tools/list and resources/list (every change is "
+                             "also announced); default 5")
     parser.add_argument("--user-tools", action="store_true",
-                        help="list the device's user-only tools too (they are for its owner: you)")
+                        help="list the devices' user-only tools too (they are for their owner: you)")
     OpenAIVision.add_arguments(parser)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    try:
+        args.aliases = parse_aliases(args.alias)
+    except ValueError as error:
+        parser.error(str(error))
+    return args
 
 
 def log(text):
@@ -38,7 +50,7 @@ def log(text):
 
 
 async def serve_http(bridge, port):
-    app = bridge.mcp.streamable_http_app(host="127.0.0.1")
+    app = bridge.mcp.streamable_http_app(host="127.0.0.1")  # stateful: legacy sessions keep their GET stream
     http = HttpServer(app)
     port = await http.start("127.0.0.1", port)
     log("MCP clients connect to http://127.0.0.1:%d/mcp" % port)
@@ -49,6 +61,7 @@ async def serve_http(bridge, port):
     try:
         await stop.wait()
     finally:
+        bridge.close_listeners()
         await http.close()
 
 
@@ -60,7 +73,7 @@ async def serve_stdio(bridge):
 async def main(args):
     model = OpenAIVision.from_args(args)
     bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log,
-                    user_tools=args.user_tools)
+                    user_tools=args.user_tools, aliases=args.aliases, list_ttl=args.list_ttl)
     await bridge.start()
     try:
         if args.http is not None:
