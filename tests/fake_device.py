@@ -7,7 +7,8 @@ reconnects when its link drops, like the firmware does.
 Tools: self.audio_speaker.set_volume (updates device://status and sends
 notifications/resources/updated to subscribers), self.chatty (logs info and warning
 during the call, honouring logging/setLevel), self.slow (answers after 30 s unless
-cancelled), self.hang_up (drops the link without answering).
+cancelled), self.hang_up (drops the link without answering), self.steps (progress 1/2,
+2/2 when the call carries a progressToken).
 """
 
 import asyncio
@@ -31,6 +32,7 @@ TOOLS = [
     {"name": "self.chatty", "description": "Logs while it runs", "inputSchema": {"type": "object"}},
     {"name": "self.slow", "description": "Answers after 30 s", "inputSchema": {"type": "object"}},
     {"name": "self.hang_up", "description": "Drops the link", "inputSchema": {"type": "object"}},
+    {"name": "self.steps", "description": "Reports progress 1/2, 2/2", "inputSchema": {"type": "object"}},
 ]
 
 
@@ -101,7 +103,7 @@ class FakeDevice:
                     await send({"jsonrpc": "2.0", "method": "notifications/message",
                                 "params": {"level": level, "logger": "fake", "data": data}})
 
-            async def call(request_id, name, args):
+            async def call(request_id, name, args, meta):
                 if name == "self.audio_speaker.set_volume":
                     volume = args.get("volume")
                     if not isinstance(volume, int) or not 0 <= volume <= 100:
@@ -120,6 +122,13 @@ class FakeDevice:
                     await log("warning", "chatty: warning")
                     await asyncio.sleep(0.05)
                     text = "said something"
+                elif name == "self.steps":
+                    token = (meta or {}).get("progressToken")
+                    for step in (1, 2):
+                        if token is not None:
+                            await send({"jsonrpc": "2.0", "method": "notifications/progress",
+                                        "params": {"progressToken": token, "progress": step, "total": 2}})
+                    text = "stepped"
                 elif name == "self.slow":
                     await asyncio.sleep(30)
                     text = "slept"
@@ -176,7 +185,8 @@ class FakeDevice:
                     if params.get("name") == "self.hang_up":
                         await ws.close()
                         return
-                    calls[rid] = asyncio.create_task(call(rid, params.get("name"), params.get("arguments") or {}))
+                    calls[rid] = asyncio.create_task(call(rid, params.get("name"), params.get("arguments") or {},
+                                                          params.get("_meta")))
                 elif method == "notifications/cancelled":
                     task = calls.pop(params.get("requestId"), None)
                     if task is not None:

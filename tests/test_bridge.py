@@ -325,3 +325,107 @@ async def test_default_mode_over_streamable_http(rig, http_bridge):
 
 async def test_legacy_mode_over_streamable_http(rig, http_bridge):
     await run_legacy(http_bridge["url"], rig, user_tools=False)
+
+
+async def cancel_mid_call(client, rig):
+    """The client gives up on a call: the device is told (notifications/cancelled)."""
+    fake = rig["fake"]
+    await devices_online(client)
+    before = len(fake.methods("notifications/cancelled"))
+    calls = len(fake.methods("tools/call"))
+    with anyio.move_on_after(READ_TIMEOUT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "lab.self.slow", {})
+            while len(fake.methods("tools/call")) == calls:  # it reached the device
+                await anyio.sleep(0.02)
+            group.cancel_scope.cancel()
+    request_id = fake.methods("tools/call")[-1]["id"]
+    with anyio.fail_after(10):
+        while len(fake.methods("notifications/cancelled")) == before:
+            await anyio.sleep(0.02)
+    assert fake.methods("notifications/cancelled")[-1]["params"]["requestId"] == request_id
+
+
+async def test_a_call_the_client_abandons_is_cancelled_on_the_device(rig, http_bridge, tmp_path):
+    async with Client(http_bridge["url"], read_timeout_seconds=READ_TIMEOUT) as client:
+        await cancel_mid_call(client, rig)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        async with Client(http_bridge["url"], mode="legacy", read_timeout_seconds=READ_TIMEOUT) as client:
+            await cancel_mid_call(client, rig)
+
+
+async def test_progress_reaches_the_client_that_asked(rig, http_bridge):
+    for mode in ("auto", "legacy"):
+        progress = []
+
+        async def on_progress(value, total, message):
+            progress.append((value, total))
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            async with Client(http_bridge["url"], mode=mode, read_timeout_seconds=READ_TIMEOUT) as client:
+                await devices_online(client)
+                result = await client.call_tool("lab.self.steps", {}, progress_callback=on_progress)
+        assert result.content[0].text == "stepped"
+        assert progress == [(1, 2), (2, 2)], mode
+
+
+MODERN = "2026-07-28"
+
+
+def modern_request(method, params=None, request_id=1, version=MODERN):
+    params = dict(params or {})
+    params["_meta"] = {"io.modelcontextprotocol/protocolVersion": version,
+                       "io.modelcontextprotocol/clientCapabilities": {},
+                       "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def post(url, body, version=MODERN, method=None, name=None, raw=None):
+    import httpx2 as httpx
+
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": version}
+    if method or isinstance(body, dict):
+        headers["Mcp-Method"] = method or body["method"]
+    if name:
+        headers["Mcp-Name"] = name
+    response = httpx.post(url, content=raw if raw is not None else json.dumps(body), headers=headers, timeout=10)
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        text = [line[5:] for line in text.splitlines() if line.startswith("data:")][-1]
+    return response.status_code, json.loads(text)
+
+
+def test_bad_input_gets_the_spec_error_and_everything_stays_up(rig, http_bridge):
+    url = http_bridge["url"]
+    call = modern_request("tools/call", {"name": "kitchen.self.get_device_status", "arguments": {}})
+    # the Mcp-Name header disagrees with the body: HeaderMismatch
+    status, body = post(url, call, name="kitchen.self.reboot")
+    assert status == 400 and body["error"]["code"] == -32020
+    # a required header missing
+    status, body = post(url, call)
+    assert status == 400 and body["error"]["code"] == -32020
+    # an unsupported revision: UnsupportedProtocolVersionError, naming what is supported
+    status, body = post(url, modern_request("tools/list", version="2099-01-01"), version="2099-01-01")
+    assert status == 400 and body["error"]["code"] == -32022
+    assert MODERN in body["error"]["data"]["supported"]
+    # not JSON at all
+    status, body = post(url, None, method="tools/list", raw="{not json")
+    assert status == 400 and body["error"]["code"] == -32700
+    # an unknown method: 404 and -32601
+    status, body = post(url, modern_request("tools/destroy"))
+    assert status == 404 and body["error"]["code"] == -32601
+    # an unknown tool and an unknown resource: -32602 with the name in it
+    unknown = modern_request("tools/call", {"name": "attic.self.x", "arguments": {}})
+    status, body = post(url, unknown, name="attic.self.x")
+    assert body["error"]["code"] == -32602 and "attic.self.x" in body["error"]["message"]
+    read = modern_request("resources/read", {"uri": "umcp://attic/device/status"})
+    status, body = post(url, read, name="umcp://attic/device/status")
+    assert body["error"]["code"] == -32602 and "umcp://attic/device/status" in body["error"]["message"]
+    # a good request still works: the bridge and its devices are up
+    status, body = post(url, call, name="kitchen.self.get_device_status")
+    assert status == 200 and body["result"]["resultType"] == "complete"
+    assert json.loads(body["result"]["content"][0]["text"])["audio_speaker"]
+    assert http_bridge["process"].poll() is None

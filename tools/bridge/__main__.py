@@ -29,6 +29,9 @@ def parse_args(argv=None):
                              "(default: dev- and the last 3 bytes of its MAC); repeatable")
     parser.add_argument("--device-wait", type=float, default=10.0,
                         help="seconds a list waits for devices that connected but are still onboarding")
+    parser.add_argument("--expect", type=int, default=0, metavar="N",
+                        help="lists wait (up to --device-wait) until N devices are online: a client "
+                             "started with the bridge sees your devices' tools in its first listing")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
     parser.add_argument("--list-ttl", type=float, default=5.0,
                         help="seconds clients may cache tools/list and resources/list (every change is "
@@ -73,7 +76,8 @@ async def serve_stdio(bridge):
 async def main(args):
     model = OpenAIVision.from_args(args)
     bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log,
-                    user_tools=args.user_tools, aliases=args.aliases, list_ttl=args.list_ttl)
+                    user_tools=args.user_tools, aliases=args.aliases, list_ttl=args.list_ttl,
+                    expect=args.expect)
     await bridge.start()
     try:
         if args.http is not None:

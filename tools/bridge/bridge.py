@@ -167,7 +167,7 @@ class BridgeVision(VisionService):
 class Bridge:
     def __init__(self, token=None, host="127.0.0.1", port=0, device_wait=10.0,
                  request_timeout=30.0, vision_model=None, log=None, user_tools=False,
-                 aliases=None, list_ttl=5.0):
+                 aliases=None, list_ttl=5.0, expect=0):
         self.host = host
         self.public_host = reachable_host(host)
         self.port = port
@@ -175,6 +175,7 @@ class Bridge:
         self.request_timeout = request_timeout
         self.user_tools = user_tools  # also list the devices' user-only tools (withUserTools)
         self.list_ttl_ms = int(list_ttl * 1000)
+        self.expect = expect  # lists wait (up to device_wait) for this many devices online
         self.log = log or (lambda text: None)
         self.aliases = dict(aliases or {})
         self.slots = {}  # device id -> Slot, for every device seen since start
@@ -204,7 +205,7 @@ class Bridge:
                                           self._client_ready)
         self._legacy = {}  # id(connection) -> LegacyClient
         self._subscribed = Counter()  # bridge URI -> subscribers (legacy sessions + listen streams)
-        self._progress = {}  # progress token we gave a device -> the client's request session
+        self._progress = {}  # progress token we gave a device -> [the client's request session, last send]
         self._log_requests = {}  # device id -> {id(ctx): (ctx, level index)}: 2026 calls that opted in to logs
         self._tokens = itertools.count(1)
         self._changed = asyncio.Condition()
@@ -315,10 +316,11 @@ class Bridge:
             return
         method, params = payload.get("method"), payload.get("params") or {}
         if method == "notifications/progress":
-            session = self._progress.get(params.get("progressToken"))
-            if session is not None:
-                background(session.report_progress(
-                    params.get("progress", 0), params.get("total"), params.get("message")))
+            entry = self._progress.get(params.get("progressToken"))
+            if entry is not None:
+                # In order, and all sent before the call's result (which awaits the last one).
+                entry[1] = background(self._chain(entry[1], entry[0].report_progress(
+                    params.get("progress", 0), params.get("total"), params.get("message"))))
         elif method == "notifications/message":
             background(self._device_log(slot, params))
         elif method in ("notifications/tools/list_changed", "notifications/resources/list_changed"):
@@ -327,6 +329,15 @@ class Bridge:
             background(self._resource_updated(to_bridge_uri(slot.alias, params["uri"])))
         else:
             self.log("%s: notification %s not passed on" % (slot.alias, method))
+
+    @staticmethod
+    async def _chain(previous, coro):
+        if previous is not None:
+            await asyncio.wait([previous])
+        try:
+            await coro
+        except Exception:  # the client went away: nothing to report to
+            pass
 
     async def _relist(self, slot, device):
         try:
@@ -376,9 +387,11 @@ class Bridge:
         slot.level = level
 
     async def wait_settled(self, timeout=None):
-        """Until no connected device is still onboarding (at most `timeout`, default device_wait)."""
+        """Until no connected device is still onboarding and at least `expect` devices are
+        online (at most `timeout`, default device_wait)."""
         def settled():
-            return all(s.ready or s.device is None for s in self.slots.values())
+            return (all(s.ready or s.device is None for s in self.slots.values())
+                    and len(self._online()) >= self.expect)
         try:
             async with self._changed:
                 await asyncio.wait_for(self._changed.wait_for(settled), timeout or self.device_wait)
@@ -468,7 +481,7 @@ class Bridge:
         meta, token = None, None
         if request_meta.get("progressToken") is not None:
             token = "bridge-%d" % next(self._tokens)
-            self._progress[token] = ctx.session
+            self._progress[token] = [ctx.session, None]  # the session, its last progress send
             meta = {"progressToken": token}
         wanted = request_meta.get(types.LOG_LEVEL_META_KEY)
         log_requests = self._log_requests.setdefault(slot.id, {})
@@ -479,6 +492,8 @@ class Bridge:
             if log_requests:
                 await self._forward_level(slot)
             raw = await device.call_tool(tool, params.arguments, meta)
+            if token is not None and self._progress[token][1] is not None:
+                await asyncio.wait([self._progress[token][1]], timeout=5)
         except DeviceError as error:
             if error.code == types.INVALID_PARAMS and ctx.protocol_version >= "2025-11-25":
                 # From 2025-11-25 argument errors are tool results the model can see.
@@ -599,15 +614,10 @@ class Bridge:
             raise MCPError(types.INTERNAL_ERROR, "device %s answered %s with invalid contents"
                            % (slot.alias, uri)) from None
 
-    def _check_subscribable(self, ctx, uri):
-        if uri != DEVICES_URI:
-            slot = self._by_alias(from_bridge_uri(uri)[0]) if from_bridge_uri(uri) else None
-            if slot is None:
-                raise self._not_found(ctx, uri, " (no such device)")
-
     async def _subscribe(self, ctx, params):
+        # Any URI: a device that is away (or not yet seen) may bring it; it is subscribed to
+        # on the device when it (re)connects.
         uri = str(params.uri)
-        self._check_subscribable(ctx, uri)
         client = self._legacy_client(ctx)
         if client is not None and uri not in client.uris:
             client.uris.add(uri)
