@@ -4,16 +4,20 @@ Runs tools/bench/core.py inside CPython, the MicroPython unix port and the
 MicroPython WebAssembly build, and prints its figures side by side: building a
 full tools/list page with umcp against the floor (a bare json.dumps of the same
 page), the heap each took, and one tools/call dispatch. Then the heap the whole
-firmware uses in the unix port (tools/bench_firmware.py). Figures, not a test:
+firmware uses in the unix port (tools/bench/firmware.py), and the bridge's figures
+(tools/bench/bridge.py: a call through it against the same call straight to the
+device, and many clients on several devices). Figures, not a test:
 nothing here asserts on time.
 """
 
 import argparse
+import functools
 import json
 import os
 import subprocess
 import sys
 
+from tools.bench import bridge as bench_bridge
 from tools.bench import firmware as bench_firmware
 from tools.board.deploy import DeployError
 from tools.mpy import ROOT, micropython_env
@@ -160,10 +164,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench",
                                      description="MCP core and whole-firmware figures.")
     parser.add_argument("--micropython", default=os.path.join(ROOT, ".venv", "bin", "micropython"))
+    bench_bridge.add_arguments(parser)
     args = parser.parse_args(argv)
     core_ran, core = core_table(args.micropython)
     firmware_ran = print_firmware(args.micropython, core)
-    return 0 if core_ran and firmware_ran else 1
+    print()
+    bridge_ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
+    return 0 if core_ran and firmware_ran and bridge_ran else 1
 
 
 if __name__ == "__main__":
