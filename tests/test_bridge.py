@@ -429,3 +429,42 @@ def test_bad_input_gets_the_spec_error_and_everything_stays_up(rig, http_bridge)
     assert status == 200 and body["result"]["resultType"] == "complete"
     assert json.loads(body["result"]["content"][0]["text"])["audio_speaker"]
     assert http_bridge["process"].poll() is None
+
+
+async def test_a_simulated_device_leaving_while_clients_watch(rig, http_bridge, tmp_path):
+    """A fourth simulated device (the real firmware) comes and goes while a 2026 client
+    listens and a 2025 session is open: both hear it, and its tools then fail at once,
+    naming it."""
+    alias, device_id = "dev-cccc04", "cc:cc:cc:cc:cc:04"
+    legacy_changed = anyio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            legacy_changed.set()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        async with Client(http_bridge["url"], read_timeout_seconds=READ_TIMEOUT) as modern, \
+                Client(http_bridge["url"], mode="legacy", read_timeout_seconds=READ_TIMEOUT,
+                       message_handler=on_message) as legacy:
+            await legacy.subscribe_resource("bridge://devices")
+            with open(tmp_path / "device.log", "w") as log, \
+                    simulated_device(rig["url"], TOKEN, str(tmp_path / "d"), log,
+                                     extra=("--device-id", device_id)) as sim:
+                devices = await devices_online(modern, 4)
+                assert devices[alias]["device_id"] == device_id
+                assert not (await legacy.call_tool(alias + ".self.get_device_status", {})).is_error
+                async with modern.listen(tools_list_changed=True, resource_subscriptions=["bridge://devices"]) as sub:
+                    legacy_changed = anyio.Event()
+                    await anyio.to_thread.run_sync(stop_process, sim)  # it goes while they watch
+                    seen = set()
+                    with anyio.fail_after(READ_TIMEOUT):
+                        while not {ToolsListChanged(), ResourceUpdated(uri="bridge://devices")} <= seen:
+                            seen.add(await sub.__anext__())
+                        await legacy_changed.wait()
+            online = json.loads((await modern.read_resource("bridge://devices")).contents[0].text)
+            assert [d["online"] for d in online if d["alias"] == alias] == [False]
+            for client in (modern, legacy):
+                with anyio.fail_after(2), pytest.raises(MCPError) as gone:
+                    await client.call_tool(alias + ".self.get_device_status", {})
+                assert gone.value.code == -32602 and alias in gone.value.message and "offline" in gone.value.message

@@ -308,7 +308,7 @@ class Bridge:
                     await send(client)
                 except Exception as error:  # that client went away: forget it
                     self.log("dropping a client session: %r" % error)
-                    self._legacy.pop(key, None)
+                    self._forget(key)
 
     def _on_notification(self, device, payload):
         slot = self.slots.get(device.id)
@@ -368,7 +368,7 @@ class Bridge:
                         await client.session.send_log_message(level, data, logger)
                     except Exception as error:
                         self.log("dropping a client session: %r" % error)
-                        self._legacy.pop(key, None)
+                        self._forget(key)
 
     def _wanted_level(self, slot):
         """The most verbose level any client wants from this device (None: nobody said)."""
@@ -410,11 +410,21 @@ class Bridge:
         if ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
             return None
         # ctx.session is made per request; the connection is what lasts (no public accessor).
-        key = id(ctx.session._connection)
+        connection = ctx.session._connection
+        key = id(connection)
         client = self._legacy.get(key)
         if client is None:
             client = self._legacy[key] = LegacyClient(ctx.session)
+            # The SDK unwinds the connection's exit stack when the session ends (stdio EOF,
+            # HTTP DELETE or idle timeout): forget the client and its subscriptions then.
+            connection.exit_stack.callback(self._forget, key)
         return client
+
+    def _forget(self, key):
+        client = self._legacy.pop(key, None)
+        if client is not None:
+            for uri in client.uris:
+                background(self._count_subscription(uri, -1))
 
     async def _client_ready(self, ctx, params):
         self._legacy_client(ctx)
