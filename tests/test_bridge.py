@@ -468,3 +468,36 @@ async def test_a_simulated_device_leaving_while_clients_watch(rig, http_bridge, 
                 with anyio.fail_after(2), pytest.raises(MCPError) as gone:
                     await client.call_tool(alias + ".self.get_device_status", {})
                 assert gone.value.code == -32602 and alias in gone.value.message and "offline" in gone.value.message
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "lib", "umcpfw", "resources.py")),
+                    reason="this firmware has no MCP resources yet (they come with branch i8dev)")
+async def test_the_real_firmwares_resources_through_the_bridge(rig, http_bridge):
+    """The simulated devices' own resources (device://status, ... from i8dev), per device."""
+    async with Client(http_bridge["url"], read_timeout_seconds=READ_TIMEOUT) as client:
+        await devices_online(client)
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        for alias in ("kitchen", SECOND_ALIAS):
+            assert {"umcp://%s/device/status" % alias, "umcp://%s/device/system" % alias,
+                    "umcp://%s/device/log" % alias} <= uris
+        status = "umcp://kitchen/device/status"
+        async with client.listen(resource_subscriptions=[status]) as sub:
+            await client.call_tool("kitchen.self.audio_speaker.set_volume", {"volume": 21})
+            with anyio.fail_after(10):
+                assert await sub.__anext__() == ResourceUpdated(uri=status)
+        read = await client.read_resource(status)
+        assert json.loads(read.contents[0].text)["audio_speaker"]["volume"] == 21
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        updated = anyio.Event()
+
+        async def on_message(message):
+            if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == status:
+                updated.set()
+
+        async with Client(http_bridge["url"], mode="legacy", read_timeout_seconds=READ_TIMEOUT,
+                          message_handler=on_message) as client:
+            await client.subscribe_resource(status)
+            await client.call_tool("kitchen.self.audio_speaker.set_volume", {"volume": 22})
+            with anyio.fail_after(10):
+                await updated.wait()
