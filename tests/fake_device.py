@@ -8,7 +8,8 @@ Tools: self.audio_speaker.set_volume (updates device://status and sends
 notifications/resources/updated to subscribers), self.chatty (logs info and warning
 during the call, honouring logging/setLevel), self.slow (answers after 30 s unless
 cancelled), self.hang_up (drops the link without answering), self.steps (progress 1/2,
-2/2 when the call carries a progressToken).
+2/2 when the call carries a progressToken), self.camera.take_photo (uploads JPEG to the
+vision URL that initialize gave, answers the endpoint's body).
 """
 
 import asyncio
@@ -33,7 +34,27 @@ TOOLS = [
     {"name": "self.slow", "description": "Answers after 30 s", "inputSchema": {"type": "object"}},
     {"name": "self.hang_up", "description": "Drops the link", "inputSchema": {"type": "object"}},
     {"name": "self.steps", "description": "Reports progress 1/2, 2/2", "inputSchema": {"type": "object"}},
+    {"name": "self.camera.take_photo", "description": "Uploads JPEG to the vision URL",
+     "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}},
 ]
+# The smallest JPEG-shaped bytes: SOI, a comment, EOI (the bridge does not decode it).
+JPEG = b"\xff\xd8\xff\xfe\x00\x06fake\xff\xd9"
+
+
+def upload(url, token, device_id, question, jpeg):
+    """POST the photo as the firmware does (multipart question + file); the body's text."""
+    import urllib.request
+
+    boundary = "fakeboundary"
+    body = ("--%s\r\nContent-Disposition: form-data; name=\"question\"\r\n\r\n%s\r\n"
+            "--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"photo.jpg\"\r\n"
+            "Content-Type: image/jpeg\r\n\r\n" % (boundary, question, boundary)).encode() + jpeg + \
+        ("\r\n--%s--\r\n" % boundary).encode()
+    request = urllib.request.Request(url, body, {
+        "Content-Type": "multipart/form-data; boundary=" + boundary,
+        "Authorization": "Bearer " + token, "Device-Id": device_id})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read().decode()
 
 
 class FakeDevice:
@@ -46,6 +67,7 @@ class FakeDevice:
         self.subscribed = set()
         self.received = []  # every MCP payload from the bridge
         self.connections = 0
+        self.vision = None  # {"url", "token"} from initialize
         self._loop = None
         self._thread = None
         self._stop = None
@@ -129,6 +151,9 @@ class FakeDevice:
                             await send({"jsonrpc": "2.0", "method": "notifications/progress",
                                         "params": {"progressToken": token, "progress": step, "total": 2}})
                     text = "stepped"
+                elif name == "self.camera.take_photo":
+                    text = await asyncio.to_thread(upload, self.vision["url"], self.vision["token"],
+                                                   self.device_id, args.get("question", ""), JPEG)
                 elif name == "self.slow":
                     await asyncio.sleep(30)
                     text = "slept"
@@ -147,6 +172,7 @@ class FakeDevice:
                 self.received.append(payload)
                 method, params, rid = payload.get("method"), payload.get("params") or {}, payload.get("id")
                 if method == "initialize":
+                    self.vision = (params.get("capabilities") or {}).get("vision")
                     await result(rid, {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
                                        "capabilities": {"tools": {"listChanged": True}, "logging": {},
                                                         "resources": {"subscribe": True, "listChanged": True}},

@@ -501,3 +501,32 @@ async def test_the_real_firmwares_resources_through_the_bridge(rig, http_bridge)
             await client.call_tool("kitchen.self.audio_speaker.set_volume", {"volume": 22})
             with anyio.fail_after(10):
                 await updated.wait()
+
+
+async def test_a_photo_with_a_vision_model_comes_with_its_answer():
+    """With a vision model configured, take_photo gives the image and the model's answer
+    beside it (in-process bridge, the SDK client on the Server object, the fake device)."""
+    from fake_device import JPEG
+    from tools.bridge.bridge import Bridge
+
+    asked = []
+
+    class Model:
+        async def explain(self, question, data, mime_type):
+            asked.append((question, data, mime_type))
+            return "a cat on a sofa"
+
+    bridge = Bridge(TOKEN, "127.0.0.1", 0, vision_model=Model(), aliases={FAKE: "lab"}, expect=1)
+    await bridge.start()
+    fake = FakeDevice("ws://127.0.0.1:%d/xiaozhi/v1/" % bridge.port, TOKEN, FAKE).start()
+    try:
+        async with Client(bridge.mcp, read_timeout_seconds=READ_TIMEOUT) as client:
+            await devices_online(client, 1)
+            photo = await client.call_tool("lab.self.camera.take_photo", {"question": "What is there?"})
+    finally:
+        await anyio.to_thread.run_sync(fake.stop)  # the bridge shares this loop: keep it running
+        await bridge.close()
+    assert [block.type for block in photo.content] == ["image", "text"]
+    assert base64.b64decode(photo.content[0].data) == JPEG and photo.content[0].mime_type == "image/jpeg"
+    assert photo.content[1].text == "a cat on a sofa"
+    assert asked == [("What is there?", JPEG, "image/jpeg")]
