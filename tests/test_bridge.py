@@ -275,11 +275,82 @@ async def run_legacy(target, rig, user_tools):
 
 
 def check_wire(path):
-    """Every line the bridge wrote to stdout: JSON-RPC, and valid for the revision in use
+    """Every line the bridge wrote to stdout (tests/wire_tap.py's log), checked."""
+    with open(path) as log:
+        return check_messages([json.loads(line) for line in log])
+
+
+class HttpTap:
+    """An httpx2 transport for the SDK client that keeps every exchange with the bridge:
+    the request body and each message of the answer (JSON, or SSE events, GET streams too)."""
+
+    def __init__(self):
+        import httpx2
+
+        self.exchanges = []  # [request body bytes, content type, [response chunks]]
+        self.client = httpx2.AsyncClient(transport=self._Transport(self), timeout=httpx2.Timeout(30, read=300))
+
+    class _Transport:
+        def __init__(self, tap):
+            import httpx2
+
+            self.tap = tap
+            self.inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request):
+            import httpx2
+
+            body = await request.aread()
+            response = await self.inner.handle_async_request(request)
+            chunks = []
+            self.tap.exchanges.append((body, response.headers.get("content-type", ""), chunks))
+            inner = response.stream
+
+            class Tee(httpx2.AsyncByteStream):
+                async def __aiter__(self):
+                    async for chunk in inner:
+                        chunks.append(chunk)
+                        yield chunk
+
+                async def aclose(self):
+                    await inner.aclose()
+
+            return httpx2.Response(response.status_code, headers=response.headers, stream=Tee(),
+                                   extensions=response.extensions)
+
+        async def aclose(self):
+            await self.inner.aclose()
+
+    def transport(self, url):
+        from mcp.client.streamable_http import streamable_http_client
+
+        return streamable_http_client(url, http_client=self.client)
+
+    def lines(self):
+        """As check_messages wants them: ("c", what the client sent), ("s", each message back)."""
+        out = []
+        for body, content_type, chunks in self.exchanges:
+            if body:
+                out.append(["c", body.decode()])
+            text = b"".join(chunks).decode()
+            if content_type.startswith("text/event-stream"):
+                for event in text.replace("\r\n", "\n").split("\n\n"):
+                    data = "\n".join(line[5:].lstrip() for line in event.split("\n") if line.startswith("data:"))
+                    if data:
+                        out.append(["s", data])
+            elif content_type.startswith("application/json") and text:
+                out.append(["s", text])
+        return out
+
+
+def server_methods(lines):
+    return {json.loads(text).get("method") for direction, text in lines if direction == "s"}
+
+
+def check_messages(lines):
+    """Every message the bridge sent: JSON-RPC, and valid for the revision in use
     (2026-07-28 requests carry it in _meta; older ones: what initialize negotiated)."""
     requests, negotiated, checked = {}, None, 0
-    with open(path) as log:
-        lines = [json.loads(line) for line in log]
     for direction, text in lines:
         message = json.loads(text)
         if direction == "c":
@@ -320,11 +391,19 @@ async def test_legacy_mode_over_stdio(rig, tmp_path):
 
 
 async def test_default_mode_over_streamable_http(rig, http_bridge):
-    await run_modern(http_bridge["url"], rig, user_tools=False)
+    tap = HttpTap()
+    await run_modern(tap.transport(http_bridge["url"]), rig, user_tools=False)
+    assert check_messages(tap.lines()) > 30
+    assert {"notifications/subscriptions/acknowledged", "notifications/resources/updated",
+            "notifications/tools/list_changed", "notifications/message"} <= server_methods(tap.lines())
 
 
 async def test_legacy_mode_over_streamable_http(rig, http_bridge):
-    await run_legacy(http_bridge["url"], rig, user_tools=False)
+    tap = HttpTap()
+    await run_legacy(tap.transport(http_bridge["url"]), rig, user_tools=False)
+    assert check_messages(tap.lines()) > 30
+    assert {"notifications/resources/updated", "notifications/tools/list_changed",
+            "notifications/message"} <= server_methods(tap.lines())
 
 
 async def cancel_mid_call(client, rig):
