@@ -30,8 +30,8 @@ def parse_args(argv=None):
     parser.add_argument("--device-wait", type=float, default=10.0,
                         help="seconds a list waits for devices that connected but are still onboarding")
     parser.add_argument("--expect", type=int, default=0, metavar="N",
-                        help="lists wait (up to --device-wait) until N devices are online: a client "
-                             "started with the bridge sees your devices' tools in its first listing")
+                        help="the first list waits (up to --device-wait) until N devices are online: "
+                             "a client started with the bridge sees your devices' tools at once")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
     parser.add_argument("--list-ttl", type=float, default=5.0,
                         help="seconds clients may cache tools/list and resources/list (every change is "

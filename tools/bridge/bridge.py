@@ -175,7 +175,7 @@ class Bridge:
         self.request_timeout = request_timeout
         self.user_tools = user_tools  # also list the devices' user-only tools (withUserTools)
         self.list_ttl_ms = int(list_ttl * 1000)
-        self.expect = expect  # lists wait (up to device_wait) for this many devices online
+        self.expect = expect  # the first list waits (up to device_wait) for this many devices online
         self.log = log or (lambda text: None)
         self.aliases = dict(aliases or {})
         self.slots = {}  # device id -> Slot, for every device seen since start
@@ -397,6 +397,9 @@ class Bridge:
                 await asyncio.wait_for(self._changed.wait_for(settled), timeout or self.device_wait)
         except asyncio.TimeoutError:
             pass
+        # `expect` is for the first listing only: later a board that is off must not make
+        # every list wait.
+        self.expect = 0
 
     def _online(self):
         return sorted((s for s in self.slots.values() if s.online), key=lambda s: s.alias)
