@@ -487,6 +487,12 @@ def test_bad_input_gets_the_spec_error_and_everything_stays_up(rig, http_bridge)
     # not JSON at all
     status, body = post(url, None, method="tools/list", raw="{not json")
     assert status == 400 and body["error"]["code"] == -32700
+    # JSON, but not a request this revision accepts: no _meta envelope; not JSON-RPC 2.0
+    bare = {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {}}
+    status, body = post(url, bare)
+    assert status == 400 and body["error"]["code"] == -32602
+    status, body = post(url, dict(modern_request("tools/list"), jsonrpc="1.0"))
+    assert status == 400 and body["error"]["code"] in (-32600, -32602)
     # an unknown method: 404 and -32601
     status, body = post(url, modern_request("tools/destroy"))
     assert status == 404 and body["error"]["code"] == -32601
@@ -603,3 +609,31 @@ async def test_a_photo_with_a_vision_model_comes_with_its_answer():
     assert base64.b64decode(photo.content[0].data) == JPEG and photo.content[0].mime_type == "image/jpeg"
     assert photo.content[1].text == "a cat on a sofa"
     assert asked == [("What is there?", JPEG, "image/jpeg")]
+
+
+def test_bad_input_over_stdio_gets_an_error_and_the_bridge_answers_on(rig):
+    """Not JSON, a request without the 2026 envelope, an unknown revision: each answered
+    with its JSON-RPC error on stdout; then a good request still works."""
+    port = free_port()  # a bridge of its own: no device needed
+    process = subprocess.Popen([sys.executable, *bridge_args(port)], cwd=ROOT, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        def exchange(line):
+            process.stdin.write(line + "\n")
+            process.stdin.flush()
+            return json.loads(process.stdout.readline())
+
+        for line, code in (("{not json", -32700), ("[1, 2]", -32600), ('{"jsonrpc": "2.0", "id": 1}', -32600)):
+            error = exchange(line)
+            assert error["id"] is None and error["error"]["code"] == code, line
+        unknown = exchange(json.dumps(modern_request("tools/list", request_id=2, version="2099-01-01")))
+        assert unknown["id"] == 2 and unknown["error"]["code"] == -32022
+        assert MODERN in unknown["error"]["data"]["supported"]
+        missing = exchange(json.dumps(modern_request("tools/call", {"name": "attic.x", "arguments": {}}, 3)))
+        assert missing["id"] == 3 and missing["error"]["code"] == -32602 and "attic.x" in missing["error"]["message"]
+        good = exchange(json.dumps(modern_request("tools/list", request_id=4)))
+        assert good["id"] == 4 and good["result"]["resultType"] == "complete"
+        assert good["result"]["tools"][0]["name"] == "bridge.list_devices"
+    finally:
+        process.stdin.close()
+        stop_process(process)

@@ -10,7 +10,11 @@ import asyncio
 import signal
 import sys
 
+import anyio
+import mcp_types as types
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from tools.hub.httpserver import HttpServer
 from tools.hub.vision import OpenAIVision
@@ -70,7 +74,27 @@ async def serve_http(bridge, port):
 
 async def serve_stdio(bridge):
     async with stdio_server() as (read, write):
-        await bridge.mcp.run(read, write, bridge.mcp.create_initialization_options())
+        relay_in, relay_out = anyio.create_memory_object_stream(0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_answer_unreadable_lines, read, write, relay_in)
+            await bridge.mcp.run(relay_out, write, bridge.mcp.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+async def _answer_unreadable_lines(read, write, relay):
+    """The SDK's stdio transport hands the server an exception for a line that is not a
+    JSON-RPC message, and nothing answers it. JSON-RPC wants an error with a null id:
+    -32700 for text that is not JSON, -32600 for JSON that is not a message."""
+    async with relay:
+        async for item in read:
+            if not isinstance(item, Exception):
+                await relay.send(item)
+                continue
+            errors = item.errors() if isinstance(item, ValidationError) else []
+            not_json = any(error.get("type") == "json_invalid" for error in errors)
+            error = types.ErrorData(code=types.PARSE_ERROR if not_json else types.INVALID_REQUEST,
+                                    message="Parse error" if not_json else "Invalid Request")
+            await write.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error)))
 
 
 async def main(args):
