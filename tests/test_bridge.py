@@ -264,6 +264,16 @@ async def run_legacy(target, rig, user_tools):
                 while ("warning", "chatty: warning") not in logs:
                     await anyio.sleep(0.02)
             assert ("info", "chatty: info") not in logs
+            if user_tools:
+                # The real firmware's own log: an upgrade from nowhere fails after the answer,
+                # and the device says so in a notifications/message (error).
+                port = free_port()
+                started = await client.call_tool("kitchen.self.upgrade_firmware", {
+                    "url": "http://127.0.0.1:%d/app.bin" % port, "sha256": "0" * 64})
+                assert "upgrade started" in started.content[0].text
+                with anyio.fail_after(15):
+                    while not any(level == "error" and "127.0.0.1:%d" % port in str(data) for level, data in logs):
+                        await anyio.sleep(0.05)
 
             await client.subscribe_resource(STATUS)
             await client.call_tool("lab.self.audio_speaker.set_volume", {"volume": 33})
