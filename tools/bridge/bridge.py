@@ -197,7 +197,10 @@ class Bridge:
             on_list_resources=self._list_resources, on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource, on_list_prompts=self._list_prompts,
             on_subscribe_resource=self._subscribe, on_unsubscribe_resource=self._unsubscribe,
-            on_subscriptions_listen=self._listen_request)
+            on_subscriptions_listen=self._listen_request,
+            # Mcp-Param-* header checks (2026 HTTP) want the called tool's schema: from the
+            # slot, instead of the SDK running the whole tools/list for every call.
+            get_tool_input_schema=self._input_schema)
         # Registered this way, not with on_set_logging_level=, to avoid the deprecation warning
         # (the method is gone from 2026-07-28; older clients still use it).
         self.mcp.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
@@ -467,6 +470,14 @@ class Bridge:
                 except ValueError as error:
                     self.log("%s: tool %s left out: %s" % (slot.alias, name, error))
         return types.ListToolsResult(tools=tools, ttl_ms=self._list_ttl(), cache_scope="private")
+
+    def _input_schema(self, name):
+        if name == LIST_DEVICES:
+            return self._bridge_tools()[0].input_schema
+        alias, _, tool = name.partition(".")
+        slot = self._by_alias(alias)
+        entry = slot.tools.get(tool) if slot is not None and slot.online else None
+        return entry.get("inputSchema") if entry else None
 
     def _resolve_tool(self, name):
         alias, _, tool = name.partition(".")
