@@ -22,6 +22,7 @@ a call come back as MCP image content.
 """
 
 import asyncio
+import base64
 import itertools
 import json
 import re
@@ -111,7 +112,6 @@ class Slot:
         self.level = None       # the logging/setLevel we last sent this connection
         self.photo = None       # (jpeg bytes, mime type, answer) of the last upload
         self.photos = 0         # uploads so far
-        self.connected_at = None
 
     @property
     def online(self):
@@ -264,7 +264,6 @@ class Bridge:
         if slot.device is not device:
             return  # replaced meanwhile
         slot.ready = True
-        slot.connected_at = asyncio.get_running_loop().time()
         self.log("%s (%s): ready, %s, %d tools, %d resources" % (
             slot.alias, device.id, result.get("serverInfo"), len(slot.tools), len(slot.resources)))
         await self._devices_changed()
@@ -547,8 +546,6 @@ class Bridge:
     def _with_photo(self, slot, result):
         """The photo the device uploaded during this call, as an image block, instead of the
         device's text (the vision endpoint's body); the model's answer beside it if any."""
-        import base64
-
         data, mime_type, answer = slot.photo
         content = [types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)]
         if answer:
