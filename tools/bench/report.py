@@ -6,7 +6,9 @@ full tools/list page with umcp against the floor (a bare json.dumps of the same
 page), the heap each took, and one tools/call dispatch. Then MCP round trips over the
 device's WebSocket link on loopback (tools/bench/link.py). Then the heap the whole
 firmware uses in the unix port through a full session (tools/bench/firmware.py), as
-.py sources and as the .mpy files make deploy copies. Last, the web console's speed.
+.py sources and as the .mpy files make deploy copies. Then the bridge's figures
+(tools/bench/bridge.py: a call through it against the same call straight to the device,
+and many clients on several devices). Last, the web console's speed.
 Figures, not a test: nothing here asserts on time.
 
 The unix port: --micropython, else UMCP_MICROPYTHON, else the venv's 64-bit wheel. A
@@ -14,11 +16,13 @@ The unix port: --micropython, else UMCP_MICROPYTHON, else the venv's 64-bit whee
 """
 
 import argparse
+import functools
 import json
 import os
 import subprocess
 import sys
 
+from tools.bench import bridge as bench_bridge
 from tools.bench import firmware as bench_firmware
 from tools.bench import link as bench_link
 from tools.board.deploy import DeployError
@@ -250,12 +254,15 @@ def main(argv=None):
     parser.add_argument("--frozen", default=bench_firmware.default_frozen(), metavar="BIN",
                         help="a unix port with the firmware frozen in (tools/bench/unix_frozen_manifest.py; "
                              "default: UMCP_MICROPYTHON_FROZEN): adds a frozen column")
+    bench_bridge.add_arguments(parser)
     args = parser.parse_args(argv)
     core_ran, core = core_table(args.micropython)
     link_ran = bench_link.print_link(args.micropython)
     firmware_ran = print_firmware(args.micropython, core, args.frozen)
+    print()
+    bridge_ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
     web_ran = print_web()
-    return 0 if core_ran and link_ran and firmware_ran and web_ran else 1
+    return 0 if core_ran and link_ran and firmware_ran and bridge_ran and web_ran else 1
 
 
 if __name__ == "__main__":

@@ -1,19 +1,24 @@
-"""python3 -m tools.bridge --port PORT [--token TOKEN] [--http HTTP_PORT]
+"""python3 -m tools.bridge --port PORT [--token TOKEN] [--http HTTP_PORT] [--alias ID=NAME ...]
 
-Serves MCP over stdio (for Claude Desktop, the MCP Inspector, any SDK client) or, with
---http, over streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp. Logs go to stderr:
-stdout belongs to the MCP stdio transport."""
+Serves every umcp device that connects as one MCP server, over stdio (for Claude Desktop,
+the MCP Inspector, any SDK client) or, with --http, over streamable HTTP at
+http://127.0.0.1:HTTP_PORT/mcp. Speaks MCP 2026-07-28 and 2024-11-05..2025-11-25. Logs go
+to stderr: stdout belongs to the MCP stdio transport."""
 
 import argparse
 import asyncio
 import signal
 import sys
 
+import anyio
+import mcp_types as types
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from tools.hub.httpserver import HttpServer
 from tools.hub.vision import OpenAIVision
-from tools.bridge.bridge import Bridge
+from tools.bridge.bridge import Bridge, parse_aliases
 
 
 def parse_args(argv=None):
@@ -23,13 +28,27 @@ def parse_args(argv=None):
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on for devices (default all)")
     parser.add_argument("--http", type=int, metavar="HTTP_PORT",
                         help="serve streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp instead of stdio")
-    parser.add_argument("--device-wait", type=float, default=30.0,
-                        help="seconds a request waits for a device to connect (default 30)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the device's answer")
+    parser.add_argument("--alias", action="append", default=[], metavar="DEVICE_ID=NAME",
+                        help="name a device's tools and resources NAME.* / umcp://NAME/... "
+                             "(default: dev- and the last 3 bytes of its MAC); repeatable")
+    parser.add_argument("--device-wait", type=float, default=10.0,
+                        help="seconds a list waits for devices that connected but are still onboarding")
+    parser.add_argument("--expect", type=int, default=0, metavar="N",
+                        help="the first list waits (up to --device-wait) until N devices are online: "
+                             "a client started with the bridge sees your devices' tools at once")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
+    parser.add_argument("--list-ttl", type=float, default=5.0,
+                        help="seconds clients may cache tools/list and resources/list (every change is "
+                             "also announced); default 5")
     parser.add_argument("--user-tools", action="store_true",
-                        help="list the device's user-only tools too (they are for its owner: you)")
+                        help="list the devices' user-only tools too (they are for their owner: you)")
     OpenAIVision.add_arguments(parser)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    try:
+        args.aliases = parse_aliases(args.alias)
+    except ValueError as error:
+        parser.error(str(error))
+    return args
 
 
 def log(text):
@@ -38,7 +57,7 @@ def log(text):
 
 
 async def serve_http(bridge, port):
-    app = bridge.mcp.streamable_http_app(host="127.0.0.1")
+    app = bridge.mcp.streamable_http_app(host="127.0.0.1")  # stateful: legacy sessions keep their GET stream
     http = HttpServer(app)
     port = await http.start("127.0.0.1", port)
     log("MCP clients connect to http://127.0.0.1:%d/mcp" % port)
@@ -49,18 +68,40 @@ async def serve_http(bridge, port):
     try:
         await stop.wait()
     finally:
+        bridge.close_listeners()
         await http.close()
 
 
 async def serve_stdio(bridge):
     async with stdio_server() as (read, write):
-        await bridge.mcp.run(read, write, bridge.mcp.create_initialization_options())
+        relay_in, relay_out = anyio.create_memory_object_stream(0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_answer_unreadable_lines, read, write, relay_in)
+            await bridge.mcp.run(relay_out, write, bridge.mcp.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+async def _answer_unreadable_lines(read, write, relay):
+    """The SDK's stdio transport hands the server an exception for a line that is not a
+    JSON-RPC message, and nothing answers it. JSON-RPC wants an error with a null id:
+    -32700 for text that is not JSON, -32600 for JSON that is not a message."""
+    async with relay:
+        async for item in read:
+            if not isinstance(item, Exception):
+                await relay.send(item)
+                continue
+            errors = item.errors() if isinstance(item, ValidationError) else []
+            not_json = any(error.get("type") == "json_invalid" for error in errors)
+            error = types.ErrorData(code=types.PARSE_ERROR if not_json else types.INVALID_REQUEST,
+                                    message="Parse error" if not_json else "Invalid Request")
+            await write.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error)))
 
 
 async def main(args):
     model = OpenAIVision.from_args(args)
     bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log,
-                    user_tools=args.user_tools)
+                    user_tools=args.user_tools, aliases=args.aliases, list_ttl=args.list_ttl,
+                    expect=args.expect)
     await bridge.start()
     try:
         if args.http is not None:

@@ -135,7 +135,9 @@ class VisionService:
         # A token we never gave maps to None: it must not match a missing Device-Id.
         return scheme == "Bearer" and device_id is not None and self._device_by_token.get(token) == device_id
 
-    async def explain(self, question, data, mime_type):
+    async def explain(self, question, data, mime_type, device_id=None):
+        """The answer the uploading device gets (`device_id`: who uploaded it; a
+        subclass may keep the photo, as the bridge does)."""
         facts = describe_image(data, mime_type)
         if self.model is None:
             return "I received %s. Question: %s" % (facts, question)
@@ -170,7 +172,7 @@ def create_app(vision, ota_dir=None, log=print, routes=()):
         if vision.on_upload is not None:
             vision.on_upload(device_id, data, upload.content_type, question)
         try:
-            answer = await vision.explain(question, data, upload.content_type)
+            answer = await vision.explain(question, data, upload.content_type, device_id)
         except Exception as error:  # a model outage is the caller's answer, not our crash
             return _failure(502, "vision model failed: %s" % error)
         return JSONResponse({"success": True, "action": "RESPONSE", "response": answer})

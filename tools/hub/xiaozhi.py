@@ -89,6 +89,7 @@ class Device:
         self.session_id = uuid.uuid4().hex
         self.server_info = None  # from the initialize result
         self.protocol_version = None
+        self.initialize_result = None
         self.tools = []  # the last full tools/list
         self.closed = asyncio.Event()
         self._owner = owner
@@ -103,6 +104,11 @@ class Device:
         message = {"session_id": self.session_id, "type": "mcp", "payload": payload}
         self._owner.trace(self, "->", payload)
         await self.connection.send(json.dumps(message, separators=(",", ":")))
+
+    @property
+    def capabilities(self):
+        """The capabilities the device answered initialize with ({} before that)."""
+        return self.initialize_result.get("capabilities") or {} if self.initialize_result else {}
 
     async def request(self, method, params=None, timeout=None):
         """Send one request and return its result; raises DeviceError, DeviceGone or
@@ -157,29 +163,42 @@ class Device:
             {"protocolVersion": protocol_version, "capabilities": capabilities, "clientInfo": CLIENT_INFO},
             timeout,
         )
+        self.initialize_result = result
         self.server_info = result.get("serverInfo")
         self.protocol_version = result.get("protocolVersion")
         await self.notify("notifications/initialized")
         return result
 
-    async def tools_pages(self, with_user_tools=False, cursor=None, timeout=None):
-        """Yield tools/list results page by page, following nextCursor."""
+    async def pages(self, method, params=None, cursor=None, timeout=None):
+        """Yield the results of a paginated list method (tools/list, resources/list,
+        resources/templates/list) page by page, following nextCursor."""
         seen = set()
         for _ in range(MAX_PAGES):
-            params = {}
+            page_params = dict(params or {})
             if cursor is not None:
-                params["cursor"] = cursor
-            if with_user_tools:
-                params["withUserTools"] = True
-            page = await self.request("tools/list", params or None, timeout)
+                page_params["cursor"] = cursor
+            page = await self.request(method, page_params or None, timeout)
+            if not isinstance(page, dict):
+                raise ProtocolViolation("device answered %s with %r" % (method, page))
             yield page
             cursor = page.get("nextCursor")
             if not cursor:
                 return
             if cursor in seen:
-                raise ProtocolViolation("device repeated tools/list cursor %r" % cursor)
+                raise ProtocolViolation("device repeated %s cursor %r" % (method, cursor))
             seen.add(cursor)
-        raise ProtocolViolation("device sent more than %d tools/list pages" % MAX_PAGES)
+        raise ProtocolViolation("device sent more than %d %s pages" % (MAX_PAGES, method))
+
+    async def list_all(self, method, key, params=None, timeout=None):
+        """Every item of a paginated list method (`key`: "tools", "resources", ...)."""
+        items = []
+        async for page in self.pages(method, params, None, timeout):
+            items.extend(page.get(key) or [])
+        return items
+
+    def tools_pages(self, with_user_tools=False, cursor=None, timeout=None):
+        """Yield tools/list results page by page, following nextCursor."""
+        return self.pages("tools/list", {"withUserTools": True} if with_user_tools else None, cursor, timeout)
 
     async def list_tools(self, with_user_tools=False, cursor=None, timeout=None):
         """Every tool, from `cursor` on, following nextCursor."""
