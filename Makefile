@@ -10,18 +10,20 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-contract test-compile test-device test-host sim bench deploy flash repl clean
+.PHONY: help setup test test-contract test-compile test-device test-host test-mosquitto sim bench bench-fleet deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
+	@echo "make bench-fleet  1000 simulated devices over MQTT (embedded broker, then mosquitto)"
+	@echo "make test-mosquitto  the host MQTT tests against Debian's mosquitto"
 	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD)   copy the firmware to a board"
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin"
 	@echo "make repl   PORT=/dev/ttyUSB0"
 
 $(VENV)/.installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
 	touch $@
 
@@ -49,11 +51,21 @@ test-device: setup
 test-host: setup
 	$(PY) -m pytest -q
 
+# The host's MQTT tests against Debian's mosquitto (/usr/sbin/mosquitto), started by the
+# tests on a free loopback port with a config they write; skipped with a label where absent.
+test-mosquitto: setup
+	UMCP_MOSQUITTO=1 $(PY) -m pytest -q -m mosquitto -rs
+
 sim: $(VENV)/.installed
 	$(PY) -m tools.sim.demo
 
 bench: setup
 	$(PY) -m tools.bench
+	$(PY) -m tools.bench.fleet
+
+# 1000 simulated devices over MQTT (UMCP_FLEET=N for another size)
+bench-fleet: setup
+	$(PY) -m tools.bench.fleet
 
 deploy: $(VENV)/.installed
 	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD)

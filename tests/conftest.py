@@ -161,3 +161,23 @@ def wire():
 # them (async ones included), so pytest must not import them a second time by
 # basename (tests/device/test_drivers.py would clash with tests/test_drivers.py).
 collect_ignore = ["device"]
+
+
+# ---- MQTT brokers: tests marked `mosquitto` run against Debian's mosquitto ------------------
+MOSQUITTO = "/usr/sbin/mosquitto"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "mosquitto: needs /usr/sbin/mosquitto; run by make test-mosquitto "
+                                       "(UMCP_MOSQUITTO=1)")
+
+
+def pytest_collection_modifyitems(config, items):
+    wanted = os.environ.get("UMCP_MOSQUITTO") == "1"
+    for item in items:
+        if item.get_closest_marker("mosquitto") is None:
+            continue
+        if not wanted:
+            item.add_marker(pytest.mark.skip(reason="mosquitto broker: run `make test-mosquitto`"))
+        elif not os.access(MOSQUITTO, os.X_OK):
+            item.add_marker(pytest.mark.skip(reason="mosquitto broker: %s is not installed" % MOSQUITTO))

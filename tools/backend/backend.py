@@ -7,6 +7,7 @@ import json
 import socket
 
 from tools.hub.httpserver import HttpServer
+from tools.hub.ota import OTA_PATH, Activation, OtaService
 from tools.hub.vision import VisionService, create_app, vision_url
 from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
@@ -53,7 +54,12 @@ def reachable_host(host):
 
 class Backend:
     def __init__(self, token=None, host="127.0.0.1", port=0, http_port=0, public_host=None,
-                 vision_model=None, ota_dir=None, out=print, trace=False, request_timeout=30.0):
+                 vision_model=None, ota_dir=None, out=print, trace=False, request_timeout=30.0,
+                 mqtt=None, mqtt_port=0, mqtt_passwd=None, mqtt_pidfile=None, activation=False,
+                 activation_keys=None, timezone_offset=0, idle_timeout=None):
+        """mqtt: None (WebSocket only), "embedded" (an amqtt broker in this process on
+        mqtt_port) or "mqtt://user:password@host:port" (a broker of yours; mqtt_passwd and
+        mqtt_pidfile keep a mosquitto password file in step and reload it)."""
         self.out = out
         self.host = host
         self.port = port
@@ -64,7 +70,12 @@ class Backend:
         self.server = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
                                     on_gone=self._on_gone, log=out, trace=self._trace if trace else None,
                                     request_timeout=request_timeout)
-        self._http = HttpServer(create_app(self.vision, ota_dir, log=out))
+        self.mqtt = None  # tools.hub.mqtt.MqttServer when MQTT is on
+        self._mqtt_options = (mqtt, mqtt_port, mqtt_passwd, mqtt_pidfile, idle_timeout)
+        self.mqtt_endpoint = None
+        self.ota = OtaService(self._ota_connection, self._firmware_url, ota_dir,
+                              Activation(activation_keys) if activation else None, timezone_offset, log=out)
+        self._http = HttpServer(create_app(self.vision, ota_dir, log=out, extra_routes=self.ota.routes()))
         self._ready = asyncio.Condition()
         self._ready_devices = set()
 
@@ -76,14 +87,86 @@ class Backend:
     def vision_url(self):
         return vision_url(self.public_host, self.http_port)
 
+    @property
+    def websocket_url(self):
+        return "ws://%s:%d%s" % (self.public_host, self.port, PATH)
+
+    @property
+    def ota_url(self):
+        return "http://%s:%d%s" % (self.public_host, self.http_port, OTA_PATH)
+
     async def start(self):
         self.http_port = await self._http.start(self.host, self.http_port)
         self.port = await self.server.start(self.host, self.port)
-        self.out("backend: devices connect to ws://%s:%d%s (%s)" % (
-            self.public_host, self.port, PATH, "token required" if self.server.token else "no token"))
+        self.out("backend: devices connect to %s (%s)" % (
+            self.websocket_url, "token required" if self.server.token else "no token"))
         self.out("backend: vision endpoint %s" % self.vision_url)
+        if self._mqtt_options[0]:
+            await self._start_mqtt(*self._mqtt_options)
+        self.out("backend: OTA check at %s (hands out %s)%s" % (
+            self.ota_url, "mqtt" if self.mqtt else "websocket",
+            ", activation on" if self.ota.activation else ""))
+
+    async def _start_mqtt(self, mqtt, mqtt_port, passwd, pidfile, idle_timeout):
+        from tools.hub.broker import BACKEND_USER, Credentials, EmbeddedBroker, MosquittoFiles
+        from tools.hub.mqtt import MqttServer
+        from tools.hub.mqttclient import MqttRefused, parse_mqtt_url
+
+        self.credentials = Credentials()
+        self.broker = None
+        if mqtt == "embedded":
+            self.broker = EmbeddedBroker(self.credentials)
+            broker_port = await self.broker.start(self.host, mqtt_port)
+            broker_host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
+            user, password = BACKEND_USER, self.credentials.backend_password
+            self.mqtt_endpoint = "%s:%d" % (self.public_host, broker_port)
+            self.out("backend: embedded MQTT broker (amqtt) at %s, per-device credentials" % self.mqtt_endpoint)
+        else:
+            broker_host, broker_port, user, password = parse_mqtt_url(mqtt)
+            if passwd:  # we write the broker's password file: our own login is ours to pick
+                if password:
+                    self.credentials.backend_password = password
+                user, password = BACKEND_USER, self.credentials.backend_password
+                self.mosquitto = MosquittoFiles(self.credentials, passwd, pidfile, log=self.out)
+                self.mosquitto.signal()
+            self.mqtt_endpoint = "%s:%d" % (self.public_host if broker_host in ("127.0.0.1", "localhost")
+                                            else broker_host, broker_port)
+            self.out("backend: MQTT broker at %s:%d" % (broker_host, broker_port))
+        self.mqtt = MqttServer(on_device=self._onboard, on_notification=self._on_notification,
+                               on_gone=self._on_gone, log=self.out, trace=self.server._trace,
+                               request_timeout=self.request_timeout, devices=self.server.devices,
+                               names=self.credentials.devices, public_host=self.public_host,
+                               **({"idle_timeout": idle_timeout} if idle_timeout else {}))
+        for attempt in range(25 if passwd else 1):  # mosquitto reads its password file on SIGHUP, soon
+            try:
+                udp_port = await self.mqtt.start(broker_host, broker_port, user, password, udp_host=self.host)
+                break
+            except MqttRefused:
+                if attempt == 24 or not passwd:
+                    raise
+                await asyncio.sleep(0.2)
+        self.out("backend: devices over MQTT on umcp/<device>/up and umcp/<device>/down, UDP audio on port %d"
+                 % udp_port)
+
+    async def _ota_connection(self, device_id, client_id, board):
+        if self.mqtt is not None:
+            return "mqtt", self.credentials.issue(device_id, self.mqtt_endpoint)
+        return "websocket", {"url": self.websocket_url, "token": self.server.token or ""}
+
+    def _firmware_url(self, name):
+        return "http://%s:%d/ota/%s" % (self.public_host, self.http_port, name)
+
+    def activate(self, code):
+        """The owner typed an activation code: the device it belongs to, or None."""
+        if self.ota.activation is None:
+            return None
+        return self.ota.activation.confirm(code)
 
     async def close(self):
+        if self.mqtt is not None:
+            await self.mqtt.close()
+        if getattr(self, "broker", None) is not None:
+            await self.broker.close()
         await self.server.close()
         await self._http.close()
 

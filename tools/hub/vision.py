@@ -145,8 +145,9 @@ def _failure(status, message):
     return JSONResponse({"success": False, "message": message}, status_code=status)
 
 
-def create_app(vision, ota_dir=None, log=print):
-    """The Starlette app: the vision endpoint, and GET /ota/<file> when ota_dir is set."""
+def create_app(vision, ota_dir=None, log=print, extra_routes=()):
+    """The Starlette app: the vision endpoint, GET /ota/<file> when ota_dir is set, and
+    `extra_routes` (the OTA check and activation endpoints)."""
 
     async def explain(request):
         device_id = request.headers.get("Device-Id")
@@ -183,6 +184,7 @@ def create_app(vision, ota_dir=None, log=print):
     routes = [Route(VISION_PATH, explain, methods=["POST"])]
     if ota_dir:
         routes.append(Route("/ota/{name}", firmware, methods=["GET"]))
+    routes.extend(extra_routes)
     return Starlette(routes=routes)
 
 
