@@ -150,7 +150,7 @@ def ota_checks(ota_url, count, workers=8):
         headers = {"Device-Id": mac(index), "Client-Id": "00000000-0000-4000-8000-%012x" % index,
                    "Content-Type": "application/json"}
         with urllib.request.urlopen(urllib.request.Request(ota_url, body, headers), timeout=30) as response:
-            return json.load(response)["mqtt"]
+            return dict(json.load(response), device_id=mac(index), index=index)
 
     with ThreadPoolExecutor(workers) as pool:
         return list(pool.map(check, range(count)))
@@ -177,12 +177,66 @@ async def bare_connect_floor(credentials, limit):
     return times, len(results) - len(times)
 
 
+async def bare_websocket_floor(answers, limit):
+    """N bare WebSocket upgrades to the backend (its share of a device connecting)."""
+    from websockets.asyncio.client import connect
+
+    async def one(answer):
+        start = time.monotonic()
+        async with limit:
+            headers = {"Authorization": "Bearer " + answer["websocket"]["token"],
+                       "Device-Id": "floor-%d" % answer["index"]}
+            connection = await connect(answer["websocket"]["url"], additional_headers=headers)
+        elapsed = time.monotonic() - start
+        await connection.close()
+        return elapsed
+
+    results = await asyncio.gather(*(one(a) for a in answers), return_exceptions=True)
+    times = [r for r in results if isinstance(r, float)]
+    return times, len(results) - len(times)
+
+
+async def run_websocket_fleet(answers, ota_s, out):
+    """The device's own XiaozhiLink (lib/xiaozhi/link.py) per device, one loop."""
+    from xiaozhi.link import XiaozhiLink
+
+    limit = asyncio.Semaphore(200)
+    floor, floor_failed = await bare_websocket_floor(answers, limit)
+    starts, links, tasks = {}, [], []
+    for answer in answers:
+        server = device_server(PAGE_LIMIT)
+        link = XiaozhiLink(server, answer["websocket"]["url"], answer["websocket"]["token"] or "none",
+                           answer["device_id"], "00000000-0000-4000-8000-%012x" % answer["index"],
+                           backoff_min=0.5, backoff_max=5)
+        links.append(link)
+
+    async def start(link):
+        async with limit:  # the same number of connections in flight as over MQTT
+            starts[link.headers["Device-Id"]] = time.monotonic()
+            runner = asyncio.get_running_loop().create_task(link.run())
+            tasks.append(runner)
+            await asyncio.wait([runner, asyncio.ensure_future(link.connected.wait())],
+                               return_when=asyncio.FIRST_COMPLETED)
+
+    await asyncio.gather(*(start(link) for link in links))
+    print(json.dumps({"starts": starts, "failed": [], "failed_count": 0, "ota_s": ota_s,
+                      "floor_connect": floor, "floor_failed": floor_failed}), file=out, flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
+    await asyncio.gather(*(link.stop() for link in links), return_exceptions=True)
+    for task in tasks:
+        task.cancel()
+
+
 async def run_fleet(ota_url, count, out):
     sys.path.insert(0, os.path.join(ROOT, "lib"))
     raise_file_limit()
     started = time.monotonic()
-    credentials = await asyncio.to_thread(ota_checks, ota_url, count)
+    answers = await asyncio.to_thread(ota_checks, ota_url, count)
     ota_s = time.monotonic() - started
+    if "websocket" in answers[0]:
+        await run_websocket_fleet(answers, ota_s, out)
+        return
+    credentials = [answer["mqtt"] for answer in answers]
     # mosquitto: the client ids must differ from the devices' (a floor client would take
     # over a device's session); the ACL lets a floor client subscribe to its own down topic.
     limit = asyncio.Semaphore(200)  # connects in flight, for both phases
@@ -257,6 +311,41 @@ async def echo_floor(backend_login, size, count):
     return [t for t in times if isinstance(t, float)]
 
 
+async def websocket_echo_floor(size, count):
+    """Round trips of a `size`-byte message to a bare WebSocket echo server on loopback."""
+    from websockets.asyncio.client import connect
+    from websockets.asyncio.server import serve
+
+    async def echo(connection):
+        async for message in connection:
+            await connection.send(message)
+
+    pending = {}
+    async with serve(echo, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        async with connect("ws://127.0.0.1:%d/" % port) as client:
+            async def read():
+                async for message in client:
+                    pending.pop(message[:8]).set_result(time.monotonic())
+
+            reader = asyncio.create_task(read())
+            limit = asyncio.Semaphore(IN_FLIGHT)
+            filler = "x" * max(0, size - 8)
+
+            async def one(index):
+                async with limit:
+                    key = "%08d" % index
+                    answer = asyncio.get_running_loop().create_future()
+                    pending[key] = answer
+                    start = time.monotonic()
+                    await client.send(key + filler)
+                    return await asyncio.wait_for(answer, 30) - start
+
+            times = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
+            reader.cancel()
+    return [t for t in times if isinstance(t, float)]
+
+
 async def one_run(kind, count, workdir, say):
     from tools.backend import Backend
     from tools.bench.mosquitto import Mosquitto
@@ -264,7 +353,9 @@ async def one_run(kind, count, workdir, say):
 
     options = {}
     broker = None
-    if kind == "mosquitto":
+    if kind == "websocket":
+        options = {}
+    elif kind == "mosquitto":
         broker = Mosquitto(workdir).start()
         options = dict(mqtt=broker.url, mqtt_passwd=broker.passwd, mqtt_pidfile=broker.pidfile)
     else:
@@ -273,7 +364,8 @@ async def one_run(kind, count, workdir, say):
     clock.expected = count
     backend = Backend(None, host="127.0.0.1", out=clock, **options)
     process = psutil.Process()
-    figures = {"broker": "amqtt 0.12.1" if kind == "embedded" else "mosquitto %s" % mosquitto_version()}
+    figures = {"broker": {"embedded": "amqtt 0.12.1", "websocket": "none"}.get(kind) or
+               "mosquitto %s" % mosquitto_version()}
     child = None
     try:
         await backend.start()
@@ -291,7 +383,10 @@ async def one_run(kind, count, workdir, say):
         except asyncio.TimeoutError:
             pass
         starts = report["starts"]
-        name_of = {d: n for n, d in backend.credentials.devices.items()}
+        if kind == "websocket":
+            name_of = {d: d for d in starts}
+        else:
+            name_of = {d: n for n, d in backend.credentials.devices.items()}
         latencies = [clock.ready[d] - starts[name_of[d]] for d in clock.ready if name_of.get(d) in starts]
         first_start = min(starts.values()) if starts else time.monotonic()
         figures.update(
@@ -332,9 +427,12 @@ async def one_run(kind, count, workdir, say):
         request = json.dumps({"session_id": "x" * 32, "type": "mcp", "payload": {
             "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
                 "name": "self.audio_speaker.set_volume", "arguments": {"volume": 50}}}})
-        login = ("127.0.0.1", int(backend.mqtt_endpoint.rsplit(":", 1)[1]), BACKEND_USER,
-                 backend.credentials.backend_password)
-        floor = await echo_floor(login, len(request), len(devices) or 1)
+        if kind == "websocket":
+            floor = await websocket_echo_floor(len(request), len(devices) or 1)
+        else:
+            login = ("127.0.0.1", int(backend.mqtt_endpoint.rsplit(":", 1)[1]), BACKEND_USER,
+                     backend.credentials.backend_password)
+            floor = await echo_floor(login, len(request), len(devices) or 1)
         figures.update(floor_call_p50=percentile(floor, 0.5), floor_call_p99=percentile(floor, 0.99))
     finally:
         if child is not None:
@@ -366,8 +464,8 @@ def _ms(value):
 
 
 def print_table(count, runs):
-    print("Fleet: %d simulated devices over MQTT to one backend on loopback (target: all ready within"
-          " 30 s, no failed call)" % count)
+    print("Fleet: %d simulated devices to one backend on loopback, over MQTT through each broker and"
+          " over WebSocket (target: all ready within 30 s, no failed call)" % count)
     print()
     rows = [
         ("broker", lambda f: f["broker"]),
@@ -376,8 +474,8 @@ def print_table(count, runs):
         ("all ready after", lambda f: "%.1f s" % f["all_ready_s"]),
         ("connect-to-ready p50", lambda f: _ms(f["ready_p50"])),
         ("connect-to-ready p99", lambda f: _ms(f["ready_p99"])),
-        ("  floor: bare connect+subscribe p50", lambda f: _ms(f["floor_connect_p50"])),
-        ("  floor: bare connect+subscribe p99", lambda f: _ms(f["floor_connect_p99"])),
+        ("  floor: bare connect p50", lambda f: _ms(f["floor_connect_p50"])),
+        ("  floor: bare connect p99", lambda f: _ms(f["floor_connect_p99"])),
         ("tools/call p50 (%d in flight)" % IN_FLIGHT, lambda f: _ms(f["call_p50"])),
         ("tools/call p99", lambda f: _ms(f["call_p99"])),
         ("failed calls", lambda f: "%d of %d" % (f["failed_calls"], f["calls"])),
@@ -409,11 +507,16 @@ def print_table(count, runs):
             for key in ("start_errors", "call_errors", "onboarding_failures"):
                 if figures.get(key):
                     print("%s %s: %s" % (title, key.replace("_", " "), "; ".join(figures[key])))
-    print("connect-to-ready: from a device's TCP connect to the backend holding its tools/list"
-          " (MQTT connect, subscribe, hello, initialize, tools/list). Memory: the backend process's RSS"
-          " growth over the fleet / devices ready (with the embedded broker, its sessions are in it).")
-    print("Devices: umcp's McpServer behind a bench-only xiaozhi MQTT session (the device's MQTT link"
-          " is on branch i10dev), all in one child process; backend and broker share 2 cores with it.")
+    print("connect-to-ready: from a device's TCP connect to the backend holding its tools/list (MQTT:"
+          " connect, subscribe, hello, initialize, tools/list; WebSocket: upgrade, hello, initialize,"
+          " tools/list). Floors: bare clients that only connect (MQTT: and subscribe; WebSocket: the"
+          " upgrade) and a bare echo of a message of a call's size (through the broker; WebSocket: a"
+          " bare echo server). Memory: the backend process's RSS growth over the fleet / devices ready"
+          " (the amqtt column includes the broker's sessions: it runs in the backend's process).")
+    print("Devices: all in one child process, each umcp's McpServer; over WebSocket behind the"
+          " device's own XiaozhiLink (lib/xiaozhi/link.py), over MQTT behind a bench-only xiaozhi MQTT"
+          " session (the device's MQTT link is on branch i10dev). Backend, broker and fleet share"
+          " this machine's cores (%d) with whatever else runs." % (os.cpu_count() or 0))
 
 
 async def run_in_this_process(kind, count):
@@ -432,7 +535,7 @@ async def run_in_this_process(kind, count):
 def main_runs(args):
     runs = []
     for kind in args.brokers.split(","):
-        title = {"embedded": "embedded amqtt", "mosquitto": "mosquitto"}[kind]
+        title = {"embedded": "MQTT, amqtt", "mosquitto": "MQTT, mosquitto", "websocket": "WebSocket"}[kind]
         proc = subprocess.run([sys.executable, "-m", "tools.bench.fleet", "--run", kind, "--devices",
                                str(args.devices)], cwd=ROOT, capture_output=True, text=True,
                               timeout=READY_LIMIT + 240)
@@ -450,9 +553,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench.fleet", description=__doc__.split("\n")[0])
     parser.add_argument("--devices", type=int, default=int(os.environ.get("UMCP_FLEET", "1000")),
                         help="fleet size (default 1000, or UMCP_FLEET)")
-    parser.add_argument("--brokers", default="embedded,mosquitto", help="comma-separated: embedded, mosquitto")
+    parser.add_argument("--brokers", default="embedded,mosquitto,websocket",
+                        help="comma-separated runs: embedded (amqtt), mosquitto, websocket (no broker)")
     parser.add_argument("--child", metavar="OTA_URL", help=argparse.SUPPRESS)
-    parser.add_argument("--run", choices=("embedded", "mosquitto"), help=argparse.SUPPRESS)
+    parser.add_argument("--run", choices=("embedded", "mosquitto", "websocket"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         asyncio.run(run_fleet(args.child, args.devices, sys.stdout))

@@ -61,6 +61,7 @@ class Firmware:
 
     def __init__(self, ota_dir):
         self.ota_dir = ota_dir
+        self._digests = {}  # (name, size, mtime) -> sha256 hex: a fleet checks in at every boot
 
     def newest(self, board, version):
         """(version, file name, sha256 hex) of the highest image for `board` above
@@ -76,9 +77,13 @@ class Firmware:
                 best = (match.group(2), name)
         if best is None:
             return None
-        with open(os.path.join(self.ota_dir, best[1]), "rb") as image:
-            digest = hashlib.file_digest(image, "sha256").hexdigest()
-        return best[0], best[1], digest
+        path = os.path.join(self.ota_dir, best[1])
+        stat = os.stat(path)
+        key = (best[1], stat.st_size, stat.st_mtime_ns)
+        if key not in self._digests:
+            with open(path, "rb") as image:
+                self._digests[key] = hashlib.file_digest(image, "sha256").hexdigest()
+        return best[0], best[1], self._digests[key]
 
 
 class Activation:
