@@ -8,6 +8,7 @@ mosquitto under `make test-mosquitto` (marker `mosquitto`)."""
 import asyncio
 import contextlib
 import json
+import os
 import socket
 
 import pytest
@@ -232,3 +233,28 @@ async def test_websocket_and_mqtt_devices_side_by_side(tmp_path):
                 await asyncio.sleep(0.05)
             assert set(backend.devices) == {"11:22:33:44:55:66", MAC}
             await device.close()
+
+
+@pytest.mark.parametrize("kind", BROKERS)
+async def test_a_saved_state_keeps_credentials_and_activations_across_a_restart(kind, tmp_path):
+    from tests.test_backend_ota import activate, check, ota_headers, system_info
+
+    state = str(tmp_path / "state.json")
+    async with mqtt_backend(kind, tmp_path, state_path=state, activation=True) as (backend, out, broker):
+        status, answer = await check(backend, system_info(mac=MAC), ota_headers(mac=MAC))
+        backend.activate(answer["activation"]["code"])
+        assert (await activate(backend, {}, ota_headers(mac=MAC)))[0] == 200
+        mqtt = (await check(backend, system_info(mac=MAC), ota_headers(mac=MAC)))[1]["mqtt"]
+    assert oct(os.stat(state).st_mode & 0o777) == "0o600"  # it holds the MQTT secret
+    async with mqtt_backend(kind, tmp_path, state_path=state, activation=True) as (backend, out, broker):
+        status, answer = await check(backend, system_info(mac=MAC), ota_headers(mac=MAC))
+        assert "activation" not in answer  # still activated
+        assert {k: v for k, v in answer["mqtt"].items() if k != "endpoint"} == \
+            {k: v for k, v in mqtt.items() if k != "endpoint"}
+        # the credentials it got before the restart still open the (new) broker
+        device = ScriptedMqttDevice(dict(mqtt, endpoint=answer["mqtt"]["endpoint"]))
+        await device.connect()
+        await device.say_hello()
+        ready = await backend.wait_ready(10)
+        assert (await backend.call(ready, "self.echo", {"text": "again"}))["content"][0]["text"] == "echo: again"
+        await device.close()

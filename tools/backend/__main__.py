@@ -32,6 +32,8 @@ def parse_args(argv=None):
                         help="devices must be activated: the OTA check hands out a code, `activate CODE` confirms it")
     parser.add_argument("--activation-keys", metavar="FILE",
                         help='JSON {"<serial number>": "<hex HMAC key>"}: devices with a serial number sign the challenge')
+    parser.add_argument("--state", metavar="FILE",
+                        help="remember activations and the MQTT secret (issued credentials stay valid) across restarts")
     parser.add_argument("--timezone-offset", type=int, default=0, help="minutes, in the OTA answer's server_time")
     OpenAIVision.add_arguments(parser)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
@@ -50,7 +52,7 @@ async def main(args):
                       args.ota_dir, out=out, trace=args.trace, request_timeout=args.timeout,
                       mqtt=args.mqtt, mqtt_port=args.mqtt_port, mqtt_passwd=args.mqtt_passwd,
                       mqtt_pidfile=args.mqtt_pidfile, activation=args.activation or bool(keys),
-                      activation_keys=keys, timezone_offset=args.timezone_offset)
+                      activation_keys=keys, timezone_offset=args.timezone_offset, state_path=args.state)
     await backend.start()
     if not args.token:
         out("backend: warning: no --token, any device that reaches this port may connect")

@@ -4,6 +4,7 @@ calls their tools, writing a readable account of everything to `out`."""
 
 import asyncio
 import json
+import os
 import socket
 
 from tools.hub.httpserver import HttpServer
@@ -52,11 +53,31 @@ def reachable_host(host):
         probe.close()
 
 
+class State:
+    """A JSON file of what the backend must remember across restarts (none without a path)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.data = {}
+        if path and os.path.exists(path):
+            with open(path) as source:
+                self.data = json.load(source)
+
+    def save(self, data):
+        self.data.update(data)
+        if not self.path:
+            return
+        temporary = self.path + ".tmp"
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            json.dump(self.data, out, indent=1, sort_keys=True)
+        os.replace(temporary, self.path)
+
+
 class Backend:
     def __init__(self, token=None, host="127.0.0.1", port=0, http_port=0, public_host=None,
                  vision_model=None, ota_dir=None, out=print, trace=False, request_timeout=30.0,
                  mqtt=None, mqtt_port=0, mqtt_passwd=None, mqtt_pidfile=None, activation=False,
-                 activation_keys=None, timezone_offset=0, idle_timeout=None):
+                 activation_keys=None, timezone_offset=0, idle_timeout=None, state_path=None):
         """mqtt: None (WebSocket only), "embedded" (an amqtt broker in this process on
         mqtt_port) or "mqtt://user:password@host:port" (a broker of yours; mqtt_passwd and
         mqtt_pidfile keep a mosquitto password file in step and reload it)."""
@@ -73,8 +94,11 @@ class Backend:
         self.mqtt = None  # tools.hub.mqtt.MqttServer when MQTT is on
         self._mqtt_options = (mqtt, mqtt_port, mqtt_passwd, mqtt_pidfile, idle_timeout)
         self.mqtt_endpoint = None
+        self.state = State(state_path)
         self.ota = OtaService(self._ota_connection, self._firmware_url, ota_dir,
-                              Activation(activation_keys) if activation else None, timezone_offset, log=out)
+                              Activation(activation_keys, self.state.data.get("activated", ()),
+                                         self._activated) if activation else None,
+                              timezone_offset, log=out)
         self._http = HttpServer(create_app(self.vision, ota_dir, log=out, extra_routes=self.ota.routes()))
         self._ready = asyncio.Condition()
         self._ready_devices = set()
@@ -112,7 +136,12 @@ class Backend:
         from tools.hub.mqtt import MqttServer
         from tools.hub.mqttclient import MqttRefused, parse_mqtt_url
 
-        self.credentials = Credentials()
+        saved = self.state.data
+        self.credentials = Credentials(bytes.fromhex(saved["mqtt_secret"]) if "mqtt_secret" in saved else None,
+                                       saved.get("mqtt_backend_password"))
+        self.credentials.devices.update(saved.get("mqtt_issued", {}))
+        self.credentials.listeners.append(lambda name, password: self._save_state())
+        self._save_state()
         self.broker = None
         if mqtt == "embedded":
             self.broker = EmbeddedBroker(self.credentials)
@@ -155,6 +184,21 @@ class Backend:
 
     def _firmware_url(self, name):
         return "http://%s:%d/ota/%s" % (self.public_host, self.http_port, name)
+
+    def _activated(self, device_id):
+        self._save_state()
+
+    def _save_state(self):
+        """Keep what a restart must not forget (with state_path): the MQTT secret and our
+        broker login (so issued credentials stay valid), the names issued, the activations."""
+        data = {}
+        if self.ota.activation is not None:
+            data["activated"] = sorted(self.ota.activation.activated)
+        credentials = getattr(self, "credentials", None)
+        if credentials is not None:
+            data.update(mqtt_secret=credentials.secret.hex(), mqtt_backend_password=credentials.backend_password,
+                        mqtt_issued=dict(credentials.devices))
+        self.state.save(data)
 
     def activate(self, code):
         """The owner typed an activation code: the device it belongs to, or None."""

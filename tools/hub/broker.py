@@ -257,6 +257,8 @@ class MosquittoFiles:
         self.delay = delay
         self.log = log
         self._lines = {BACKEND_USER: mosquitto_hash(credentials.backend_password)}
+        for name in credentials.devices:  # issued before a restart (a saved state)
+            self._lines[name] = mosquitto_hash(credentials.password("%s-%s" % (PREFIX, name), name))
         self._reload = None
         self._dirty = False
         self.reloaded = asyncio.Event()

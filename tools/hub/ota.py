@@ -91,10 +91,11 @@ class Activation:
     signs (HMAC-SHA256 with its key, looked up by serial number; a device without a serial
     number sends `{}` and is known by its Device-Id alone, Activation-Version 1)."""
 
-    def __init__(self, keys=None):
+    def __init__(self, keys=None, activated=(), on_activated=None):
         self.keys = dict(keys or {})  # serial number -> key bytes
-        self.activated = set()
+        self.activated = set(activated)
         self.pending = {}  # device id -> {"code", "challenge", "confirmed", "since"}
+        self.on_activated = on_activated  # called with the device id (to save the state)
 
     def start(self, device_id):
         entry = self.pending.get(device_id)
@@ -137,6 +138,8 @@ class Activation:
             return 202, "waiting for the owner to enter code %s" % entry["code"]
         del self.pending[device_id]
         self.activated.add(device_id)
+        if self.on_activated:
+            self.on_activated(device_id)
         return 200, "activated"
 
 
