@@ -132,50 +132,22 @@ class Backend:
             ", activation on" if self.ota.activation else ""))
 
     async def _start_mqtt(self, mqtt, mqtt_port, passwd, pidfile, idle_timeout):
-        from tools.hub.broker import BACKEND_USER, Credentials, EmbeddedBroker, MosquittoFiles
-        from tools.hub.mqtt import MqttServer
-        from tools.hub.mqttclient import MqttRefused, parse_mqtt_url
+        from tools.hub.mqtt import MqttHub
 
         saved = self.state.data
-        self.credentials = Credentials(bytes.fromhex(saved["mqtt_secret"]) if "mqtt_secret" in saved else None,
-                                       saved.get("mqtt_backend_password"))
-        self.credentials.devices.update(saved.get("mqtt_issued", {}))
+        self.mqtt_hub = MqttHub(mqtt, self.host, self.public_host, mqtt_port, passwd, pidfile,
+                                bytes.fromhex(saved["mqtt_secret"]) if "mqtt_secret" in saved else None,
+                                saved.get("mqtt_backend_password"), saved.get("mqtt_issued"), log=self.out)
+        self.credentials = self.mqtt_hub.credentials
         self.credentials.listeners.append(lambda name, password: self._save_state())
         self._save_state()
-        self.broker = None
-        if mqtt == "embedded":
-            self.broker = EmbeddedBroker(self.credentials)
-            broker_port = await self.broker.start(self.host, mqtt_port)
-            broker_host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
-            user, password = BACKEND_USER, self.credentials.backend_password
-            self.mqtt_endpoint = "%s:%d" % (self.public_host, broker_port)
-            self.out("backend: embedded MQTT broker (amqtt) at %s, per-device credentials" % self.mqtt_endpoint)
-        else:
-            broker_host, broker_port, user, password = parse_mqtt_url(mqtt)
-            if passwd:  # we write the broker's password file: our own login is ours to pick
-                if password:
-                    self.credentials.backend_password = password
-                user, password = BACKEND_USER, self.credentials.backend_password
-                self.mosquitto = MosquittoFiles(self.credentials, passwd, pidfile, log=self.out)
-                self.mosquitto.signal()
-            self.mqtt_endpoint = "%s:%d" % (self.public_host if broker_host in ("127.0.0.1", "localhost")
-                                            else broker_host, broker_port)
-            self.out("backend: MQTT broker at %s:%d" % (broker_host, broker_port))
-        self.mqtt = MqttServer(on_device=self._onboard, on_notification=self._on_notification,
-                               on_gone=self._on_gone, log=self.out, trace=self.server._trace,
-                               request_timeout=self.request_timeout, devices=self.server.devices,
-                               names=self.credentials.devices, public_host=self.public_host,
-                               **({"idle_timeout": idle_timeout} if idle_timeout else {}))
-        for attempt in range(25 if passwd else 1):  # mosquitto reads its password file on SIGHUP, soon
-            try:
-                udp_port = await self.mqtt.start(broker_host, broker_port, user, password, udp_host=self.host)
-                break
-            except MqttRefused:
-                if attempt == 24 or not passwd:
-                    raise
-                await asyncio.sleep(0.2)
-        self.out("backend: devices over MQTT on umcp/<device>/up and umcp/<device>/down, UDP audio on port %d"
-                 % udp_port)
+        self.mqtt = await self.mqtt_hub.start(
+            on_device=self._onboard, on_notification=self._on_notification, on_gone=self._on_gone, log=self.out,
+            trace=self.server._trace, request_timeout=self.request_timeout, devices=self.server.devices,
+            **({"idle_timeout": idle_timeout} if idle_timeout else {}))
+        self.broker = self.mqtt_hub.broker
+        self.mosquitto = self.mqtt_hub.mosquitto
+        self.mqtt_endpoint = self.mqtt_hub.endpoint
 
     async def _ota_connection(self, device_id, client_id, board):
         if self.mqtt is not None:
@@ -208,9 +180,7 @@ class Backend:
 
     async def close(self):
         if self.mqtt is not None:
-            await self.mqtt.close()
-        if getattr(self, "broker", None) is not None:
-            await self.broker.close()
+            await self.mqtt_hub.close()
         await self.server.close()
         await self._http.close()
 
