@@ -10,14 +10,14 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-contract test-compile test-device test-host test-mosquitto sim bench bench-fleet deploy flash repl clean
+.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim bench deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
+	@echo "make test-mosquitto   the MQTT tests against Debian's mosquitto"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
-	@echo "make bench-fleet  1000 simulated devices over MQTT (embedded broker, then mosquitto)"
-	@echo "make test-mosquitto  the host MQTT tests against Debian's mosquitto"
+	@echo "make bench-fleet  1000 simulated devices: MQTT (amqtt, mosquitto) and WebSocket"
 	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD)   copy the firmware to a board"
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin"
 	@echo "make repl   PORT=/dev/ttyUSB0"
@@ -51,10 +51,10 @@ test-device: setup
 test-host: setup
 	$(PY) -m pytest -q
 
-# The host's MQTT tests against Debian's mosquitto (/usr/sbin/mosquitto), started by the
-# tests on a free loopback port with a config they write; skipped with a label where absent.
+# The MQTT tests again against Debian's mosquitto (apt-get install mosquitto) instead of
+# the in-process amqtt broker: broker restart, wrong credentials, TLS, half-open, sessions.
 test-mosquitto: setup
-	UMCP_MOSQUITTO=1 $(PY) -m pytest -q -m mosquitto -rs
+	UMCP_MOSQUITTO=1 $(PY) -m pytest -q -m mosquitto
 
 sim: $(VENV)/.installed
 	$(PY) -m tools.sim.demo
@@ -63,7 +63,8 @@ bench: setup
 	$(PY) -m tools.bench
 	$(PY) -m tools.bench.fleet
 
-# 1000 simulated devices over MQTT (UMCP_FLEET=N for another size)
+# 1000 simulated devices over MQTT and WebSocket (UMCP_FLEET=N for another size)
+.PHONY: bench-fleet
 bench-fleet: setup
 	$(PY) -m tools.bench.fleet
 

@@ -163,21 +163,5 @@ def wire():
 collect_ignore = ["device"]
 
 
-# ---- MQTT brokers: tests marked `mosquitto` run against Debian's mosquitto ------------------
-MOSQUITTO = "/usr/sbin/mosquitto"
-
-
 def pytest_configure(config):
-    config.addinivalue_line("markers", "mosquitto: needs /usr/sbin/mosquitto; run by make test-mosquitto "
-                                       "(UMCP_MOSQUITTO=1)")
-
-
-def pytest_collection_modifyitems(config, items):
-    wanted = os.environ.get("UMCP_MOSQUITTO") == "1"
-    for item in items:
-        if item.get_closest_marker("mosquitto") is None:
-            continue
-        if not wanted:
-            item.add_marker(pytest.mark.skip(reason="mosquitto broker: run `make test-mosquitto`"))
-        elif not os.access(MOSQUITTO, os.X_OK):
-            item.add_marker(pytest.mark.skip(reason="mosquitto broker: %s is not installed" % MOSQUITTO))
+    config.addinivalue_line("markers", "mosquitto: needs Debian's mosquitto (make test-mosquitto)")
