@@ -196,23 +196,40 @@ async def bare_websocket_floor(answers, limit):
     return times, len(results) - len(times)
 
 
-async def run_websocket_fleet(answers, ota_s, out):
-    """The device's own XiaozhiLink (lib/xiaozhi/link.py) per device, one loop."""
-    from xiaozhi.link import XiaozhiLink
+def mqtt_link_class():
+    """The device's own MQTT link (lib/xiaozhi/mqtt_link.py), where this tree has it."""
+    try:
+        from xiaozhi.mqtt_link import MqttLink
+    except ImportError:
+        return None
+    return MqttLink
 
+
+async def run_link_fleet(answers, ota_s, out, kind):
+    """The device's own link per device (XiaozhiLink, or MqttLink), all in one loop."""
     limit = asyncio.Semaphore(200)
-    floor, floor_failed = await bare_websocket_floor(answers, limit)
+    if kind == "websocket":
+        from xiaozhi.link import XiaozhiLink
+
+        floor, floor_failed = await bare_websocket_floor(answers, limit)
+    else:
+        floor, floor_failed = await bare_connect_floor([a["mqtt"] for a in answers], limit)
     starts, links, tasks = {}, [], []
     for answer in answers:
         server = device_server(PAGE_LIMIT)
-        link = XiaozhiLink(server, answer["websocket"]["url"], answer["websocket"]["token"] or "none",
-                           answer["device_id"], "00000000-0000-4000-8000-%012x" % answer["index"],
-                           backoff_min=0.5, backoff_max=5)
+        client_id = "00000000-0000-4000-8000-%012x" % answer["index"]
+        if kind == "websocket":
+            link = XiaozhiLink(server, answer["websocket"]["url"], answer["websocket"]["token"] or "none",
+                               answer["device_id"], client_id, backoff_min=0.5, backoff_max=5)
+        else:
+            link = mqtt_link_class()(server, answer["mqtt"], answer["device_id"], client_id,
+                                     backoff_min=0.5, backoff_max=5)
+        link.bench_name = answer["mqtt"]["username"] if kind == "mqtt" else answer["device_id"]
         links.append(link)
 
     async def start(link):
-        async with limit:  # the same number of connections in flight as over MQTT
-            starts[link.headers["Device-Id"]] = time.monotonic()
+        async with limit:  # the same number of connections in flight as the floor's
+            starts[link.bench_name] = time.monotonic()
             runner = asyncio.get_running_loop().create_task(link.run())
             tasks.append(runner)
             await asyncio.wait([runner, asyncio.ensure_future(link.connected.wait())],
@@ -220,7 +237,9 @@ async def run_websocket_fleet(answers, ota_s, out):
 
     await asyncio.gather(*(start(link) for link in links))
     print(json.dumps({"starts": starts, "failed": [], "failed_count": 0, "ota_s": ota_s,
-                      "floor_connect": floor, "floor_failed": floor_failed}), file=out, flush=True)
+                      "floor_connect": floor, "floor_failed": floor_failed,
+                      "session": type(links[0]).__name__ if links else "-"}),
+          file=out, flush=True)
     await asyncio.to_thread(sys.stdin.readline)
     await asyncio.gather(*(link.stop() for link in links), return_exceptions=True)
     for task in tasks:
@@ -234,7 +253,10 @@ async def run_fleet(ota_url, count, out):
     answers = await asyncio.to_thread(ota_checks, ota_url, count)
     ota_s = time.monotonic() - started
     if "websocket" in answers[0]:
-        await run_websocket_fleet(answers, ota_s, out)
+        await run_link_fleet(answers, ota_s, out, "websocket")
+        return
+    if mqtt_link_class() is not None:
+        await run_link_fleet(answers, ota_s, out, "mqtt")
         return
     credentials = [answer["mqtt"] for answer in answers]
     # mosquitto: the client ids must differ from the devices' (a floor client would take
@@ -252,7 +274,8 @@ async def run_fleet(ota_url, count, out):
     results = await asyncio.gather(*(start(d) for d in devices), return_exceptions=True)
     failed = [repr(r) for r in results if isinstance(r, BaseException)]
     print(json.dumps({"starts": starts, "failed": failed[:5], "failed_count": len(failed), "ota_s": ota_s,
-                      "floor_connect": floor, "floor_failed": floor_failed}), file=out, flush=True)
+                      "floor_connect": floor, "floor_failed": floor_failed,
+                      "session": "bench-only"}), file=out, flush=True)
     # stay up until the parent says stop (a line on stdin)
     await asyncio.to_thread(sys.stdin.readline)
     await asyncio.gather(*(d.stop() for d in devices), return_exceptions=True)
@@ -393,7 +416,7 @@ async def one_run(kind, count, workdir, say):
             ready=len(clock.ready), failed_start=report["failed_count"], start_errors=report["failed"],
             ready_p50=percentile(latencies, 0.5), ready_p99=percentile(latencies, 0.99),
             all_ready_s=(max(clock.ready.values()) - first_start) if clock.ready else float("nan"),
-            ota_s=report["ota_s"], floor_connect_p50=percentile(report["floor_connect"], 0.5),
+            ota_s=report["ota_s"], session=report.get("session", "?"), floor_connect_p50=percentile(report["floor_connect"], 0.5),
             floor_connect_p99=percentile(report["floor_connect"], 0.99), floor_failed=report["floor_failed"],
             onboarding_failures=clock.failures[:3])
         gc.collect()
@@ -469,6 +492,7 @@ def print_table(count, runs):
     print()
     rows = [
         ("broker", lambda f: f["broker"]),
+        ("device session", lambda f: f["session"]),
         ("devices ready", lambda f: "%d of %d%s" % (f["ready"], count,
                                                    ", %d did not start" % f["failed_start"] if f["failed_start"] else "")),
         ("all ready after", lambda f: "%.1f s" % f["all_ready_s"]),
@@ -513,10 +537,10 @@ def print_table(count, runs):
           " upgrade) and a bare echo of a message of a call's size (through the broker; WebSocket: a"
           " bare echo server). Memory: the backend process's RSS growth over the fleet / devices ready"
           " (the amqtt column includes the broker's sessions: it runs in the backend's process).")
-    print("Devices: all in one child process, each umcp's McpServer; over WebSocket behind the"
-          " device's own XiaozhiLink (lib/xiaozhi/link.py), over MQTT behind a bench-only xiaozhi MQTT"
-          " session (the device's MQTT link is on branch i10dev). Backend, broker and fleet share"
-          " this machine's cores (%d) with whatever else runs." % (os.cpu_count() or 0))
+    print("Devices: all in one child process, each umcp's McpServer behind the device's own link"
+          " (XiaozhiLink over WebSocket; MqttLink over MQTT where lib/xiaozhi/mqtt_link.py exists, else"
+          " a bench-only xiaozhi MQTT session: the row 'device session' says which). Backend, broker"
+          " and fleet share this machine's cores (%d) with whatever else runs." % (os.cpu_count() or 0))
 
 
 async def run_in_this_process(kind, count):

@@ -14,7 +14,8 @@ Per device (topic name N; tools.hub.broker has the layout and the ACL):
   (replaced, idle, shutting down) publishes `goodbye`, and the device may say hello again;
   an `mcp` message outside a session is answered with `goodbye` (the gateway does so);
 - idle rule: a session without a message from the device for idle_timeout (120 s) ends;
-  after half of that the backend sends an MCP `ping`, which a live device answers;
+  after half of that (or after as long without a message *to* it: the device applies the
+  same rule to what it hears) the backend sends an MCP `ping`, which a live device answers;
 - a device should set a last will of `{"type":"goodbye"}` on its up topic: the broker
   then reports a vanished device at once instead of after the idle rule;
 - losing the broker ends every session; the server logs in again (1 s, doubling to 10 s)
@@ -67,7 +68,7 @@ class MqttConnection:
         self.name = name
         self.session_id = session_id
         self.closed = False
-        self.last_rx = time.monotonic()
+        self.last_rx = self.last_tx = time.monotonic()
         self.pinging = False
 
     async def send(self, text):
@@ -75,6 +76,7 @@ class MqttConnection:
             raise MqttLinkClosed()
         try:
             self.server.publish(self.name, text)
+            self.last_tx = time.monotonic()
         except MqttError as error:
             raise MqttLinkClosed("broker link lost: %s" % error) from None
 
@@ -234,7 +236,9 @@ class MqttServer:
                 if quiet > self.idle_timeout:
                     self.log("%s: nothing from it for %d s: session ended" % (device.id, quiet))
                     self.end(name, "idle", tell_device=True)
-                elif quiet > self.idle_timeout / 2 and not device.connection.pinging:
+                elif not device.connection.pinging and (
+                        quiet > self.idle_timeout / 2 or now - device.connection.last_tx > self.idle_timeout / 2):
+                    # the device keeps the same 120 s rule for what it hears from us
                     background(self._ping(device))
 
     async def _ping(self, device):
