@@ -18,8 +18,11 @@ def parse_args(argv=None):
     parser.add_argument("--http-port", type=int, default=8003,
                         help="vision/OTA HTTP port (default 8003, 0 picks a free one)")
     parser.add_argument("--public-host", help="host name devices use to reach us (default: LAN address)")
-    parser.add_argument("--ota-dir", help="serve the firmware images in this folder at /ota/<name>; "
-                        "<board>_<version>.bin files are offered by the OTA check")
+    parser.add_argument("--ota-dir", help="serve the firmware images in this folder at /ota/<name>")
+    OpenAIVision.add_arguments(parser)
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
+    parser.add_argument("--trace", action="store_true", help="print every MCP message")
+    # devices over MQTT, the OTA check and activation (README "Devices over MQTT")
     parser.add_argument("--mqtt", nargs="?", const="embedded", metavar="URL",
                         help="accept devices over MQTT too: alone, an embedded broker (amqtt, --mqtt-port); "
                              "or mqtt://[user:password@]host:port of a broker of yours. The OTA check then "
@@ -35,9 +38,6 @@ def parse_args(argv=None):
     parser.add_argument("--state", metavar="FILE",
                         help="remember activations and the MQTT secret (issued credentials stay valid) across restarts")
     parser.add_argument("--timezone-offset", type=int, default=0, help="minutes, in the OTA answer's server_time")
-    OpenAIVision.add_arguments(parser)
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
-    parser.add_argument("--trace", action="store_true", help="print every MCP message")
     return parser.parse_args(argv)
 
 

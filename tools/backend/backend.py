@@ -99,7 +99,7 @@ class Backend:
                               Activation(activation_keys, self.state.data.get("activated", ()),
                                          self._activated) if activation else None,
                               timezone_offset, log=out)
-        self._http = HttpServer(create_app(self.vision, ota_dir, log=out, extra_routes=self.ota.routes()))
+        self._http = HttpServer(create_app(self.vision, ota_dir, log=out, routes=self.ota.routes()))
         self._ready = asyncio.Condition()
         self._ready_devices = set()
 

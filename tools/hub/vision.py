@@ -145,9 +145,9 @@ def _failure(status, message):
     return JSONResponse({"success": False, "message": message}, status_code=status)
 
 
-def create_app(vision, ota_dir=None, log=print, extra_routes=()):
+def create_app(vision, ota_dir=None, log=print, routes=()):
     """The Starlette app: the vision endpoint, GET /ota/<file> when ota_dir is set, and
-    `extra_routes` (the OTA check and activation endpoints)."""
+    `routes` (the backend's web console)."""
 
     async def explain(request):
         device_id = request.headers.get("Device-Id")
@@ -181,11 +181,8 @@ def create_app(vision, ota_dir=None, log=print, extra_routes=()):
         return StreamingResponse(_stream_file(path, size, log), media_type="application/octet-stream",
                                  headers={"Content-Length": str(size)})
 
-    routes = [Route(VISION_PATH, explain, methods=["POST"])]
-    if ota_dir:
-        routes.append(Route("/ota/{name}", firmware, methods=["GET"]))
-    routes.extend(extra_routes)
-    return Starlette(routes=routes)
+    ota = [Route("/ota/{name}", firmware, methods=["GET"])] if ota_dir else []
+    return Starlette(routes=[Route(VISION_PATH, explain, methods=["POST"])] + ota + list(routes))
 
 
 async def _stream_file(path, size, log, chunk=4096):
