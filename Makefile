@@ -10,19 +10,21 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-contract test-compile test-device test-host sim bench soak deploy flash repl clean
+.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim bench bench-fleet soak deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
+	@echo "make test-mosquitto   the MQTT tests against Debian's mosquitto"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
 	@echo "make soak     100,000 hostile messages and 10,000 calls; heap before and after"
+	@echo "make bench-fleet  1000 simulated devices: MQTT (amqtt, mosquitto) and WebSocket"
 	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD) [ROMFS=1]   copy the firmware to a board"
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin [ROMFS=1]"
 	@echo "make repl   PORT=/dev/ttyUSB0"
 
 $(VENV)/.installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
 	touch $@
 
@@ -54,11 +56,22 @@ test-host: setup
 	    "install it (Debian/Ubuntu: apt-get install chromium chromium-driver) or set UMCP_CHROMIUM"
 	$(PY) -m pytest -q
 
+# The MQTT tests again against Debian's mosquitto (apt-get install mosquitto) instead of
+# the in-process amqtt broker: broker restart, wrong credentials, TLS, half-open, sessions.
+test-mosquitto: setup
+	UMCP_MOSQUITTO=1 $(PY) -m pytest -q -m mosquitto
+
 sim: $(VENV)/.installed
 	$(PY) -m tools.sim.demo
 
 bench: setup
 	$(PY) -m tools.bench
+	$(PY) -m tools.bench.fleet
+
+# 1000 simulated devices over MQTT and WebSocket (UMCP_FLEET=N for another size)
+.PHONY: bench-fleet
+bench-fleet: setup
+	$(PY) -m tools.bench.fleet
 
 # Hostile input and plain calls at length, on CPython and MicroPython: prints the heap
 # before and after (tests/test_fuzz.py with soak counts).

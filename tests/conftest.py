@@ -200,3 +200,7 @@ def certs(tmp_path_factory):
     from firmware_harness import make_certs
 
     return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "mosquitto: needs Debian's mosquitto (make test-mosquitto)")

@@ -3,6 +3,7 @@
 import argparse
 import asyncio
 import functools
+import json
 
 from tools.backend.backend import Backend
 from tools.backend.console import HELP, Console, stdin_lines
@@ -27,6 +28,22 @@ def parse_args(argv=None):
     OpenAIVision.add_arguments(parser)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
     parser.add_argument("--trace", action="store_true", help="print every MCP message")
+    # devices over MQTT, the OTA check and activation (README "Devices over MQTT")
+    parser.add_argument("--mqtt", nargs="?", const="embedded", metavar="URL",
+                        help="accept devices over MQTT too: alone, an embedded broker (amqtt, --mqtt-port); "
+                             "or mqtt://[user:password@]host:port of a broker of yours. The OTA check then "
+                             "hands out MQTT credentials per device")
+    parser.add_argument("--mqtt-port", type=int, default=1883, help="embedded broker port (default 1883, 0: free)")
+    parser.add_argument("--mqtt-passwd", metavar="FILE",
+                        help="a mosquitto password_file the backend keeps in step with the credentials it issues")
+    parser.add_argument("--mqtt-pidfile", metavar="FILE", help="mosquitto's pid_file: SIGHUP it after --mqtt-passwd changes")
+    parser.add_argument("--activation", action="store_true",
+                        help="devices must be activated: the OTA check hands out a code, `activate CODE` confirms it")
+    parser.add_argument("--activation-keys", metavar="FILE",
+                        help='JSON {"<serial number>": "<hex HMAC key>"}: devices with a serial number sign the challenge')
+    parser.add_argument("--state", metavar="FILE",
+                        help="remember activations and the MQTT secret (issued credentials stay valid) across restarts")
+    parser.add_argument("--timezone-offset", type=int, default=0, help="minutes, in the OTA answer's server_time")
     return parser.parse_args(argv)
 
 
@@ -36,8 +53,15 @@ async def main(args):
     web = None
     if not args.no_console:
         web = {"remote": args.console_host == "0.0.0.0", "token": args.console_token or args.token}
+    keys = None
+    if args.activation_keys:
+        with open(args.activation_keys) as source:
+            keys = {serial: bytes.fromhex(key) for serial, key in json.load(source).items()}
     backend = Backend(args.token, args.host, args.port, args.http_port, args.public_host, model,
-                      args.ota_dir, out=out, trace=args.trace, request_timeout=args.timeout, web=web)
+                      args.ota_dir, out=out, trace=args.trace, request_timeout=args.timeout, web=web,
+                      mqtt=args.mqtt, mqtt_port=args.mqtt_port, mqtt_passwd=args.mqtt_passwd,
+                      mqtt_pidfile=args.mqtt_pidfile, activation=args.activation or bool(keys),
+                      activation_keys=keys, timezone_offset=args.timezone_offset, state_path=args.state)
     await backend.start()
     if not args.token:
         out("backend: warning: no --token, any device that reaches this port may connect")

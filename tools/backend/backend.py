@@ -4,9 +4,11 @@ calls their tools, writing a readable account of everything to `out`."""
 
 import asyncio
 import json
+import os
 import socket
 
 from tools.hub.httpserver import HttpServer
+from tools.hub.ota import OTA_PATH, Activation, OtaService
 from tools.hub.vision import VisionService, create_app, vision_url
 from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
@@ -51,12 +53,37 @@ def reachable_host(host):
         probe.close()
 
 
+class State:
+    """A JSON file of what the backend must remember across restarts (none without a path)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.data = {}
+        if path and os.path.exists(path):
+            with open(path) as source:
+                self.data = json.load(source)
+
+    def save(self, data):
+        self.data.update(data)
+        if not self.path:
+            return
+        temporary = self.path + ".tmp"
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            json.dump(self.data, out, indent=1, sort_keys=True)
+        os.replace(temporary, self.path)
+
+
 class Backend:
     def __init__(self, token=None, host="127.0.0.1", port=0, http_port=0, public_host=None,
                  vision_model=None, ota_dir=None, out=print, trace=False, request_timeout=30.0,
-                 web=None):
+                 web=None, mqtt=None, mqtt_port=0, mqtt_passwd=None, mqtt_pidfile=None,
+                 activation=False, activation_keys=None, timezone_offset=0, idle_timeout=None,
+                 state_path=None):
         """`web`: None, or the web console's options as a dict of WebConsole's keyword
-        arguments (tools/backend/web.py): it is then served beside the vision endpoint."""
+        arguments (tools/backend/web.py): it is then served beside the vision endpoint.
+        mqtt: None (WebSocket only), "embedded" (an amqtt broker in this process on
+        mqtt_port) or "mqtt://user:password@host:port" (a broker of yours; mqtt_passwd and
+        mqtt_pidfile keep a mosquitto password file in step and reload it)."""
         self.out = out
         self.host = host
         self.port = port
@@ -68,13 +95,21 @@ class Backend:
                                     on_gone=self._on_gone, log=out, trace=self._trace if trace else None,
                                     request_timeout=request_timeout)
         self.listeners = []  # listener(event, device, data): what the web console follows
+        self.mqtt = None  # tools.hub.mqtt.MqttServer when MQTT is on
+        self._mqtt_options = (mqtt, mqtt_port, mqtt_passwd, mqtt_pidfile, idle_timeout)
+        self.mqtt_endpoint = None
+        self.state = State(state_path)
+        self.ota = OtaService(self._ota_connection, self._firmware_url, ota_dir,
+                              Activation(activation_keys, self.state.data.get("activated", ()),
+                                         self._activated) if activation else None,
+                              timezone_offset, log=out)
+        routes = list(self.ota.routes())
         self.web = None
-        routes = []
         if web is not None:
             from tools.backend.web import WebConsole
 
             self.web = WebConsole(self, **web)
-            routes = self.web.routes()
+            routes += self.web.routes()
         self.vision.on_upload = self._on_upload
         self._http = HttpServer(create_app(self.vision, ota_dir, log=out, routes=routes))
         self._ready = asyncio.Condition()
@@ -88,21 +123,83 @@ class Backend:
     def vision_url(self):
         return vision_url(self.public_host, self.http_port)
 
+    @property
+    def websocket_url(self):
+        return "ws://%s:%d%s" % (self.public_host, self.port, PATH)
+
+    @property
+    def ota_url(self):
+        return "http://%s:%d%s" % (self.public_host, self.http_port, OTA_PATH)
+
     async def start(self):
         self.http_port = await self._http.start(self.host, self.http_port)
         self.port = await self.server.start(self.host, self.port)
-        self.out("backend: devices connect to ws://%s:%d%s (%s)" % (
-            self.public_host, self.port, PATH, "token required" if self.server.token else "no token"))
+        self.out("backend: devices connect to %s (%s)" % (
+            self.websocket_url, "token required" if self.server.token else "no token"))
         self.out("backend: vision endpoint %s" % self.vision_url)
+        if self._mqtt_options[0]:
+            await self._start_mqtt(*self._mqtt_options)
+        self.out("backend: OTA check at %s (hands out %s)%s" % (
+            self.ota_url, "mqtt" if self.mqtt else "websocket",
+            ", activation on" if self.ota.activation else ""))
         if self.web is not None:
             self.out("backend: web console %s" % self.web.url)
             if not self.web.remote and self.host not in ("", "0.0.0.0", "::", "127.0.0.1", "localhost"):
                 self.out("backend: warning: the web console answers this machine only, but the HTTP server "
                          "listens on %s alone: use --host 0.0.0.0, or --console-host 0.0.0.0" % self.host)
 
+    async def _start_mqtt(self, mqtt, mqtt_port, passwd, pidfile, idle_timeout):
+        from tools.hub.mqtt import MqttHub
+
+        saved = self.state.data
+        self.mqtt_hub = MqttHub(mqtt, self.host, self.public_host, mqtt_port, passwd, pidfile,
+                                bytes.fromhex(saved["mqtt_secret"]) if "mqtt_secret" in saved else None,
+                                saved.get("mqtt_backend_password"), saved.get("mqtt_issued"), log=self.out)
+        self.credentials = self.mqtt_hub.credentials
+        self.credentials.listeners.append(lambda name, password: self._save_state())
+        self._save_state()
+        self.mqtt = await self.mqtt_hub.start(
+            on_device=self._onboard, on_notification=self._on_notification, on_gone=self._on_gone, log=self.out,
+            trace=self.server._trace, request_timeout=self.request_timeout, devices=self.server.devices,
+            **({"idle_timeout": idle_timeout} if idle_timeout else {}))
+        self.broker = self.mqtt_hub.broker
+        self.mosquitto = self.mqtt_hub.mosquitto
+        self.mqtt_endpoint = self.mqtt_hub.endpoint
+
+    async def _ota_connection(self, device_id, client_id, board):
+        if self.mqtt is not None:
+            return "mqtt", self.credentials.issue(device_id, self.mqtt_endpoint)
+        return "websocket", {"url": self.websocket_url, "token": self.server.token or ""}
+
+    def _firmware_url(self, name):
+        return "http://%s:%d/ota/%s" % (self.public_host, self.http_port, name)
+
+    def _activated(self, device_id):
+        self._save_state()
+
+    def _save_state(self):
+        """Keep what a restart must not forget (with state_path): the MQTT secret and our
+        broker login (so issued credentials stay valid), the names issued, the activations."""
+        data = {}
+        if self.ota.activation is not None:
+            data["activated"] = sorted(self.ota.activation.activated)
+        credentials = getattr(self, "credentials", None)
+        if credentials is not None:
+            data.update(mqtt_secret=credentials.secret.hex(), mqtt_backend_password=credentials.backend_password,
+                        mqtt_issued=dict(credentials.devices))
+        self.state.save(data)
+
+    def activate(self, code):
+        """The owner typed an activation code: the device it belongs to, or None."""
+        if self.ota.activation is None:
+            return None
+        return self.ota.activation.confirm(code)
+
     async def close(self):
         if self.web is not None:
             self.web.close()  # ends its event streams, or the HTTP server waits on them
+        if self.mqtt is not None:
+            await self.mqtt_hub.close()
         await self.server.close()
         await self._http.close()
 

@@ -11,6 +11,7 @@ HELP = """commands:
   devices                         connected devices
   tools [--all] [DEVICE]          their tools (--all: with user-only tools, asked afresh)
   call DEVICE TOOL [JSON-ARGS]    call a tool, e.g. call 1 self.audio_speaker.set_volume {"volume": 30}
+  activate CODE                   confirm the activation code a device shows (with --activation)
   help, quit
 DEVICE is a device id or its number in `devices`."""
 
@@ -29,7 +30,8 @@ class Console:
         command, args = words[0], words[1:]
         if command in ("quit", "exit"):
             return False
-        handler = {"devices": self._devices, "tools": self._tools, "call": self._call}.get(command)
+        handler = {"devices": self._devices, "tools": self._tools, "call": self._call,
+                   "activate": self._activate}.get(command)
         if handler is None:
             self.out(HELP)
             return True
@@ -52,9 +54,9 @@ class Console:
             self.out("no devices connected")
         for number, device in enumerate(self.backend.devices.values(), 1):
             info = device.server_info or {}
-            self.out("%d. %s  session %s  %s %s  %d tools" % (
+            self.out("%d. %s  session %s  %s %s  %d tools%s" % (
                 number, device.id, device.session_id, info.get("name", "?"), info.get("version", ""),
-                len(device.tools)))
+                len(device.tools), "  (mqtt)" if getattr(device, "transport", None) == "mqtt" else ""))
 
     async def _tools(self, args):
         words = " ".join(args).split()
@@ -82,6 +84,17 @@ class Console:
         if not isinstance(arguments, dict):
             raise UsageError("arguments must be a JSON object")
         await self.backend.call(device, args[1], arguments)
+
+
+    async def _activate(self, args):
+        if len(args) != 1:
+            raise UsageError("usage: activate CODE")
+        if self.backend.ota.activation is None:
+            raise UsageError("activation is off (start the backend with --activation)")
+        device_id = self.backend.activate(args[0])
+        if device_id is None:
+            raise UsageError("no device waits for code %r" % args[0])
+        self.out("%s: activation confirmed; it completes when the device asks again" % device_id)
 
 
 class UsageError(Exception):

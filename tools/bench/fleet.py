@@ -1,0 +1,595 @@
+"""python -m tools.bench.fleet [--devices N] [--brokers embedded,mosquitto] (make bench)
+
+A fleet of simulated devices over MQTT to one local backend, through the embedded amqtt
+broker and then through Debian's mosquitto (skipped, with a label, where it is absent).
+
+This process runs the backend (tools.backend.Backend with --mqtt). A child process runs
+the fleet in one asyncio loop: every device checks in at the backend's OTA endpoint over
+HTTP (which issues its MQTT credentials), then connects with them. Each device is umcp's
+real MCP core (lib/umcp McpServer, with tools declared as the firmware declares them)
+behind a xiaozhi MQTT session written for this bench (connect with a last will, subscribe
+to its down topic, hello version 3 / transport udp, the mcp envelope, goodbye): the
+device's own MQTT link is not on this branch yet, so the session is the bench's, the MQTT
+client is tools.hub.mqttclient.
+
+Figures: connect-to-ready (from a device's TCP connect to the backend having its tool
+list) p50/p99 and when the last device was ready; tools/call round trips (one call per
+device, 50 in flight) p50/p99 and failures; the backend process's memory per device
+(RSS growth over the fleet / N, the embedded broker's sessions included when it runs in
+the backend). Beside them, floors measured in the same run through the same broker:
+bare MQTT connect+subscribe of N clients, and the round trip of a message of the same
+size echoed by a bare client (50 in flight).
+"""
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import psutil
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IN_FLIGHT = 50
+READY_LIMIT = 120.0  # seconds: a run that takes longer is reported as incomplete
+PAGE_LIMIT = 7000  # under the xiaozhi gateway's 8192-byte packet limit
+MAC_BASE = 0x02AA00000000
+
+
+def mac(index):
+    text = "%012x" % (MAC_BASE + index)
+    return ":".join(text[i:i + 2] for i in range(0, 12, 2))
+
+
+def raise_file_limit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+# ---- the fleet (child process) --------------------------------------------------------
+
+def device_server(max_payload):
+    """umcp's McpServer with tools declared as the firmware declares its common ones."""
+    sys.path.insert(0, os.path.join(ROOT, "lib"))
+    from umcp import INTEGER, STRING, McpServer, Property, PropertyList
+
+    server = McpServer(name="umcp", version="0.1.0", page_limit=max_payload)
+    state = {"volume": 50, "brightness": 80, "theme": "light"}
+    server.add_tool("self.get_device_status", "Current volume, brightness, theme and network.",
+                    PropertyList([]), lambda args: dict(state), read_only=True)
+    server.add_tool("self.audio_speaker.set_volume", "Set the speaker volume (0-100).",
+                    PropertyList([Property("volume", INTEGER, minimum=0, maximum=100)]),
+                    lambda args: state.update(volume=args["volume"]) or True, idempotent=True)
+    server.add_tool("self.screen.set_brightness", "Set the screen brightness (0-100).",
+                    PropertyList([Property("brightness", INTEGER, minimum=0, maximum=100)]),
+                    lambda args: state.update(brightness=args["brightness"]) or True, idempotent=True)
+    server.add_tool("self.screen.set_theme", "Light or dark theme.",
+                    PropertyList([Property("theme", STRING)]),
+                    lambda args: state.update(theme=args["theme"]) or True, idempotent=True)
+    return server
+
+
+class BenchDevice:
+    """One device: McpServer + the bench's xiaozhi MQTT session."""
+
+    def __init__(self, mqtt, max_payload=PAGE_LIMIT):
+        from tools.hub.mqttclient import MqttClient
+
+        self.mqtt = mqtt
+        self.session_id = None
+        self.server = device_server(max_payload)
+        self.prefix = None
+        self.client = MqttClient(mqtt["client_id"], self._on_message, mqtt["username"], mqtt["password"],
+                                 keepalive=240, will=(mqtt["publish_topic"], '{"type":"goodbye"}'))
+        self.hello_at = None
+
+    async def start(self):
+        from tools.hub.mqttclient import MqttRefused
+
+        host, port = self.mqtt["endpoint"].rsplit(":", 1)
+        for attempt in range(50):  # mosquitto learns new credentials on a reload: retry briefly
+            try:
+                await self.client.connect(host, int(port))
+                break
+            except MqttRefused:
+                if attempt == 49:
+                    raise
+                await asyncio.sleep(0.1)
+                self.client.closed.clear()
+        await self.client.subscribe([self.mqtt["subscribe_topic"]])
+        self.client.publish(self.mqtt["publish_topic"], json.dumps(
+            {"type": "hello", "version": 3, "transport": "udp", "features": {"mcp": True},
+             "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}}))
+
+    def _on_message(self, topic, payload):
+        message = json.loads(payload)
+        kind = message.get("type")
+        if kind == "hello":
+            self.session_id = message["session_id"]
+            self.prefix = '{"session_id":"%s","type":"mcp","payload":' % self.session_id
+            self.server.set_sender(self._send, overhead=len(self.prefix) + 1)
+            self.hello_at = time.monotonic()
+        elif kind == "mcp" and self.session_id:
+            asyncio.get_running_loop().create_task(self.server.handle(message.get("payload")))
+
+    def _send(self, pieces):
+        from umcp.compat import join_pieces
+
+        self.client.publish(self.mqtt["publish_topic"], self.prefix + join_pieces(pieces) + "}")
+
+    async def stop(self):
+        try:
+            self.client.publish(self.mqtt["publish_topic"], '{"session_id":"%s","type":"goodbye"}' % self.session_id)
+        except Exception:
+            pass
+        await self.client.disconnect()
+
+
+def ota_checks(ota_url, count, workers=8):
+    """The OTA check of every device (HTTP, as the device does it): their mqtt blocks."""
+    def check(index):
+        body = json.dumps({"application": {"version": "0.1.0"}, "board": {"type": "host"},
+                           "mac_address": mac(index)}).encode()
+        headers = {"Device-Id": mac(index), "Client-Id": "00000000-0000-4000-8000-%012x" % index,
+                   "Content-Type": "application/json"}
+        with urllib.request.urlopen(urllib.request.Request(ota_url, body, headers), timeout=30) as response:
+            return dict(json.load(response), device_id=mac(index), index=index)
+
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(check, range(count)))
+
+
+async def bare_connect_floor(credentials, limit):
+    """N bare clients connect and subscribe (the broker's share of getting ready)."""
+    from tools.hub.mqttclient import MqttClient
+
+    async def one(mqtt):
+        host, port = mqtt["endpoint"].rsplit(":", 1)
+        client = MqttClient(mqtt["client_id"] + "@floor", None, mqtt["username"], mqtt["password"], keepalive=240)
+        start = time.monotonic()
+        async with limit:
+            await client.connect(host, int(port))
+            await client.subscribe([mqtt["subscribe_topic"]])
+        return client, time.monotonic() - start
+
+    results = await asyncio.gather(*(one(m) for m in credentials), return_exceptions=True)
+    times = [r[1] for r in results if not isinstance(r, BaseException)]
+    for result in results:
+        if not isinstance(result, BaseException):
+            await result[0].disconnect()
+    return times, len(results) - len(times)
+
+
+async def bare_websocket_floor(answers, limit):
+    """N bare WebSocket upgrades to the backend (its share of a device connecting)."""
+    from websockets.asyncio.client import connect
+
+    async def one(answer):
+        start = time.monotonic()
+        async with limit:
+            headers = {"Authorization": "Bearer " + answer["websocket"]["token"],
+                       "Device-Id": "floor-%d" % answer["index"]}
+            connection = await connect(answer["websocket"]["url"], additional_headers=headers)
+        elapsed = time.monotonic() - start
+        await connection.close()
+        return elapsed
+
+    results = await asyncio.gather(*(one(a) for a in answers), return_exceptions=True)
+    times = [r for r in results if isinstance(r, float)]
+    return times, len(results) - len(times)
+
+
+def mqtt_link_class():
+    """The device's own MQTT link (lib/xiaozhi/mqtt_link.py), where this tree has it."""
+    try:
+        from xiaozhi.mqtt_link import MqttLink
+    except ImportError:
+        return None
+    return MqttLink
+
+
+async def run_link_fleet(answers, ota_s, out, kind):
+    """The device's own link per device (XiaozhiLink, or MqttLink), all in one loop."""
+    limit = asyncio.Semaphore(200)
+    if kind == "websocket":
+        from xiaozhi.link import XiaozhiLink
+
+        floor, floor_failed = await bare_websocket_floor(answers, limit)
+    else:
+        floor, floor_failed = await bare_connect_floor([a["mqtt"] for a in answers], limit)
+    starts, links, tasks = {}, [], []
+    for answer in answers:
+        server = device_server(PAGE_LIMIT)
+        client_id = "00000000-0000-4000-8000-%012x" % answer["index"]
+        if kind == "websocket":
+            link = XiaozhiLink(server, answer["websocket"]["url"], answer["websocket"]["token"] or "none",
+                               answer["device_id"], client_id, backoff_min=0.5, backoff_max=5)
+        else:
+            link = mqtt_link_class()(server, answer["mqtt"], answer["device_id"], client_id,
+                                     backoff_min=0.5, backoff_max=5)
+        link.bench_name = answer["mqtt"]["username"] if kind == "mqtt" else answer["device_id"]
+        links.append(link)
+
+    async def start(link):
+        async with limit:  # the same number of connections in flight as the floor's
+            starts[link.bench_name] = time.monotonic()
+            runner = asyncio.get_running_loop().create_task(link.run())
+            tasks.append(runner)
+            await asyncio.wait([runner, asyncio.ensure_future(link.connected.wait())],
+                               return_when=asyncio.FIRST_COMPLETED)
+
+    await asyncio.gather(*(start(link) for link in links))
+    print(json.dumps({"starts": starts, "failed": [], "failed_count": 0, "ota_s": ota_s,
+                      "floor_connect": floor, "floor_failed": floor_failed,
+                      "session": type(links[0]).__name__ if links else "-"}),
+          file=out, flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
+    await asyncio.gather(*(link.stop() for link in links), return_exceptions=True)
+    for task in tasks:
+        task.cancel()
+
+
+async def run_fleet(ota_url, count, out):
+    sys.path.insert(0, os.path.join(ROOT, "lib"))
+    raise_file_limit()
+    started = time.monotonic()
+    answers = await asyncio.to_thread(ota_checks, ota_url, count)
+    ota_s = time.monotonic() - started
+    if "websocket" in answers[0]:
+        await run_link_fleet(answers, ota_s, out, "websocket")
+        return
+    if mqtt_link_class() is not None:
+        await run_link_fleet(answers, ota_s, out, "mqtt")
+        return
+    credentials = [answer["mqtt"] for answer in answers]
+    # mosquitto: the client ids must differ from the devices' (a floor client would take
+    # over a device's session); the ACL lets a floor client subscribe to its own down topic.
+    limit = asyncio.Semaphore(200)  # connects in flight, for both phases
+    floor, floor_failed = await bare_connect_floor(credentials, limit)
+    devices = [BenchDevice(mqtt) for mqtt in credentials]
+    starts = {}
+
+    async def start(device):
+        async with limit:
+            starts[device.mqtt["username"]] = time.monotonic()
+            await device.start()
+
+    results = await asyncio.gather(*(start(d) for d in devices), return_exceptions=True)
+    failed = [repr(r) for r in results if isinstance(r, BaseException)]
+    print(json.dumps({"starts": starts, "failed": failed[:5], "failed_count": len(failed), "ota_s": ota_s,
+                      "floor_connect": floor, "floor_failed": floor_failed,
+                      "session": "bench-only"}), file=out, flush=True)
+    # stay up until the parent says stop (a line on stdin)
+    await asyncio.to_thread(sys.stdin.readline)
+    await asyncio.gather(*(d.stop() for d in devices), return_exceptions=True)
+
+
+# ---- the backend side (this process) ----------------------------------------------------
+
+class ReadyClock:
+    """Backend output sink: when each device became ready (its `ready:` line)."""
+
+    def __init__(self):
+        self.ready = {}
+        self.failures = []
+        self.all_ready = asyncio.Event()
+        self.expected = None
+
+    def __call__(self, line):
+        device, _, text = line.partition(": ")
+        if text.startswith("ready: "):
+            self.ready[device] = time.monotonic()
+            if self.expected and len(self.ready) >= self.expected:
+                self.all_ready.set()
+        elif "failed" in text or "refused" in text:
+            self.failures.append(line)
+
+
+async def echo_floor(backend_login, size, count):
+    """Round trips of a `size`-byte message through the broker to a bare echo client."""
+    from tools.hub.mqttclient import MqttClient
+
+    host, port, user, password = backend_login
+    pending = {}
+    echo = MqttClient("umcp-bench-echo", None, user, password)
+    echo.on_message = lambda topic, payload: echo.publish("umcp/bench-floor/pong", payload)
+    asker = MqttClient("umcp-bench-ask", lambda topic, payload: pending.pop(payload[:8], None).set_result(
+        time.monotonic()), user, password)
+    await echo.connect(host, port)
+    await asker.connect(host, port)
+    await echo.subscribe(["umcp/bench-floor/ping"])
+    await asker.subscribe(["umcp/bench-floor/pong"])
+    limit = asyncio.Semaphore(IN_FLIGHT)
+    filler = b"x" * max(0, size - 8)
+
+    async def one(index):
+        async with limit:
+            key = b"%08d" % index
+            answer = asyncio.get_running_loop().create_future()
+            pending[key] = answer
+            start = time.monotonic()
+            asker.publish("umcp/bench-floor/ping", key + filler)
+            return await asyncio.wait_for(answer, 30) - start
+
+    times = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
+    await echo.disconnect()
+    await asker.disconnect()
+    return [t for t in times if isinstance(t, float)]
+
+
+async def websocket_echo_floor(size, count):
+    """Round trips of a `size`-byte message to a bare WebSocket echo server on loopback."""
+    from websockets.asyncio.client import connect
+    from websockets.asyncio.server import serve
+
+    async def echo(connection):
+        async for message in connection:
+            await connection.send(message)
+
+    pending = {}
+    async with serve(echo, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        async with connect("ws://127.0.0.1:%d/" % port) as client:
+            async def read():
+                async for message in client:
+                    pending.pop(message[:8]).set_result(time.monotonic())
+
+            reader = asyncio.create_task(read())
+            limit = asyncio.Semaphore(IN_FLIGHT)
+            filler = "x" * max(0, size - 8)
+
+            async def one(index):
+                async with limit:
+                    key = "%08d" % index
+                    answer = asyncio.get_running_loop().create_future()
+                    pending[key] = answer
+                    start = time.monotonic()
+                    await client.send(key + filler)
+                    return await asyncio.wait_for(answer, 30) - start
+
+            times = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
+            reader.cancel()
+    return [t for t in times if isinstance(t, float)]
+
+
+async def one_run(kind, count, workdir, say):
+    from tools.backend import Backend
+    from tools.bench.mosquitto import Mosquitto
+    from tools.hub.broker import BACKEND_USER
+
+    options = {}
+    broker = None
+    if kind == "websocket":
+        options = {}
+    elif kind == "mosquitto":
+        broker = Mosquitto(workdir).start()
+        options = dict(mqtt=broker.url, mqtt_passwd=broker.passwd, mqtt_pidfile=broker.pidfile)
+    else:
+        options = dict(mqtt="embedded")
+    clock = ReadyClock()
+    clock.expected = count
+    backend = Backend(None, host="127.0.0.1", out=clock, **options)
+    process = psutil.Process()
+    figures = {"broker": {"embedded": "amqtt 0.12.1", "websocket": "none"}.get(kind) or
+               "mosquitto %s" % mosquitto_version()}
+    child = None
+    try:
+        await backend.start()
+        gc.collect()
+        rss_before = process.memory_info().rss
+        child = subprocess.Popen([sys.executable, "-m", "tools.bench.fleet", "--child", backend.ota_url,
+                                  "--devices", str(count)], cwd=ROOT, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+        line = await asyncio.to_thread(child.stdout.readline)
+        if not line:
+            raise RuntimeError("the fleet process ended early (exit status %s)" % child.wait())
+        report = json.loads(line)
+        try:
+            await asyncio.wait_for(clock.all_ready.wait(), READY_LIMIT)
+        except asyncio.TimeoutError:
+            pass
+        starts = report["starts"]
+        if kind == "websocket":
+            name_of = {d: d for d in starts}
+        else:
+            name_of = {d: n for n, d in backend.credentials.devices.items()}
+        latencies = [clock.ready[d] - starts[name_of[d]] for d in clock.ready if name_of.get(d) in starts]
+        first_start = min(starts.values()) if starts else time.monotonic()
+        figures.update(
+            ready=len(clock.ready), failed_start=report["failed_count"], start_errors=report["failed"],
+            ready_p50=percentile(latencies, 0.5), ready_p99=percentile(latencies, 0.99),
+            all_ready_s=(max(clock.ready.values()) - first_start) if clock.ready else float("nan"),
+            ota_s=report["ota_s"], session=report.get("session", "?"), floor_connect_p50=percentile(report["floor_connect"], 0.5),
+            floor_connect_p99=percentile(report["floor_connect"], 0.99), floor_failed=report["floor_failed"],
+            onboarding_failures=clock.failures[:3])
+        gc.collect()
+        rss_after = process.memory_info().rss
+        figures["rss_per_device"] = (rss_after - rss_before) / max(1, len(clock.ready))
+
+        # tools/call: one per device, IN_FLIGHT at a time
+        devices = list(backend.devices.values())
+        limit = asyncio.Semaphore(IN_FLIGHT)
+        failed_calls = []
+
+        async def call(index, device):
+            async with limit:
+                start = time.monotonic()
+                try:
+                    result = await device.call_tool("self.audio_speaker.set_volume", {"volume": index % 101},
+                                                    timeout=30)
+                    if result.get("isError"):
+                        failed_calls.append("isError")
+                        return None
+                except Exception as error:
+                    failed_calls.append(repr(error))
+                    return None
+                return time.monotonic() - start
+
+        started = time.monotonic()
+        times = [t for t in await asyncio.gather(*(call(i, d) for i, d in enumerate(devices))) if t is not None]
+        figures.update(calls=len(devices), call_s=time.monotonic() - started, failed_calls=len(failed_calls),
+                       call_errors=failed_calls[:3], call_p50=percentile(times, 0.5),
+                       call_p99=percentile(times, 0.99))
+        request = json.dumps({"session_id": "x" * 32, "type": "mcp", "payload": {
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "self.audio_speaker.set_volume", "arguments": {"volume": 50}}}})
+        if kind == "websocket":
+            floor = await websocket_echo_floor(len(request), len(devices) or 1)
+        else:
+            login = ("127.0.0.1", int(backend.mqtt_endpoint.rsplit(":", 1)[1]), BACKEND_USER,
+                     backend.credentials.backend_password)
+            floor = await echo_floor(login, len(request), len(devices) or 1)
+        figures.update(floor_call_p50=percentile(floor, 0.5), floor_call_p99=percentile(floor, 0.99))
+    finally:
+        if child is not None:
+            try:
+                child.stdin.write("stop\n")
+                child.stdin.flush()
+                child.wait(30)
+            except (OSError, subprocess.TimeoutExpired):
+                child.kill()
+                child.wait()
+        await backend.close()
+        if broker is not None:
+            broker.stop()
+    return figures
+
+
+def mosquitto_version():
+    from tools.bench.mosquitto import MOSQUITTO
+
+    try:
+        text = subprocess.run([MOSQUITTO, "-h"], capture_output=True, text=True, timeout=10).stdout
+        return text.split("version", 1)[1].split()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "?"
+
+
+def _ms(value):
+    return "%.1f ms" % (value * 1000)
+
+
+def print_table(count, runs):
+    print("Fleet: %d simulated devices to one backend on loopback, over MQTT through each broker and"
+          " over WebSocket (target: all ready within 30 s, no failed call)" % count)
+    print()
+    rows = [
+        ("broker", lambda f: f["broker"]),
+        ("device session", lambda f: f["session"]),
+        ("devices ready", lambda f: "%d of %d%s" % (f["ready"], count,
+                                                   ", %d did not start" % f["failed_start"] if f["failed_start"] else "")),
+        ("all ready after", lambda f: "%.1f s" % f["all_ready_s"]),
+        ("connect-to-ready p50", lambda f: _ms(f["ready_p50"])),
+        ("connect-to-ready p99", lambda f: _ms(f["ready_p99"])),
+        ("  floor: bare connect p50", lambda f: _ms(f["floor_connect_p50"])),
+        ("  floor: bare connect p99", lambda f: _ms(f["floor_connect_p99"])),
+        ("tools/call p50 (%d in flight)" % IN_FLIGHT, lambda f: _ms(f["call_p50"])),
+        ("tools/call p99", lambda f: _ms(f["call_p99"])),
+        ("failed calls", lambda f: "%d of %d" % (f["failed_calls"], f["calls"])),
+        ("  floor: bare echo round trip p50", lambda f: _ms(f["floor_call_p50"])),
+        ("  floor: bare echo round trip p99", lambda f: _ms(f["floor_call_p99"])),
+        ("backend memory per device (RSS)", lambda f: "%.1f KB" % (f["rss_per_device"] / 1024)),
+        ("OTA checks of the fleet (HTTP)", lambda f: "%.1f s" % f["ota_s"]),
+    ]
+    titles = [title for title, _ in runs]
+    width = max(len(r[0]) for r in rows) + 2
+    columns = [max(len(t), 12) + 2 for t in titles]
+    print("".ljust(width) + "".join(t.rjust(c) for t, c in zip(titles, columns)))
+    for label, cell in rows:
+        values = []
+        for (_, figures), column in zip(runs, columns):
+            if isinstance(figures, str):
+                values.append("-".rjust(column))
+                continue
+            try:
+                values.append(cell(figures).rjust(column))
+            except (KeyError, TypeError, ValueError):
+                values.append("?".rjust(column))
+        print(label.ljust(width) + "".join(values))
+    print()
+    for title, figures in runs:
+        if isinstance(figures, str):
+            print("%s: %s" % (title, figures))
+        else:
+            for key in ("start_errors", "call_errors", "onboarding_failures"):
+                if figures.get(key):
+                    print("%s %s: %s" % (title, key.replace("_", " "), "; ".join(figures[key])))
+    print("connect-to-ready: from a device's TCP connect to the backend holding its tools/list (MQTT:"
+          " connect, subscribe, hello, initialize, tools/list; WebSocket: upgrade, hello, initialize,"
+          " tools/list). Floors: bare clients that only connect (MQTT: and subscribe; WebSocket: the"
+          " upgrade) and a bare echo of a message of a call's size (through the broker; WebSocket: a"
+          " bare echo server). Memory: the backend process's RSS growth over the fleet / devices ready"
+          " (the amqtt column includes the broker's sessions: it runs in the backend's process).")
+    print("Devices: all in one child process, each umcp's McpServer behind the device's own link"
+          " (XiaozhiLink over WebSocket; MqttLink over MQTT where lib/xiaozhi/mqtt_link.py exists, else"
+          " a bench-only xiaozhi MQTT session: the row 'device session' says which). Backend, broker"
+          " and fleet share this machine's cores (%d) with whatever else runs." % (os.cpu_count() or 0))
+
+
+async def run_in_this_process(kind, count):
+    """One broker's run (in a process of its own, so the RSS is the backend's alone)."""
+    raise_file_limit()
+    with tempfile.TemporaryDirectory(prefix="umcp-fleet-") as workdir:
+        try:
+            figures = await one_run(kind, count, workdir, print)
+        except FileNotFoundError as missing:
+            figures = "skipped: %s" % missing
+        except Exception as error:  # reported in the table
+            figures = "did not run: %r" % error
+    print(json.dumps(figures), flush=True)
+
+
+def main_runs(args):
+    runs = []
+    for kind in args.brokers.split(","):
+        title = {"embedded": "MQTT, amqtt", "mosquitto": "MQTT, mosquitto", "websocket": "WebSocket"}[kind]
+        proc = subprocess.run([sys.executable, "-m", "tools.bench.fleet", "--run", kind, "--devices",
+                               str(args.devices)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=READY_LIMIT + 240)
+        lines = proc.stdout.strip().splitlines()
+        try:
+            figures = json.loads(lines[-1])
+        except (IndexError, ValueError):
+            figures = "did not run: %s" % (proc.stderr.strip()[-500:] or "exit status %d" % proc.returncode)
+        runs.append((title, figures))
+    print_table(args.devices, runs)
+    return 0 if all(not isinstance(f, str) or f.startswith("skipped") for _, f in runs) else 1
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.fleet", description=__doc__.split("\n")[0])
+    parser.add_argument("--devices", type=int, default=int(os.environ.get("UMCP_FLEET", "1000")),
+                        help="fleet size (default 1000, or UMCP_FLEET)")
+    parser.add_argument("--brokers", default="embedded,mosquitto,websocket",
+                        help="comma-separated runs: embedded (amqtt), mosquitto, websocket (no broker)")
+    parser.add_argument("--child", metavar="OTA_URL", help=argparse.SUPPRESS)
+    parser.add_argument("--run", choices=("embedded", "mosquitto", "websocket"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        asyncio.run(run_fleet(args.child, args.devices, sys.stdout))
+        return 0
+    if args.run:
+        asyncio.run(run_in_this_process(args.run, args.devices))
+        return 0
+    return main_runs(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

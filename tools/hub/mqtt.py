@@ -1,0 +1,421 @@
+"""Devices over MQTT: the hub's second acceptor, beside XiaozhiServer (WebSocket).
+
+MqttServer logs in to a broker (the embedded amqtt one, or mosquitto/EMQX given as
+mqtt://user:password@host:port), subscribes to `umcp/+/up` and gives every device that
+says hello there a tools.hub.xiaozhi.Device, the same object WebSocket devices get: the
+backend, the console (and the bridge, later) use it without knowing the transport.
+
+Per device (topic name N; tools.hub.broker has the layout and the ACL):
+- a hello on `umcp/N/up` starts a session: the answer on `umcp/N/down` carries the
+  session id and a `udp` block {server, port, key, nonce} (hex, AES-128-CTR) as the
+  xiaozhi MQTT+UDP protocol has it; a second hello replaces the session;
+- `mcp` messages both ways, as over WebSocket (Device.request/notify, tools/list paging);
+- `goodbye` from the device ends the session (no reply); the backend ending a session
+  (replaced, idle, shutting down) publishes `goodbye`, and the device may say hello again;
+  an `mcp` message outside a session is answered with `goodbye` (the gateway does so);
+- idle rule: a session without a message from the device for idle_timeout (120 s) ends;
+  after half of that (or after as long without a message *to* it: the device applies the
+  same rule to what it hears) the backend sends an MCP `ping`, which a live device answers;
+- a device should set a last will of `{"type":"goodbye"}` on its up topic: the broker
+  then reports a vanished device at once instead of after the idle rule;
+- losing the broker ends every session; the server logs in again (1 s, doubling to 10 s)
+  and devices come back with a new hello.
+
+UDP (UdpAudio): one socket for every device; a packet names its session by the ssrc in
+bytes 4-7 (the server's nonce carries it, as the gateway does), is decrypted with
+AES-128-CTR under the session key with its 16-byte header as counter block, and counted;
+a sequence not above the last accepted one is dropped. No audio is played or sent.
+
+Drop-in: MqttServer takes the same callbacks as XiaozhiServer (on_device, on_notification,
+on_gone, log, trace, request_timeout) and can share its `devices` dict, so a program that
+runs a XiaozhiServer adds devices over MQTT with a few lines (tools.backend does).
+"""
+
+import asyncio
+import json
+import os
+import secrets
+import struct
+import time
+
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from websockets.exceptions import ConnectionClosed
+
+from tools.hub.broker import PREFIX, down_topic
+from tools.hub.mqttclient import MqttClient, MqttError
+from tools.hub.xiaozhi import AUDIO_PARAMS, HELLO_TIMEOUT, REQUEST_TIMEOUT, Device, background
+
+IDLE_TIMEOUT = 120.0
+
+
+class MqttLinkClosed(ConnectionClosed):
+    """Raised by MqttConnection.send after the session ended: it is a websockets
+    ConnectionClosed, so Device treats it exactly as a closed WebSocket."""
+
+    def __init__(self, reason="session ended"):
+        super().__init__(None, None)
+        self.why = reason
+
+    def __str__(self):
+        return self.why
+
+
+class MqttConnection:
+    """What Device needs of its connection, over a broker: send(text), close()."""
+
+    def __init__(self, server, name, session_id):
+        self.server = server
+        self.name = name
+        self.session_id = session_id
+        self.closed = False
+        self.last_rx = self.last_tx = time.monotonic()
+        self.pinging = False
+
+    async def send(self, text):
+        if self.closed:
+            raise MqttLinkClosed()
+        try:
+            self.server.publish(self.name, text)
+            self.last_tx = time.monotonic()
+        except MqttError as error:
+            raise MqttLinkClosed("broker link lost: %s" % error) from None
+
+    async def close(self, code=1000, reason=""):
+        """End the session: the device hears `goodbye` (it may say hello again)."""
+        if not self.closed:
+            self.server.end(self.name, reason or "closed", tell_device=True)
+
+
+class UdpAudio(asyncio.DatagramProtocol):
+    """Counts the audio packets of every session (see the module doc)."""
+
+    def __init__(self):
+        self.sessions = {}  # ssrc -> stats dict (key, packets, bytes, dropped, sequence)
+        self.transport = None
+
+    def open(self, stats):
+        while True:
+            ssrc = secrets.randbits(32)
+            if ssrc and ssrc not in self.sessions:
+                break
+        key = os.urandom(16)
+        stats.update(ssrc=ssrc, key=key, packets=0, bytes=0, dropped=0, sequence=0)
+        self.sessions[ssrc] = stats
+        nonce = struct.pack(">BBHIII", 1, 0, 0, ssrc, 0, 0)
+        return key.hex(), nonce.hex()
+
+    def close(self, stats):
+        self.sessions.pop(stats.get("ssrc"), None)
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def datagram_received(self, data, address):
+        if len(data) < 16 or data[0] != 1:
+            return
+        size, ssrc, _timestamp, sequence = struct.unpack(">HIII", data[2:16])
+        stats = self.sessions.get(ssrc)
+        if stats is None or len(data) < 16 + size:
+            return
+        if sequence <= stats["sequence"]:
+            stats["dropped"] += 1
+            return
+        decryptor = Cipher(algorithms.AES(stats["key"]), modes.CTR(data[:16])).decryptor()
+        plain = decryptor.update(data[16:16 + size]) + decryptor.finalize()
+        stats["sequence"] = sequence
+        stats["packets"] += 1
+        stats["bytes"] += len(plain)
+        stats["last"] = plain
+
+
+class MqttServer:
+    """Accepts devices through an MQTT broker. Callbacks as XiaozhiServer's."""
+
+    def __init__(self, on_device=None, on_notification=None, on_gone=None, log=None, trace=None,
+                 request_timeout=REQUEST_TIMEOUT, idle_timeout=IDLE_TIMEOUT, devices=None, names=None,
+                 public_host="127.0.0.1"):
+        self.devices = {} if devices is None else devices  # device id -> Device (shared)
+        self.names = names if names is not None else {}  # topic name -> device id (issued)
+        self.sessions = {}  # topic name -> Device
+        self.request_timeout = request_timeout
+        self.hello_timeout = HELLO_TIMEOUT
+        self.idle_timeout = idle_timeout
+        self.public_host = public_host
+        self.udp = UdpAudio()
+        self.udp_port = None
+        self.connected = asyncio.Event()  # logged in to the broker and subscribed
+        self._on_device = on_device
+        self._on_notification = on_notification
+        self._on_gone = on_gone
+        self._log = log
+        self._trace = trace
+        self._client = None
+        self._broker = None
+        self._tasks = []
+        self._starting = {}
+        self._udp_transport = None
+
+    # ---- what Device asks of its owner (as of XiaozhiServer) ----
+
+    def log(self, text):
+        if self._log:
+            self._log(text)
+
+    def trace(self, device, arrow, payload):
+        if self._trace:
+            self._trace(device, arrow, payload)
+
+    def on_notification(self, device, payload):
+        if self._on_notification:
+            self._on_notification(device, payload)
+        else:
+            self.log("%s: notification %s" % (device.id, payload.get("method")))
+
+    # ---- life cycle ----
+
+    async def start(self, broker_host, broker_port, username=None, password=None, udp_host="127.0.0.1",
+                    udp_port=0, client_id=None):
+        """Log in to the broker (the first time must work: raises MqttError otherwise) and
+        open the UDP socket; returns the UDP port."""
+        self._broker = (broker_host, broker_port, username, password, client_id or "umcp-backend-" + secrets.token_hex(4))
+        if self._udp_transport is None:
+            loop = asyncio.get_running_loop()
+            self._udp_transport, _ = await loop.create_datagram_endpoint(lambda: self.udp,
+                                                                         local_addr=(udp_host, udp_port))
+            self.udp_port = self._udp_transport.get_extra_info("sockname")[1]
+        await self._login()
+        self._tasks = [asyncio.create_task(self._keep_logged_in()), asyncio.create_task(self._idle_rule())]
+        return self.udp_port
+
+    async def close(self):
+        for name in list(self.sessions):
+            self.end(name, "backend shutting down", tell_device=True)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._client is not None:
+            await self._client.disconnect()
+        if self._udp_transport is not None:
+            self._udp_transport.close()
+
+    async def _login(self):
+        host, port, username, password, client_id = self._broker
+        client = MqttClient(client_id, self._on_message, username, password, keepalive=30)
+        await client.connect(host, port)
+        granted = await client.subscribe(["%s/+/up" % PREFIX])
+        if granted != [0]:
+            await client.disconnect()
+            raise MqttError("the broker refused our subscription to %s/+/up" % PREFIX)
+        self._client = client
+        self.connected.set()
+
+    async def _keep_logged_in(self):
+        while True:
+            await self._client.closed.wait()
+            self.connected.clear()
+            self.log("mqtt: lost the broker (%s): ending %d sessions" % (self._client.error, len(self.sessions)))
+            for name in list(self.sessions):
+                self.end(name, "broker lost", tell_device=False)
+            delay = 1.0
+            while True:
+                await asyncio.sleep(delay)
+                try:
+                    await self._login()
+                    self.log("mqtt: logged in to the broker again")
+                    break
+                except (OSError, MqttError, asyncio.TimeoutError) as error:
+                    self.log("mqtt: broker still unreachable: %s" % (error or error.__class__.__name__))
+                    delay = min(delay * 2, 10.0)
+
+    async def _idle_rule(self):
+        while True:
+            await asyncio.sleep(max(self.idle_timeout / 8, 0.05))
+            now = time.monotonic()
+            for name, device in list(self.sessions.items()):
+                quiet = now - device.connection.last_rx
+                if quiet > self.idle_timeout:
+                    self.log("%s: nothing from it for %d s: session ended" % (device.id, quiet))
+                    self.end(name, "idle", tell_device=True)
+                elif not device.connection.pinging and (
+                        quiet > self.idle_timeout / 2 or now - device.connection.last_tx > self.idle_timeout / 2):
+                    # the device keeps the same 120 s rule for what it hears from us
+                    background(self._ping(device))
+
+    async def _ping(self, device):
+        device.connection.pinging = True
+        try:
+            await device.request("ping", timeout=self.idle_timeout / 2)
+        except Exception:  # the idle rule decides; a failed ping only says nothing came
+            pass
+        finally:
+            device.connection.pinging = False
+
+    def publish(self, name, text):
+        if self._client is None or not self.connected.is_set():
+            raise MqttError("no broker")
+        self._client.publish(down_topic(name), text)
+
+    # ---- messages from devices ----
+
+    def _on_message(self, topic, payload):
+        parts = topic.split("/")
+        if len(parts) != 3 or parts[0] != PREFIX or parts[2] != "up":
+            return
+        name = parts[1]
+        try:
+            message = json.loads(payload)
+        except ValueError:
+            self.log("%s: dropped a message that is not JSON" % name)
+            return
+        if not isinstance(message, dict):
+            self.log("%s: dropped a message that is not a JSON object" % name)
+            return
+        kind = message.get("type")
+        device = self.sessions.get(name)
+        if device is not None:
+            device.connection.last_rx = time.monotonic()
+        if kind == "hello":
+            self._hello(name, message)
+        elif device is None:
+            if kind != "goodbye":  # no session: tell it to say hello (as the gateway does)
+                background(self._say_goodbye(name, message.get("session_id")))
+        elif kind == "mcp":
+            device._on_payload(message.get("payload"))
+        elif kind == "goodbye":
+            self.end(name, "the device said goodbye", tell_device=False)
+        else:
+            self.log("%s: ignored a %r message" % (device.id, kind))
+
+    async def _say_goodbye(self, name, session_id):
+        try:
+            self.publish(name, json.dumps({"type": "goodbye", "session_id": session_id}))
+        except MqttError:
+            pass
+
+    def _hello(self, name, hello):
+        if name in self.sessions:
+            self.log("%s said hello again: its previous session ends" % self.sessions[name].id)
+            self.end(name, "replaced by a new hello", tell_device=False)
+        device_id = self.names.get(name, name)
+        connection = MqttConnection(self, name, None)
+        device = Device(connection, device_id, "%s-%s" % (PREFIX, name), hello, self)
+        device.transport = "mqtt"
+        connection.session_id = device.session_id
+        device.udp = {}
+        key, nonce = self.udp.open(device.udp)
+        answer = {"type": "hello", "transport": "udp", "session_id": device.session_id,
+                  "audio_params": AUDIO_PARAMS,
+                  "udp": {"server": self.public_host, "port": self.udp_port, "key": key, "nonce": nonce}}
+        try:
+            self.publish(name, json.dumps(answer, separators=(",", ":")))
+        except MqttError:
+            self.udp.close(device.udp)
+            return
+        previous = self.devices.get(device_id)
+        if previous is not None:
+            self.log("%s reconnected: closing its previous connection" % device_id)
+            background(previous.connection.close(1000, "replaced by a new connection"))
+        self.sessions[name] = device
+        self.devices[device_id] = device
+        if self._on_device:
+            self._starting[name] = background(self._on_device(device))
+
+    def end(self, name, reason, tell_device):
+        """End the session of `name` (if any): the device is gone for its users."""
+        device = self.sessions.pop(name, None)
+        if device is None:
+            return
+        device.connection.closed = True
+        if tell_device:
+            try:
+                self.publish(name, json.dumps({"type": "goodbye", "session_id": device.session_id}))
+            except MqttError:
+                pass
+        self.udp.close(device.udp)
+        device.closed.set()
+        device._fail_pending()
+        if self.devices.get(device.id) is device:
+            del self.devices[device.id]
+        starting = self._starting.pop(name, None)
+        if starting is not None and not starting.done():
+            starting.cancel()
+        self.log("%s disconnected (%s)" % (device.id, reason))
+        if self._on_gone:
+            self._on_gone(device)
+
+
+class MqttHub:
+    """Devices over MQTT in one object: the credentials, the broker (the embedded amqtt one,
+    or yours at mqtt://[user:password@]host:port, whose mosquitto password file this keeps
+    when `passwd` is given) and the MqttServer. What a program that already runs a
+    XiaozhiServer adds to take MQTT devices too (tools.backend does; the bridge can):
+
+        hub = MqttHub("embedded", host, public_host)
+        await hub.start(on_device=..., on_notification=..., on_gone=..., devices=server.devices)
+        hub.credentials.issue(device_id, hub.endpoint)   # what an OTA answer hands out
+        await hub.close()
+    """
+
+    def __init__(self, mqtt="embedded", host="127.0.0.1", public_host="127.0.0.1", port=0, passwd=None,
+                 pidfile=None, secret=None, backend_password=None, issued=None, log=print):
+        from tools.hub.broker import Credentials
+
+        self.mqtt = mqtt
+        self.host = host
+        self.public_host = public_host
+        self.port = port
+        self.passwd = passwd
+        self.pidfile = pidfile
+        self.log = log
+        self.credentials = Credentials(secret, backend_password)
+        self.credentials.devices.update(issued or {})
+        self.broker = None  # EmbeddedBroker
+        self.mosquitto = None  # MosquittoFiles
+        self.endpoint = None  # host:port, as devices reach the broker
+        self.server = None  # MqttServer
+
+    async def start(self, **server_options):
+        """Start the broker (embedded) or prepare yours, then the MqttServer with
+        `server_options` (MqttServer's arguments: callbacks, devices, ...); returns it."""
+        from tools.hub.broker import BACKEND_USER, EmbeddedBroker, MosquittoFiles
+        from tools.hub.mqttclient import MqttRefused, parse_mqtt_url
+
+        if self.mqtt == "embedded":
+            self.broker = EmbeddedBroker(self.credentials)
+            broker_port = await self.broker.start(self.host, self.port)
+            broker_host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
+            user, password = BACKEND_USER, self.credentials.backend_password
+            self.endpoint = "%s:%d" % (self.public_host, broker_port)
+            self.log("backend: embedded MQTT broker (amqtt) at %s, per-device credentials" % self.endpoint)
+        else:
+            broker_host, broker_port, user, password = parse_mqtt_url(self.mqtt)
+            if self.passwd:  # we write the broker's password file: our own login is ours to pick
+                if password:
+                    self.credentials.backend_password = password
+                user, password = BACKEND_USER, self.credentials.backend_password
+                self.mosquitto = MosquittoFiles(self.credentials, self.passwd, self.pidfile, log=self.log)
+                self.mosquitto.signal()
+            reachable = self.public_host if broker_host in ("127.0.0.1", "localhost") else broker_host
+            self.endpoint = "%s:%d" % (reachable, broker_port)
+            self.log("backend: MQTT broker at %s:%d" % (broker_host, broker_port))
+        server_options.setdefault("names", self.credentials.devices)
+        server_options.setdefault("public_host", self.public_host)
+        self.server = MqttServer(**server_options)
+        attempts = 25 if self.passwd else 1  # mosquitto reads its password file on SIGHUP, soon
+        for attempt in range(attempts):
+            try:
+                udp_port = await self.server.start(broker_host, broker_port, user, password, udp_host=self.host)
+                break
+            except MqttRefused:
+                if attempt == attempts - 1:
+                    raise
+                await asyncio.sleep(0.2)
+        self.log("backend: devices over MQTT on %s/<device>/up and %s/<device>/down, UDP audio on port %d"
+                 % (PREFIX, PREFIX, udp_port))
+        return self.server
+
+    async def close(self):
+        if self.server is not None:
+            await self.server.close()
+        if self.broker is not None:
+            await self.broker.close()
