@@ -10,11 +10,12 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-contract test-compile test-device test-host sim bench deploy flash repl clean
+.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim bench deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
+	@echo "make test-mosquitto   the MQTT tests against Debian's mosquitto"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
 	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD)   copy the firmware to a board"
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin"
@@ -48,6 +49,11 @@ test-device: setup
 
 test-host: setup
 	$(PY) -m pytest -q
+
+# The MQTT tests again against Debian's mosquitto (apt-get install mosquitto) instead of
+# the in-process amqtt broker: broker restart, wrong credentials, TLS, half-open, sessions.
+test-mosquitto: setup
+	UMCP_MOSQUITTO=1 $(PY) -m pytest -q -m mosquitto
 
 sim: $(VENV)/.installed
 	$(PY) -m tools.sim.demo

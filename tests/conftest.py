@@ -161,3 +161,11 @@ def wire():
 # them (async ones included), so pytest must not import them a second time by
 # basename (tests/device/test_drivers.py would clash with tests/test_drivers.py).
 collect_ignore = ["device"]
+
+# Real MQTT brokers (tests/brokers.py): `broker` is amqtt in-process, and mosquitto with
+# make test-mosquitto.
+from brokers import broker  # noqa: E402,F401
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "mosquitto: needs Debian's mosquitto (make test-mosquitto)")

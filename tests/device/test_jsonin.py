@@ -186,6 +186,8 @@ def test_mutated_text_gives_valid_text_or_a_value_error():
 def test_the_heap_returns_to_its_baseline_after_refusals():
     if not MICROPYTHON:
         return  # gc.mem_alloc is MicroPython's
+    if _raising_keeps_memory():
+        return  # the WebAssembly build (1.27): even a bare raise/except keeps ~48 bytes
     big = nest(4000).encode()
     gc.collect()
     before = gc.mem_alloc()
@@ -194,3 +196,22 @@ def test_the_heap_returns_to_its_baseline_after_refusals():
         assert loads(b'{"q":"\\ud83d\\ude00\\ud83d"}') == {"q": EMOJI + FFFD}
     gc.collect()
     assert gc.mem_alloc() - before <= 64
+
+
+def _raise_and_catch(n):
+    for _ in range(n):
+        try:
+            raise ValueError("x")
+        except ValueError:
+            pass
+
+
+def _raising_keeps_memory():
+    """Whether this runtime keeps heap for every exception raised and caught (then no
+    heap baseline can be measured across refusals)."""
+    _raise_and_catch(1)
+    gc.collect()
+    before = gc.mem_alloc()
+    _raise_and_catch(5)
+    gc.collect()
+    return gc.mem_alloc() - before > 64
