@@ -9,11 +9,12 @@ import time
 
 from devsvc import ota
 from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
-from umcp.compat import const
+from umcp.compat import const, get_logger
 from unet import conn, http
 
 _REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
 _BOOT_S = time.time()
+_log = get_logger("tools")
 
 STATUS_DESCRIPTION = (
     "Provides the real-time information of the device, including the current status of "
@@ -52,6 +53,21 @@ def _upgraded(size):
     return "firmware updated (%d bytes, sha256 verified); rebooting" % size
 
 
+def _rtc():
+    """The RTC's (year, month, day, weekday, hours, minutes, seconds, subseconds)."""
+    try:
+        import machine
+
+        return list(machine.RTC().datetime())
+    except (ImportError, AttributeError, OSError):
+        return None
+
+
+def _chip(board):
+    """The running chip's name: the board's own word (`chip`), else the platform's."""
+    return getattr(board, "chip", None) or ota.running_chip()
+
+
 class CommonTools:
     """The common tools over one board. reboot(delay_ms) is how the app restarts the device;
     ca is the CA certificate for https downloads (None: no verification)."""
@@ -67,6 +83,7 @@ class CommonTools:
         # The background upgrade's task, from its start until it fails. An upgrade inside
         # the call needs no guard: the server runs calls one at a time.
         self._upgrade = None
+        self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
 
     def register(self):
         s, b = self.server, self.board
@@ -109,8 +126,9 @@ class CommonTools:
             PropertyList([
                 Property("url", STRING,
                          description="The URL of the firmware binary file to download and install"),
-                Property("sha256", STRING,
-                         description="SHA-256 of the firmware image, 64 hex digits"),
+                Property("sha256", STRING, default="",
+                         description="Optional SHA-256 of the firmware image, 64 hex "
+                         "digits; without it the image's own appended SHA-256 is checked"),
             ]),
             self.upgrade_firmware, destructive=True, open_world=True)
         if self.board.camera:
@@ -198,6 +216,11 @@ class CommonTools:
         partitions = _partitions()
         if partitions:
             info["ota"] = partitions
+        if self.offer:
+            info["firmware_offer"] = self.offer
+        rtc = _rtc()
+        if rtc:
+            info["rtc"] = rtc
         return info
 
     def reboot_tool(self, args):
@@ -208,10 +231,11 @@ class CommonTools:
     async def upgrade_firmware(self, args):
         if self._upgrade is not None:
             raise RuntimeError("a firmware upgrade is already running")
-        url, sha256 = args["url"], args["sha256"]
+        url, sha256 = args["url"], args["sha256"] or None
         # Bad arguments are refused now, not reported in a log message later.
         conn.parse_url(url)
-        ota.parse_digest(sha256)
+        if sha256 is not None:
+            ota.parse_digest(sha256)
         if self.server.progress_requested():
             # The client follows the progress notifications: it can wait for the result.
             size = await self._install(url, sha256, self._report_progress)
@@ -219,16 +243,28 @@ class CommonTools:
             return _upgraded(size)
         # A xiaozhi backend follows no progress and gives up on a call after 30 s, less
         # than a big image may take: answer now, report the outcome as a log message.
-        self._upgrade = asyncio.create_task(self._upgrade_in_background(url, sha256))
+        self.start_upgrade(url, sha256)
         return ("upgrade started: downloading %s; the device reboots when the image is "
                 "verified" % url)
 
-    async def _upgrade_in_background(self, url, sha256):
+    def start_upgrade(self, url, sha256=None, installed=None):
+        """Upgrade on a task of its own (the OTA check's auto_upgrade, or a call without a
+        progress token); the outcome is logged and sent as a notifications/message.
+        installed(): called once the image is verified and set to boot, before the reboot."""
+        if self._upgrade is not None:
+            raise RuntimeError("a firmware upgrade is already running")
+        self._upgrade = asyncio.create_task(self._upgrade_in_background(url, sha256, installed))
+
+    async def _upgrade_in_background(self, url, sha256, installed=None):
         try:
             size = await self._install(url, sha256)
+            if installed is not None:
+                installed()
         except Exception as e:  # cancellation passes through
             self._upgrade = None  # the running image is untouched: a retry may follow
-            await self.server.log("error", "firmware upgrade from %s failed: %s" % (url, e))
+            message = "firmware upgrade from %s failed: %s" % (url, e)
+            _log.error("%s", message)  # also where no client listens (auto_upgrade)
+            await self.server.log("error", message)
             return
         # _upgrade stays set: no second upgrade may rewrite the partition set to boot.
         await self.server.log("info", _upgraded(size))
@@ -238,7 +274,7 @@ class CommonTools:
         # ota.install() checks the digest before set_boot(): a bad image never boots, and
         # the running image is never touched.
         async with http.get_stream(url, ca=self.ca) as image:
-            return await ota.install(image, sha256, progress=progress)
+            return await ota.install(image, sha256, progress=progress, chip=_chip(self.board))
 
     async def _report_progress(self, written, total):
         await self.server.progress(written, total, "%d bytes written" % written)
