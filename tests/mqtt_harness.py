@@ -35,11 +35,17 @@ class _Channel:
 
 class MqttBackend:
     def __init__(self, port, device_topic="device-server", reply_topic="devices/p2p/aa_bb",
-                 udp=True):
+                 udp=True, credentials=None):
         self.port = port
+        self.credentials = credentials  # "user:password" for a broker that wants them
         self.device_topic = device_topic
         self.reply_topic = reply_topic
         self.udp = udp  # False: hellos answered without a udp block; "bad": with a bad one
+        # gateway: before answering the first hello, ask initialize and tools/list without
+        # a session, as xiaozhi-mqtt-gateway does right after the device's CONNECT
+        self.gateway = False
+        self.cached_tools = None  # what that prefetch got
+        self._waiting = {}  # request id -> future, for the prefetch
         self.answer = True  # False: hellos go unanswered
         self.hellos = []
         self.goodbyes = []
@@ -57,7 +63,8 @@ class MqttBackend:
         from amqtt.client import MQTTClient
 
         self.client = MQTTClient(client_id="scripted-backend", config={"auto_reconnect": False})
-        await self.client.connect("mqtt://127.0.0.1:%d/" % self.port)
+        auth = self.credentials + "@" if self.credentials else ""
+        await self.client.connect("mqtt://%s127.0.0.1:%d/" % (auth, self.port))
         await self.client.subscribe([(self.device_topic, 0)])
         self._task = asyncio.create_task(self._loop())
         return self
@@ -84,9 +91,14 @@ class MqttBackend:
             except ValueError:
                 parsed = None
             kind = parsed.get("type") if isinstance(parsed, dict) else None
-            if kind == "hello":
+            payload = parsed.get("payload") if kind == "mcp" else None
+            if isinstance(payload, dict) and payload.get("id") in self._waiting:
+                self._waiting.pop(payload["id"]).set_result((parsed, payload))
+            elif kind == "hello":
                 self.hellos.append(parsed)
-                if self.answer:
+                if self.gateway and self.cached_tools is None:
+                    asyncio.create_task(self._prefetch_then_answer())
+                elif self.answer:
                     await self._answer_hello()
             elif kind == "goodbye":
                 self.goodbyes.append(parsed)
@@ -94,6 +106,33 @@ class MqttBackend:
                 await self.current.inbox.put(text)
             else:
                 self.other.append(text)
+
+    async def _request(self, request_id, method, params):
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        await self.publish(json.dumps({"type": "mcp", "payload": {
+            "jsonrpc": "2.0", "id": request_id, "method": method, "params": params}}))
+        return await asyncio.wait_for(future, 10)  # the gateway's 10 s
+
+    async def _prefetch_then_answer(self):
+        envelope, init = await self._request(10000, "initialize", {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "xiaozhi-mqtt-client", "version": "1.0.0"}})
+        self.prefetch_envelope = envelope
+        await self.publish(json.dumps({"type": "mcp", "payload": {
+            "jsonrpc": "2.0", "method": "notifications/initialized"}}))
+        tools, cursor, request_id = [], None, 10001
+        while True:
+            _, page = await self._request(request_id, "tools/list",
+                                          {"cursor": cursor} if cursor else {})
+            tools += page["result"]["tools"]
+            cursor = page["result"].get("nextCursor")
+            request_id += 1
+            if not cursor:
+                break
+        self.cached_tools = tools
+        if self.answer:
+            await self._answer_hello()
 
     async def _answer_hello(self):
         session_id = "mqtt-session-%d" % next(self.session_ids)

@@ -13,7 +13,6 @@ import os
 
 import pytest
 
-from brokers import Amqtt
 from firmware_harness import RUNTIMES, TOKEN, WAIT_S, Backend, ImageServer, Sim, run
 from mqtt_harness import MqttBackend
 from ota_server import OtaServer
@@ -91,14 +90,13 @@ def test_ota_url_alone_gives_the_websocket_server(tmp_path, micropython):
 
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
-def test_ota_answer_with_mqtt_connects_over_mqtt(tmp_path, micropython):
-    broker = Amqtt().start()
+def test_ota_answer_with_mqtt_connects_over_mqtt(tmp_path, micropython, broker):
 
     async def scenario():
         backend = await MqttBackend(broker.port).start()
         try:
             with OtaServer([{"server_time": SERVER_TIME, "mqtt": mqtt_block(broker)}]) as ota:
-                with sim_running(tmp_path, ota, micropython) as sim:
+                with sim_running(tmp_path / "sim", ota, micropython) as sim:
                     device = await backend.next_device(30)
                     assert device.hello["version"] == 3 and device.hello["transport"] == "udp"
                     await device.initialize()
@@ -118,10 +116,7 @@ def test_ota_answer_with_mqtt_connects_over_mqtt(tmp_path, micropython):
             await backend.stop()
         return sim
 
-    try:
-        sim = run(scenario())
-    finally:
-        broker.close()
+    sim = run(scenario())
     assert sim.read_settings()["transport"]["mqtt"]["client_id"] == "GID_host@@@aa_bb@@@x"
 
 

@@ -14,6 +14,7 @@ import pytest
 import xiaozhi.mqtt_link
 from firmware_harness import AUDIO_PARAMS, WAIT_S, run
 from mpy_clients.runner import run_script
+from brokers import WITH_MOSQUITTO, Mosquitto
 from mqtt_harness import UDP_KEY, UDP_NONCE, MqttBackend
 from umcp import STRING, McpServer, Property, PropertyList
 from xiaozhi.udp import AudioCodec
@@ -252,3 +253,169 @@ def test_micropython_session(broker):
         assert backend.goodbyes[-1]["session_id"] == second.session_id
 
     run(main(), timeout=80)
+
+
+# -- the broker goes away, refuses, or goes silent
+
+
+def test_broker_restart_and_the_session_comes_back(broker):
+    async def main():
+        backend = await MqttBackend(broker.port).start()
+        link = xiaozhi.mqtt_link.MqttLink(make_server(), mqtt_settings(broker.port), "aa:bb",
+                                          "uuid", **FAST)
+        task = asyncio.create_task(link.run())
+        try:
+            first = await backend.next_device()
+            await asyncio.wait_for(link.connected.wait(), WAIT_S)
+            await backend.stop()
+            await asyncio.to_thread(broker.stop)
+            await asyncio.wait_for(_until(lambda: not link.connected.is_set()), WAIT_S)
+            await asyncio.sleep(0.5)  # a few refused attempts while it is down
+            await asyncio.to_thread(broker.start)
+            backend = await MqttBackend(broker.port).start()
+            second = await backend.next_device(15)
+            assert second.session_id and link.attempts >= 2
+            assert (await second.request("ping"))["result"] == {}
+            assert first.session_id == "mqtt-session-1"
+        finally:
+            await link.stop()
+            await asyncio.wait_for(task, WAIT_S)
+            await backend.stop()
+
+    run(main())
+
+
+@pytest.mark.mosquitto
+@pytest.mark.skipif(not WITH_MOSQUITTO, reason="mosquitto: make test-mosquitto")
+def test_wrong_credentials_are_a_clear_error_without_a_tight_loop(tmp_path, caplog):
+    broker = Mosquitto(tmp_path, users={"dev": "right", "backend": "b"}).start()
+
+    async def main():
+        settings = dict(mqtt_settings(broker.port), username="dev", password="wrong")
+        link = xiaozhi.mqtt_link.MqttLink(make_server(), settings, "aa:bb", "uuid",
+                                          hello_timeout=2, backoff_min=0.05, backoff_max=1)
+        task = asyncio.create_task(link.run())
+        await asyncio.sleep(2.5)
+        assert link.refused is not None and link.refused.code in (4, 5), link.refused
+        # Each wait after a refusal is drawn from the longest backoff (0.5-1 s here), not
+        # the shortest (0.05 s): a handful of attempts in 2.5 s, not fifty.
+        assert link.attempts <= 6 and link.last_delay >= 0.5, (link.attempts, link.last_delay)
+        await link.stop()
+        await asyncio.wait_for(task, WAIT_S)
+        # The right password: the whole session works through the same broker.
+        backend = await MqttBackend(broker.port, credentials="backend:b").start()
+        settings["password"] = "right"
+        link = xiaozhi.mqtt_link.MqttLink(make_server(), settings, "aa:bb", "uuid", **FAST)
+        task = asyncio.create_task(link.run())
+        device = await backend.next_device()
+        assert (await device.request("ping"))["result"] == {}
+        await link.stop()
+        await asyncio.wait_for(task, WAIT_S)
+        await backend.stop()
+
+    try:
+        run(main())
+    finally:
+        broker.close()
+    refusals = [r.getMessage() for r in caplog.records if "refused the device" in r.getMessage()]
+    assert refusals and "check the mqtt credentials" in refusals[0]
+
+
+def test_half_open_connection_noticed_within_one_and_a_half_keepalives():
+    """A broker that answers CONNECT, SUBSCRIBE and the hello, then goes silent (the TCP
+    connection stays open): the link gives up within 1.5 x keepalive and reconnects."""
+    hello = json.dumps({"type": "hello", "session_id": "s-1", "transport": "udp",
+                        "udp": {"server": "127.0.0.1", "port": 9, "key": UDP_KEY,
+                                "nonce": UDP_NONCE}}).encode()
+    connections = []
+
+    async def silent_broker(reader, writer):
+        connections.append(time.monotonic())
+        await reader.read(500)  # CONNECT
+        writer.write(b"\x20\x02\x00\x00")
+        sub = await reader.read(500)  # SUBSCRIBE: its packet id comes back in the SUBACK
+        writer.write(b"\x90\x03" + sub[2:4] + b"\x00")
+        await reader.read(1000)  # the device's hello
+        topic = b"devices/p2p/aa_bb"
+        body = len(topic).to_bytes(2, "big") + topic + hello
+        writer.write(bytes((0x30, len(body) & 0x7F | 0x80, len(body) >> 7)) + body)
+        await writer.drain()
+        while await reader.read(100):  # PINGREQs, never answered
+            pass
+
+    async def main():
+        server = await asyncio.start_server(silent_broker, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        link = xiaozhi.mqtt_link.MqttLink(make_server(), mqtt_settings(port), "aa:bb", "uuid",
+                                          keepalive=2, **FAST)
+        task = asyncio.create_task(link.run())
+        await asyncio.wait_for(link.connected.wait(), WAIT_S)
+        up = time.monotonic()
+        await asyncio.wait_for(_until(lambda: not link.connected.is_set()), 10)
+        lost_after = time.monotonic() - up
+        await asyncio.wait_for(_until(lambda: len(connections) >= 2), 10)
+        print("half-open MQTT session noticed after %.2f s (keepalive 2 s)" % lost_after)
+        assert lost_after <= 3.0  # 1.5 x keepalive
+        await link.stop()
+        await asyncio.wait_for(task, WAIT_S)
+        server.close()
+
+    run(main())
+
+
+@pytest.mark.mosquitto
+@pytest.mark.skipif(not WITH_MOSQUITTO, reason="mosquitto: make test-mosquitto")
+def test_frozen_mosquitto_is_a_half_open_connection_noticed_in_time(tmp_path):
+    """SIGSTOP freezes the broker: the TCP connection stays open, nothing answers."""
+    import signal
+
+    broker = Mosquitto(tmp_path).start()
+
+    async def main():
+        backend = await MqttBackend(broker.port).start()
+        link = xiaozhi.mqtt_link.MqttLink(make_server(), mqtt_settings(broker.port), "aa:bb",
+                                          "uuid", keepalive=2, **FAST)
+        task = asyncio.create_task(link.run())
+        device = await backend.next_device()
+        assert (await device.request("ping"))["result"] == {}
+        broker.proc.send_signal(signal.SIGSTOP)
+        frozen = time.monotonic()
+        try:
+            await asyncio.wait_for(_until(lambda: not link.connected.is_set()), 10)
+            lost_after = time.monotonic() - frozen
+        finally:
+            broker.proc.send_signal(signal.SIGCONT)
+        print("frozen mosquitto noticed after %.2f s (keepalive 2 s)" % lost_after)
+        assert lost_after <= 3.0  # 1.5 x keepalive
+        await link.stop()
+        await asyncio.wait_for(task, WAIT_S)
+        await backend.stop()
+
+    try:
+        run(main())
+    finally:
+        broker.close()
+
+
+def test_mcp_before_the_server_hello_as_the_gateway_asks_it(broker):
+    """xiaozhi-mqtt-gateway sends initialize and tools/list right after CONNECT, without a
+    session, and caches the answers: the device answers them before any server hello."""
+    async def main():
+        backend = await MqttBackend(broker.port).start()
+        backend.gateway = True
+        link = xiaozhi.mqtt_link.MqttLink(make_server(tools=30), mqtt_settings(broker.port),
+                                          "aa:bb", "uuid", **FAST)
+        task = asyncio.create_task(link.run())
+        try:
+            device = await backend.next_device()
+            assert len(backend.cached_tools) == 30
+            assert backend.prefetch_envelope["session_id"] == ""
+            assert backend.prefetch_envelope["payload"]["result"]["serverInfo"]["name"] == "umcp-test"
+            assert (await device.request("ping"))["result"] == {}
+            assert len(backend.hellos) == 1 and link.attempts == 1
+        finally:
+            await link.stop()
+            await asyncio.wait_for(task, WAIT_S)
+            await backend.stop()
+
+    run(main())

@@ -6,7 +6,9 @@
 # subscribe_topic. The device's hello says version 3 and transport "udp"; the server's
 # hello must carry session_id and a udp block {server, port, key, nonce}, with which the
 # device opens the (AES-128-CTR) audio channel, as the protocol says, although it sends no
-# audio. A server goodbye ends the session but not the MQTT connection: the device says
+# audio. MCP is served whenever the MQTT connection is up, session or not:
+# xiaozhi-mqtt-gateway sends initialize and tools/list right after CONNECT (no session id)
+# to cache the device's tools, and waits 10 s for each answer. A server goodbye ends the session but not the MQTT connection: the device says
 # hello again to come back (as xiaozhi-mqtt-gateway expects); 120 s (idle_timeout)
 # without a message from the server counts as a dead session the same way. The MQTT
 # keepalive (240 s by default) watches the broker; any loss reconnects with the backoff.
@@ -92,6 +94,21 @@ class MqttLink(Link):
         self._client = None
         self._udp_task = None
 
+    def _set_session_envelope(self, session_id):
+        self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(session_id)
+        self.server.set_sender(self._send_mcp, len(self._prefix.encode()) + 1 + self._overhead())
+
+    async def _send_mcp(self, pieces):
+        """MCP goes out while the MQTT connection is up, inside a session or not."""
+        client = self._client
+        if client is None or not client.connected or self._prefix is None:
+            _log.warning("link down: dropped an MCP message")
+            return
+        frame = [self._prefix]
+        frame.extend(pieces)
+        frame.append("}")
+        await self._send_frame(frame)
+
     def _overhead(self):
         # MQTT fixed header (at most 5 bytes) and the topic (2-byte length + its bytes).
         return 5 + 2 + len(self.publish_topic.encode())
@@ -133,6 +150,7 @@ class MqttLink(Link):
         self.refused = None
         if self._stopping:
             return
+        self._set_session_envelope("")  # MCP before any session: the gateway's own requests
         if self.subscribe_topic:
             await client.subscribe(self.subscribe_topic, 0, self.hello_timeout)
         while not self._stopping:
@@ -141,6 +159,7 @@ class MqttLink(Link):
             except SessionEnded as e:
                 _log.info("session %s ended: %s", self.session_id, e)
                 self.connected.clear()
+                self._set_session_envelope("")
                 self._close_audio()
                 if self._up_since is not None and ticks_diff(ticks_ms(), self._up_since) \
                         >= self.stable_after * 1000:
@@ -162,10 +181,16 @@ class MqttLink(Link):
             except asyncio.TimeoutError:
                 continue
             message = self._message(payload)
-            if message is not None and message.get("type") == "hello" and self._open_audio(message):
-                break
-            if message is not None and message.get("type") != "hello":
-                _log.warning("ignored a %s message before the server hello", message.get("type"))
+            if message is None:
+                continue
+            kind = message.get("type")
+            if kind == "hello":
+                if self._open_audio(message):
+                    break
+            elif kind == "mcp":  # the gateway asks for initialize and tools/list at once
+                await self._dispatch(message)
+            else:
+                _log.warning("ignored a %s message before the server hello", kind)
         self._session_up(message, self._overhead())
         idle_ms = int(self.idle_timeout * 1000)
         last_rx = ticks_ms()
