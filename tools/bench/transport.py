@@ -131,10 +131,14 @@ def _broker():
     port = _free_port()
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
-    broker = Broker({"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:%d" % port}},
-                     "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin":
-                                 {"allow_anonymous": True}}}, loop=loop)
-    asyncio.run_coroutine_threadsafe(broker.start(), loop).result(15)
+    config = {"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:%d" % port}},
+              "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin":
+                          {"allow_anonymous": True}}}
+
+    async def start():  # on the broker's own loop: Broker() looks for the running one
+        await Broker(config, loop=loop).start()
+
+    asyncio.run_coroutine_threadsafe(start(), loop).result(15)
     return port
 
 
