@@ -232,3 +232,30 @@ def test_unreachable_ota_server_with_fixed_url_still_connects(tmp_path):
 async def _until(predicate):
     while not predicate():
         await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_a_later_check_with_new_settings_moves_the_board_to_them(tmp_path, micropython, broker):
+    """Every ota_interval the board checks again; other server settings (here: MQTT instead
+    of WebSocket) make it hang up and connect with them."""
+    async def scenario():
+        backend = await Backend().start()
+        mqtt_backend = await MqttBackend(broker.port).start()
+        try:
+            answers = [websocket_answer(backend), {"mqtt": mqtt_block(broker)}]
+            with OtaServer(answers) as ota:
+                with sim_running(tmp_path / "sim", ota, micropython,
+                                 extra_config={"ota_interval": 1}) as sim:
+                    first = await backend.next_device()
+                    assert (await first.request("ping"))["result"] == {}
+                    moved = await mqtt_backend.next_device(30)
+                    assert (await moved.request("ping"))["result"] == {}
+                    assert len(ota.checks) >= 2
+        finally:
+            await mqtt_backend.stop()
+            await backend.stop()
+        return sim
+
+    sim = run(scenario())
+    assert "mqtt" in sim.read_settings()["transport"]
+    assert "server settings changed: reconnecting" in sim_log(sim)
