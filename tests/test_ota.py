@@ -13,7 +13,7 @@ import pytest
 import esp32
 import hwsim
 import machine
-from devsvc import ota
+from devsvc import espimage, ota
 from support import ChunkStream, esp_image
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
@@ -199,7 +199,7 @@ async def test_image_for_another_chip_is_refused_before_writing():
         await ota.install(ChunkStream(data), None, chip="esp32s3")
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
     # The chip of the running board comes from the platform where it says so.
-    assert ota.running_chip() in (None, "esp32", "esp32s3", "esp32c3")
+    assert espimage.running_chip() in (None, "esp32", "esp32s3", "esp32c3")
 
 
 async def test_announced_content_length_over_the_partition_is_refused_before_writing():

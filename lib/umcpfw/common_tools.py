@@ -65,7 +65,11 @@ def _rtc():
 
 def _chip(board):
     """The running chip's name: the board's own word (`chip`), else the platform's."""
-    return getattr(board, "chip", None) or ota.running_chip()
+    if getattr(board, "chip", None):
+        return board.chip
+    from devsvc import espimage
+
+    return espimage.running_chip()
 
 
 class CommonTools:

@@ -6,7 +6,7 @@ import os
 
 import esp32
 import hwsim
-from devsvc import ota
+from devsvc import espimage, ota
 from devsvc.settings import Settings, uuid4
 from support import ChunkStream, esp_image, raises
 
@@ -107,13 +107,13 @@ async def test_ota_failures_never_set_boot():
     bad = bytearray(data)
     bad[200] ^= 1
     assert "checksum mismatch" in await _fails(ChunkStream(bytes(bad)), None)
-    assert raises(ota.OtaError, ota.ImageCheck("esp32s3").feed, esp_image(_BLOCK, chip_id=5))
+    assert raises(ota.OtaError, espimage.ImageCheck("esp32s3").feed, esp_image(_BLOCK, chip_id=5))
 
 
 async def test_ota_url_only_image_checked_the_way_esp_idf_does():
     hwsim.reset(8 * _BLOCK)
     data = esp_image(3 * _BLOCK + 7)
-    check = ota.ImageCheck("esp32s3")
+    check = espimage.ImageCheck("esp32s3")
     for i in range(0, len(data), 333):
         check.feed(data[i:i + 333])
     check.finish()
