@@ -217,12 +217,16 @@ class Sim:
     """python3 -m tools.sim as a subprocess; its log goes to sim.log in the state dir."""
 
     def __init__(self, url, state_dir, micropython=False, max_payload=None, extra_config=None,
-                 device_id=None, heapsize="2M"):
+                 device_id=None, heapsize="2M", ota_url=None):
+        """url None with ota_url: config.json holds only Wi-Fi and the OTA URL."""
         self.state_dir = str(state_dir)
         self.log_path = os.path.join(self.state_dir, "sim.log")
         # -S: the simulator needs nothing beyond the standard library.
-        self.cmd = [sys.executable, "-S", "-m", "tools.sim", "--url", url, "--token", TOKEN,
-                    "--state-dir", self.state_dir]
+        self.cmd = [sys.executable, "-S", "-m", "tools.sim", "--state-dir", self.state_dir]
+        if url:
+            self.cmd += ["--url", url, "--token", TOKEN]
+        if ota_url:
+            self.cmd += ["--ota-url", ota_url]
         if micropython:
             # Relative to the repository, as a user types it (the firmware's cwd differs).
             self.cmd += ["--micropython", os.path.relpath(MICROPYTHON, ROOT), "--heapsize", heapsize]

@@ -2,9 +2,7 @@
 (the unchanged firmware on the simulated board, with only Wi-Fi and the OTA URL in its
 config.json) checks in, is activated by the owner's console command, and connects where
 the answer says: over WebSocket, or over MQTT through the embedded broker or mosquitto
-with the credentials it was issued; then it answers tools/call through the backend.
-
-Needs the device's OTA client and MQTT link (branch i10dev); skipped until they are here."""
+with the credentials it was issued; then it answers tools/call through the backend."""
 
 import asyncio
 import contextlib
@@ -22,16 +20,10 @@ from tools.backend.console import Console
 from tools.bench.mosquitto import Mosquitto
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HAS_OTA_CLIENT = os.path.exists(os.path.join(ROOT, "lib", "devsvc", "otacheck.py")) and \
-    os.path.exists(os.path.join(ROOT, "lib", "xiaozhi", "mqtt_link.py"))
-pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio,
-              pytest.mark.skipif(not HAS_OTA_CLIENT, reason="needs the device's OTA client and MQTT link "
-                                                             "(branch i10dev)")]
+pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 WAIT = 60
 MOSQUITTO_PARAM = pytest.param("mosquitto", marks=[
     pytest.mark.mosquitto,
-    pytest.mark.skipif(os.environ.get("UMCP_MOSQUITTO") != "1", reason="mosquitto: make test-mosquitto"),
-    pytest.mark.skipif(not os.access("/usr/sbin/mosquitto", os.X_OK), reason="mosquitto is not installed"),
 ])
 
 

@@ -21,11 +21,9 @@ from tools.backend import Backend
 from tools.backend.console import Console
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.anyio]
-# the mosquitto case runs with make test-mosquitto (UMCP_MOSQUITTO=1), where mosquitto is
+# the mosquitto case runs with make test-mosquitto (UMCP_MOSQUITTO=1)
 MOSQUITTO_PARAM = pytest.param("mosquitto", marks=[
     pytest.mark.mosquitto,
-    pytest.mark.skipif(os.environ.get("UMCP_MOSQUITTO") != "1", reason="mosquitto: make test-mosquitto"),
-    pytest.mark.skipif(not os.access("/usr/sbin/mosquitto", os.X_OK), reason="mosquitto is not installed"),
 ])
 BROKERS = ["embedded", MOSQUITTO_PARAM]
 MAC = "aa:bb:cc:dd:ee:01"

@@ -391,3 +391,12 @@ def test_the_camera_board_needs_a_camera_enabled_build():
     # Stock MicroPython has no `camera` module: deploy must ask the board for it.
     assert "camera" in deploy.board_requirements(ROOT, "esp32s3_cam")
     assert "camera" not in deploy.board_requirements(ROOT, "esp32_s3_box3")
+
+
+def test_deploy_takes_an_ota_url_instead_of_url_and_token(tree, recorder, capsys):
+    (tree / "config.json").write_text(json.dumps({"wifi": {"ssid": "home", "password": "pw"},
+                                                  "ota_url": "http://x:8003/xiaozhi/ota/"}))
+    assert run_deploy(tree, recorder) == 0
+    (tree / "config.json").write_text(json.dumps({"wifi": {"ssid": "home", "password": "pw"}}))
+    assert run_deploy(tree, recorder) == 1
+    assert "lacks url, token" in capsys.readouterr().err

@@ -13,6 +13,7 @@ import pytest
 
 from firmware_harness import (RUNTIMES, RUNTIMES_MPY, WAIT_S, ImageServer, VisionServer, device_session,
                               run)
+from support import esp_image
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -199,11 +200,14 @@ def test_reboot_tool_and_system_command_restart_the_firmware(tmp_path, micropyth
 
 def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):
     # With a progress token the client follows the upgrade: the call answers when it is done.
-    image = b"\xe9" + os.urandom(150 * 1024)
+    image = esp_image(150 * 1024)  # a valid ESP32-S3 application image, SHA-256 appended
     digest = hashlib.sha256(image).hexdigest()
     follow = {"progressToken": "ota-1"}
+    corrupt = bytearray(image)
+    corrupt[5000] ^= 0x10  # a byte of a segment: the checksum and the appended hash differ
+    other_chip = esp_image(150 * 1024, chip_id=0x0000)  # an ESP32 image
 
-    async def scenario(server):
+    async def scenario(server, bad_server, chip_server):
         async with device_session(tmp_path) as (backend, sim, device):
             wrong = await device.call("self.upgrade_firmware",
                                       {"url": server.url, "sha256": "0" * 64}, meta=follow)
@@ -212,8 +216,14 @@ def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):
                                         {"url": server.base + "/nope.bin", "sha256": digest},
                                         meta=follow)
             assert missing["isError"] and "404" in missing["content"][0]["text"]
-            assert "sha256" in await call_error(device, "self.upgrade_firmware",
-                                                {"url": server.url})
+            # url alone (as the reference's callers send it): the image checks itself.
+            bad = await device.call("self.upgrade_firmware", {"url": bad_server.url}, meta=follow)
+            assert bad["isError"] and "checksum mismatch" in bad["content"][0]["text"], bad
+            wrong_chip = await device.call("self.upgrade_firmware", {"url": chip_server.url},
+                                           meta=follow)
+            assert wrong_chip["isError"], wrong_chip
+            assert "chip id 0x0000, this is 0x0009" in wrong_chip["content"][0]["text"]
+            assert chip_server.requests == 1
             info = await device.call_json("self.get_system_info")
             assert info["ota"] == {"running": "ota_0", "boot": "ota_0"}
 
@@ -232,8 +242,9 @@ def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):
             assert info["ota"] == {"running": "ota_1", "boot": "ota_1"}
             return sim
 
-    with ImageServer(image) as server:
-        sim = run(scenario(server))
+    with ImageServer(image) as server, ImageServer(bytes(corrupt)) as bad_server, \
+            ImageServer(other_chip) as chip_server:
+        sim = run(scenario(server, bad_server, chip_server))
         assert server.requests == 3
     upgrade_boot, new_boot = sim.records()
     assert upgrade_boot["reason"] == "reset"
@@ -283,7 +294,7 @@ def started_text(result, url):
 def test_upgrade_without_a_progress_token_answers_at_once_and_logs_the_outcome(
         tmp_path, micropython):
     # As the xiaozhi backend calls it: no progress token, and 30 s for an answer.
-    image = b"\xe9" + os.urandom(150 * 1024)
+    image = esp_image(150 * 1024)
     digest = hashlib.sha256(image).hexdigest()
 
     async def scenario(server):
@@ -306,8 +317,9 @@ def test_upgrade_without_a_progress_token_answers_at_once_and_logs_the_outcome(
             assert (await device.call_json("self.get_system_info"))["ota"] == {
                 "running": "ota_0", "boot": "ota_0"}
 
-            started_text(await device.call("self.upgrade_firmware",
-                                           {"url": server.url, "sha256": digest}), server.url)
+            # url alone: the image's appended SHA-256 and checksum are what is checked
+            started_text(await device.call("self.upgrade_firmware", {"url": server.url}),
+                         server.url)
             done = (await device.notification("notifications/message"))["params"]
             assert done["level"] == "info" and "rebooting" in done["data"], done
             rebooted = await backend.next_device()

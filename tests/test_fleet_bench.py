@@ -33,8 +33,7 @@ def test_a_small_fleet_is_ready_and_answers_over_amqtt_and_websocket():
 
 
 @pytest.mark.mosquitto
-@pytest.mark.skipif(os.environ.get("UMCP_MOSQUITTO") != "1", reason="mosquitto: make test-mosquitto")
-@pytest.mark.skipif(not os.access("/usr/sbin/mosquitto", os.X_OK), reason="mosquitto is not installed")
+@pytest.mark.mosquitto
 def test_a_small_fleet_through_mosquitto():
     table = run_fleet("mosquitto")
     assert row(table, "devices ready") == ["6 of 6"]

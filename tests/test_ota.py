@@ -1,7 +1,11 @@
-"""OTA: streamed block writes into the next partition, digest checks, failures that keep
-the running image, progress, and the new image marked valid after the reset."""
+"""OTA: streamed block writes into the next partition, digest checks, the ESP-IDF image
+checks (magic, chip id, segments, checksum, appended SHA-256) that let an upgrade come
+with a url alone, failures that keep the running image, progress, and the new image
+marked valid after the reset. Images are built here (support.esp_image), in the layout
+esptool's elf2image writes; esptool itself validates the builder's output."""
 
 import hashlib
+import os
 import sys
 
 import pytest
@@ -9,8 +13,8 @@ import pytest
 import esp32
 import hwsim
 import machine
-from devsvc import ota
-from support import ChunkStream
+from devsvc import espimage, ota
+from support import ChunkStream, esp_image
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
 
@@ -23,8 +27,8 @@ def power_on():
 
 
 def image(size):
-    """An application image: the 0xE9 magic, then varied bytes."""
-    return b"\xe9" + bytes((i * 7 + i // 251) & 0xFF for i in range(1, size))
+    """A valid ESP32-S3 application image of `size` bytes, with its SHA-256 appended."""
+    return esp_image(size)
 
 
 def digest(data):
@@ -123,7 +127,7 @@ async def test_a_file_that_is_no_app_image_is_refused_at_the_first_block():
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
 
 
-@pytest.mark.parametrize("bad", ["", "abc", "zz" * 32, "00" * 31, None, 42])
+@pytest.mark.parametrize("bad", ["", "abc", "zz" * 32, "00" * 31, 42])  # None: url-only
 async def test_malformed_sha256_is_refused(bad):
     with pytest.raises(ota.OtaError, match="64 hex digits"):
         await ota.install(ChunkStream(image(10)), bad)
@@ -157,3 +161,92 @@ async def test_without_esp32_module_update_fails_clearly_and_mark_valid_is_a_no_
     with pytest.raises(ota.OtaError, match="esp32"):
         await ota.install(ChunkStream(image(10)), digest(image(10)))
     assert ota.mark_valid() is False
+
+
+# -- url-only upgrades: what ESP-IDF checks of the image
+
+
+class Announced(ChunkStream):
+    """A download whose Content-Length is known once the first chunk arrived."""
+
+    def __init__(self, data, length, **kwargs):
+        super().__init__(data, **kwargs)
+        self.length = length
+
+
+async def test_url_only_image_verified_by_its_appended_sha256():
+    data = image(3 * BLOCK + 100)
+    written = await ota.install(ChunkStream(data, chunk=777), None, chip="esp32s3")
+    assert written == len(data) and esp32.sim_set_boot_calls() == ["ota_1"]
+    assert esp32.sim_partition("ota_1").read(0, len(data)) == data
+
+
+@pytest.mark.parametrize("where,error", [
+    (300, "checksum mismatch"),  # a byte of segment data
+    (-1, "SHA-256 mismatch"),  # the appended digest itself
+])
+async def test_corrupt_url_only_image_never_boots(where, error):
+    data = bytearray(esp_image(3 * BLOCK, hash_appended=True))
+    data[where] ^= 0x40
+    with pytest.raises(ota.OtaError, match=error):
+        await ota.install(ChunkStream(bytes(data)), None)
+    assert untouched()
+
+
+async def test_image_for_another_chip_is_refused_before_writing():
+    data = esp_image(3 * BLOCK, chip_id=0x0000)  # an ESP32 image on an ESP32-S3
+    with pytest.raises(ota.OtaError, match="chip id 0x0000, this is 0x0009"):
+        await ota.install(ChunkStream(data), None, chip="esp32s3")
+    assert esp32.sim_partition("ota_1").writes == [] and untouched()
+    # The chip of the running board comes from the platform where it says so.
+    assert espimage.running_chip() in (None, "esp32", "esp32s3", "esp32c3")
+
+
+async def test_announced_content_length_over_the_partition_is_refused_before_writing():
+    hwsim.reset(app_size=4 * BLOCK)
+    data = image(6 * BLOCK)
+    with pytest.raises(ota.OtaError, match="exceeds the 16384-byte partition"):
+        await ota.install(Announced(data, len(data)), None)
+    assert esp32.sim_partition("ota_1").writes == [] and untouched()
+
+
+async def test_truncated_url_only_image_never_boots():
+    data = image(3 * BLOCK)
+    with pytest.raises(ota.OtaError, match="truncated: it ends inside its segments"):
+        await ota.install(ChunkStream(data[:2 * BLOCK]), None)
+    assert untouched()
+
+
+async def test_bad_header_fields_are_refused():
+    data = bytearray(image(2 * BLOCK))
+    data[1] = 0  # no segments
+    with pytest.raises(ota.OtaError, match="names 0 segments"):
+        await ota.install(ChunkStream(bytes(data)), None)
+    assert untouched()
+
+
+async def test_image_without_appended_hash_boots_on_its_checksum_or_a_given_sha256():
+    data = esp_image(2 * BLOCK, hash_appended=False)
+    assert await ota.install(ChunkStream(data), None) == len(data)
+    hwsim.reset()
+    assert await ota.install(ChunkStream(data), digest(data)) == len(data)
+
+
+async def test_a_given_sha256_still_pins_a_valid_image():
+    data = image(2 * BLOCK)
+    other = esp_image(2 * BLOCK, seed=11)
+    with pytest.raises(ota.OtaError, match="SHA-256 mismatch: image is"):
+        await ota.install(ChunkStream(other), digest(data))
+    assert untouched()
+
+
+def test_the_image_builder_matches_esptool(tmp_path):
+    import subprocess
+
+    path = tmp_path / "app.bin"
+    path.write_bytes(esp_image(20000))
+    esptool = os.path.join(os.path.dirname(sys.executable), "esptool")
+    out = subprocess.run([esptool, "--chip", "esp32s3", "image-info", str(path)],
+                         capture_output=True, text=True, timeout=60).stdout
+    assert "Checksum: " in out and "(valid)" in out.split("Checksum: ")[1].splitlines()[0], out
+    assert "Validation hash: " in out and "(valid)" in out.split("Validation hash: ")[1].splitlines()[0]

@@ -482,7 +482,9 @@ async def test_an_upgrade_from_the_page_shows_its_progress(tmp_path):
     import hashlib
 
     shots = Shots("upgrade")
-    firmware = b"\xe9" + bytes((i * 7 + i // 251) & 0xFF for i in range(1, 300 * 1024))
+    from support import esp_image
+
+    firmware = esp_image(300 * 1024)  # a valid ESP32-S3 application image (the device checks it)
     (tmp_path / "ota").mkdir()
     (tmp_path / "ota" / "app.bin").write_bytes(firmware)
     async with console_backend(ota_dir=str(tmp_path / "ota")) as backend, browser_page(tmp_path) as page:

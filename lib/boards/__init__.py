@@ -28,6 +28,11 @@ class Board:
         self.display = None  # set_theme("light" | "dark"), .theme, info()
         self.camera = None  # capture() -> JPEG bytes
         self.wlan = None  # network.WLAN, or None where the board needs no Wi-Fi
+        # The chip ("esp32s3"...) firmware images must be built for; None: the platform
+        # says (sys.implementation._machine on a board).
+        self.chip = None
+        # show_activation_code(code, message): a board with a way to show text defines it;
+        # the code is logged on every board.
 
     def status(self):
         """Extra facts for self.get_device_status."""

@@ -35,6 +35,7 @@ SAMPLE_RATE = 24000
 class HostBoard(Board):
     def __init__(self):
         super().__init__(NAME)
+        self.chip = "esp32s3"  # the simulated board takes ESP32-S3 images
         # Solder the simulated codec onto the bus before the driver talks to it.
         machine.sim_attach_i2c(0, PINS["es8311_addr"], machine.I2CDevice())
         i2c = I2C(0, sda=Pin(PINS["i2c_sda"]), scl=Pin(PINS["i2c_scl"]))

@@ -2,47 +2,64 @@
 
 install() copies the image into the partition after the running one through a single
 4096-byte block buffer (never the whole image in RAM), hashing it with SHA-256 as it
-arrives. It then reads the partition back and hashes it again, and calls set_boot() only
-when both digests equal the expected one. Any failure raises OtaError before set_boot():
-the device keeps booting the running image, which is never written. After the new image
-has booted well, mark_valid() cancels the bootloader's rollback.
+arrives, and checks what ESP-IDF checks of an application image (espimage.ImageCheck): the 0xE9
+magic and the chip id in the header before anything is written, the size against the
+partition (the announced length before the first write), each segment, the checksum
+byte, and the SHA-256 ESP-IDF appends when the header's hash_appended is set. With a
+given sha256 the whole image must also have that digest. It then reads the partition back
+and hashes it again, and calls set_boot() only when everything matched. Any failure
+raises OtaError before set_boot(): the device keeps booting the running image, which is
+never written. After the new image has booted well, mark_valid() cancels the
+bootloader's rollback.
 """
 
 import binascii
 import hashlib
 
-from umcp.compat import const, iscoroutine
+from umcp.compat import const, get_logger, iscoroutine
 
 _BLOCK = const(4096)
-_APP_MAGIC = const(0xE9)  # first byte of every ESP32 application image
 _PROGRESS_EVERY = const(65536)
+_log = get_logger("ota")
 
 
 class OtaError(Exception):
     pass
 
 
-async def install(chunks, sha256, size=None, progress=None, partition=None):
+async def install(chunks, sha256=None, size=None, progress=None, partition=None, chip=None):
     """Write the image from the async iterable `chunks` (bytes-like, any sizes).
 
-    sha256: the expected digest as 64 hex digits. size: the image length if known (checked
-    against the partition before anything is written, and against what arrives).
+    sha256: the expected digest as 64 hex digits, or None: then the image must carry its
+    own (hash_appended). size: the image length if known (checked against the partition
+    before anything is written, and against what arrives); otherwise `chunks.length` (the
+    announced Content-Length, once the first chunk came) is used. chip: the running chip
+    (name or id) the image must be for; None: running_chip(), unchecked if unknown.
     progress(written, total): called every 64 KiB and at the end, plain or coroutine
-    function; total is `size` (or None). partition: where to write (default: the next
+    function; total is the size (or None). partition: where to write (default: the next
     update partition). Returns the image length; raises OtaError.
     """
-    expected = parse_digest(sha256)
+    expected = parse_digest(sha256) if sha256 is not None else None
     if partition is None:
         partition = _next_partition()
     capacity = partition.ioctl(4, 0) * partition.ioctl(5, 0)
     if size is not None and size > capacity:
         raise OtaError("image of %d bytes exceeds the %d-byte partition" % (size, capacity))
+    from devsvc import espimage  # only while an upgrade runs (heap)
+
+    check = espimage.ImageCheck(espimage.running_chip() if chip is None else chip)
     buf = bytearray(_BLOCK)
     hasher = hashlib.sha256()
     received = fill = block = reported = 0
     try:
         async for chunk in chunks:
             n = len(chunk)
+            if received == 0 and size is None:
+                size = getattr(chunks, "length", None)  # the announced Content-Length
+                if size is not None and size > capacity:
+                    raise OtaError("image of %d bytes exceeds the %d-byte partition"
+                                   % (size, capacity))
+            check.feed(chunk)  # the header is checked before the first block is written
             if received + n > (capacity if size is None else size):
                 raise OtaError("image larger than %s" % ("the partition" if size is None
                                                          else "its announced size"))
@@ -70,8 +87,15 @@ async def install(chunks, sha256, size=None, progress=None, partition=None):
             for i in range(fill, _BLOCK):
                 buf[i] = 0xFF  # erased flash
             _write_block(partition, block, buf)
+        check.finish()
+        if expected is None and not check.hash_appended:
+            # ESP-IDF boots such an image on its checksum alone; so do we, but say so.
+            _log.warning("the image carries no SHA-256 (hash_appended unset): only its "
+                         "checksum was verified")
         digest = hasher.digest()  # once: MicroPython's hash objects are final after it
-        if digest != expected:
+        if expected is None:
+            expected = digest  # what was written must read back the same
+        elif digest != expected:
             raise OtaError("SHA-256 mismatch: image is %s" % binascii.hexlify(digest).decode())
         if _flash_digest(partition, received, buf) != expected:
             raise OtaError("verification failed: the partition does not hold the image")
@@ -122,8 +146,6 @@ def _next_partition():
 
 
 def _write_block(partition, block, buf):
-    if block == 0 and buf[0] != _APP_MAGIC:
-        raise OtaError("not an ESP32 application image")
     partition.writeblocks(block, buf)
 
 

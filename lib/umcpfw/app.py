@@ -1,4 +1,5 @@
-# The application: settings, board, MCP server and xiaozhi link on one asyncio loop.
+# The application: settings, board, MCP server, the OTA check and the xiaozhi link on one
+# asyncio loop.
 import asyncio
 import sys
 
@@ -10,14 +11,15 @@ from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
 from umcpfw.vision import VisionClient
 from unet.conn import Trust
-from xiaozhi.link import XiaozhiLink
 
 VERSION = "0.1.0"
 SETTINGS_FILE = "settings.json"
 _LINK_RESTART_S = 2
-# Optional config.json keys handed to XiaozhiLink as they are (timings in seconds).
-_LINK_OPTIONS = ("protocol_version", "max_message", "hello_timeout", "idle_timeout",
-                 "ping_interval", "backoff_min", "backoff_max", "stable_after")
+# Optional config.json keys handed to the link as they are (timings in seconds): to both
+# transports, then to the WebSocket one only, then to the MQTT one only.
+_LINK_OPTIONS = ("hello_timeout", "idle_timeout", "backoff_min", "backoff_max", "stable_after")
+_WEBSOCKET_OPTIONS = ("protocol_version", "ping_interval")
+_MQTT_OPTIONS = ("keepalive",)
 # The largest incoming message when config.json sets no max_message: an eighth of the heap
 # free at boot (a message is held as its bytes, its text and its parsed objects at once),
 # between these bounds.
@@ -57,6 +59,7 @@ def free_heap():
 class Application:
     def __init__(self, config):
         self.config = config
+        self.version = VERSION
         # The recent log lines, for device://log: from here on (a fixed-size ring).
         self.log_ring = LogRing()
         add_log_sink(self.log_ring.add)
@@ -70,13 +73,24 @@ class Application:
         # "ca" or a tls_verify that is not true/false stops the start here, saying so.
         self.trust = Trust(config.get("ca"), config.get("tls_verify", True))
         self.vision = VisionClient(self.device_id, self.client_id, self.trust)
+        self.tools = None
         self.server = self.build_server()
+        self.ota = None  # the OTA check (devsvc.otacheck), where config.json has an ota_url
+        self.fleet = None
+        if config.get("ota_url"):
+            from umcpfw.fleet import Fleet  # only with an OTA server (heap)
+
+            self.fleet = Fleet(self)
+            self.ota = self.fleet.check
+        if self.ota is None:
+            self.transport()  # refuse a config without a server at once
         # Everything the session keeps is built: what is free now bounds incoming messages.
         self.max_message = config.get("max_message") or max_message_for(free_heap())
         self.server.max_message = self.max_message  # announced in initialize
-        self.link = self.build_link()
+        self.link = None  # built in run(), once the OTA check said where to connect
         self._reboot_task = None
         self._wifi_task = None
+        self._ota_task = None
 
     def mac_address(self):
         """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
@@ -93,28 +107,62 @@ class Application:
         if self.config.get("max_payload"):
             server.page_limit = self.config["max_payload"]
         server.on_vision(self.vision.configure)
-        tools = CommonTools(server, self.board, self.settings, self.vision, VERSION, self.reboot,
-                            self.trust)
-        tools.register()
+        self.tools = CommonTools(server, self.board, self.settings, self.vision, VERSION,
+                                 self.reboot, self.trust)
+        self.tools.register()
         self.board.register_tools(server)
-        tools.resources = DeviceResources(server, tools, self.board, self.log_ring)
-        tools.resources.register()
+        self.tools.resources = DeviceResources(server, self.tools, self.board, self.log_ring)
+        self.tools.resources.register()
         return server
 
-    def build_link(self):
+    # -- where to connect
+
+    def transport(self):
+        """{"websocket": {url, token}} or {"mqtt": {...}}: what the OTA server gave last
+        (saved), else config.json's url and token, else a provisioned server_url/token."""
         config = self.config
-        # config.json is what the user edits; settings may hold a provisioned server.
+        if self.ota is not None:
+            saved = self.ota.saved_transport()
+            if saved:
+                return saved
         url = config.get("url") or self.settings.get("server_url")
         token = config.get("token") or self.settings.get("token")
-        if not url or not token:
-            raise ValueError("config.json needs the server's url and token")
-        options = {"max_message": self.max_message}
+        if url and token:
+            return {"websocket": {"url": url, "token": token}}
+        if self.ota is not None:
+            raise ValueError("the OTA server at %s gave no websocket or mqtt settings yet"
+                             % config["ota_url"])
+        raise ValueError("config.json needs ota_url, or the server's url and token")
+
+    def build_link(self):
+        """The link for transport(); the application only uses run(), stop(), connected."""
+        config = self.config
+        transport = self.transport()
+        options = {"ca": self.trust, "max_message": self.max_message,
+                   "on_system": self.on_system, "on_alert": self.on_alert}
         for key in _LINK_OPTIONS:
             if key in config:
                 options[key] = config[key]
-        return XiaozhiLink(self.server, url, token, self.device_id, self.client_id,
-                                   ca=self.trust, on_system=self.on_system,
-                                   on_alert=self.on_alert, **options)
+        if "mqtt" in transport:
+            from xiaozhi.mqtt_link import MqttLink  # imported only when used (heap)
+
+            for key in _MQTT_OPTIONS:
+                if key in config:
+                    options[key] = config[key]
+            return MqttLink(self.server, transport["mqtt"], self.device_id, self.client_id,
+                            **options)
+        from xiaozhi.link import XiaozhiLink
+
+        websocket = transport["websocket"]
+        for key in _WEBSOCKET_OPTIONS:
+            if key in config:
+                options[key] = config[key]
+        if isinstance(websocket.get("version"), int) and "protocol_version" not in config:
+            options["protocol_version"] = websocket["version"]
+        return XiaozhiLink(self.server, websocket["url"], websocket.get("token") or "",
+                           self.device_id, self.client_id, **options)
+
+    # -- the OTA check
 
     def wifi_credentials(self):
         credentials = self.config.get("wifi") or {}
@@ -162,8 +210,20 @@ class Application:
             log_exception("marking the firmware valid", e)
         log.info("%s %s as %s, client %s; messages up to %d bytes", self.board.name, VERSION,
                  self.device_id, self.client_id, self.max_message)
+        if self.fleet is not None:
+            await self.fleet.first_check()
+            self._ota_task = asyncio.create_task(self.fleet.periodic())
         while True:
-            # The link reconnects by itself; this guards against a bug escaping it.
+            # The link reconnects by itself; this guards against a bug escaping it, and
+            # starts a new link when the OTA check brought other server settings.
+            try:
+                self.link = self.build_link()
+            except ValueError as e:
+                log.error("cannot connect: %s", e)
+                await asyncio.sleep(_LINK_RESTART_S)
+                if self.fleet is not None:
+                    await self.fleet.first_check()
+                continue
             try:
                 await self.link.run()
             except Exception as e:
@@ -186,4 +246,13 @@ def _mark_valid():
 
 
 async def main(config):
-    await Application(config).run()
+    app = Application(config)
+    try:
+        await app.run()
+    finally:  # stopped (cancelled, Ctrl-C): say goodbye where the transport has one
+        link = app.link
+        if link is not None:
+            try:
+                await asyncio.wait_for(link.stop(), 1)
+            except BaseException:
+                pass

@@ -8,7 +8,7 @@ import sys
 import time
 
 from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
-from umcp.compat import const
+from umcp.compat import const, get_logger
 from umcpfw.resources import STATUS_URI
 from unet import conn
 
@@ -17,6 +17,7 @@ from unet import conn
 
 _REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
 _BOOT_S = time.time()
+_log = get_logger("tools")
 
 STATUS_DESCRIPTION = (
     "Provides the real-time information of the device, including the current status of "
@@ -55,6 +56,25 @@ def _upgraded(size):
     return "firmware updated (%d bytes, sha256 verified); rebooting" % size
 
 
+def _rtc():
+    """The RTC's (year, month, day, weekday, hours, minutes, seconds, subseconds)."""
+    try:
+        import machine
+
+        return list(machine.RTC().datetime())
+    except (ImportError, AttributeError, OSError):
+        return None
+
+
+def _chip(board):
+    """The running chip's name: the board's own word (`chip`), else the platform's."""
+    if getattr(board, "chip", None):
+        return board.chip
+    from devsvc import espimage
+
+    return espimage.running_chip()
+
+
 class CommonTools:
     """The common tools over one board. reboot(delay_ms) is how the app restarts the device;
     ca is what https downloads trust (a unet.conn.Trust, or CA certificates; None: the
@@ -73,6 +93,7 @@ class CommonTools:
         self._upgrade = None
         # The DeviceResources that keeps the last photo (set by the app), or None.
         self.resources = None
+        self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
 
     def register(self):
         s, b = self.server, self.board
@@ -115,8 +136,9 @@ class CommonTools:
             PropertyList([
                 Property("url", STRING,
                          description="The URL of the firmware binary file to download and install"),
-                Property("sha256", STRING,
-                         description="SHA-256 of the firmware image, 64 hex digits"),
+                Property("sha256", STRING, default="",
+                         description="Optional SHA-256 of the firmware image, 64 hex "
+                         "digits; without it the image's own appended SHA-256 is checked"),
             ]),
             self.upgrade_firmware, destructive=True, open_world=True)
         if self.board.camera:
@@ -208,6 +230,11 @@ class CommonTools:
         partitions = _partitions()
         if partitions:
             info["ota"] = partitions
+        if self.offer:
+            info["firmware_offer"] = self.offer
+        rtc = _rtc()
+        if rtc:
+            info["rtc"] = rtc
         return info
 
     def reboot_tool(self, args):
@@ -218,12 +245,13 @@ class CommonTools:
     async def upgrade_firmware(self, args):
         if self._upgrade is not None:
             raise RuntimeError("a firmware upgrade is already running")
-        url, sha256 = args["url"], args["sha256"]
+        url, sha256 = args["url"], args["sha256"] or None
         # Bad arguments are refused now, not reported in a log message later.
         from devsvc import ota
 
         conn.parse_url(url)
-        ota.parse_digest(sha256)
+        if sha256 is not None:
+            ota.parse_digest(sha256)
         if self.server.progress_requested():
             # The client follows the progress notifications: it can wait for the result.
             size = await self._install(url, sha256, self._report_progress)
@@ -231,16 +259,28 @@ class CommonTools:
             return _upgraded(size)
         # A xiaozhi backend follows no progress and gives up on a call after 30 s, less
         # than a big image may take: answer now, report the outcome as a log message.
-        self._upgrade = asyncio.create_task(self._upgrade_in_background(url, sha256))
+        self.start_upgrade(url, sha256)
         return ("upgrade started: downloading %s; the device reboots when the image is "
                 "verified" % url)
 
-    async def _upgrade_in_background(self, url, sha256):
+    def start_upgrade(self, url, sha256=None, installed=None):
+        """Upgrade on a task of its own (the OTA check's auto_upgrade, or a call without a
+        progress token); the outcome is logged and sent as a notifications/message.
+        installed(): called once the image is verified and set to boot, before the reboot."""
+        if self._upgrade is not None:
+            raise RuntimeError("a firmware upgrade is already running")
+        self._upgrade = asyncio.create_task(self._upgrade_in_background(url, sha256, installed))
+
+    async def _upgrade_in_background(self, url, sha256, installed=None):
         try:
             size = await self._install(url, sha256)
+            if installed is not None:
+                installed()
         except Exception as e:  # cancellation passes through
             self._upgrade = None  # the running image is untouched: a retry may follow
-            await self.server.log("error", "firmware upgrade from %s failed: %s" % (url, e))
+            message = "firmware upgrade from %s failed: %s" % (url, e)
+            _log.error("%s", message)  # also where no client listens (auto_upgrade)
+            await self.server.log("error", message)
             return
         # _upgrade stays set: no second upgrade may rewrite the partition set to boot.
         await self.server.log("info", _upgraded(size))
@@ -255,7 +295,8 @@ class CommonTools:
 
         async with http.get_stream(url, ca=self.ca) as image:
             await image.open()
-            return await ota.install(image, sha256, size=image.length, progress=progress)
+            return await ota.install(image, sha256, size=image.length, progress=progress,
+                                     chip=_chip(self.board))
 
     async def _report_progress(self, written, total):
         await self.server.progress(written, total, "%d bytes written" % written)

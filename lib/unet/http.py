@@ -1,5 +1,6 @@
-# Small HTTP/1.1 client for the device: a streamed multipart POST (the vision upload)
-# and a streamed GET (firmware download). One request per connection.
+# Small HTTP/1.1 client for the device: a streamed multipart POST (the vision upload),
+# a JSON POST (the OTA check and activation) and a streamed GET (firmware download).
+# One request per connection.
 # Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
 import asyncio
 import binascii
@@ -113,21 +114,50 @@ async def _post_multipart(url, fields, file, headers, ca, timeout):
             await writer.drain()
         writer.write(bytes(data[last:]) + after)
         await writer.drain()
-        status, reason, reply_headers = await conn.read_response_head(reader)
-        body = _Body(reader, reply_headers)
-        if body.length is not None and body.length > _MAX_BODY:
-            raise ValueError("HTTP answer too big: %d bytes" % body.length)
-        pieces = []
-        size = 0
-        while True:
-            piece = await body.read()
-            if not piece:
-                break
-            size += len(piece)
-            if size > _MAX_BODY:
-                raise ValueError("HTTP answer too big")
-            pieces.append(piece)
-        return status, b"".join(pieces).decode()
+        return await _small_answer(reader)
+    finally:
+        await conn.close_quietly(writer)
+
+
+async def _small_answer(reader):
+    """(status, body text) of a response whose body is at most _MAX_BODY bytes."""
+    status, reason, reply_headers = await conn.read_response_head(reader)
+    body = _Body(reader, reply_headers)
+    if body.length is not None and body.length > _MAX_BODY:
+        raise ValueError("HTTP answer too big: %d bytes" % body.length)
+    pieces = []
+    size = 0
+    while True:
+        piece = await body.read()
+        if not piece:
+            break
+        size += len(piece)
+        if size > _MAX_BODY:
+            raise ValueError("HTTP answer too big")
+        pieces.append(piece)
+    return status, b"".join(pieces).decode()
+
+
+async def post_json(url, text, headers=None, timeout=30, ca=None):
+    """POST `text` (a JSON document, str) as application/json -> (status, body text).
+
+    Any status is returned; network and protocol failures raise; an answer over 16 KiB
+    raises ValueError."""
+    return await asyncio.wait_for(_post_json(url, text, headers, ca, timeout), timeout)
+
+
+async def _post_json(url, text, headers, ca, timeout):
+    data = text.encode()
+    head = [("Content-Type", "application/json"), ("Content-Length", len(data))]
+    if headers:
+        headers = dict(headers)
+        for key in list(headers):
+            if key.lower() in ("content-type", "content-length"):
+                del headers[key]
+    reader, writer = await _send_head("POST", url, headers, head, ca, timeout, data)
+    try:
+        await writer.drain()
+        return await _small_answer(reader)
     finally:
         await conn.close_quietly(writer)
 

@@ -1,10 +1,12 @@
-# The xiaozhi link: the device's WebSocket session with a xiaozhi backend.
+# The xiaozhi link: the device's session with a xiaozhi backend, over one of two transports.
 #
-# Connects with the xiaozhi headers, says hello, waits for the server's hello and
-# its session id, then carries MCP both ways inside {"session_id","type":"mcp",
-# "payload"} envelopes. Pings keep the channel alive, silence longer than
-# idle_timeout counts as a dead channel, and any loss leads to a reconnection
-# after an exponential backoff with jitter. Runs on CPython and MicroPython.
+# Link is the interface and what both transports share: run() connects, says hello, waits
+# for the server's hello and its session id, then carries MCP both ways inside
+# {"session_id","type":"mcp","payload"} envelopes, routes system and alert messages to
+# callbacks, and after any loss reconnects after an exponential backoff with jitter.
+# XiaozhiLink (here) is the WebSocket transport: pings keep the channel alive, silence
+# longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqtt_link.py) is
+# the MQTT+UDP one. Runs on CPython and MicroPython.
 import asyncio
 import random
 
@@ -42,23 +44,21 @@ class Backoff:
         self._base = self.minimum
 
 
-class XiaozhiLink:
-    def __init__(self, server, url, token, device_id, client_id, protocol_version=1, ca=None,
+class Link:
+    """One xiaozhi session with reconnection; a transport supplies _session(), _hang_up(),
+    _close() and _send_frame(pieces).
+
+    Every transport has: run(), stop(), connected (asyncio.Event), session_id, attempts,
+    last_delay, and calls on_system(message) / on_alert(message)."""
+
+    transport = None  # "websocket" or "udp", as the hello says
+
+    def __init__(self, server, device_id, client_id, protocol_version=1, ca=None,
                  max_message=32768, on_system=None, on_alert=None, hello_timeout=10,
-                 idle_timeout=120, ping_interval=30, backoff_min=1, backoff_max=60,
-                 stable_after=30):
-        # A URL that cannot work (wrong scheme, spaces or control characters that would add
-        # header lines to the upgrade request) is a ValueError now, not a retry loop later.
-        if parse_url(url)[0] not in ("ws", "wss"):
-            raise ValueError("not a WebSocket URL (want ws:// or wss://): " + url)
+                 idle_timeout=120, backoff_min=1, backoff_max=60, stable_after=30):
         self.server = server
-        self.url = url
-        self.headers = {
-            "Authorization": bearer(token),
-            "Protocol-Version": str(protocol_version),
-            "Device-Id": device_id,
-            "Client-Id": client_id,
-        }
+        self.device_id = device_id
+        self.client_id = client_id
         self.protocol_version = protocol_version
         self.ca = ca
         self.max_message = max_message
@@ -66,7 +66,6 @@ class XiaozhiLink:
         self.on_alert = on_alert
         self.hello_timeout = hello_timeout
         self.idle_timeout = idle_timeout
-        self.ping_interval = ping_interval
         self.backoff = Backoff(backoff_min, backoff_max)
         # A session must last this long (seconds) before the backoff starts over: a server
         # that answers hello and then drops us at once is not hammered every second.
@@ -76,7 +75,6 @@ class XiaozhiLink:
         self.session_id = None
         self.attempts = 0  # connection attempts so far
         self.last_delay = 0  # seconds waited before the latest attempt
-        self._ws = None
         self._prefix = None  # the envelope up to the payload, for this session
         self._stopping = False
         self._stopped = asyncio.Event()
@@ -95,6 +93,7 @@ class XiaozhiLink:
                     _log.warning("link lost: %s", _describe(e))
             finally:
                 await self._hang_up()
+                self._cancel_owed()
             if self._up_since is not None:
                 if ticks_diff(ticks_ms(), self._up_since) >= self.stable_after * 1000:
                     self.backoff.reset()
@@ -103,15 +102,120 @@ class XiaozhiLink:
                 break
             self.last_delay = self.backoff.next()
             _log.info("reconnecting in %d ms", int(self.last_delay * 1000))
-            try:
-                await asyncio.wait_for(self._stopped.wait(), self.last_delay)
-            except asyncio.TimeoutError:
-                pass
+            await self._pause(self.last_delay)
 
     async def stop(self):
-        """Close the session (normal closure) and make run() return."""
+        """End the session the way the transport says goodbye, and make run() return."""
         self._stopping = True
         self._stopped.set()
+        await self._close()
+
+    def _cancel_owed(self):
+        """Responses owed to the session that ended can reach no one: the next session's
+        backend never asked for them. The calls are cancelled (as a client's cancellation
+        would) and counted in one line, rather than each reply dropped as it comes."""
+        owed = self.server.cancel_calls()
+        if owed:
+            _log.warning("session ended: cancelled %d tool call(s) it was owed a reply for", owed)
+
+    def _drop(self):
+        """Count an MCP message (a notification, say a background task's log) that finds
+        the link down: logged once when dropping starts, the total when a session is up."""
+        self.dropped += 1
+        if self.dropped == 1:
+            _log.warning("link down: MCP messages are dropped until the next session")
+
+    async def _pause(self, seconds):
+        """Sleep, cut short by stop()."""
+        try:
+            await asyncio.wait_for(self._stopped.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+
+    def _hello(self):
+        return {"type": "hello", "version": self.protocol_version, "features": {"mcp": True},
+                "transport": self.transport, "audio_params": AUDIO_PARAMS}
+
+    def _session_up(self, hello, overhead=0):
+        """The server's hello arrived: the session is up. overhead: the transport's bytes
+        around each envelope (a packet header), for the tools/list page limit."""
+        self.session_id = hello.get("session_id") or ""
+        if not isinstance(self.session_id, str):
+            self.session_id = str(self.session_id)
+        # The payload arrives serialized: the envelope is written around it, not re-encoded.
+        self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(self.session_id)
+        self.server.set_sender(self._send_mcp, len(self._prefix.encode()) + 1 + overhead)
+        self._up_since = ticks_ms()
+        self.connected.set()
+        _log.info("connected (%s), session %s", self.transport, self.session_id)
+        if self.dropped:
+            _log.warning("%d MCP message(s) were dropped while the link was down", self.dropped)
+            self.dropped = 0
+
+    async def _send_mcp(self, pieces):
+        """The McpServer's sender: the pieces of one JSON-RPC message, written into
+        one envelope as they are (a message of pieces, never one joined string)."""
+        if not self.connected.is_set():
+            self._drop()
+            return
+        frame = [self._prefix]
+        frame.extend(pieces)
+        frame.append("}")
+        await self._send_frame(frame)
+
+    async def _route(self, text):
+        message, problem = _parse(text)
+        if message is None:
+            if not isinstance(text, str):
+                _log.info("ignored %s", problem)  # audio, which this device does not play
+            elif text.find('"mcp"') >= 0:
+                # Probably MCP the device could not read: tell the client (-32700), as a
+                # JSON-RPC server must, rather than leave its request unanswered.
+                await self.server.parse_error(problem)
+            else:
+                _log.warning("ignored %s", problem)
+            return
+        await self._dispatch(message)
+
+    async def _dispatch(self, message):
+        kind = message.get("type")
+        if kind == "mcp":
+            await self.server.handle(message.get("payload"))
+        elif kind == "system":
+            await _call(self.on_system, message)
+        elif kind == "alert":
+            await _call(self.on_alert, message)
+        else:  # stt, tts, llm, custom...: audio features this device does not have
+            _log.info("ignored a %s message", kind)
+
+
+class XiaozhiLink(Link):
+    """The WebSocket transport (the xiaozhi protocol's first one)."""
+
+    transport = "websocket"
+
+    def __init__(self, server, url, token, device_id, client_id, protocol_version=1, ca=None,
+                 max_message=32768, on_system=None, on_alert=None, hello_timeout=10,
+                 idle_timeout=120, ping_interval=30, backoff_min=1, backoff_max=60,
+                 stable_after=30):
+        # A URL that cannot work (wrong scheme, spaces or control characters that would add
+        # header lines to the upgrade request) is a ValueError now, not a retry loop later.
+        if parse_url(url)[0] not in ("ws", "wss"):
+            raise ValueError("not a WebSocket URL (want ws:// or wss://): " + url)
+        Link.__init__(self, server, device_id, client_id, protocol_version, ca, max_message,
+                      on_system, on_alert, hello_timeout, idle_timeout, backoff_min,
+                      backoff_max, stable_after)
+        self.url = url
+        self.headers = {
+            "Authorization": bearer(token),
+            "Protocol-Version": str(protocol_version),
+            "Device-Id": device_id,
+            "Client-Id": client_id,
+        }
+        self.ping_interval = ping_interval
+        self._ws = None
+
+    async def _close(self):
         ws = self._ws
         if ws is not None:
             await ws.close(CLOSE_NORMAL, "device stopping")
@@ -120,28 +224,17 @@ class XiaozhiLink:
 
     async def _session(self):
         self._ws = ws = await ws_connect(self.url, self.headers, self.max_message, self.ca,
-                                               self.hello_timeout)
+                                         self.hello_timeout)
         if self._stopping:  # stop() came while connecting
             await ws.close(CLOSE_NORMAL, "device stopping")
             return
-        await ws.send(dumps({"type": "hello", "version": self.protocol_version,
-                             "features": {"mcp": True}, "transport": "websocket",
-                             "audio_params": AUDIO_PARAMS}))
+        await ws.send(dumps(self._hello()))
         try:
             hello = await asyncio.wait_for(self._server_hello(ws), self.hello_timeout)
         except asyncio.TimeoutError:
             raise OSError("no server hello within %s s" % self.hello_timeout)
         _raise_if_cancelled()
-        self.session_id = hello.get("session_id") or ""
-        # The payload arrives serialized: the envelope is written around it, not re-encoded.
-        self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(self.session_id)
-        self.server.set_sender(self._send_mcp, len(self._prefix.encode()) + 1)
-        self._up_since = ticks_ms()
-        self.connected.set()
-        _log.info("connected, session %s", self.session_id)
-        if self.dropped:
-            _log.warning("%d MCP message(s) were dropped while the link was down", self.dropped)
-            self.dropped = 0
+        self._session_up(hello)
         keepalive = asyncio.create_task(self._keepalive(ws))
         try:
             while True:
@@ -160,13 +253,6 @@ class XiaozhiLink:
         self.connected.clear()
         ws, self._ws = self._ws, None
         if ws is not None:
-            # Responses owed to this session can reach no one: the next session's backend
-            # never asked for them. The calls are cancelled (as a client's cancellation
-            # would) and counted in one line, rather than each reply dropped as it comes.
-            owed = self.server.cancel_calls()
-            if owed:
-                _log.warning("session ended: cancelled %d tool call(s) it was owed a reply for",
-                             owed)
             await ws.abort()
 
     async def _keepalive(self, ws):
@@ -197,49 +283,15 @@ class XiaozhiLink:
 
     # -- traffic
 
-    async def _send_mcp(self, pieces):
-        """The McpServer's sender: the pieces of one JSON-RPC message, written into
-        one envelope as they are (a text frame of pieces, never one joined string)."""
+    async def _send_frame(self, frame):
         ws = self._ws
-        if ws is None or not self.connected.is_set():
+        if ws is None:
             self._drop()
             return
-        frame = [self._prefix]
-        frame.extend(pieces)
-        frame.append("}")
         try:
             await ws.send(frame)
         except ConnectionClosed:  # the session is ending: run() hangs up and accounts
             self._drop()
-
-    def _drop(self):
-        """Count an MCP message (a notification, say a background task's log) that finds
-        the link down: logged once when dropping starts, the total when a session is up."""
-        self.dropped += 1
-        if self.dropped == 1:
-            _log.warning("link down: MCP messages are dropped until the next session")
-
-    async def _route(self, text):
-        message, problem = _parse(text)
-        if message is None:
-            if not isinstance(text, str):
-                _log.info("ignored %s", problem)  # audio, which this device does not play
-            elif text.find('"mcp"') >= 0:
-                # Probably MCP the device could not read: tell the client (-32700), as a
-                # JSON-RPC server must, rather than leave its request unanswered.
-                await self.server.parse_error(problem)
-            else:
-                _log.warning("ignored %s", problem)
-            return
-        kind = message.get("type")
-        if kind == "mcp":
-            await self.server.handle(message.get("payload"))
-        elif kind == "system":
-            await _call(self.on_system, message)
-        elif kind == "alert":
-            await _call(self.on_alert, message)
-        else:  # stt, tts, llm, custom...: audio features this device does not have
-            _log.info("ignored a %s message", kind)
 
 
 async def _ping(ws):

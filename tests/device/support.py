@@ -31,3 +31,47 @@ class ChunkStream:
         piece = self.data[self.pos:self.pos + self.chunk]
         self.pos += len(piece)
         return piece
+
+
+def esp_image(size=None, chip_id=0x0009, hash_appended=True, segments=None, seed=7):
+    """A valid ESP32 application image as esptool's elf2image lays it out: the 24-byte
+    header (magic 0xE9, segment count, chip id, hash_appended), segments (8-byte header
+    and data), zero padding so that the checksum byte ends a 16-byte row, the checksum
+    (0xEF XOR every data byte), then with hash_appended the SHA-256 of all before it.
+    size: total bytes (3 segments, then as many 0xFF bytes after the image as a size that
+    is not a multiple of 16 needs, as a signature block would be); segments: lengths."""
+    import hashlib
+    import struct
+
+    trailing = 0
+    if segments is None:
+        size = size or 4096
+        fixed = 24 + 3 * 8 + 1 + (32 if hash_appended else 0)
+        trailing = (size - fixed - 15) % 16  # then the data ends where the checksum goes
+        body = max(size - fixed - trailing, 3)
+        third = body // 3
+        segments = [third, third, body - 2 * third]
+    header = bytearray(24)
+    header[0] = 0xE9
+    header[1] = len(segments)
+    header[2], header[3] = 2, 0x20  # DIO, 40 MHz / 4 MB: any values do
+    struct.pack_into("<I", header, 4, 0x40080000)
+    header[12] = chip_id & 0xFF
+    header[13] = chip_id >> 8
+    header[23] = 1 if hash_appended else 0
+    out = bytearray(header)
+    checksum = 0xEF
+    address = 0x3F400020
+    for n, length in enumerate(segments):
+        data = bytearray(length)
+        for i in range(length):
+            data[i] = (i * seed + n * 31 + i // 251) & 0xFF
+            checksum ^= data[i]
+        out += struct.pack("<II", address, length)
+        out += data
+        address += length + 0x1000
+    out += bytes(15 - len(out) % 16)
+    out.append(checksum)
+    if hash_appended:
+        out += hashlib.sha256(bytes(out)).digest()
+    return bytes(out) + b"\xff" * trailing

@@ -6,9 +6,9 @@ import os
 
 import esp32
 import hwsim
-from devsvc import ota
+from devsvc import espimage, ota
 from devsvc.settings import Settings, uuid4
-from support import ChunkStream
+from support import ChunkStream, esp_image, raises
 
 _BLOCK = 4096
 
@@ -26,11 +26,7 @@ def _remove(*paths):
 
 
 def _image(size):
-    data = bytearray(size)
-    data[0] = 0xE9
-    for i in range(1, size):
-        data[i] = (i * 7) & 0xFF
-    return bytes(data)
+    return esp_image(size)  # a valid ESP32-S3 application image, SHA-256 appended
 
 
 def test_settings_persist_and_keep_client_id():
@@ -107,3 +103,20 @@ async def test_ota_failures_never_set_boot():
     assert "update failed" in await _fails(ChunkStream(data, fail_at=_BLOCK), _digest(data),
                                            len(data))
     assert "64 hex digits" in await _fails(ChunkStream(data), "not a digest")
+    hwsim.reset(4 * _BLOCK)
+    bad = bytearray(data)
+    bad[200] ^= 1
+    assert "checksum mismatch" in await _fails(ChunkStream(bytes(bad)), None)
+    assert raises(ota.OtaError, espimage.ImageCheck("esp32s3").feed, esp_image(_BLOCK, chip_id=5))
+
+
+async def test_ota_url_only_image_checked_the_way_esp_idf_does():
+    hwsim.reset(8 * _BLOCK)
+    data = esp_image(3 * _BLOCK + 7)
+    check = espimage.ImageCheck("esp32s3")
+    for i in range(0, len(data), 333):
+        check.feed(data[i:i + 333])
+    check.finish()
+    assert check.hash_appended and check.segments == 3 and check.trailing == 7
+    assert await ota.install(ChunkStream(data), None, chip="esp32s3") == len(data)
+    assert esp32.sim_set_boot_calls() == ["ota_1"]

@@ -110,11 +110,14 @@ def check_inputs(args):
         with open(config_path) as source:
             config = json.load(source)
     except OSError:
-        raise DeployError("no %s: write one with your Wi-Fi, server URL and token (see README.md)"
+        raise DeployError("no %s: write one with your Wi-Fi and ota_url, or server url and "
+                          "token (see README.md)"
                           % config_path) from None
     except ValueError as error:
         raise DeployError("%s is not valid JSON: %s" % (config_path, error)) from None
-    missing = [key for key in ("wifi", "url", "token") if not config.get(key)]
+    # Where to connect: the OTA server's URL (it gives the rest), or a fixed url and token.
+    needed = ("wifi", "ota_url") if config.get("ota_url") else ("wifi", "url", "token")
+    missing = [key for key in needed if not config.get(key)]
     if missing:
         raise DeployError("%s lacks %s (see README.md)" % (config_path, ", ".join(missing)))
     if config.get("board") not in (None, args.board):

@@ -57,15 +57,22 @@ def load_flash():
 
 
 def save_flash():
-    partitions = {}
-    for label in _LABELS:
-        flash = esp32.sim_partition(label)
-        if flash.blocks:
-            extent = (max(flash.blocks) + 1) * _BLOCK
-            partitions[label] = binascii.hexlify(flash.read(0, extent)).decode()
+    """hwsim-flash.json, written a block at a time: a reset comes when the firmware's heap
+    is busy, and one hex string of a whole image may not fit in it."""
     with open(FLASH_FILE, "w") as f:
-        json.dump({"boot": _label(esp32.Partition.BOOT), "marked_valid": esp32.sim_marked_valid(),
-                   "partitions": partitions}, f)
+        f.write('{"boot": %s, "marked_valid": %s, "partitions": {'
+                % (json.dumps(_label(esp32.Partition.BOOT)),
+                   json.dumps(esp32.sim_marked_valid())))
+        first = True
+        for label in _LABELS:
+            flash = esp32.sim_partition(label)
+            if not flash.blocks:
+                continue
+            f.write('%s"%s": "' % ("" if first else ", ", label))
+            first = False
+            for block in range(max(flash.blocks) + 1):
+                f.write(binascii.hexlify(flash.read(block * _BLOCK, _BLOCK)).decode())
+        f.write('"}}' if not first else "}}")
 
 
 def record(reason):

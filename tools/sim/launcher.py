@@ -42,8 +42,10 @@ def reset_exit_code():
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m tools.sim", description=__doc__.split("\n")[0])
-    p.add_argument("--url", required=True, help="xiaozhi WebSocket URL (ws:// or wss://)")
-    p.add_argument("--token", required=True, help="access token sent as Authorization: Bearer")
+    p.add_argument("--url", help="xiaozhi WebSocket URL (ws:// or wss://)")
+    p.add_argument("--token", help="access token sent as Authorization: Bearer")
+    p.add_argument("--ota-url", help="the OTA server to ask where to connect (then --url and "
+                   "--token are not needed: config.json holds only Wi-Fi and this URL)")
     p.add_argument("--device-id", help="Device-Id to send instead of the simulated MAC")
     p.add_argument("--state-dir", help="where config.json and settings live (default: a temporary "
                    "dir, removed on exit)")
@@ -57,6 +59,8 @@ def parse_args(argv=None):
     p.add_argument("--extra-config", default="{}", metavar="JSON",
                    help="JSON object merged into config.json (e.g. reconnect timings)")
     args = p.parse_args(argv)
+    if not args.ota_url and not (args.url and args.token):
+        p.error("give --url and --token, or --ota-url")
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
     if args.mpy and not args.micropython:
@@ -79,12 +83,13 @@ def parse_args(argv=None):
 
 def device_config(args):
     """What a user would put in config.json before deploying, for the host board."""
-    config = {
-        "wifi": {"ssid": "", "password": ""},
-        "url": args.url,
-        "token": args.token,
-        "board": args.board,
-    }
+    config = {"wifi": {"ssid": "", "password": ""}, "board": args.board}
+    if args.ota_url:
+        config["ota_url"] = args.ota_url
+    if args.url:
+        config["url"] = args.url
+    if args.token:
+        config["token"] = args.token
     if args.device_id:
         config["device_id"] = args.device_id
     if args.max_payload:

@@ -37,16 +37,16 @@ class _Flash:
 
     def read(self, offset, n):
         """`n` bytes from `offset` (for tests comparing what was flashed)."""
-        out = bytearray()
-        while len(out) < n:
-            pos = offset + len(out)
+        out = bytearray(b"\xff" * n)  # one buffer: a growing one fragments the heap
+        done = 0
+        while done < n:
+            pos = offset + done
             data = self.blocks.get(pos // _BLOCK_SIZE)
-            take = min(n - len(out), _BLOCK_SIZE - pos % _BLOCK_SIZE)
-            if data is None:
-                out += b"\xff" * take
-            else:
-                out += data[pos % _BLOCK_SIZE:pos % _BLOCK_SIZE + take]
-        return bytes(out)
+            take = min(n - done, _BLOCK_SIZE - pos % _BLOCK_SIZE)
+            if data is not None:
+                out[done:done + take] = data[pos % _BLOCK_SIZE:pos % _BLOCK_SIZE + take]
+            done += take
+        return out
 
 
 class Partition:

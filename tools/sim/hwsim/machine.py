@@ -198,6 +198,23 @@ def unique_id():
     return _UNIQUE_ID
 
 
+class RTC:
+    """The real-time clock: datetime() reads, datetime(tuple) sets (year, month, day,
+    weekday, hours, minutes, seconds, subseconds), as on the ESP32; sim_rtc() reads it."""
+
+    def datetime(self, value=None):
+        if value is None:
+            return _state["rtc"] or (2000, 1, 1, 5, 0, 0, 0, 0)
+        if len(value) != 8:
+            raise ValueError("datetime needs 8 fields")
+        _state["rtc"] = tuple(value)
+
+
+def sim_rtc():
+    """What the firmware last set the clock to (None: never set)."""
+    return _state["rtc"]
+
+
 def freq(hz=None):
     if hz is None:
         return _state["freq"]
@@ -222,7 +239,7 @@ def sim_reset():
     """Back to power-on: no devices, pins or PWMs; reset_cause() is PWRON_RESET."""
     global _state
     _state = {"pins": {}, "pwm": {}, "i2c": {}, "devices": {}, "freq": 240000000,
-              "reset_cause": PWRON_RESET}
+              "reset_cause": PWRON_RESET, "rtc": None}
 
 
 def sim_attach_i2c(bus_id, addr, device):
