@@ -259,6 +259,23 @@ async def read_line(reader, buf):
         n += 1
 
 
+async def read_exactly(reader, n):
+    """The next `n` bytes of `reader` as a bytearray (callers may change it in place);
+    EOFError if the stream ends first."""
+    if not hasattr(reader, "readinto"):  # CPython streams
+        return bytearray(await reader.readexactly(n))
+    buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        count = await reader.readinto(view[got:])
+        if count == 0:
+            raise EOFError
+        if count:  # None: a TLS record is not complete yet
+            got += count
+    return buf
+
+
 def line_buffer():
     """A buffer for read_line: small, as most lines are; read_line grows it for a long one
     (a fixed 4 KB buffer at each connection needs 4 KB in one piece of a fragmented heap)."""

@@ -448,20 +448,6 @@ class MqttClient:
             await self._reader.readexactly(k)
             n -= k
 
-    async def _read_into(self, n):
-        if not hasattr(self._reader, "readinto"):  # CPython streams
-            return await self._reader.readexactly(n)
-        buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            count = await self._reader.readinto(view[got:])
-            if count == 0:
-                raise EOFError
-            if count:  # None: a TLS record is not complete yet
-                got += count
-        return buf
-
     async def _read_loop(self):
         try:
             while True:
@@ -521,7 +507,7 @@ class MqttClient:
         pid = 0
         if qos:
             pid = struct.unpack("!H", await reader.readexactly(2))[0]
-        payload = await self._read_into(length - head - tlen)
+        payload = await conn.read_exactly(reader, length - head - tlen)
         if qos:
             await self._send(struct.pack("!BBH", _PUBACK, 2, pid))
         if self.on_message is not None:

@@ -283,27 +283,13 @@ class WebSocket:
             # Checked before reading: an oversized frame is never allocated.
             if length + (len(message) if message else 0) > self.max_message:
                 raise _Fail(CLOSE_TOO_BIG, "message too big")
-            payload = await self._read_payload(length)
+            payload = await conn.read_exactly(self._reader, length)
             if message is None:
                 message = payload
             else:
                 message.extend(payload)
             if fin:
                 return _decode(message_op, message)
-
-    async def _read_payload(self, n):
-        if not hasattr(self._reader, "readinto"):  # CPython streams
-            return bytearray(await self._reader.readexactly(n))
-        buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            count = await self._reader.readinto(view[got:])
-            if count == 0:
-                raise EOFError
-            if count:  # None: a TLS record is not complete yet
-                got += count
-        return buf
 
     async def _on_control(self, opcode, data):
         if opcode == _OP_PING:

@@ -152,10 +152,14 @@ class Link:
             _log.warning("%d MCP message(s) were dropped while the link was down", self.dropped)
             self.dropped = 0
 
+    def _can_send(self):
+        """Whether MCP may go out now: during a session (a transport may allow more)."""
+        return self.connected.is_set()
+
     async def _send_mcp(self, pieces):
         """The McpServer's sender: the pieces of one JSON-RPC message, written into
         one envelope as they are (a message of pieces, never one joined string)."""
-        if not self.connected.is_set():
+        if not self._can_send():
             self._drop()
             return
         frame = [self._prefix]

@@ -98,16 +98,11 @@ class MqttLink(Link):
         self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(session_id)
         self.server.set_sender(self._send_mcp, len(self._prefix.encode()) + 1 + self._overhead())
 
-    async def _send_mcp(self, pieces):
-        """MCP goes out while the MQTT connection is up, inside a session or not."""
+    def _can_send(self):
+        """MCP goes out while the MQTT connection is up, inside a session or not (the
+        gateway asks for the tools before it answers any hello)."""
         client = self._client
-        if client is None or not client.connected or self._prefix is None:
-            self._drop()
-            return
-        frame = [self._prefix]
-        frame.extend(pieces)
-        frame.append("}")
-        await self._send_frame(frame)
+        return client is not None and client.connected and self._prefix is not None
 
     def _overhead(self):
         # MQTT fixed header (at most 5 bytes) and the topic (2-byte length + its bytes).

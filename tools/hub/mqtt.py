@@ -43,7 +43,7 @@ from websockets.exceptions import ConnectionClosed
 
 from tools.hub.broker import PREFIX, down_topic
 from tools.hub.mqttclient import MqttClient, MqttError
-from tools.hub.xiaozhi import AUDIO_PARAMS, HELLO_TIMEOUT, REQUEST_TIMEOUT, Device, background
+from tools.hub.xiaozhi import AUDIO_PARAMS, HELLO_TIMEOUT, REQUEST_TIMEOUT, Device, DeviceHost, background
 
 IDLE_TIMEOUT = 120.0
 
@@ -128,7 +128,7 @@ class UdpAudio(asyncio.DatagramProtocol):
         stats["last"] = plain
 
 
-class MqttServer:
+class MqttServer(DeviceHost):
     """Accepts devices through an MQTT broker. Callbacks as XiaozhiServer's."""
 
     def __init__(self, on_device=None, on_notification=None, on_gone=None, log=None, trace=None,
@@ -154,22 +154,6 @@ class MqttServer:
         self._tasks = []
         self._starting = {}
         self._udp_transport = None
-
-    # ---- what Device asks of its owner (as of XiaozhiServer) ----
-
-    def log(self, text):
-        if self._log:
-            self._log(text)
-
-    def trace(self, device, arrow, payload):
-        if self._trace:
-            self._trace(device, arrow, payload)
-
-    def on_notification(self, device, payload):
-        if self._on_notification:
-            self._on_notification(device, payload)
-        else:
-            self.log("%s: notification %s" % (device.id, payload.get("method")))
 
     # ---- life cycle ----
 

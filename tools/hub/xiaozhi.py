@@ -237,7 +237,28 @@ class Device:
                 answer.set_exception(DeviceGone(self.id))
 
 
-class XiaozhiServer:
+class DeviceHost:
+    """What a Device asks of the server it came through, whatever the transport: the
+    log, the trace of MCP payloads and the notifications, each an optional callback."""
+
+    _log = _trace = _on_notification = None
+
+    def log(self, text):
+        if self._log:
+            self._log(text)
+
+    def trace(self, device, arrow, payload):
+        if self._trace:
+            self._trace(device, arrow, payload)
+
+    def on_notification(self, device, payload):
+        if self._on_notification:
+            self._on_notification(device, payload)
+        else:
+            self.log("%s: notification %s" % (device.id, payload.get("method")))
+
+
+class XiaozhiServer(DeviceHost):
     """Accepts devices at ws://HOST:PORT/xiaozhi/v1/.
 
     Callbacks (all optional): on_device(device) coroutine, run as a task after hello;
@@ -258,20 +279,6 @@ class XiaozhiServer:
         self._trace = trace
         self._server = None
         self._anonymous = itertools.count(1)
-
-    def log(self, text):
-        if self._log:
-            self._log(text)
-
-    def trace(self, device, arrow, payload):
-        if self._trace:
-            self._trace(device, arrow, payload)
-
-    def on_notification(self, device, payload):
-        if self._on_notification:
-            self._on_notification(device, payload)
-        else:
-            self.log("%s: notification %s" % (device.id, payload.get("method")))
 
     async def start(self, host="127.0.0.1", port=0):
         """Listen; returns the bound port."""
