@@ -42,6 +42,14 @@ def parse_args(argv=None):
                              "also announced); default 5")
     parser.add_argument("--user-tools", action="store_true",
                         help="list the devices' user-only tools too (they are for their owner: you)")
+    parser.add_argument("--device-http-port", type=int, default=0, metavar="PORT",
+                        help="port of the devices' HTTP endpoints: the OTA check at /xiaozhi/ota/ "
+                             "(put it in a board's ota_url) and the vision upload (default: a free one)")
+    parser.add_argument("--mqtt", nargs="?", const="embedded", metavar="URL",
+                        help="take devices over MQTT too: alone, an embedded broker (amqtt, --mqtt-port); "
+                             "or mqtt://user:password@host:port for a broker of yours. Devices get their "
+                             "credentials from the OTA check")
+    parser.add_argument("--mqtt-port", type=int, default=1883, help="embedded broker port (default 1883, 0: free)")
     OpenAIVision.add_arguments(parser)
     args = parser.parse_args(argv)
     try:
@@ -101,7 +109,8 @@ async def main(args):
     model = OpenAIVision.from_args(args)
     bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log,
                     user_tools=args.user_tools, aliases=args.aliases, list_ttl=args.list_ttl,
-                    expect=args.expect)
+                    expect=args.expect, mqtt=args.mqtt, mqtt_port=args.mqtt_port,
+                    device_http_port=args.device_http_port)
     await bridge.start()
     try:
         if args.http is not None:

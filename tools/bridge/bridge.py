@@ -39,6 +39,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tools.backend.backend import reachable_host
 from tools.hub.httpserver import HttpServer
+from tools.hub.ota import OTA_PATH, OtaService
 from tools.hub.vision import VisionService, create_app, vision_url
 from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
@@ -120,6 +121,7 @@ class Slot:
     def info(self):
         device = self.device
         return {"alias": self.alias, "device_id": self.id, "online": self.online,
+                "transport": getattr(device, "transport", "websocket") if device else None,
                 "server_info": device.server_info if device else None,
                 "tools": len(self.tools) if self.online else 0,
                 "resources": len(self.resources) if self.online else 0}
@@ -167,7 +169,11 @@ class BridgeVision(VisionService):
 class Bridge:
     def __init__(self, token=None, host="127.0.0.1", port=0, device_wait=10.0,
                  request_timeout=30.0, vision_model=None, log=None, user_tools=False,
-                 aliases=None, list_ttl=5.0, expect=0):
+                 aliases=None, list_ttl=5.0, expect=0, mqtt=None, mqtt_port=0, device_http_port=0):
+        """mqtt: None (devices over WebSocket only), "embedded" (an amqtt broker in this
+        process on mqtt_port) or "mqtt://user:password@host:port": devices come through the
+        broker too, with the credentials the OTA endpoint (on device_http_port, beside the
+        vision endpoint) issues them, as the backend's do (tools/hub/mqtt.py)."""
         self.host = host
         self.public_host = reachable_host(host)
         self.port = port
@@ -182,8 +188,11 @@ class Bridge:
         self.devices = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
                                      on_gone=self._on_gone, log=self.log, request_timeout=request_timeout)
         self.vision = BridgeVision(self, vision_model, log=self.log)
-        self._vision_http = HttpServer(create_app(self.vision, log=self.log))
-        self.vision_port = 0
+        self.ota = OtaService(self._ota_connection, None, log=self.log)
+        self._vision_http = HttpServer(create_app(self.vision, log=self.log, routes=self.ota.routes()))
+        self.vision_port = device_http_port
+        self._mqtt_options = (mqtt, mqtt_port)
+        self.mqtt_hub = None
         self.bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self.bus)
         hint = CacheHint(ttl_ms=0, scope="private")
@@ -213,10 +222,29 @@ class Bridge:
         self._tokens = itertools.count(1)
         self._changed = asyncio.Condition()
 
+    @property
+    def ota_url(self):
+        return "http://%s:%d%s" % (self.public_host, self.vision_port, OTA_PATH)
+
     async def start(self):
-        self.vision_port = await self._vision_http.start(self.host, 0)
+        self.vision_port = await self._vision_http.start(self.host, self.vision_port)
         self.port = await self.devices.start(self.host, self.port)
         self.log("bridge: devices connect to ws://%s:%d%s" % (self.public_host, self.port, PATH))
+        mqtt, mqtt_port = self._mqtt_options
+        if mqtt:
+            from tools.hub.mqtt import MqttHub
+
+            self.mqtt_hub = MqttHub(mqtt, self.host, self.public_host, mqtt_port, log=self.log)
+            await self.mqtt_hub.start(
+                on_device=self._onboard, on_notification=self._on_notification, on_gone=self._on_gone,
+                log=self.log, request_timeout=self.request_timeout, devices=self.devices.devices)
+        self.log("bridge: OTA check at %s (hands out %s)" % (self.ota_url, "mqtt" if mqtt else "websocket"))
+
+    async def _ota_connection(self, device_id, client_id, board):
+        if self.mqtt_hub is not None:
+            return "mqtt", self.mqtt_hub.credentials.issue(device_id, self.mqtt_hub.endpoint)
+        return "websocket", {"url": "ws://%s:%d%s" % (self.public_host, self.port, PATH),
+                             "token": self.devices.token or ""}
 
     def close_listeners(self):
         """End the 2026 listen streams gracefully (before the HTTP server stops)."""
@@ -224,6 +252,8 @@ class Bridge:
 
     async def close(self):
         self._listen.close()
+        if self.mqtt_hub is not None:
+            await self.mqtt_hub.close()
         await self.devices.close()
         await self._vision_http.close()
 

@@ -50,8 +50,11 @@ def parse_args(argv=None):
 
 
 def sim_command(url, token, state_dir, max_payload=None, micropython=None, extra=()):
-    """The command line that runs the simulated device against `url` (`extra`: more options)."""
-    command = [sys.executable, "-m", "tools.sim", "--url", url, "--token", token, "--state-dir", state_dir]
+    """The command line that runs the simulated device against `url` (`extra`: more options;
+    url None: `extra` says where, e.g. --ota-url)."""
+    command = [sys.executable, "-m", "tools.sim", "--state-dir", state_dir]
+    if url is not None:
+        command += ["--url", url, "--token", token]
     command += list(extra)
     if max_payload:
         command += ["--max-payload", str(max_payload)]
