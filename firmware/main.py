@@ -4,12 +4,9 @@ import json
 import sys
 
 from umcpfw import app
+from umcpfw.app import ConfigError
 
 CONFIG_FILE = "config.json"
-
-
-class ConfigError(ValueError):
-    """config.json is missing or unusable; the message says what to fix."""
 
 
 def load_config(path=CONFIG_FILE):
@@ -43,12 +40,11 @@ def setup_logging():
 def run():
     setup_logging()
     try:
-        config = load_config()
+        asyncio.run(app.main(load_config()))
     except ConfigError as e:
         # Printed where `make repl` shows it; nothing else can run without a config.
         print("umcp cannot start:", e)
         sys.exit(1)
-    asyncio.run(app.main(config))
 
 
 if __name__ == "__main__":

@@ -88,3 +88,18 @@ def test_a_firmware_that_cannot_start_ends_the_simulator(tmp_path):
     assert done.returncode != 0
     assert "nosuch" in done.stderr
     assert "firmware exited with status" in done.stderr
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"tls_verify": "maybe"}, "tls_verify must be true or false"),
+    ({"ca": "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"}, "config.json: "),
+])
+def test_a_config_the_firmware_cannot_use_is_reported_in_words(tmp_path, extra, words):
+    # Not a traceback: the line `make repl` shows a maker, saying what to fix.
+    done = subprocess.run(
+        sim_command("--url", "wss://127.0.0.1:9/", "--token", "t", "--state-dir", str(tmp_path),
+                    "--extra-config", json.dumps(extra)),
+        cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert "umcp cannot start: " in done.stdout + done.stderr and words in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr

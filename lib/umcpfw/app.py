@@ -29,6 +29,10 @@ MAX_MESSAGE_FLOOR = 2048
 log = get_logger("app")
 
 
+class ConfigError(ValueError):
+    """config.json is missing or unusable; the message says what to fix."""
+
+
 def log_exception(what, e):
     log.error("%s: %r", what, e)
     if hasattr(sys, "print_exception"):
@@ -71,7 +75,10 @@ class Application:
         # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
         # unverified only with "tls_verify": false (a warning at every connection). A broken
         # "ca" or a tls_verify that is not true/false stops the start here, saying so.
-        self.trust = Trust(config.get("ca"), config.get("tls_verify", True))
+        try:
+            self.trust = Trust(config.get("ca"), config.get("tls_verify", True))
+        except ValueError as e:
+            raise ConfigError("config.json: %s" % e)
         self.vision = VisionClient(self.device_id, self.client_id, self.trust)
         self.tools = None
         self.server = self.build_server()
@@ -83,7 +90,10 @@ class Application:
             self.fleet = Fleet(self)
             self.ota = self.fleet.check
         if self.ota is None:
-            self.transport()  # refuse a config without a server at once
+            try:
+                self.transport()  # refuse a config without a server at once
+            except ValueError as e:
+                raise ConfigError(str(e))
         # Everything the session keeps is built: what is free now bounds incoming messages.
         self.max_message = config.get("max_message") or max_message_for(free_heap())
         self.server.max_message = self.max_message  # announced in initialize
