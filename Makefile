@@ -10,10 +10,11 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim bench bench-fleet soak deploy flash repl clean
+.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim sim-mqtt bench bench-fleet soak deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
+	@echo "make sim-mqtt the same through the OTA check and MQTT, as a xiaozhi fleet does it"
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
 	@echo "make test-mosquitto   the MQTT tests against Debian's mosquitto"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
@@ -63,6 +64,11 @@ test-mosquitto: setup
 
 sim: $(VENV)/.installed
 	$(PY) -m tools.sim.demo
+
+# The same session as a xiaozhi fleet has it: the device knows only the OTA URL, checks in,
+# and gets MQTT credentials for the backend's embedded broker.
+sim-mqtt: $(VENV)/.installed
+	$(PY) -m tools.sim.demo --mqtt
 
 bench: setup
 	$(PY) -m tools.bench

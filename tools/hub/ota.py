@@ -209,6 +209,8 @@ class OtaService:
             return answer
         kind, details = await self.connection(device_id, client_id, board_type)
         answer[kind] = details
+        where = details.get("endpoint") or details.get("url")
+        self.log("ota: %s (%s %s) checked in: connect over %s to %s" % (device_id, board_type, version, kind, where))
         return answer
 
     async def _check(self, request):

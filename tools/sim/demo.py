@@ -39,6 +39,9 @@ def parse_args(argv=None):
     parser.add_argument("--max-payload", type=int, default=PAGE_LIMIT, help="device tools/list page limit")
     parser.add_argument("--micropython", metavar="BIN", help="run the device under this MicroPython unix port")
     parser.add_argument("--mpy", action="store_true", help="with --micropython: run the .mpy files make deploy copies")
+    parser.add_argument("--mqtt", action="store_true",
+                        help="as a xiaozhi fleet does it (make sim-mqtt): the device has only the backend's "
+                             "OTA URL, checks in there and connects over MQTT through the embedded broker")
     parser.add_argument("--http-port", type=int, default=0, help="the web console's port (default: a free one)")
     parser.add_argument("--serve", action=argparse.BooleanOptionalAction, default=None,
                         help="keep the device and the web console running after the session "
@@ -87,15 +90,22 @@ def stop_process(process):
 
 async def session(args, out):
     token = secrets.token_hex(8)
-    backend = Backend(token, host="127.0.0.1", http_port=args.http_port, out=out, web={})
+    mqtt = {"mqtt": "embedded", "mqtt_port": 0} if args.mqtt else {}
+    backend = Backend(token, host="127.0.0.1", http_port=args.http_port, out=out, web={}, **mqtt)
     await backend.start()
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
-    out("demo: starting the simulated device (page limit %d bytes)" % args.max_payload)
+    extra = ["--mpy"] if args.mpy else []
+    if args.mqtt:  # config.json gets only the OTA URL: the OTA check says where to connect
+        url = token = None
+        extra += ["--ota-url", backend.ota_url]
+        out("demo: starting the simulated device with only the OTA URL %s (page limit %d bytes)"
+            % (backend.ota_url, args.max_payload))
+    else:
+        out("demo: starting the simulated device (page limit %d bytes)" % args.max_payload)
     failures = 0
     with tempfile.TemporaryDirectory(prefix="umcp-demo-") as state_dir, \
             open(os.path.join(state_dir, "device.log"), "w+") as device_log:
         try:
-            extra = ["--mpy"] if args.mpy else []
             with simulated_device(url, token, state_dir, device_log, args.max_payload, args.micropython,
                                   extra) as sim:
                 device = await wait_ready(backend, sim)
