@@ -70,7 +70,7 @@ class LogRing:
 
 
 class DeviceResources:
-    """Registers the resources on `server`; `tools` is the CommonTools whose status and
+    """Registers the resources on `server` (late: see register); `tools` is the CommonTools whose status and
     system information they show. CommonTools tells it about photos (`keep_photo`)."""
 
     def __init__(self, server, tools, board, ring):
@@ -81,7 +81,10 @@ class DeviceResources:
         self.photo = None  # the last JPEG taken, or None
 
     def register(self):
-        s = self.server
+        """Registered when a client first asks for resources (umcp's add_resources_later)."""
+        self.server.add_resources_later(self._register)
+
+    def _register(self, s):
         s.add_resource(STATUS_URI, "status", self.read_status, mime_type="application/json",
                        description="Volume, brightness, theme, network and board facts, as "
                                    "self.get_device_status reports them; updated when they change")
