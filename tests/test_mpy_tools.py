@@ -250,11 +250,13 @@ def test_bench_names_the_micropython_it_ran(monkeypatch):
     # With a frozen build measured too: a fourth column, no hwsim bytecode on its heap.
     figures["frozen"] = dict(form, smallest_heapsize=61440, micropython="/opt/mp/frozen")
     figures["mpy_board"] = dict(form, smallest_heapsize=106496, micropython="/opt/mp/frozen")
+    figures["simulated_modules_frozen"] = 7168  # its classes and state, bytecode frozen
     lines = report.firmware_table(figures)
     assert "frozen (own build)" in lines[0] and ".mpy, hardware frozen" in lines[0]
     rows = {line.split("  ")[0].strip(): line for line in lines[1:]}
     (hwsim,) = [line for line in lines if "of which the simulated hardware" in line]
     assert hwsim.rstrip().endswith("frozen") and hwsim.count("frozen") == 2
+    assert hwsim.count("7.0 KB, frozen") == 2
     assert "60.0 KB" in rows["smallest -X heapsize completing the full session"]
     assert "104.0 KB" in rows["smallest -X heapsize completing the full session"]
 
