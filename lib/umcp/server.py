@@ -110,6 +110,7 @@ class McpServer:
         self._tools = []  # listing order: common tools first keeps the LLM's prompt cache warm
         self._resources = []
         self._templates = []
+        self._later = []  # add_resources_later's registrations, run at the first resources/*
         self._subscriptions = []  # URIs a legacy client subscribed to (at most MAX_SUBSCRIPTIONS)
         self._updated = []  # subscribed URIs whose notification is on its way
         self._sender = None
@@ -163,6 +164,25 @@ class McpServer:
         self._resources_changed()
         return resource
 
+    def add_resources_later(self, register):
+        """`register(server)` adds resources (add_resource, add_resource_template) when a
+        client first sends a resources/* request: until then neither they nor umcp.resource's
+        code take heap (a session may never ask). Initialize announces the resources
+        capability meanwhile, and the late registration announces no list change."""
+        self._later.append(register)
+
+    def _load_resources(self):
+        later = self._later
+        if later:
+            self._later = []
+            pending = self._resources_changed_pending
+            self._resources_changed_pending = True  # nobody has seen the list yet
+            try:
+                for register in later:
+                    register(self)
+            finally:
+                self._resources_changed_pending = pending
+
     def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
         """Register an McpResourceTemplate, or build one from its arguments."""
         from .resource import McpResourceTemplate
@@ -177,6 +197,7 @@ class McpServer:
         return template
 
     def remove_resource(self, uri):
+        self._load_resources()
         index = _find(self._resources, "uri", uri)
         if index < 0:
             raise KeyError(uri)
@@ -186,6 +207,7 @@ class McpServer:
         self._resources_changed()
 
     def remove_resource_template(self, uri_template):
+        self._load_resources()
         index = _find(self._templates, "uri_template", uri_template)
         if index < 0:
             raise KeyError(uri_template)
@@ -363,6 +385,8 @@ class McpServer:
                     if level not in LOG_LEVELS:
                         raise InvalidParams("unknown log level %s" % (level,))
                     log_level = LOG_LEVELS.index(level)
+            if method.startswith("resources/"):
+                self._load_resources()
             if method == "tools/call":
                 reply = self._call_tool(request_id, id_json, params, modern, log_level)
             elif method == "tools/list":
@@ -424,7 +448,7 @@ class McpServer:
         self._modern = False
         self._subscriptions = []  # a new session: the old one's subscriptions are gone
         capabilities = {"tools": {"listChanged": True}, "logging": {}}
-        if self._resources or self._templates:
+        if self._resources or self._templates or self._later:
             capabilities["resources"] = {"subscribe": True, "listChanged": True}
         if self.max_message:
             capabilities["experimental"] = {"messageLimit": {"maxBytes": self.max_message}}
@@ -442,7 +466,7 @@ class McpServer:
         subscriptions/listen, which this server does not offer (its legacy clients
         get both through initialize). Logging is request-scoped there."""
         capabilities = {"tools": {}, "logging": {}}
-        if self._resources or self._templates:
+        if self._resources or self._templates or self._later:
             capabilities["resources"] = {}
         result = {
             "resultType": "complete",

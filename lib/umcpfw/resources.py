@@ -10,20 +10,22 @@ SYSTEM_URI = "device://system"
 LOG_URI = "device://log"
 PHOTO_URI = "device://photo/last"
 
-LOG_LINES = const(32)
-LOG_LINE_CHARS = const(120)
+LOG_LINES = const(16)
+LOG_LINE_CHARS = const(120)  # UTF-8 bytes; at most 255
 # A photo is kept after it is taken only while this much heap stays free besides it
 # (where the heap can be asked: MicroPython).
 PHOTO_HEAP_RESERVE = const(48 * 1024)
 
 
 class LogRing:
-    """The last `lines` log lines, each cut to `line_chars` characters: a fixed number of
-    slots, so it never grows. `add` is a umcp.compat log sink."""
+    """The last `lines` log lines, each cut to `line_chars` bytes of UTF-8: slots in one
+    bytearray allocated up front, so it never grows and leaves no long-lived strings
+    scattered over the heap (they would fragment it). `add` is a umcp.compat log sink."""
 
     def __init__(self, lines=LOG_LINES, line_chars=LOG_LINE_CHARS):
         self.capacity = lines
-        self._slots = [None] * lines
+        self._buf = bytearray(lines * line_chars)
+        self._lens = bytearray(lines)  # 0: an empty slot (a line has its timestamp at least)
         self._next = 0
         self._chars = line_chars
         self._start = ticks_ms()
@@ -31,18 +33,36 @@ class LogRing:
     def add(self, level, logger, message):
         ms = ticks_diff(ticks_ms(), self._start)
         line = "%d.%03d %s %s: %s" % (ms // 1000, ms % 1000, level, logger, message)
-        if len(line) > self._chars:
-            line = line[:self._chars - 3] + "..."
         if "\n" in line:
             line = line.replace("\n", " ")
-        self._slots[self._next] = line
-        self._next = (self._next + 1) % len(self._slots)
+        data = line.encode()
+        n = len(data)
+        chars = self._chars
+        at = self._next * chars
+        buf = self._buf
+        if n > chars:
+            n = chars - 3
+            while n and data[n] & 0xC0 == 0x80:  # never cut a character in two
+                n -= 1
+            buf[at + n:at + n + 3] = b"..."
+            buf[at:at + n] = memoryview(data)[:n]
+            n += 3
+        else:
+            buf[at:at + n] = data
+        self._lens[self._next] = n
+        self._next = (self._next + 1) % self.capacity
 
     def lines(self):
         """The kept lines, oldest first."""
-        slots = self._slots
-        count = len(slots)
-        return [slots[(self._next + i) % count] for i in range(count) if slots[(self._next + i) % count] is not None]
+        count = self.capacity
+        chars = self._chars
+        kept = []
+        for i in range(count):
+            slot = (self._next + i) % count
+            n = self._lens[slot]
+            if n:
+                kept.append(str(self._buf[slot * chars:slot * chars + n], "utf-8"))
+        return kept
 
     def text(self):
         lines = self.lines()
@@ -50,7 +70,7 @@ class LogRing:
 
 
 class DeviceResources:
-    """Registers the resources on `server`; `tools` is the CommonTools whose status and
+    """Registers the resources on `server` (late: see register); `tools` is the CommonTools whose status and
     system information they show. CommonTools tells it about photos (`keep_photo`)."""
 
     def __init__(self, server, tools, board, ring):
@@ -61,7 +81,10 @@ class DeviceResources:
         self.photo = None  # the last JPEG taken, or None
 
     def register(self):
-        s = self.server
+        """Registered when a client first asks for resources (umcp's add_resources_later)."""
+        self.server.add_resources_later(self._register)
+
+    def _register(self, s):
         s.add_resource(STATUS_URI, "status", self.read_status, mime_type="application/json",
                        description="Volume, brightness, theme, network and board facts, as "
                                    "self.get_device_status reports them; updated when they change")

@@ -13,10 +13,12 @@ import binascii
 import hashlib
 import os
 import struct
+import sys
 
 from . import conn
 from umcp.compat import const, ticks_ms
 
+_MICROPYTHON = sys.implementation.name == "micropython"
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 _OP_CONT = const(0)
@@ -34,8 +36,13 @@ CLOSE_INVALID_DATA = const(1007)
 CLOSE_TOO_BIG = const(1009)
 
 _MAX_REASON = const(123)  # a close frame is a control frame: 125 bytes, 2 for the code
-FRAME_CHUNK = const(2032)  # payload bytes per write; a multiple of 4 keeps the key aligned
-_FRAME_BUF = const(2048)  # per connection: a header (14 bytes at most) and a chunk
+FRAME_CHUNK = const(1008)  # payload bytes per write; a multiple of 4 keeps the key aligned
+_FRAME_BUF = const(1024)  # per connection: a header (14 bytes at most) and a chunk
+# Frame buffers of closed connections, for the next: one, allocated as this module is
+# imported (at boot, before a long session fragments the heap), serves every connection
+# of a device that holds one at a time.
+_spare = [bytearray(_FRAME_BUF)]
+_MASK_STEP = const(64)  # bytes masked at a time (a multiple of 4)
 _DISCARD = const(512)  # bytes read at a time while skipping what a failing peer still sends
 _CLOSE_WAIT_S = const(2)  # how long a closing handshake may take before we hang up
 
@@ -58,13 +65,14 @@ class _Fail(Exception):
 
 def mask(data, key):
     """XOR `data` with the repeating 4-byte `key` -> bytes."""
-    n = len(data)
-    return _masked(data, 0, n, _key_int(key, n), n) if n else b""
+    buf = bytearray(data)
+    _mask_into(buf, 0, len(buf), _key_int(key))
+    return bytes(buf)
 
 
-def _key_int(key, span):
-    """The 4-byte key repeated over `span` bytes, as one big-endian integer."""
-    return int.from_bytes((key * (span // 4 + 1))[:span], "big")
+def _key_int(key):
+    """The 4-byte key repeated over _MASK_STEP bytes, as one big-endian integer."""
+    return int.from_bytes(key * (_MASK_STEP // 4), "big")
 
 
 def _utf8(text):
@@ -75,12 +83,17 @@ def _utf8(text):
         return text.encode()
 
 
-def _masked(buf, start, n, keys, span):
-    """buf[:start] as it is (the frame header, or nothing) followed by buf[start:start + n]
-    XOR the key stream, as new bytes ready to write; `keys` is a _key_int over `span`."""
-    total = start + n
-    return (int.from_bytes(memoryview(buf)[:total], "big")
-            ^ (keys >> 8 * (span - n))).to_bytes(total, "big")
+def _mask_into(buf, start, n, keys):
+    """XOR buf[start:start + n] in place with the key stream (`keys`: a _key_int), which
+    starts over at `start`. _MASK_STEP bytes at a time: the integers involved stay small,
+    so a fragmented heap serves them (whole-chunk integers were 2 KB temporaries each)."""
+    view = memoryview(buf)
+    end = start + n
+    while start < end:
+        m = min(_MASK_STEP, end - start)
+        view[start:start + m] = (int.from_bytes(view[start:start + m], "big")
+                                 ^ (keys >> 8 * (_MASK_STEP - m))).to_bytes(m, "big")
+        start += m
 
 
 def frame_header(opcode, length, key, fin=True):
@@ -176,7 +189,8 @@ class WebSocket:
         self.max_message = max_message
         self.last_rx_ms = ticks_ms()
         self._send_lock = asyncio.Lock()  # frames from concurrent tasks never interleave
-        self._buf = bytearray(_FRAME_BUF)  # each outgoing frame is built and masked here
+        # Each outgoing frame is built and masked here: the spare one if there is one.
+        self._buf = _spare.pop() if _spare else bytearray(_FRAME_BUF)
         self._close_sent = False
         self._closed = None  # (code, reason) once the connection is over
         self._done = asyncio.Event()
@@ -322,6 +336,8 @@ class WebSocket:
     async def _finish(self, code, reason, abort=False):
         if self._closed is None:
             self._closed = (code, reason)
+            if not _spare and not self._send_lock.locked():  # no frame is being built
+                _spare.append(self._buf)
         self._done.set()
         await conn.close_quietly(self._writer, abort)
 
@@ -357,8 +373,7 @@ class WebSocket:
         # whole write at a time: many small pieces (a tools/list page) cost no more than one
         # big one, and the frame leaves in one write when it fits. Chunks start at payload
         # offsets that are multiples of 4, so one repeated key serves them all.
-        span = min(length, FRAME_CHUNK)
-        keys = _key_int(key, span)
+        keys = _key_int(key)
         buf = self._buf
         writer = self._writer
         async with self._send_lock:
@@ -374,14 +389,22 @@ class WebSocket:
                     filled += n
                     taken += n
                     if filled == FRAME_CHUNK:
-                        # New bytes each time: CPython's transport may keep what it has not
-                        # sent yet, so the buffer is never handed out itself.
-                        writer.write(_masked(buf, start, filled, keys, span))
+                        writer.write(_out(buf, start, filled, keys))
                         await writer.drain()
                         start = filled = 0
             if start or filled:
-                writer.write(_masked(buf, start, filled, keys, span))
+                writer.write(_out(buf, start, filled, keys))
             await writer.drain()
+
+
+def _out(buf, start, filled, keys):
+    """The bytes of one write: the buffer's header and payload, the payload masked in
+    place. MicroPython's stream writes what it can at once and copies only the rest, so
+    the buffer is handed out as it is; CPython's transport may keep what it has not sent
+    yet, so it gets a copy."""
+    _mask_into(buf, start, filled, keys)
+    view = memoryview(buf)[:start + filled]
+    return view if _MICROPYTHON else bytes(view)
 
 
 def _decode(opcode, payload):

@@ -112,6 +112,38 @@ async def test_subscription_is_bounded_and_told():
     assert (await wire.request("resources/subscribe", {"uri": "device://log"}))["error"]["code"] == -32602
 
 
+async def test_resources_added_later_load_at_the_first_resources_request():
+    wire = Wire()
+    state = {"volume": 5}
+    calls = []
+
+    def register(server):
+        calls.append(server)
+        with_resources(wire, state)
+
+    wire.server.add_resources_later(register)
+    init = await wire.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}, id=0)
+    assert init["result"]["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
+    assert (await wire.request("ping"))["result"] == {}
+    assert wire.server.resource_updated("device://status") is False and calls == []
+    before = len(wire.frames)
+    listed = (await wire.request("resources/list"))["result"]["resources"]
+    assert calls == [wire.server]
+    assert [r["uri"] for r in listed] == ["device://status", "device://log", "device://photo/last"]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert len(wire.frames) == before + 1  # the page only: no list_changed for the late ones
+    await wire.request("resources/templates/list")
+    assert calls == [wire.server]  # once
+    later = Wire()
+    later.server.add_resources_later(lambda server: server.add_resource("device://x", "x", lambda: "x"))
+    assert (await later.request("resources/read", {"uri": "device://x"}))["result"]["contents"][0]["text"] == "x"
+    gone = Wire()
+    gone.server.add_resources_later(lambda server: server.add_resource("device://y", "y", lambda: "y"))
+    gone.server.remove_resource("device://y")
+    assert "resources" not in (await gone.request("initialize", {"protocolVersion": "2025-11-25"}, id=0))["result"]["capabilities"]
+
+
 async def test_2026_discover_and_result_type():
     wire = Wire(page_limit=600)
     with_resources(wire, {"volume": 5})

@@ -288,6 +288,8 @@ def measure(micropython, forms=FORMS, frozen=None):
     for form in forms:
         figures[form] = measure_form(micropython, form)
     if frozen:
+        # What the frozen simulated hardware still holds: its classes and state.
+        figures["simulated_modules_frozen"] = simulated_modules_heap(frozen)
         # The .mpy files with the hardware as a board has it (frozen, not on the heap); then
         # everything frozen.
         for form in ("mpy_board", "frozen"):
