@@ -1,7 +1,8 @@
 // One device's tools as forms, their results, and the device's notifications.
 //
 // The panel talks to its device only through `host`, so any page that can supply these
-// three functions can show it (the backend's console does; an MCP Apps host can later):
+// three functions can show it (the backend's console does; so does the bridge's MCP App,
+// tools/bridge/static/mcp-app.js):
 //
 //   host.listTools({withUserTools})          -> Promise<Tool[]> (MCP tools/list entries;
 //                                               `userOnly: true` marks the owner's tools)
