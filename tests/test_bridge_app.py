@@ -29,6 +29,7 @@ VOLUME = "self.audio_speaker.set_volume"
 ARTIFACTS = os.path.join(ROOT, "build", "artifacts", "mcp-app")
 EXT_APPS = os.path.join(ROOT, "node_modules", "@modelcontextprotocol", "ext-apps")
 ROLLDOWN = os.path.join(ROOT, "node_modules", ".bin", "rolldown")
+NODE = os.path.join(ROOT, "node_modules", ".bin", "node")
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +133,7 @@ def test_the_bundler_keeps_modules_apart():
     code = panel_app.bundle("main.js", sources.__getitem__)
     assert "</script" not in code and code.index("__umcp_lib_js = ") < code.index("__umcp_main_js = ")
     assert "const { twice, NAME: label } = __umcp_lib_js;" in code
-    checked = subprocess.run(["node", "--input-type=module", "-e", code + "\nconsole.log(__umcp_main_js.out);"],
+    checked = subprocess.run([NODE, "--input-type=module", "-e", code + "\nconsole.log(__umcp_main_js.out);"],
                              capture_output=True, text=True, cwd=ROOT, timeout=30)
     assert checked.stdout.strip() == "4</script>", checked.stderr
 
@@ -176,6 +177,12 @@ SLIDE = """(value) => {
 }"""
 
 
+async def shot(page, name):
+    # The iframe repaints a moment after the host resizes it to the view's reported size.
+    await page.wait_for_timeout(400)
+    await page.screenshot(path=os.path.join(ARTIFACTS, name + ".png"), full_page=True)
+
+
 def host_bundle(folder):
     """ext-apps' host side (app-bridge) as one browser script, window.ExtAppsHost."""
     entry = os.path.join(ROOT, "build", "mcp-app-host-entry.mjs")
@@ -183,6 +190,8 @@ def host_bundle(folder):
     with open(entry, "w") as f:
         f.write('export { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";\n')
     out = os.path.join(str(folder), "ext-apps-host.js")
+    if not os.access(ROLLDOWN, os.X_OK):
+        pytest.fail("no rolldown in node_modules: run `make setup` (npm ci, package.json pins it)")
     subprocess.run([ROLLDOWN, entry, "--format", "iife", "--name", "ExtAppsHost", "--file", out],
                    check=True, cwd=ROOT, capture_output=True, timeout=120)
     return read(out)
@@ -192,7 +201,10 @@ async def test_an_apps_host_shows_the_panel_and_its_slider_calls_the_device(brid
     os.makedirs(ARTIFACTS, exist_ok=True)
     host_code = host_bundle(tmp_path)
     calls = []
-    async with Client(bridge, read_timeout_seconds=30) as client, browser_page(tmp_path) as page:
+    # Tall enough for the whole panel: full-page shots do not paint a sandboxed (out of
+    # process) iframe beyond the viewport.
+    async with Client(bridge, read_timeout_seconds=30) as client, \
+            browser_page(tmp_path, viewport={"width": 1100, "height": 1900}) as page:
         await online(client)
 
         async def relay(method, params):
@@ -221,9 +233,13 @@ async def test_an_apps_host_shows_the_panel_and_its_slider_calls_the_device(brid
         listed = (await client.call_tool("bridge.device_tools", {"device": "kitchen"})).structured_content["tools"]
         assert shown == [t["name"] for t in listed] and len(shown) > 5
         assert await frame.text_content("#panel h2") == "kitchen: tools"
-        assert calls[:2] == [("bridge.show_panel", {"device": "kitchen"}),
-                             ("bridge.device_tools", {"device": "kitchen", "withUserTools": False})]
-        await page.screenshot(path=os.path.join(ARTIFACTS, "01-panel-in-host.png"), full_page=True)
+        assert calls[:3] == [("bridge.show_panel", {"device": "kitchen"}),
+                             ("bridge.device_tools", {"device": "kitchen", "withUserTools": False}),
+                             ("kitchen.self.get_device_status", {})]
+        # The slider starts where the device is (the settings' default), as in the console.
+        await frame.wait_for_function(
+            "document.querySelector('details[data-tool=\"%s\"] input[type=range]').value === '70'" % VOLUME)
+        await shot(page, "01-panel-in-host")
 
         # The slider is the control, in the app as in the console: let go at 42.
         await frame.evaluate(SLIDE, 42)
@@ -233,11 +249,14 @@ async def test_an_apps_host_shows_the_panel_and_its_slider_calls_the_device(brid
         assert ("kitchen." + VOLUME, {"volume": 42}) in calls
         status = await client.call_tool("kitchen.self.get_device_status", {})
         assert json.loads(status.content[0].text)["audio_speaker"]["volume"] == 42
-        await page.screenshot(path=os.path.join(ARTIFACTS, "02-volume-42.png"), full_page=True)
+        await shot(page, "02-volume-42")
 
         # The owner's tools behind the switch, as in the console (the bridge has --user-tools).
         await frame.check(".panel-head input.switch")
         await frame.wait_for_selector('details[data-tool="self.reboot"] .badge.user')
-        assert calls[-1] == ("bridge.device_tools", {"device": "kitchen", "withUserTools": True})
-        await page.screenshot(path=os.path.join(ARTIFACTS, "03-user-only-tools.png"), full_page=True)
+        assert ("bridge.device_tools", {"device": "kitchen", "withUserTools": True}) in calls[-2:]
+        # Relisted, the forms start from the status read again: the slider stays at 42.
+        await frame.wait_for_function(
+            "document.querySelector('details[data-tool=\"%s\"] input[type=range]').value === '42'" % VOLUME)
+        await shot(page, "03-user-only-tools")
         assert not page.problems, page.problems

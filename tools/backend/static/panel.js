@@ -15,10 +15,24 @@
 //
 // mountDevicePanel(root, host, {title, onReady(tools), initialValues(tool) -> {arg: value}})
 //   -> {reload(), refreshValues(), destroy()}
+// settingsFromStatus(status, toolName) -> {arg: value} | undefined: where a setting tool's
+//   form starts, from self.get_device_status's answer (both hosts use it for initialValues)
 
 import { buildForm, el, validate } from "./form.js";
 
 const MAX_FEED = 200;
+
+// The setting a tool changes, as the device's status reports it: its form starts there (a
+// slider at the current volume, not at 0).
+const STATUS_OF = {
+  "self.audio_speaker.set_volume": (s) => ({ volume: s.audio_speaker?.volume }),
+  "self.screen.set_brightness": (s) => ({ brightness: s.screen?.brightness }),
+  "self.screen.set_theme": (s) => ({ theme: s.screen?.theme }),
+};
+
+export function settingsFromStatus(status, name) {
+  return status && STATUS_OF[name] ? STATUS_OF[name](status) : undefined;
+}
 const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
 
 export function mountDevicePanel(root, host, options = {}) {

@@ -12,9 +12,10 @@
 //                   context), not the server's notifications: the feed stays empty here.
 
 import { App } from "./ext-apps-app.js";
-import { mountDevicePanel } from "./panel.js";
+import { mountDevicePanel, settingsFromStatus } from "./panel.js";
 
 export const DEVICE_TOOLS = "bridge.device_tools";
+const STATUS_TOOL = "self.get_device_status";
 
 function failure(result) {
   const text = (result.content || []).filter((b) => b.type === "text").map((b) => b.text).join(" ");
@@ -37,7 +38,7 @@ export function bridgeHost(app, alias) {
   };
 }
 
-export function startView(root, status) {
+export function startView(root, statusLine) {
   const app = new App({ name: "umcp device panel", version: "1.0.0" }, {}, { autoResize: true });
   let shown = null;
   let panel = null;
@@ -45,18 +46,33 @@ export function startView(root, status) {
     if (!alias || alias === shown) return;
     shown = alias;
     if (panel) panel.destroy();
-    status.textContent = "";
+    statusLine.textContent = "";
     root.dataset.device = alias;
-    panel = mountDevicePanel(root, bridgeHost(app, alias), { title: `${alias}: tools` });
+    let settings = null; // the device's status, once read
+    const host = bridgeHost(app, alias);
+    panel = mountDevicePanel(root, host, {
+      title: `${alias}: tools`,
+      initialValues: (tool) => settingsFromStatus(settings, tool.name),
+      // Where the settings are now (the console has them from its backend), read at
+      // each (re)listing: sliders start at the device's volume and brightness, not at 0.
+      onReady: (tools) => {
+        if (!tools.some((t) => t.name === STATUS_TOOL)) return;
+        host.callTool(STATUS_TOOL, {}).then((result) => {
+          const text = (result.content || []).find((b) => b.type === "text");
+          settings = text ? JSON.parse(text.text) : null;
+          if (shown === alias && panel) panel.refreshValues();
+        }).catch(() => {});
+      },
+    });
   }
   // The device asked for (tool input) right away; else the one the bridge chose (result).
   app.ontoolinput = (params) => show(params && params.arguments && params.arguments.device);
   app.ontoolresult = (result) => {
-    if (result && result.isError) status.textContent = failure(result).message;
+    if (result && result.isError) statusLine.textContent = failure(result).message;
     else show(result && result.structuredContent && result.structuredContent.device);
   };
-  app.connect().then(() => { if (!shown) status.textContent = "waiting for the device…"; },
-    (error) => { status.textContent = `the host did not connect: ${error.message}`; });
+  app.connect().then(() => { if (!shown) statusLine.textContent = "waiting for the device…"; },
+    (error) => { statusLine.textContent = `the host did not connect: ${error.message}`; });
   return app;
 }
 
