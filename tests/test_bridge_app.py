@@ -16,6 +16,7 @@ import sys
 import anyio
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from test_bridge import free_port, modern_request, post, wait_for_line
 from tools.bridge import app as panel_app
@@ -156,7 +157,11 @@ HOST_SCRIPT = """async () => {
   document.getElementById("conversation").append(iframe);
   const bridge = new AppBridge(null, { name: "umcp test host", version: "1.0.0" },
     { serverTools: {}, serverResources: {} });
-  bridge.oncalltool = (params) => window.relay("tools/call", params);
+  bridge.oncalltool = async (params) => {
+    const answer = await window.relay("tools/call", params);
+    if (answer.jsonrpcError) throw Object.assign(new Error(answer.jsonrpcError.message), { code: answer.jsonrpcError.code });
+    return answer;
+  };
   bridge.onsizechange = ({ height }) => { if (height) iframe.style.height = `${height}px`; };
   const initialized = new Promise((resolve) => { bridge.oninitialized = resolve; });
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
@@ -214,7 +219,10 @@ async def test_an_apps_host_shows_the_panel_and_its_slider_calls_the_device(brid
                 result = await client.read_resource(params["uri"])
             elif method == "tools/call":
                 calls.append((params["name"], params.get("arguments")))
-                result = await client.call_tool(params["name"], params.get("arguments") or {})
+                try:
+                    result = await client.call_tool(params["name"], params.get("arguments") or {})
+                except MCPError as error:  # the host answers the view with the same error
+                    return {"jsonrpcError": {"code": error.code, "message": error.message}}
             else:
                 raise ValueError("the test host relays no %s" % method)
             return result.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -250,6 +258,18 @@ async def test_an_apps_host_shows_the_panel_and_its_slider_calls_the_device(brid
         status = await client.call_tool("kitchen.self.get_device_status", {})
         assert json.loads(status.content[0].text)["audio_speaker"]["volume"] == 42
         await shot(page, "02-volume-42")
+
+        # Any tool by name: the bridge's JSON-RPC error reaches the panel with its code. (The
+        # iframe has no allow-forms: the panel's Call buttons work on the click.)
+        raw = frame.locator("details.raw-call")
+        await raw.locator("summary").click()
+        await raw.locator("input[name=raw-name]").fill("self.no_such_tool")
+        await raw.locator("button[type=submit]").click()
+        refused = raw.locator(".result[data-state=error]")
+        await refused.wait_for()
+        text = await refused.text_content()
+        assert text.startswith("error -32602: ") and "kitchen.self.no_such_tool" in text, text
+        assert calls[-1] == ("kitchen.self.no_such_tool", {})
 
         # The owner's tools behind the switch, as in the console (the bridge has --user-tools).
         await frame.check(".panel-head input.switch")

@@ -131,7 +131,7 @@ export function mountDevicePanel(root, host, options = {}) {
         progress.hidden = progressText.hidden = true;
       }
     }
-    formEl.addEventListener("submit", (event) => { event.preventDefault(); call(); });
+    onSubmit(formEl, button, call);
 
     // A tool with one bounded integer that says it is idempotent and harmless (volume,
     // brightness) is called as its slider is let go: the slider is the control.
@@ -150,11 +150,11 @@ export function mountDevicePanel(root, host, options = {}) {
     const name = el("input", { type: "text", name: "raw-name", "aria-label": "tool name", placeholder: "tool name", required: true });
     const args = el("textarea", { name: "raw-arguments", rows: 2, class: "json", "aria-label": "arguments as JSON", placeholder: "{}" });
     const result = el("div", { class: "result", "aria-live": "polite" });
+    const button = el("button", { type: "submit", text: "Call" });
     const form = el("form", { class: "tool-form raw", novalidate: true },
       el("div", { class: "control" }, name), el("div", { class: "control" }, args),
-      el("div", { class: "actions" }, el("button", { type: "submit", text: "Call" })), result);
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
+      el("div", { class: "actions" }, button), result);
+    onSubmit(form, button, async () => {
       let value;
       try {
         value = args.value.trim() ? JSON.parse(args.value) : {};
@@ -223,6 +223,14 @@ export function mountDevicePanel(root, host, options = {}) {
       root.replaceChildren();
     },
   };
+}
+
+// A form's Call, by its button or by Enter (which clicks the default button), handled on
+// the click: a sandboxed iframe without allow-forms (an MCP Apps host may not grant it)
+// blocks a form submission before any submit event, but the click still arrives.
+function onSubmit(form, button, fn) {
+  button.addEventListener("click", (event) => { event.preventDefault(); fn(); });
+  form.addEventListener("submit", (event) => { event.preventDefault(); fn(); });
 }
 
 // A result as the device returned it: text as text, JSON pretty-printed, images as
