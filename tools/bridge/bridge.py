@@ -18,7 +18,8 @@ device's `SCHEME://REST`), so names stay the same across reconnects and when ano
 device arrives. `bridge.list_devices` (tool) and `bridge://devices` (resource) say which
 devices are online. Every result is a typed model (a bare dict fails the 2026 result
 check), with honest caching hints. Photos a device uploads to our vision endpoint during
-a call come back as MCP image content.
+a call come back as MCP image content. `bridge.show_panel` and `ui://umcp/panel` offer the
+web console's device panel as an MCP App (tools/bridge/app.py).
 """
 
 import asyncio
@@ -204,10 +205,10 @@ class Bridge:
             # Mcp-Param-* header checks (2026 HTTP) want the called tool's schema: from the
             # slot, instead of the SDK running the whole tools/list for every call.
             get_tool_input_schema=self._input_schema)
-        # Registered this way, not with on_set_logging_level=, to avoid the deprecation warning
-        # (the method is gone from 2026-07-28; older clients still use it).
         # The MCP Apps extension (SEP-2133 `extensions`): bridge.show_panel has a UI.
         self.mcp.extensions[panel_app.EXTENSION_ID] = {}
+        # Registered this way, not with on_set_logging_level=, to avoid the deprecation warning
+        # (the method is gone from 2026-07-28; older clients still use it).
         self.mcp.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
         self.mcp.add_notification_handler("notifications/initialized", types.NotificationParams,
                                           self._client_ready)
