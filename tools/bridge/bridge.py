@@ -18,7 +18,8 @@ device's `SCHEME://REST`), so names stay the same across reconnects and when ano
 device arrives. `bridge.list_devices` (tool) and `bridge://devices` (resource) say which
 devices are online. Every result is a typed model (a bare dict fails the 2026 result
 check), with honest caching hints. Photos a device uploads to our vision endpoint during
-a call come back as MCP image content.
+a call come back as MCP image content. `bridge.show_panel` and `ui://umcp/panel` offer the
+web console's device panel as an MCP App (tools/bridge/app.py).
 """
 
 import asyncio
@@ -38,6 +39,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tools.backend.backend import reachable_host
+from tools.bridge import app as panel_app
 from tools.hub.httpserver import HttpServer
 from tools.hub.ota import OTA_PATH, OtaService
 from tools.hub.vision import VisionService, create_app, vision_url
@@ -48,6 +50,8 @@ VERSION = "0.2.0"
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 BRIDGE = "bridge"  # the bridge's own tools and resources; no device may take this alias
 LIST_DEVICES = "bridge.list_devices"
+SHOW_PANEL = "bridge.show_panel"      # an MCP Apps host renders the device panel for it
+DEVICE_TOOLS = "bridge.device_tools"  # what the panel lists a device's tools with
 DEVICES_URI = "bridge://devices"
 URI_SCHEME = "umcp"
 RESOURCE_NOT_FOUND_LEGACY = -32002  # 2024-11-05..2025-11-25; 2026-07-28 uses -32602
@@ -210,6 +214,8 @@ class Bridge:
             # Mcp-Param-* header checks (2026 HTTP) want the called tool's schema: from the
             # slot, instead of the SDK running the whole tools/list for every call.
             get_tool_input_schema=self._input_schema)
+        # The MCP Apps extension (SEP-2133 `extensions`): bridge.show_panel has a UI.
+        self.mcp.extensions[panel_app.EXTENSION_ID] = {}
         # Registered this way, not with on_set_logging_level=, to avoid the deprecation warning
         # (the method is gone from 2026-07-28; older clients still use it).
         self.mcp.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
@@ -475,12 +481,30 @@ class Bridge:
     # tools
 
     def _bridge_tools(self):
+        device = {"type": "string", "description": "the device's alias (see %s)" % LIST_DEVICES}
         return [types.Tool(
             name=LIST_DEVICES, title="Devices behind the bridge",
             description="The umcp devices this bridge has seen: alias (the prefix of their tools "
                         "and resources), Device-Id, online or not, server info.",
             input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False))]
+            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False)),
+            types.Tool(
+            name=SHOW_PANEL, title="Show a device's control panel",
+            description="Shows the user the controls of one device (every tool as a form, volume "
+                        "as a slider) inline, in clients that render MCP Apps; elsewhere it just "
+                        "names the device. Without `device`, the first one online.",
+            input_schema={"type": "object", "properties": {"device": device}, "additionalProperties": False},
+            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+            meta=panel_app.tool_meta()),
+            types.Tool(
+            name=DEVICE_TOOLS, title="A device's tools, by its own names",
+            description="The tools/list entries of one device as the device names them (call them "
+                        "as ALIAS.name); withUserTools marks the owner's tools userOnly (they are "
+                        "there only when the bridge runs with --user-tools). The panel uses it.",
+            input_schema={"type": "object", "properties": {"device": device, "withUserTools": {"type": "boolean"}},
+                          "required": ["device"], "additionalProperties": False},
+            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+            meta=panel_app.tool_meta(visibility=["app"]))]
 
     async def _list_tools(self, ctx, params):
         if params is not None and params.cursor:
@@ -501,8 +525,9 @@ class Bridge:
         return types.ListToolsResult(tools=tools, ttl_ms=self._list_ttl(), cache_scope="private")
 
     def _input_schema(self, name):
-        if name == LIST_DEVICES:
-            return self._bridge_tools()[0].input_schema
+        for tool in self._bridge_tools():
+            if tool.name == name:
+                return tool.input_schema
         alias, _, tool = name.partition(".")
         slot = self._by_alias(alias)
         entry = slot.tools.get(tool) if slot is not None and slot.online else None
@@ -528,6 +553,10 @@ class Bridge:
             devices = [slot.info() for slot in sorted(self.slots.values(), key=lambda s: s.alias)]
             return types.CallToolResult(content=[types.TextContent(text=json.dumps(devices))],
                                         structured_content={"devices": devices})
+        if params.name == SHOW_PANEL:
+            return await self._show_panel(params.arguments or {})
+        if params.name == DEVICE_TOOLS:
+            return await self._device_tools(params.arguments or {})
         slot, tool = self._resolve_tool(params.name)
         device = slot.device
         request_meta = (ctx.params or {}).get("_meta") or {}
@@ -573,6 +602,54 @@ class Bridge:
             result = self._with_photo(slot, result)
         return result
 
+    def _panel_device(self, alias):
+        """The online slot `alias` names (the first online one without), or an error text."""
+        wanted = alias if isinstance(alias, str) and alias else None
+        online = self._online()
+        if wanted is None:
+            return (online[0], None) if online else (None, "no device is online")
+        slot = self._by_alias(wanted)
+        if slot is None:
+            return None, "no device %r (devices: %s)" % (wanted, ", ".join(s.alias for s in online) or "none online")
+        if not slot.online:
+            return None, "device %s (%s) is offline" % (slot.alias, slot.id)
+        return slot, None
+
+    async def _show_panel(self, arguments):
+        await self.wait_settled()
+        slot, error = self._panel_device(arguments.get("device"))
+        if error:
+            return types.CallToolResult(is_error=True, content=[types.TextContent(text=error)])
+        info = slot.info()
+        return types.CallToolResult(
+            content=[types.TextContent(text="The controls of %s (%s, %d tools) are shown to the user "
+                                            "(in clients that render MCP Apps)." % (slot.alias, slot.id, info["tools"]))],
+            structured_content={"device": slot.alias, "device_id": slot.id, "tools": info["tools"],
+                                "online": [s.alias for s in self._online()]})
+
+    async def _device_tools(self, arguments):
+        if not arguments.get("device"):
+            return types.CallToolResult(is_error=True, content=[types.TextContent(text="which device? (device)")])
+        slot, error = self._panel_device(arguments["device"])
+        if error:
+            return types.CallToolResult(is_error=True, content=[types.TextContent(text=error)])
+        tools = list(slot.tools.values())
+        if self.user_tools:  # slot.tools has the owner's tools too: which are they?
+            try:
+                plain = {t.get("name") for t in await slot.device.list_all("tools/list", "tools")
+                         if isinstance(t, dict)}
+            except (DeviceError, DeviceGone, ProtocolViolation, asyncio.TimeoutError) as failure:
+                return types.CallToolResult(is_error=True, content=[types.TextContent(
+                    text="%s: listing failed: %s" % (slot.alias, failure or "timed out"))])
+            if arguments.get("withUserTools"):
+                tools = [t if t.get("name") in plain else dict(t, userOnly=True) for t in tools]
+            else:
+                tools = [t for t in tools if t.get("name") in plain]
+        return types.CallToolResult(
+            content=[types.TextContent(text="%s: %d tools: %s" % (
+                slot.alias, len(tools), ", ".join(str(t.get("name")) for t in tools)))],
+            structured_content={"device": slot.alias, "tools": tools})
+
     def _with_photo(self, slot, result):
         """The photo the device uploaded during this call, as an image block, instead of the
         device's text (the vision endpoint's body); the model's answer beside it if any."""
@@ -594,11 +671,16 @@ class Bridge:
                               description="alias, Device-Id and online state of every device seen",
                               mime_type="application/json")
 
+    def _panel_resource(self):
+        return types.Resource(uri=panel_app.PANEL_URI, name="panel", title="Device control panel",
+                              description="The web console's device panel as an MCP App (the view of %s)"
+                                          % SHOW_PANEL, mime_type=panel_app.MIME_TYPE)
+
     async def _list_resources(self, ctx, params):
         if params is not None and params.cursor:
             raise MCPError(types.INVALID_PARAMS, "invalid cursor %r" % params.cursor)
         await self.wait_settled()
-        resources = [self._devices_resource()]
+        resources = [self._devices_resource(), self._panel_resource()]
         for slot in self._online():
             for entry in slot.resources:
                 try:
@@ -639,6 +721,11 @@ class Bridge:
             devices = [slot.info() for slot in sorted(self.slots.values(), key=lambda s: s.alias)]
             return types.ReadResourceResult(contents=[types.TextResourceContents(
                 uri=DEVICES_URI, mime_type="application/json", text=json.dumps(devices))],
+                ttl_ms=0, cache_scope="private")
+        if uri == panel_app.PANEL_URI:
+            # Built from the console's files at each read: one panel, two hosts.
+            return types.ReadResourceResult(contents=[types.TextResourceContents(
+                uri=uri, mime_type=panel_app.MIME_TYPE, text=panel_app.panel_html())],
                 ttl_ms=0, cache_scope="private")
         slot, device_uri = self._resolve_uri(ctx, uri)
         try:

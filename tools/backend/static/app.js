@@ -2,7 +2,7 @@
 // last photos, live over the backend's event stream. Device data goes in as text only.
 
 import { el } from "./form.js";
-import { mountDevicePanel } from "./panel.js";
+import { mountDevicePanel, settingsFromStatus } from "./panel.js";
 
 const state = {
   token: null,
@@ -211,17 +211,8 @@ function showPanel() {
   });
 }
 
-// The setting a tool changes, as the device's last status reported it: its form starts
-// there (a slider at the current volume, not at 0).
-const STATUS_OF = {
-  "self.audio_speaker.set_volume": (s) => ({ volume: s.audio_speaker?.volume }),
-  "self.screen.set_brightness": (s) => ({ brightness: s.screen?.brightness }),
-  "self.screen.set_theme": (s) => ({ theme: s.screen?.theme }),
-};
-
 function currentValues(device, name) {
-  const status = device && device.status;
-  return status && STATUS_OF[name] ? STATUS_OF[name](status) : undefined;
+  return settingsFromStatus(device && device.status, name);
 }
 
 // ---- photos -------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // One device's tools as forms, their results, and the device's notifications.
 //
 // The panel talks to its device only through `host`, so any page that can supply these
-// three functions can show it (the backend's console does; an MCP Apps host can later):
+// three functions can show it (the backend's console does; so does the bridge's MCP App,
+// tools/bridge/static/mcp-app.js):
 //
 //   host.listTools({withUserTools})          -> Promise<Tool[]> (MCP tools/list entries;
 //                                               `userOnly: true` marks the owner's tools)
@@ -14,10 +15,24 @@
 //
 // mountDevicePanel(root, host, {title, onReady(tools), initialValues(tool) -> {arg: value}})
 //   -> {reload(), refreshValues(), destroy()}
+// settingsFromStatus(status, toolName) -> {arg: value} | undefined: where a setting tool's
+//   form starts, from self.get_device_status's answer (both hosts use it for initialValues)
 
 import { buildForm, el, validate } from "./form.js";
 
 const MAX_FEED = 200;
+
+// The setting a tool changes, as the device's status reports it: its form starts there (a
+// slider at the current volume, not at 0).
+const STATUS_OF = {
+  "self.audio_speaker.set_volume": (s) => ({ volume: s.audio_speaker?.volume }),
+  "self.screen.set_brightness": (s) => ({ brightness: s.screen?.brightness }),
+  "self.screen.set_theme": (s) => ({ theme: s.screen?.theme }),
+};
+
+export function settingsFromStatus(status, name) {
+  return status && STATUS_OF[name] ? STATUS_OF[name](status) : undefined;
+}
 const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
 
 export function mountDevicePanel(root, host, options = {}) {
@@ -116,7 +131,7 @@ export function mountDevicePanel(root, host, options = {}) {
         progress.hidden = progressText.hidden = true;
       }
     }
-    formEl.addEventListener("submit", (event) => { event.preventDefault(); call(); });
+    onSubmit(formEl, button, call);
 
     // A tool with one bounded integer that says it is idempotent and harmless (volume,
     // brightness) is called as its slider is let go: the slider is the control.
@@ -135,11 +150,11 @@ export function mountDevicePanel(root, host, options = {}) {
     const name = el("input", { type: "text", name: "raw-name", "aria-label": "tool name", placeholder: "tool name", required: true });
     const args = el("textarea", { name: "raw-arguments", rows: 2, class: "json", "aria-label": "arguments as JSON", placeholder: "{}" });
     const result = el("div", { class: "result", "aria-live": "polite" });
+    const button = el("button", { type: "submit", text: "Call" });
     const form = el("form", { class: "tool-form raw", novalidate: true },
       el("div", { class: "control" }, name), el("div", { class: "control" }, args),
-      el("div", { class: "actions" }, el("button", { type: "submit", text: "Call" })), result);
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
+      el("div", { class: "actions" }, button), result);
+    onSubmit(form, button, async () => {
       let value;
       try {
         value = args.value.trim() ? JSON.parse(args.value) : {};
@@ -208,6 +223,14 @@ export function mountDevicePanel(root, host, options = {}) {
       root.replaceChildren();
     },
   };
+}
+
+// A form's Call, by its button or by Enter (which clicks the default button), handled on
+// the click: a sandboxed iframe without allow-forms (an MCP Apps host may not grant it)
+// blocks a form submission before any submit event, but the click still arrives.
+function onSubmit(form, button, fn) {
+  button.addEventListener("click", (event) => { event.preventDefault(); fn(); });
+  form.addEventListener("submit", (event) => { event.preventDefault(); fn(); });
 }
 
 // A result as the device returned it: text as text, JSON pretty-printed, images as
