@@ -25,6 +25,7 @@ import sys
 from tools.bench import bridge as bench_bridge
 from tools.bench import firmware as bench_firmware
 from tools.bench import link as bench_link
+from tools.bench import transport as bench_transport
 from tools.board.deploy import DeployError
 from tools.mpy import ROOT, micropython_env
 
@@ -261,11 +262,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     core_ran, core = core_table(args.micropython)
     link_ran = bench_link.print_link(args.micropython)
+    print()
+    transport_ran = bench_transport.main() == 0
     firmware_ran = print_firmware(args.micropython, core, args.frozen)
     print()
     bridge_ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
     web_ran = print_web()
-    return 0 if core_ran and link_ran and firmware_ran and bridge_ran and web_ran else 1
+    return 0 if core_ran and link_ran and transport_ran and firmware_ran and bridge_ran and web_ran else 1
 
 
 if __name__ == "__main__":

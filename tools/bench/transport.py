@@ -182,13 +182,18 @@ def main():
     print("tools/call round trip on this machine, device link on CPython   median ms   p90 ms")
     print(_line("WebSocket (backend direct)", ws))
     print(_line("MQTT (amqtt broker in between)", mqtt))
+    ratios = ["amqtt %.2fx" % (statistics.median(mqtt) / statistics.median(ws))]
     mosquitto_port, proc = _mosquitto()
     if proc is not None:
         try:
-            print(_line("MQTT (mosquitto in between)", asyncio.run(mqtt_rtt(mosquitto_port))))
+            through = asyncio.run(mqtt_rtt(mosquitto_port))
+            print(_line("MQTT (mosquitto in between)", through))
+            ratios.append("mosquitto %.2fx" % (statistics.median(through) / statistics.median(ws)))
         finally:
             proc.terminate()
             proc.wait()
+    print("MQTT / WebSocket, median: %s (target <= 1.5; the broker is a second hop each way)"
+          % ", ".join(ratios))
     return 0
 
 
