@@ -2,8 +2,8 @@
 
 The device's own link (lib/xiaozhi: XiaozhiLink over WebSocket, MqttLink over MQTT) with
 a real umcp.McpServer runs on CPython on this machine; the backend side is a `websockets`
-server, or amqtt's client through an in-process amqtt broker (the path a
-xiaozhi-mqtt-gateway adds). It times ROUNDS calls of a tool that does nothing, from the
+server, or the hub's own MQTT client (what tools/hub/mqtt.py uses) through the in-process
+amqtt broker and through mosquitto (the path a broker adds). It times ROUNDS calls of a tool that does nothing, from the
 backend's send to the result's arrival, and prints median and 90th percentile. Figures
 only: nothing is asserted.
 """
@@ -89,24 +89,25 @@ async def websocket_rtt():
 
 
 async def mqtt_rtt(port):
-    from amqtt.client import MQTTClient
-
+    from tools.hub.mqttclient import MqttClient
     from xiaozhi.mqtt_link import MqttLink
 
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))
     hello = dict(HELLO, udp={"server": "127.0.0.1", "port": udp.getsockname()[1],
                              "key": "00" * 16, "nonce": "01" + "00" * 15})
-    backend = MQTTClient(client_id="bench-backend", config={"auto_reconnect": False})
-    await backend.connect("mqtt://127.0.0.1:%d/" % port)
-    await backend.subscribe([("device-server", 0)])
+    # The backend's side as the hub has it (tools/hub/mqttclient.py, what tools/hub/mqtt.py
+    # talks to the broker with).
+    received = asyncio.Queue()
+    backend = MqttClient("bench-backend", on_message=lambda topic, payload: received.put_nowait(payload))
+    await backend.connect("127.0.0.1", port)
+    await backend.subscribe(["device-server"])
 
     async def send(text):
-        await backend.publish("devices/p2p/aa", text.encode(), qos=0)
+        backend.publish("devices/p2p/aa", text)
 
     async def recv():
-        message = await backend.deliver_message()
-        return bytes(message.publish_packet.payload.data).decode()
+        return bytes(await received.get()).decode()
 
     link = MqttLink(_server(), {"endpoint": "127.0.0.1:%d" % port, "client_id": "bench-dev",
                                 "publish_topic": "device-server",
