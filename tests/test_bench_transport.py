@@ -13,3 +13,4 @@ def test_transport_bench_prints_both_transports(monkeypatch, capsys):
     assert transport.main() == 0
     out = capsys.readouterr().out
     assert "WebSocket (backend direct)" in out and "MQTT (amqtt broker in between)" in out
+    assert "floor: bare echo through amqtt" in out and "MQTT / WebSocket, median: amqtt" in out

@@ -4,8 +4,9 @@ The device's own link (lib/xiaozhi: XiaozhiLink over WebSocket, MqttLink over MQ
 a real umcp.McpServer runs on CPython on this machine; the backend side is a `websockets`
 server, or the hub's own MQTT client (what tools/hub/mqtt.py uses) through the in-process
 amqtt broker and through mosquitto (the path a broker adds). It times ROUNDS calls of a tool that does nothing, from the
-backend's send to the result's arrival, and prints median and 90th percentile. Figures
-only: nothing is asserted.
+backend's send to the result's arrival, and prints median and 90th percentile, beside
+each broker's floor: the same message echoed through it by a bare client, no device.
+Figures only: nothing is asserted.
 """
 
 import asyncio
@@ -124,6 +125,34 @@ async def mqtt_rtt(port):
     return times
 
 
+async def broker_echo_rtt(port):
+    """The floor a broker sets: a message of a call's size from the backend's client through
+    the broker to a bare client that publishes it straight back (no device, no MCP)."""
+    from tools.hub.mqttclient import MqttClient
+
+    received = asyncio.Queue()
+    backend = MqttClient("floor-backend", on_message=lambda topic, payload: received.put_nowait(payload))
+    echo = MqttClient("floor-echo", on_message=lambda topic, payload: echo.publish("floor/out", payload))
+    await backend.connect("127.0.0.1", port)
+    await echo.connect("127.0.0.1", port)
+    await backend.subscribe(["floor/out"])
+    await echo.subscribe(["floor/in"])
+
+    async def send(text):
+        backend.publish("floor/in", text)
+
+    async def recv():
+        payload = bytes(await received.get()).decode()
+        request = json.loads(payload)["payload"]
+        # Shaped as _time_calls waits for it: an mcp message carrying the same id.
+        return json.dumps({"type": "mcp", "payload": {"id": request["id"]}})
+
+    times = await _time_calls(send, recv)
+    await backend.disconnect()
+    await echo.disconnect()
+    return times
+
+
 def _broker():
     from amqtt.broker import Broker
 
@@ -183,18 +212,20 @@ def main():
     print("tools/call round trip on this machine, device link on CPython   median ms   p90 ms")
     print(_line("WebSocket (backend direct)", ws))
     print(_line("MQTT (amqtt broker in between)", mqtt))
+    print(_line("  floor: bare echo through amqtt", asyncio.run(broker_echo_rtt(port))))
     ratios = ["amqtt %.2fx" % (statistics.median(mqtt) / statistics.median(ws))]
     mosquitto_port, proc = _mosquitto()
     if proc is not None:
         try:
             through = asyncio.run(mqtt_rtt(mosquitto_port))
             print(_line("MQTT (mosquitto in between)", through))
+            print(_line("  floor: bare echo through mosquitto", asyncio.run(broker_echo_rtt(mosquitto_port))))
             ratios.append("mosquitto %.2fx" % (statistics.median(through) / statistics.median(ws)))
         finally:
             proc.terminate()
             proc.wait()
-    print("MQTT / WebSocket, median: %s (target <= 1.5; the broker is a second hop each way)"
-          % ", ".join(ratios))
+    print("MQTT / WebSocket, median: %s (target <= 1.5; each broker's floor, a bare echo through\n"
+          "it with no device, is what its relay alone costs)" % ", ".join(ratios))
     return 0
 
 
