@@ -35,6 +35,7 @@ HEAPSIZE_STEP = 4 * 1024  # the bisection stops this close to the smallest worki
 RUN_TIMEOUT = 8.0  # one boot and the whole session (about 1 s); a starved link retries forever
 SIMULATED_MODULES = ("hwsim", "machine", "esp32", "network", "camera", "neopixel")
 RECONNECTS = 2
+LONG_CALLS = 10000  # then this many plain calls: the heap after them shows any creep
 # Reconnections come quickly; nothing else differs from a board's defaults.
 LINK_CONFIG = {"backoff_min": 0.05, "backoff_max": 0.2}
 # The full session's calls after make sim's CALLS: every other common tool and the host
@@ -154,10 +155,11 @@ def main_py(stage_dir):
     return boot if os.path.isfile(boot) else os.path.join(stage_dir, "main.py")
 
 
-async def run_firmware(micropython, stage_dir, heapsize):
+async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
     """Boot the staged firmware (`stage_dir` None: the sources) with `heapsize` bytes of
     heap and run the full session; returns the heap in use (bytes) after onboarding and
-    after the session, as get_system_info reports it. Raises FirmwareFailed."""
+    after the session, as get_system_info reports it, and with `long_calls` after that many
+    more plain calls ("after_long"). Raises FirmwareFailed."""
     token = secrets.token_hex(8)
     said = []
     backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
@@ -174,13 +176,16 @@ async def run_firmware(micropython, stage_dir, heapsize):
             cwd=cwd, env=firmware_env(stage_dir), stdin=subprocess.DEVNULL, stdout=device_log,
             stderr=subprocess.STDOUT)
         try:
-            figures = await asyncio.wait_for(_session(backend, firmware, said.append), RUN_TIMEOUT)
+            figures = await asyncio.wait_for(_session(backend, firmware, said.append, long_calls),
+                                             RUN_TIMEOUT + long_calls / 100)
             device_log.seek(0)
             for line in device_log.read().splitlines():
                 if line.startswith(_IMAGE_HEAP):  # the ROMFS image: flash on a board
                     figures["image_heap"] = int(line[len(_IMAGE_HEAP):])
                     figures["connected"] -= figures["image_heap"]
                     figures["after_calls"] -= figures["image_heap"]
+                    if "after_long" in figures:
+                        figures["after_long"] -= figures["image_heap"]
             return figures
         except (DemoFailed, asyncio.TimeoutError) as error:
             device_log.seek(0)
@@ -191,7 +196,7 @@ async def run_firmware(micropython, stage_dir, heapsize):
             await backend.close()
 
 
-async def _session(backend, firmware, out):
+async def _session(backend, firmware, out, long_calls=0):
     device = await wait_ready(backend, firmware)
     connected = await _heap_used(backend, device)
     calls = [(name, arguments) for _, name, arguments in CALLS] + [
@@ -203,8 +208,17 @@ async def _session(backend, firmware, out):
         await device.connection.close(1001, "bench: reconnect")
         device = await wait_ready(backend, firmware)
         await _call(backend, device, "self.get_device_status", {})
-    return {"tools": len(device.tools), "connected": connected, "after_calls": await _heap_used(backend, device),
-            "calls": len(calls), "reconnects": RECONNECTS}
+    figures = {"tools": len(device.tools), "connected": connected,
+               "after_calls": await _heap_used(backend, device), "calls": len(calls), "reconnects": RECONNECTS}
+    if long_calls:  # a board left running: the heap must not creep
+        for n in range(long_calls):
+            if n % 2:
+                await _call(backend, device, "self.get_device_status", {})
+            else:
+                await _call(backend, device, "self.audio_speaker.set_volume", {"volume": n % 101})
+        figures["after_long"] = await _heap_used(backend, device)
+        figures["long_calls"] = long_calls
+    return figures
 
 
 async def _call(backend, device, name, arguments):
@@ -263,7 +277,7 @@ def measure_form(micropython, form):
         elif form == "mpy_board":
             stage_firmware(stage_dir)
             open(os.path.join(stage_dir, FIRST_MARK), "w").close()
-        figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE))
+        figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, LONG_CALLS))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
             smallest_heapsize(micropython, stage_dir))
     finally:

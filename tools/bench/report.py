@@ -134,6 +134,9 @@ def firmware_table(figures):
          lambda f: _kb(f["connected"])),
         ("heap in use after %d calls and %d reconnections" % (calls, figures["reconnects"]),
          lambda f: _kb(f["after_calls"])),
+        ("heap in use after %d more calls (drift: at most 1 KB)" % bench_firmware.LONG_CALLS,
+         lambda f: "%s (%+.1f KB)" % (_kb(f["after_long"]), (f["after_long"] - f["after_calls"]) / 1024)
+         if "after_long" in f else "-"),
         ("  of which the simulated hardware (tools/hwsim)",
          lambda f: _kb(figures["simulated_modules_frozen"]) + ", frozen" if "micropython" in f
          else _kb(figures["simulated_modules"])),
