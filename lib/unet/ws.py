@@ -63,13 +63,6 @@ class _Fail(Exception):
         self.reason = reason
 
 
-def mask(data, key):
-    """XOR `data` with the repeating 4-byte `key` -> bytes."""
-    buf = bytearray(data)
-    _mask_into(buf, 0, len(buf), _key_int(key))
-    return bytes(buf)
-
-
 def _key_int(key):
     """The 4-byte key repeated over _MASK_STEP bytes, as one big-endian integer."""
     return int.from_bytes(key * (_MASK_STEP // 4), "big")
