@@ -63,7 +63,7 @@ def check_pages(server, pages, limit, overhead):
         next_tool = tools_by_name[result["nextCursor"]]
         assert following[0] == next_tool.name
         end = "]}}" if len(following) == 1 else '],"nextCursor":' + dumps(following[1]) + "}}"
-        grown = frame[:frame.rindex("]")] + "," + next_tool.json + end
+        grown = frame[:frame.rindex("]")] + "," + next_tool.json() + end
         assert len(grown.encode("utf-8")) + overhead > limit
 
 

@@ -116,7 +116,7 @@ async def test_lists_page_byte_exact_with_opaque_cursor(wire):
     for method, key, field, items in (("resources/list", "resources", "uri", wire.server._resources),
                                       ("resources/templates/list", "resourceTemplates", "uriTemplate",
                                        wire.server._templates)):
-        entries = {json.loads(item.json)[field]: item.json for item in items}
+        entries = {json.loads(item.json())[field]: item.json() for item in items}
         for modern in (False, True):
             seen, cursor, pages = [], None, []
             while True:
@@ -135,7 +135,7 @@ async def test_lists_page_byte_exact_with_opaque_cursor(wire):
                 if cursor is None:
                     break
                 assert cursor in entries  # the next entry's key
-            assert len(pages) >= 3 and seen == [json.loads(item.json)[field] for item in items]
+            assert len(pages) >= 3 and seen == [json.loads(item.json())[field] for item in items]
             # greedy: a page with more after it could not have held the next entry
             tail = hints if modern else ""
             for index, frame in enumerate(pages[:-1]):

@@ -18,7 +18,7 @@ def noop(args):
 
 def entry(tool):
     """The tool's tools/list entry, parsed, after the SDK accepts it."""
-    parsed = json.loads(tool.json)
+    parsed = json.loads(tool.json())
     Tool.model_validate(parsed)
     return parsed
 
@@ -168,14 +168,14 @@ def test_declared_hints_and_only_those():
     assert entry(tool)["annotations"] == {"title": "Take a photo", "readOnlyHint": False, "openWorldHint": True}
     tool = McpTool("t", "d", None, noop, user_only=True, destructive=True, idempotent=False)
     assert entry(tool)["annotations"] == {"audience": ["user"], "destructiveHint": True, "idempotentHint": False}
-    parsed = Tool.model_validate(json.loads(tool.json))
+    parsed = Tool.model_validate(json.loads(tool.json()))
     assert parsed.annotations.destructive_hint is True and parsed.annotations.idempotent_hint is False
 
 
 def test_json_bytes_counts_utf8_bytes():
     tool = McpTool("self.light", "打开灯光", None, noop)
-    assert tool.json_bytes == len(tool.json.encode("utf-8"))
-    assert json.loads(tool.json)["description"] == "打开灯光"
+    assert tool.json_bytes == len(tool.json().encode("utf-8"))
+    assert json.loads(tool.json())["description"] == "打开灯光"
 
 
 @pytest.mark.parametrize("name", ["a", "self.audio_speaker.set_volume", "A-Z_0.9", "x" * 128])

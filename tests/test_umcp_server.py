@@ -252,7 +252,7 @@ def test_remove_unknown_tool_raises_key_error():
 
 def test_add_tool_passes_hints_and_returns_the_tool():
     tool = McpServer().add_tool("t", "d", None, bool, read_only=True, title="T")
-    assert json.loads(tool.json)["annotations"] == {"readOnlyHint": True, "title": "T"}
+    assert json.loads(tool.json())["annotations"] == {"readOnlyHint": True, "title": "T"}
 
 
 # -- tools/call -----------------------------------------------------------------

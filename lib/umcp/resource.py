@@ -46,13 +46,6 @@ def _check_uri(uri, extra=""):
             raise ValueError("resource URI %r has a character a URI cannot hold: %r" % (uri, char))
 
 
-def _entry(key, value, name, description, mime_type):
-    entry = {key: value, "name": name}
-    if description is not None:
-        entry["description"] = description
-    if mime_type is not None:
-        entry["mimeType"] = mime_type
-    return dumps(entry)
 
 
 class _Listed:
@@ -69,20 +62,32 @@ class _Listed:
             raise ValueError("resource %s: mime_type must be a string" % name)
         self.name = name
         self.read = read
+        self.description = description
         self.mime_type = mime_type
+
+    def json(self):
+        """The list entry's JSON text, made when a page is built (as McpTool's)."""
+        key, attribute = self.locator
+        entry = {key: getattr(self, attribute), "name": self.name}
+        if self.description is not None:
+            entry["description"] = self.description
+        if self.mime_type is not None:
+            entry["mimeType"] = self.mime_type
+        return dumps(entry)
 
 
 class McpResource(_Listed):
     """A resource at a fixed URI. `read()` (plain or coroutine function) returns its
     contents: a str (text), a bytes-like object (a blob, sent as base64) or a dict or
-    list (JSON text). The resources/list entry is serialized once, here."""
+    list (JSON text)."""
+
+    locator = ("uri", "uri")  # (its key in a list entry, the attribute holding it)
 
     def __init__(self, uri, name, read, description=None, mime_type=None):
         _check_uri(uri)
         _Listed.__init__(self, name, read, description, mime_type)
         self.uri = uri
-        self.json = _entry("uri", uri, name, description, mime_type)
-        self.json_bytes = len(self.json.encode())
+        self.json_bytes = len(self.json().encode())
 
 
 class McpResourceTemplate(_Listed):
@@ -93,13 +98,14 @@ class McpResourceTemplate(_Listed):
     `read()` does; raising KeyError means no such resource.
     """
 
+    locator = ("uriTemplate", "uri_template")
+
     def __init__(self, uri_template, name, read, description=None, mime_type=None):
         _check_uri(uri_template, "{}")
         _Listed.__init__(self, name, read, description, mime_type)
         self.uri_template = uri_template
         self._parts = _parse_template(uri_template)
-        self.json = _entry("uriTemplate", uri_template, name, description, mime_type)
-        self.json_bytes = len(self.json.encode())
+        self.json_bytes = len(self.json().encode())
 
     def match(self, uri):
         """The variables of `uri` as a dict, or None when it does not fit the template."""

@@ -520,7 +520,7 @@ class McpServer:
                 break
             if used:
                 pieces.append(",")
-            pieces.append(items[index].json)
+            pieces.append(items[index].json())
             used = size
             index = after
         if index < 0:

@@ -32,8 +32,10 @@ class McpTool:
     """A named, described callback with typed parameters.
 
     `callback(args)` gets a dict holding every declared property (defaults filled
-    in); it may be a plain or a coroutine function. The tools/list entry is
-    serialized once, here: tools never change after construction.
+    in); it may be a plain or a coroutine function. Its tools/list entry is
+    serialized when a page is built, not kept: the description is the one string
+    the caller gave (in flash, when frozen), and only the entry's size stays on the
+    heap (tools never change after construction, so the size holds).
     """
 
     def __init__(self, name, description, properties, callback, user_only=False, title=None,
@@ -50,16 +52,19 @@ class McpTool:
         self.properties = properties
         self.callback = callback
         self.user_only = user_only
-        entry = {"name": name}
-        if description is not None:
-            entry["description"] = description
-        entry["inputSchema"] = properties.schema()
-        annotations = self._annotations((title, read_only, destructive, idempotent, open_world))
-        if annotations:
-            entry["annotations"] = annotations
-        self.json = dumps(entry)
+        self.annotations = self._annotations((title, read_only, destructive, idempotent, open_world)) or None
         # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
-        self.json_bytes = len(self.json.encode())
+        self.json_bytes = len(self.json().encode())
+
+    def json(self):
+        """The tools/list entry's JSON text."""
+        entry = {"name": self.name}
+        if self.description is not None:
+            entry["description"] = self.description
+        entry["inputSchema"] = self.properties.schema()
+        if self.annotations:
+            entry["annotations"] = self.annotations
+        return dumps(entry)
 
     def _annotations(self, values):
         annotations = {}

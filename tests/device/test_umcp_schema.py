@@ -75,23 +75,23 @@ def test_validation_messages_name_argument_and_bound():
 def test_tool_entry_and_annotations():
     tool = McpTool("self.audio_speaker.set_volume", "Set volume", [Property("volume", INTEGER, minimum=0, maximum=100)],
                    noop)
-    assert json.loads(tool.json) == {
+    assert json.loads(tool.json()) == {
         "name": "self.audio_speaker.set_volume", "description": "Set volume",
         "inputSchema": {"type": "object", "properties": {"volume": {"type": "integer", "minimum": 0, "maximum": 100}},
                         "required": ["volume"]}}
-    plain = json.loads(McpTool("t", "d", None, noop).json)
+    plain = json.loads(McpTool("t", "d", None, noop).json())
     assert plain["inputSchema"] == {"type": "object", "properties": {}} and "annotations" not in plain
-    user = json.loads(McpTool("self.reboot", "d", None, noop, user_only=True, destructive=True).json)
+    user = json.loads(McpTool("self.reboot", "d", None, noop, user_only=True, destructive=True).json())
     assert user["annotations"] == {"audience": ["user"], "destructiveHint": True}
-    hinted = json.loads(McpTool("t", "d", None, noop, title="T", read_only=False, idempotent=True).json)
+    hinted = json.loads(McpTool("t", "d", None, noop, title="T", read_only=False, idempotent=True).json())
     assert hinted["annotations"] == {"title": "T", "readOnlyHint": False, "idempotentHint": True}
 
 
 def test_tool_json_size_is_in_utf8_bytes():
     tool = McpTool("self.light.on", "打开灯光", None, noop)
-    assert tool.json_bytes == len(tool.json.encode())
-    assert tool.json_bytes > len(tool.json) or "\\u" in tool.json
-    assert json.loads(tool.json)["description"] == "打开灯光"
+    assert tool.json_bytes == len(tool.json().encode())
+    assert tool.json_bytes > len(tool.json()) or "\\u" in tool.json()
+    assert json.loads(tool.json())["description"] == "打开灯光"
 
 
 def test_tool_names():
