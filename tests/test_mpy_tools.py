@@ -172,8 +172,10 @@ def test_bench_measures_a_full_page_inside_micropython():
     # A full first page: within one tool's size of the limit, with more tools after it.
     assert figures["page_limit"] - 600 < figures["frame_bytes"] <= figures["page_limit"]
     assert figures["tools_on_page"] < figures["tools_registered"]
-    # Streamed: the server hands out pieces of the tools' cached JSON, never the page's text.
-    assert 0 < figures["list_heap"] < figures["frame_bytes"]
+    # Each entry is serialized as the page is built (its dicts, then its text) and handed
+    # out as a piece: never the page's text joined, nor a copy of it. The floor is a bare
+    # json.dumps of the same page from ready-made objects, in the same run.
+    assert figures["floor_heap"] < figures["list_heap"] < 3 * figures["floor_heap"]
 
 
 def test_firmware_heap_bench_runs_the_staged_firmware(tmp_path):
@@ -234,31 +236,47 @@ def test_bench_names_the_micropython_it_ran(monkeypatch):
     from tools.bench import report
 
     form = {"tools": 8, "connected": 40960, "after_calls": 45056, "smallest_heapsize": 98304,
-            "bisect_runs": 7}
+            "bisect_runs": 7, "simulated": {"modules": 18432, "state": 3072}}
     figures = {"bits": 32, "micropython": "/opt/mp/micropython-x86", "heapsize": 524288,
-               "simulated_modules": 18432, "calls": ["a.b", "c.d"], "reconnects": 2,
+               "calls": ["a.b", "c.d"], "reconnects": 2,
                "py": dict(form, smallest_heapsize=139264), "mpy": form}
     assert "32-bit" in report.binary_label(figures)
     assert "64-bit" in report.binary_label(dict(figures, bits=64))
     lines = report.firmware_table(figures)
     assert ".py sources" in lines[0] and ".mpy (make deploy)" in lines[0]
-    rows = {line.split("  ")[0].strip(): line for line in lines[1:]}
+    rows = {line.split("  ")[0].strip() or line.strip().split("  ")[0]: line for line in lines[1:]}
     assert "40.0 KB" in rows["heap in use after boot, initialize and tools/list"]
     assert "44.0 KB" in rows["heap in use after 2 calls and 2 reconnections"]
+    assert rows["of which the simulated hardware: modules + kept state"].count("18.0 KB + 3.0 KB") == 2
+    assert "19.0 KB" in rows["the firmware's own (a board's figure)"]  # 40 - 18 - 3
     smallest = rows["smallest -X heapsize completing the full session"]
     assert "136.0 KB" in smallest and "96.0 KB" in smallest
-    # With a frozen build measured too: a fourth column, no hwsim bytecode on its heap.
-    figures["frozen"] = dict(form, smallest_heapsize=61440, micropython="/opt/mp/frozen")
-    figures["mpy_board"] = dict(form, smallest_heapsize=106496, micropython="/opt/mp/frozen")
-    figures["simulated_modules_frozen"] = 7168  # its classes and state, bytecode frozen
+    assert "115.0 KB" in rows["less the simulated hardware (a board's figure)"]  # 136 - 21
+    # With a frozen build measured too: two more columns, hwsim frozen in both.
+    frozen_hw = {"modules": 7168, "state": 3072}
+    figures["frozen"] = dict(form, smallest_heapsize=61440, micropython="/opt/mp/frozen", simulated=frozen_hw)
+    figures["mpy_board"] = dict(form, smallest_heapsize=106496, micropython="/opt/mp/frozen",
+                                simulated=frozen_hw)
     lines = report.firmware_table(figures)
     assert "frozen (own build)" in lines[0] and ".mpy, hardware frozen" in lines[0]
-    rows = {line.split("  ")[0].strip(): line for line in lines[1:]}
-    (hwsim,) = [line for line in lines if "of which the simulated hardware" in line]
-    assert hwsim.rstrip().endswith("frozen") and hwsim.count("frozen") == 2
-    assert hwsim.count("7.0 KB, frozen") == 2
+    rows = {line.strip().split("  ")[0]: line for line in lines[1:]}
+    assert rows["of which the simulated hardware: modules + kept state"].count("7.0 KB + 3.0 KB") == 2
     assert "60.0 KB" in rows["smallest -X heapsize completing the full session"]
     assert "104.0 KB" in rows["smallest -X heapsize completing the full session"]
+    assert "94.0 KB" in rows["less the simulated hardware (a board's figure)"]  # 104 - 10
+
+
+def test_the_simulated_hardware_share_is_its_modules_and_the_state_it_keeps(tmp_path):
+    source = bench_firmware.simulated_hardware_heap(MICROPYTHON)
+    assert source["modules"] > 4096 and 0 < source["state"] < source["modules"]
+    # Compiled beside the .mpy forms: the same modules, no compiler on the heap.
+    compiled = bench_firmware.stage_simulated_hardware(str(tmp_path))
+    assert sorted(os.listdir(compiled)) == sorted(name[:-3] + ".mpy" for name in os.listdir(bench_firmware.HWSIM)
+                                                  if name.endswith(".py"))
+    assert bench_firmware.firmware_env(str(tmp_path))["MICROPYPATH"].endswith(compiled)
+    staged = bench_firmware.simulated_hardware_heap(MICROPYTHON, compiled)
+    assert staged["state"] == source["state"]
+    assert 0 < staged["modules"] <= source["modules"]
 
 
 def test_the_frozen_stage_is_main_py_alone(tmp_path, monkeypatch):

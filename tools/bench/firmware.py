@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import secrets
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -34,6 +35,7 @@ HEAPSIZE = 512 * 1024  # the run whose heap figures are reported: ample
 HEAPSIZE_STEP = 4 * 1024  # the bisection stops this close to the smallest working heap
 RUN_TIMEOUT = 8.0  # one boot and the whole session (about 1 s); a starved link retries forever
 SIMULATED_MODULES = ("hwsim", "machine", "esp32", "network", "camera", "neopixel")
+SIMULATED_DIR = "hwsim"  # in a stage folder: tools/hwsim as .mpy files
 RECONNECTS = 2
 LONG_CALLS = 10000  # then this many plain calls: the heap after them shows any creep
 # Reconnections come quickly; nothing else differs from a board's defaults.
@@ -145,7 +147,9 @@ def firmware_env(stage_dir):
         return dict(os.environ, MICROPYPATH=os.pathsep.join([stage_dir, os.path.join(stage_dir, "lib"), ".frozen"]))
     if stage_dir is None:
         return micropython_env([os.path.join(deploy.ROOT, "firmware"), os.path.join(deploy.ROOT, "lib"), HWSIM])
-    return micropython_env([stage_dir, os.path.join(stage_dir, "lib"), HWSIM])
+    hwsim = os.path.join(stage_dir, SIMULATED_DIR)
+    return micropython_env([stage_dir, os.path.join(stage_dir, "lib"),
+                            hwsim if os.path.isdir(hwsim) else HWSIM])
 
 
 def main_py(stage_dir):
@@ -250,21 +254,54 @@ async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE):
     return works - image, runs
 
 
-def simulated_modules_heap(micropython):
-    """Heap that importing tools/hwsim's modules holds: the board's machine, esp32, ...
-    are C modules in flash, not heap; under the unix port they are Python."""
-    script = ("import gc\ngc.collect()\nbase = gc.mem_alloc()\nimport %s\ngc.collect()\n"
-              "print(gc.mem_alloc() - base)\n" % ", ".join(SIMULATED_MODULES))
-    env = micropython_env([HWSIM])
-    done = subprocess.run([micropython, "-c", script], env=env, capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT)
+# What the simulated hardware holds on the heap, on a board nothing (C modules, silicon):
+# its modules, then what it keeps of a board's start-up (register files, bounded
+# histories) once the board itself is dropped. Printed as "modules state".
+SIMULATED_SHARE_SCRIPT = """import gc
+gc.collect()
+base = gc.mem_alloc()
+import %s
+gc.collect()
+modules = gc.mem_alloc()
+from boards import host
+gc.collect()
+before = gc.mem_alloc()
+board = host.create({}, None)
+board = None
+gc.collect()
+print(modules - base, gc.mem_alloc() - before)
+""" % ", ".join(SIMULATED_MODULES)
+
+
+def simulated_hardware_heap(micropython, hwsim=HWSIM):
+    """{"modules": bytes, "state": bytes}: the heap tools/hwsim holds in `micropython`
+    (loaded from `hwsim`, a folder of .py or .mpy files; a frozen build's own copy comes
+    first), its modules and the state the host board's start-up leaves in it."""
+    env = micropython_env([hwsim, os.path.join(deploy.ROOT, "lib")])
+    done = subprocess.run([micropython, "-c", SIMULATED_SHARE_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT)
     if done.returncode != 0:
         raise FirmwareFailed(done.stdout + done.stderr)
-    return int(done.stdout)
+    modules, state = done.stdout.split()
+    return {"modules": int(modules), "state": int(state)}
+
+
+def stage_simulated_hardware(stage_dir):
+    """tools/hwsim compiled as the firmware is, into `stage_dir`/hwsim: beside the .mpy
+    forms, the simulated hardware is not compiled from source on the heap either."""
+    out_dir = os.path.join(stage_dir, SIMULATED_DIR)
+    os.makedirs(out_dir, exist_ok=True)
+    for name in sorted(os.listdir(HWSIM)):
+        if name.endswith(".py"):
+            deploy.run(shlex.split(deploy.mpy_cross_command()) + deploy.mpy_cross_options()
+                       + ["-o", os.path.join(out_dir, name[:-3] + ".mpy"), "-s", name,
+                          os.path.join(HWSIM, name)], "mpy-cross " + name)
+    return out_dir
 
 
 def measure_form(micropython, form):
-    """The figures of one form ("py": the sources, "mpy": staged as make deploy stages)."""
+    """The figures of one form ("py": the sources, "mpy": staged as make deploy stages),
+    with "simulated": the simulated hardware's share of them (simulated_hardware_heap)."""
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-") if form != "py" else None
     try:
         if form == "mpy":
@@ -277,9 +314,13 @@ def measure_form(micropython, form):
         elif form == "mpy_board":
             stage_firmware(stage_dir)
             open(os.path.join(stage_dir, FIRST_MARK), "w").close()
+        hwsim = HWSIM
+        if form in ("mpy", "romfs"):
+            hwsim = stage_simulated_hardware(stage_dir)
         figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, LONG_CALLS))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
             smallest_heapsize(micropython, stage_dir))
+        figures["simulated"] = simulated_hardware_heap(micropython, hwsim)
     finally:
         if stage_dir:
             shutil.rmtree(stage_dir, ignore_errors=True)
@@ -296,14 +337,11 @@ def measure(micropython, forms=FORMS, frozen=None):
     (a unix port with the firmware frozen in, of the same word size) a "frozen" form too.
     Raises FirmwareFailed or deploy.DeployError."""
     figures = {"heapsize": HEAPSIZE, "bits": word_bits(micropython), "micropython": micropython,
-               "simulated_modules": simulated_modules_heap(micropython),
                "calls": [name for _, name, _ in CALLS] + [name for name, _ in MORE_CALLS],
                "reconnects": RECONNECTS}
     for form in forms:
         figures[form] = measure_form(micropython, form)
     if frozen:
-        # What the frozen simulated hardware still holds: its classes and state.
-        figures["simulated_modules_frozen"] = simulated_modules_heap(frozen)
         # The .mpy files with the hardware as a board has it (frozen, not on the heap); then
         # everything frozen.
         for form in ("mpy_board", "frozen"):

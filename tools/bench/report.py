@@ -103,10 +103,11 @@ def core_table(micropython):
         print()
         print("\n".join(table(columns)))
         print()
-        print("umcp's page is an already-parsed tools/list request through handle(): it hands the")
-        print("transport the pieces of tool entries serialized once at registration and never builds")
-        print("the page's text, which is why it beats the floor, a bare json.dumps of the same page")
-        print("from objects. The tools/call tool does nothing.")
+        print("umcp's page is an already-parsed tools/list request through handle(): each tool's")
+        print("entry is serialized as the page is built (nothing of it is kept between requests, so")
+        print("the tools hold no JSON text on the heap) and handed to the transport as a piece; the")
+        print("page's text is never joined. The floor is a bare json.dumps of the same page from")
+        print("ready-made objects. The tools/call tool does nothing.")
         print("Times are means over >= 0.2 s of runs. Heap: CPython's tracemalloc peak; MicroPython's")
         print("bytes allocated with the collector off (an upper bound of the peak).")
     return not failed, dict(columns)
@@ -125,6 +126,11 @@ def binary_label(figures):
     return "%s (%s)" % (figures["micropython"], kind)
 
 
+def _simulated(form):
+    """Bytes of a form's heap figures that the simulated hardware holds."""
+    return form["simulated"]["modules"] + form["simulated"]["state"]
+
+
 def firmware_table(figures):
     """The whole firmware's heap figures, a column per form -> the printed table's lines."""
     forms = [form for form in bench_firmware.FORMS + ("mpy_board", "frozen") if form in figures]
@@ -132,16 +138,19 @@ def firmware_table(figures):
     rows = [
         ("heap in use after boot, initialize and tools/list",
          lambda f: _kb(f["connected"])),
+        ("  of which the simulated hardware: modules + kept state",
+         lambda f: "%s + %s" % (_kb(f["simulated"]["modules"]), _kb(f["simulated"]["state"]))),
+        ("  the firmware's own (a board's figure)",
+         lambda f: _kb(f["connected"] - _simulated(f))),
         ("heap in use after %d calls and %d reconnections" % (calls, figures["reconnects"]),
          lambda f: _kb(f["after_calls"])),
         ("heap in use after %d more calls (drift: at most 1 KB)" % bench_firmware.LONG_CALLS,
          lambda f: "%s (%+.1f KB)" % (_kb(f["after_long"]), (f["after_long"] - f["after_calls"]) / 1024)
          if "after_long" in f else "-"),
-        ("  of which the simulated hardware (tools/hwsim)",
-         lambda f: _kb(figures["simulated_modules_frozen"]) + ", frozen" if "micropython" in f
-         else _kb(figures["simulated_modules"])),
         ("smallest -X heapsize completing the full session",
          lambda f: "%s (%d runs)" % (_kb(f["smallest_heapsize"]), f["bisect_runs"])),
+        ("  less the simulated hardware (a board's figure)",
+         lambda f: _kb(f["smallest_heapsize"] - _simulated(f))),
     ]
     first = max(len(label) for label, _ in rows) + 2
     cells = [[FORM_TITLES[form]] + [cell(figures[form]) for _, cell in rows] for form in forms]
@@ -186,8 +195,10 @@ def print_firmware(micropython, core, frozen=None):
         "bisected to %d KB: what the session allocates on the way (a photo and its upload, the"
         % (bench_firmware.HEAPSIZE_STEP // 1024),
         "download code, messages) needs room too, in one piece on a fragmented heap. On a board,",
-        "machine, esp32, network, camera and neopixel are C modules in flash (subtract the hwsim",
-        "line); ROMFS or a frozen build (README) keeps the bytecode in flash as well.",
+        "machine, esp32, network, camera and neopixel are C modules in flash, with their state",
+        "in silicon: the simulated hardware's share (its modules, loaded as the firmware is, and",
+        "what it keeps of the board's start-up, measured in a run of its own) is left out of the",
+        "board's figures. ROMFS or a frozen build (README) keeps the bytecode in flash as well.",
         "ROMFS: the .mpy files in a ROMFS image (mpremote romfs build) mounted at /rom and run in",
         "place. The unix port has no flash, so the image is read into the heap first; its %s"
         % _kb(figures["romfs"]["image_heap"]) if "romfs" in figures else "",
@@ -198,9 +209,7 @@ def print_firmware(micropython, core, frozen=None):
                   "a unix port built with tools/bench/unix_frozen_manifest.py (the firmware and the",
                   "simulated hardware frozen in), running main.py alone. \".mpy, hardware frozen\": the",
                   "same binary running the .mpy files make deploy copies, with only asyncio and the",
-                  "simulated hardware frozen: the .mpy form as a board without PSRAM would hold it.",
-                  "Frozen, the simulated hardware still holds its classes and state on the heap (the",
-                  "hwsim line): a board's C modules keep theirs in flash, so it needs that much less."]
+                  "simulated hardware frozen: the .mpy form as a board without PSRAM would hold it."]
     lines = [line for line in lines if line]
     if figures["bits"] != 32:
         lines += [
