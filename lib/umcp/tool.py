@@ -9,6 +9,10 @@ _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.
 
 # MCP annotation keys, in the order of McpTool's hint arguments.
 _HINT_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+_NO_HINTS = (None, None, None, None, None)
+# The parameters of every tool that takes none. Shared, so it cannot grow: add() fails.
+_NO_PROPERTIES = PropertyList()
+_NO_PROPERTIES._properties = ()
 
 
 def check_name(name):
@@ -41,10 +45,10 @@ class McpTool:
     def __init__(self, name, description, properties, callback, user_only=False, title=None,
                  read_only=None, destructive=None, idempotent=None, open_world=None):
         check_name(name)
-        if properties is None:
-            properties = PropertyList()
-        elif not isinstance(properties, PropertyList):
+        if properties is not None and not isinstance(properties, PropertyList):
             properties = PropertyList(properties)
+        if properties is None or not len(properties):
+            properties = _NO_PROPERTIES  # one for every tool without parameters (heap)
         if not callable(callback):
             raise ValueError("tool %s: callback is not callable" % name)
         self.name = name
@@ -52,7 +56,10 @@ class McpTool:
         self.properties = properties
         self.callback = callback
         self.user_only = user_only
-        self.annotations = self._annotations((title, read_only, destructive, idempotent, open_world)) or None
+        # A tuple, not the annotations dict: a third of its heap, and the dict is only
+        # wanted while an entry is serialized.
+        hints = (title, read_only, destructive, idempotent, open_world)
+        self.hints = hints if hints != _NO_HINTS else None
         # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
         self.json_bytes = len(self.json().encode())
 
@@ -62,18 +69,21 @@ class McpTool:
         if self.description is not None:
             entry["description"] = self.description
         entry["inputSchema"] = self.properties.schema()
-        if self.annotations:
-            entry["annotations"] = self.annotations
+        annotations = self.annotations()
+        if annotations:
+            entry["annotations"] = annotations
         return dumps(entry)
 
-    def _annotations(self, values):
+    def annotations(self):
+        """The entry's MCP annotations, as a dict (empty when the tool has none)."""
         annotations = {}
         if self.user_only:
             # The xiaozhi convention: user-only tools are for the user's console, not the LLM.
             annotations["audience"] = ["user"]
-        for key, value in zip(_HINT_KEYS, values):
-            if value is not None:
-                annotations[key] = value
+        if self.hints:
+            for key, value in zip(_HINT_KEYS, self.hints):
+                if value is not None:
+                    annotations[key] = value
         return annotations
 
 

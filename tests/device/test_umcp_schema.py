@@ -87,6 +87,23 @@ def test_tool_entry_and_annotations():
     assert hinted["annotations"] == {"title": "T", "readOnlyHint": False, "idempotentHint": True}
 
 
+def test_tools_without_parameters_share_one_list_that_cannot_grow():
+    first = McpTool("a", "d", None, noop)
+    second = McpTool("b", "d", PropertyList([]), noop)
+    assert first.properties is second.properties and len(first.properties) == 0
+    assert first.properties.validate({}) == {}
+    assert raises(InvalidParams, first.properties.validate, {"x": 1}) == "unknown argument x"
+    grew = True
+    try:
+        first.properties.add(Property("x", INTEGER))
+    except AttributeError:
+        grew = False
+    assert not grew and len(second.properties) == 0
+    # A tool with parameters keeps its own list.
+    third = McpTool("c", "d", [Property("x", INTEGER)], noop)
+    assert third.properties is not first.properties and len(third.properties) == 1
+
+
 def test_tool_json_size_is_in_utf8_bytes():
     tool = McpTool("self.light.on", "打开灯光", None, noop)
     assert tool.json_bytes == len(tool.json().encode())
