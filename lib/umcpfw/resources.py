@@ -10,7 +10,7 @@ SYSTEM_URI = "device://system"
 LOG_URI = "device://log"
 PHOTO_URI = "device://photo/last"
 
-LOG_LINES = const(16)
+LOG_LINES = const(12)  # 120 bytes of heap each, for the whole session
 LOG_LINE_CHARS = const(120)  # UTF-8 bytes; at most 255
 # A photo is kept after it is taken only while this much heap stays free besides it
 # (where the heap can be asked: MicroPython).
