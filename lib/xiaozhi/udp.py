@@ -174,13 +174,10 @@ class UdpAudio:
             sock.close()
             raise
         self._sock = sock
-        try:
-            import asyncio
+        import asyncio
 
-            if not hasattr(asyncio, "get_running_loop"):  # MicroPython
-                self._stream = asyncio.StreamReader(sock)
-        except ImportError:
-            pass
+        if not hasattr(asyncio, "get_running_loop"):  # MicroPython: see recv()
+            self._stream = asyncio.StreamReader(sock)
 
     def send(self, payload, timestamp):
         """Send one audio frame; False when the socket cannot take it now (dropped:
@@ -197,10 +194,10 @@ class UdpAudio:
         import asyncio
 
         while True:
-            if self._stream is not None:
-                data = await self._stream.read(_RECV_SIZE)
-            else:
+            if hasattr(asyncio, "get_running_loop"):  # CPython: the loop reads a datagram
                 data = await asyncio.get_running_loop().sock_recv(self._sock, _RECV_SIZE)
+            else:  # MicroPython: the Stream made in open() returns one datagram per read
+                data = await self._stream.read(_RECV_SIZE)
             if data:
                 result = self.codec.decode(data)
                 if result is not None:
