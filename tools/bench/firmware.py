@@ -19,7 +19,6 @@ import asyncio
 import json
 import os
 import secrets
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -28,6 +27,7 @@ from tools.board import deploy
 from tools.mpy import micropython_env
 from tools.backend import Backend
 from tools.sim.demo import CALLS, DemoFailed, stop_process, wait_ready
+from tools.sim.launcher import compile_hwsim
 
 BOARD = "host"
 HWSIM = os.path.join(deploy.ROOT, "tools", "sim", "hwsim")
@@ -287,16 +287,9 @@ def simulated_hardware_heap(micropython, hwsim=HWSIM):
 
 
 def stage_simulated_hardware(stage_dir):
-    """tools/hwsim compiled as the firmware is, into `stage_dir`/hwsim: beside the .mpy
-    forms, the simulated hardware is not compiled from source on the heap either."""
-    out_dir = os.path.join(stage_dir, SIMULATED_DIR)
-    os.makedirs(out_dir, exist_ok=True)
-    for name in sorted(os.listdir(HWSIM)):
-        if name.endswith(".py"):
-            deploy.run(shlex.split(deploy.mpy_cross_command()) + deploy.mpy_cross_options()
-                       + ["-o", os.path.join(out_dir, name[:-3] + ".mpy"), "-s", name,
-                          os.path.join(HWSIM, name)], "mpy-cross " + name)
-    return out_dir
+    """tools/hwsim compiled into `stage_dir`/hwsim (tools.sim.launcher.compile_hwsim, as
+    `tools.sim --mpy` runs it)."""
+    return compile_hwsim(os.path.join(stage_dir, SIMULATED_DIR))
 
 
 def measure_form(micropython, form):

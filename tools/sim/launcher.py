@@ -13,6 +13,7 @@ only.
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -101,17 +102,34 @@ def device_config(args):
     return config
 
 
+def compile_hwsim(out_dir):
+    """tools/hwsim compiled into `out_dir` as make deploy compiles the firmware: beside
+    the .mpy firmware the simulated hardware is not compiled from source on the heap
+    either (a board has it in C). Returns `out_dir`; raises deploy.DeployError."""
+    from tools.board import deploy
+
+    os.makedirs(out_dir, exist_ok=True)
+    for name in sorted(os.listdir(HWSIM)):
+        if name.endswith(".py"):
+            deploy.run(shlex.split(deploy.mpy_cross_command()) + deploy.mpy_cross_options()
+                       + ["-o", os.path.join(out_dir, name[:-3] + ".mpy"), "-s", name,
+                          os.path.join(HWSIM, name)], "mpy-cross " + name)
+    return out_dir
+
+
 def stage_mpy(args, stage_dir):
     """The board's files as make deploy stages them (.mpy under lib/, main.py at /) in
-    `stage_dir`; returns the device's sys.path over them. Exits with a message on failure."""
+    `stage_dir`, the simulated hardware compiled beside them (hwsim/); returns the
+    device's sys.path over them. Exits with a message on failure."""
     from tools.board import deploy
 
     try:
         deploy.stage(ROOT, args.board, stage_dir, device_config(args), deploy.mpy_cross_command(),
                      lambda line: None)
+        hwsim = compile_hwsim(os.path.join(stage_dir, "hwsim"))
     except deploy.DeployError as e:
         sys.exit("tools.sim: cannot stage the .mpy files: %s" % e)
-    return [stage_dir, os.path.join(stage_dir, "lib"), HWSIM]
+    return [stage_dir, os.path.join(stage_dir, "lib"), hwsim]
 
 
 def firmware_command(args, device_path=DEVICE_PATH):
