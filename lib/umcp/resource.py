@@ -46,8 +46,6 @@ def _check_uri(uri, extra=""):
             raise ValueError("resource URI %r has a character a URI cannot hold: %r" % (uri, char))
 
 
-
-
 class _Listed:
     """What resources/list and resources/templates/list page through (as McpTool)."""
 

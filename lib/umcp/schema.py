@@ -195,3 +195,9 @@ class PropertyList:
             if prop.name == name:
                 return True
         return False
+
+
+# The parameters of every tool that takes none (McpTool uses it for them all): one list
+# for the heap's sake, so it cannot grow; add() fails.
+NO_PROPERTIES = PropertyList()
+NO_PROPERTIES._properties = ()

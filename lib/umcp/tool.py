@@ -3,16 +3,13 @@
 from binascii import b2a_base64
 
 from .compat import dumps
-from .schema import PropertyList
+from .schema import NO_PROPERTIES, PropertyList
 
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
 
 # MCP annotation keys, in the order of McpTool's hint arguments.
 _HINT_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _NO_HINTS = (None, None, None, None, None)
-# The parameters of every tool that takes none. Shared, so it cannot grow: add() fails.
-_NO_PROPERTIES = PropertyList()
-_NO_PROPERTIES._properties = ()
 
 
 def check_name(name):
@@ -48,7 +45,7 @@ class McpTool:
         if properties is not None and not isinstance(properties, PropertyList):
             properties = PropertyList(properties)
         if properties is None or not len(properties):
-            properties = _NO_PROPERTIES  # one for every tool without parameters (heap)
+            properties = NO_PROPERTIES
         if not callable(callback):
             raise ValueError("tool %s: callback is not callable" % name)
         self.name = name

@@ -27,15 +27,13 @@ from tools.board import deploy
 from tools.mpy import micropython_env
 from tools.backend import Backend
 from tools.sim.demo import CALLS, DemoFailed, stop_process, wait_ready
-from tools.sim.launcher import compile_hwsim
+from tools.sim.launcher import HWSIM, STAGED_HWSIM, compile_hwsim
 
 BOARD = "host"
-HWSIM = os.path.join(deploy.ROOT, "tools", "sim", "hwsim")
 HEAPSIZE = 512 * 1024  # the run whose heap figures are reported: ample
 HEAPSIZE_STEP = 4 * 1024  # the bisection stops this close to the smallest working heap
 RUN_TIMEOUT = 8.0  # one boot and the whole session (about 1 s); a starved link retries forever
 SIMULATED_MODULES = ("hwsim", "machine", "esp32", "network", "camera", "neopixel")
-SIMULATED_DIR = "hwsim"  # in a stage folder: tools/hwsim as .mpy files
 RECONNECTS = 2
 LONG_CALLS = 10000  # then this many plain calls: the heap after them shows any creep
 # Reconnections come quickly; nothing else differs from a board's defaults.
@@ -147,7 +145,7 @@ def firmware_env(stage_dir):
         return dict(os.environ, MICROPYPATH=os.pathsep.join([stage_dir, os.path.join(stage_dir, "lib"), ".frozen"]))
     if stage_dir is None:
         return micropython_env([os.path.join(deploy.ROOT, "firmware"), os.path.join(deploy.ROOT, "lib"), HWSIM])
-    hwsim = os.path.join(stage_dir, SIMULATED_DIR)
+    hwsim = os.path.join(stage_dir, STAGED_HWSIM)
     return micropython_env([stage_dir, os.path.join(stage_dir, "lib"),
                             hwsim if os.path.isdir(hwsim) else HWSIM])
 
@@ -289,7 +287,7 @@ def simulated_hardware_heap(micropython, hwsim=HWSIM):
 def stage_simulated_hardware(stage_dir):
     """tools/hwsim compiled into `stage_dir`/hwsim (tools.sim.launcher.compile_hwsim, as
     `tools.sim --mpy` runs it)."""
-    return compile_hwsim(os.path.join(stage_dir, SIMULATED_DIR))
+    return compile_hwsim(os.path.join(stage_dir, STAGED_HWSIM))
 
 
 def measure_form(micropython, form):

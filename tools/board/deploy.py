@@ -140,6 +140,13 @@ def build(args, config):
     return stage(args.root, args.board, stage_dir, config, args.mpy_cross, functools.partial(print, flush=True))
 
 
+def compile_mpy(source, out, name, mpy_cross=None):
+    """`source` compiled to the .mpy file `out` as every device file is (mpy_cross_options),
+    `name` the file name its tracebacks give; raises DeployError."""
+    run(shlex.split(mpy_cross or mpy_cross_command()) + mpy_cross_options()
+        + ["-o", out, "-s", name, source], "mpy-cross %s" % name)
+
+
 def stage(root, board, stage_dir, config, mpy_cross, log):
     """Compile `board`'s device files into `stage_dir` (emptied first), laid out as the
     board's filesystem, with `config` as its config.json; returns `stage_dir`.
@@ -154,8 +161,7 @@ def stage(root, board, stage_dir, config, mpy_cross, log):
         if keep:
             shutil.copyfile(source, out)
         else:
-            run(shlex.split(mpy_cross) + mpy_cross_options() + ["-o", out, "-s", target, source],
-                "mpy-cross %s" % target)
+            compile_mpy(source, out, target, mpy_cross)
     with open(os.path.join(stage_dir, "config.json"), "w") as sink:
         json.dump(config, sink, indent=1)
     return stage_dir

@@ -13,7 +13,6 @@ only.
 import argparse
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -102,6 +101,9 @@ def device_config(args):
     return config
 
 
+STAGED_HWSIM = "hwsim"  # in a folder of staged .mpy files: the simulated hardware's
+
+
 def compile_hwsim(out_dir):
     """tools/hwsim compiled into `out_dir` as make deploy compiles the firmware: beside
     the .mpy firmware the simulated hardware is not compiled from source on the heap
@@ -111,9 +113,7 @@ def compile_hwsim(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     for name in sorted(os.listdir(HWSIM)):
         if name.endswith(".py"):
-            deploy.run(shlex.split(deploy.mpy_cross_command()) + deploy.mpy_cross_options()
-                       + ["-o", os.path.join(out_dir, name[:-3] + ".mpy"), "-s", name,
-                          os.path.join(HWSIM, name)], "mpy-cross " + name)
+            deploy.compile_mpy(os.path.join(HWSIM, name), os.path.join(out_dir, name[:-3] + ".mpy"), name)
     return out_dir
 
 
@@ -126,7 +126,7 @@ def stage_mpy(args, stage_dir):
     try:
         deploy.stage(ROOT, args.board, stage_dir, device_config(args), deploy.mpy_cross_command(),
                      lambda line: None)
-        hwsim = compile_hwsim(os.path.join(stage_dir, "hwsim"))
+        hwsim = compile_hwsim(os.path.join(stage_dir, STAGED_HWSIM))
     except deploy.DeployError as e:
         sys.exit("tools.sim: cannot stage the .mpy files: %s" % e)
     return [stage_dir, os.path.join(stage_dir, "lib"), hwsim]
