@@ -1,23 +1,20 @@
 """Resources: what a device lets a client read by URI, the shaping of their contents,
-and resources/read and resources/subscribe. McpServer imports this module at its
-first resource (or such a request), so a device without resources never loads it."""
+and the answer to resources/read. McpServer imports this module at its first resource
+(or such a request), so a device without resources never loads it; the server finds
+what a URI names (McpServer.find_resource) and this module reads it, never the other
+way round."""
 
 from binascii import b2a_base64
 
-from .compat import const, dumps, get_logger, iscoroutine
+from .compat import dumps, get_logger, iscoroutine
+from .rpc import CACHE_HINTS, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, describe, error_frame, result_frame
 from .schema import InvalidParams
-from .server import _CACHE_HINTS, _EMPTY_RESULT, _describe, _error_frame, _find, _result_frame
 
-# At most this many resources/subscribe URIs are remembered (each costs its string).
-MAX_SUBSCRIPTIONS = const(8)
-_INVALID_PARAMS = const(-32602)
-_INTERNAL_ERROR = const(-32603)
-_NOT_FOUND_LEGACY = const(-32002)  # up to 2025-11-25; -32602 from 2026-07-28 (SEP-2164)
 # What closes a content (text: its "}"; blob: the base64's quote too) and the result.
 _TEXT_END = "}]}"
-_TEXT_END_MODERN = "}]" + _CACHE_HINTS + "}"
+_TEXT_END_MODERN = "}]" + CACHE_HINTS + "}"
 _BLOB_END = '"}]}'
-_BLOB_END_MODERN = '"}]' + _CACHE_HINTS + "}"
+_BLOB_END_MODERN = '"}]' + CACHE_HINTS + "}"
 
 _log = get_logger("umcp")
 
@@ -197,57 +194,27 @@ def contents_pieces(uri, mime_type, value, modern=False):
     return pieces
 
 
-class _NotFound(Exception):
-    """No resource or template has this URI."""
+def not_found_frame(id_json, uri, modern):
+    """No resource at `uri`: -32002 on the legacy revisions, -32602 on 2026-07-28."""
+    return error_frame(id_json, INVALID_PARAMS if modern else RESOURCE_NOT_FOUND,
+                       "resource not found: " + uri, '{"uri":%s}' % dumps(uri))
 
 
-def _lookup(server, uri):
-    """(resource or template, the template's variables or None); raises _NotFound."""
-    if not isinstance(uri, str):
-        raise InvalidParams("uri must be a string")
-    index = _find(server._resources, "uri", uri)
-    if index >= 0:
-        return server._resources[index], None
-    for template in server._templates:
-        variables = template.match(uri)
-        if variables is not None:
-            return template, variables
-    raise _NotFound()
-
-
-def _not_found_frame(id_json, uri, modern):
-    return _error_frame(id_json, _INVALID_PARAMS if modern else _NOT_FOUND_LEGACY,
-                        "resource not found: " + uri, '{"uri":%s}' % dumps(uri))
-
-
-async def read(server, id_json, params, modern):
-    """The frame answering resources/read."""
-    uri = params.get("uri")
+async def read(found, uri, id_json, modern):
+    """The frame answering resources/read of `uri`; `found` is what
+    McpServer.find_resource(uri) gave."""
+    if found is None:
+        return not_found_frame(id_json, uri, modern)
+    resource, variables = found
     try:
-        found, variables = _lookup(server, uri)
-        value = found.read() if variables is None else found.read(variables)
+        value = resource.read() if variables is None else resource.read(variables)
         if iscoroutine(value):
             value = await value
-        return _result_frame(id_json, contents_pieces(uri, found.mime_type, value, modern))
-    except (_NotFound, KeyError):  # KeyError: a template's read knows no such resource
-        return _not_found_frame(id_json, uri, modern)
+        return result_frame(id_json, contents_pieces(uri, resource.mime_type, value, modern))
+    except KeyError:  # a template's read knows no such resource
+        return not_found_frame(id_json, uri, modern)
     except InvalidParams:
         raise
     except Exception as e:
-        _log.warning("reading %s failed: %s", uri, _describe(e))
-        return _error_frame(id_json, _INTERNAL_ERROR, "reading %s failed: %s" % (uri, _describe(e)))
-
-
-def subscribe(server, id_json, params):
-    """The frame answering resources/subscribe (legacy revisions only)."""
-    uri = params.get("uri")
-    try:
-        _lookup(server, uri)
-    except _NotFound:
-        return _not_found_frame(id_json, uri, False)
-    subscriptions = server._subscriptions
-    if uri not in subscriptions:
-        if len(subscriptions) >= MAX_SUBSCRIPTIONS:
-            raise InvalidParams("too many subscriptions (at most %d)" % MAX_SUBSCRIPTIONS)
-        subscriptions.append(uri)
-    return _result_frame(id_json, _EMPTY_RESULT)
+        _log.warning("reading %s failed: %s", uri, describe(e))
+        return error_frame(id_json, INTERNAL_ERROR, "reading %s failed: %s" % (uri, describe(e)))

@@ -17,7 +17,10 @@ import asyncio
 
 from .compat import const, dumps, get_logger, iscoroutine
 from .jsonin import loads
-from .schema import InvalidParams, is_int
+from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
+                  INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION, describe,
+                  error_frame, find, result_frame, valid_id)
+from .schema import InvalidParams
 from .tool import McpTool, error_result_pieces, result_pieces
 
 # The versions an initialize handshake negotiates (the legacy era).
@@ -35,32 +38,19 @@ _DEFAULT_VERSION = "2024-11-05"
 # (versions are ISO dates, so they compare as strings).
 _ARGS_AS_RESULTS_FROM = "2025-11-25"
 
-_PARSE_ERROR = const(-32700)
-_INVALID_REQUEST = const(-32600)
-_METHOD_NOT_FOUND = const(-32601)
-_INVALID_PARAMS = const(-32602)
-_INTERNAL_ERROR = const(-32603)
-_UNSUPPORTED_VERSION = const(-32022)
+# At most this many resources/subscribe URIs are remembered (each costs its string).
+MAX_SUBSCRIPTIONS = const(8)
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
-# Every response starts so, and its id follows.
-_FRAME_OPEN = '{"jsonrpc":"2.0","id":'
-
-# Revision 2026-07-28 results say they are complete, and cacheable ones how long a
-# client may keep them: the device's tools, resources and state change at any
-# time and nothing announces it on that revision's wire, so not at all (ttlMs 0),
-# and only for this caller ("private").
-_CACHE_HINTS = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"'
-
 _PAGE_END = "]}}"
-_PAGE_END_MODERN = "]" + _CACHE_HINTS + "}}"
+_PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"
 # A page that has more after it ends with '],"nextCursor":"<key>"}}'. Keys (tool
 # names, resource URIs and URI templates) are plain ASCII that JSON needs not
 # escape, so the key goes in as it is and this plus its length is the tail's size.
 _MORE_HEAD = '],"nextCursor":"'
 _MORE_END = '"}}'
-_MORE_END_MODERN = '"' + _CACHE_HINTS + "}}"
+_MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
 _TOOLS_OPEN = ',"result":{"tools":['
 _RESOURCES_OPEN = ',"result":{"resources":['
 _TEMPLATES_OPEN = ',"result":{"resourceTemplates":['
@@ -71,17 +61,9 @@ _NO_PARAMS = {}
 _log = get_logger("umcp")
 
 
-def _valid_id(value):
-    return isinstance(value, str) or is_int(value)
-
-
 def _same_id(a, b):
     # 1 and "1" are different ids.
     return type(a) is type(b) and a == b
-
-
-def _describe(error):
-    return str(error) or type(error).__name__
 
 
 class _Call:
@@ -158,7 +140,7 @@ class McpServer:
         from .resource import McpResource
 
         resource = uri if isinstance(uri, McpResource) else McpResource(uri, name, read, description, mime_type)
-        if _find(self._resources, "uri", resource.uri) >= 0:
+        if find(self._resources, "uri", resource.uri) >= 0:
             raise ValueError("a resource at %s is already registered" % resource.uri)
         self._resources.append(resource)
         self._resources_changed()
@@ -190,7 +172,7 @@ class McpServer:
         template = uri_template
         if not isinstance(template, McpResourceTemplate):
             template = McpResourceTemplate(uri_template, name, read, description, mime_type)
-        if _find(self._templates, "uri_template", template.uri_template) >= 0:
+        if find(self._templates, "uri_template", template.uri_template) >= 0:
             raise ValueError("a resource template %s is already registered" % template.uri_template)
         self._templates.append(template)
         self._resources_changed()
@@ -198,7 +180,7 @@ class McpServer:
 
     def remove_resource(self, uri):
         self._load_resources()
-        index = _find(self._resources, "uri", uri)
+        index = find(self._resources, "uri", uri)
         if index < 0:
             raise KeyError(uri)
         del self._resources[index]
@@ -208,11 +190,38 @@ class McpServer:
 
     def remove_resource_template(self, uri_template):
         self._load_resources()
-        index = _find(self._templates, "uri_template", uri_template)
+        index = find(self._templates, "uri_template", uri_template)
         if index < 0:
             raise KeyError(uri_template)
         del self._templates[index]
         self._resources_changed()
+
+    def find_resource(self, uri):
+        """(the resource or template serving `uri`, the template's variables or None), or
+        None when none does; InvalidParams when `uri` is not a string."""
+        if not isinstance(uri, str):
+            raise InvalidParams("uri must be a string")
+        index = find(self._resources, "uri", uri)
+        if index >= 0:
+            return self._resources[index], None
+        for template in self._templates:
+            variables = template.match(uri)
+            if variables is not None:
+                return template, variables
+        return None
+
+    def _subscribe(self, id_json, uri):
+        """The frame answering resources/subscribe (legacy revisions only)."""
+        if self.find_resource(uri) is None:
+            from .resource import not_found_frame
+
+            return not_found_frame(id_json, uri, False)
+        subscriptions = self._subscriptions
+        if uri not in subscriptions:
+            if len(subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise InvalidParams("too many subscriptions (at most %d)" % MAX_SUBSCRIPTIONS)
+            subscriptions.append(uri)
+        return result_frame(id_json, EMPTY_RESULT)
 
     def resource_updated(self, uri):
         """Tell a client that subscribed to `uri` that it changed (from a task: needs the
@@ -320,7 +329,7 @@ class McpServer:
             if iscoroutine(sent):
                 await sent
         except Exception as e:  # a broken link must not stop the server
-            _log.error("send failed: %s", _describe(e))
+            _log.error("send failed: %s", describe(e))
 
     # -- incoming -----------------------------------------------------------
 
@@ -328,7 +337,7 @@ class McpServer:
         """Answer a message that could not be parsed: -32700 with a null id (no id
         could be read), `reason` saying why (umcp.jsonin's words)."""
         _log.warning("unparsable message: %s", reason)
-        await self._send(_error_frame("null", _PARSE_ERROR, "parse error: " + reason))
+        await self._send(error_frame("null", PARSE_ERROR, "parse error: " + reason))
 
     async def handle(self, payload):
         """Serve one incoming JSON-RPC message (dict, or JSON text or bytes).
@@ -343,23 +352,23 @@ class McpServer:
                     await self.parse_error(str(e))
                     return
             if not isinstance(payload, dict):
-                await self._send(_error_frame("null", _INVALID_REQUEST, "a message must be one JSON object"))
+                await self._send(error_frame("null", INVALID_REQUEST, "a message must be one JSON object"))
                 return
             if "method" not in payload and ("result" in payload or "error" in payload):
                 # We send no requests, so a response is the client's confusion.
                 _log.info("ignored a response from the client (id %s)", payload.get("id"))
                 return
             request_id = payload.get("id")
-            id_json = dumps(request_id) if _valid_id(request_id) else "null"
+            id_json = dumps(request_id) if valid_id(request_id) else "null"
             problem = _invalid_request(payload)
             if problem is not None:
-                await self._send(_error_frame(id_json, _INVALID_REQUEST, problem))
+                await self._send(error_frame(id_json, INVALID_REQUEST, problem))
             elif "id" not in payload:
                 self._notification(payload["method"], payload.get("params", _NO_PARAMS))
             else:
                 await self._request(request_id, id_json, payload["method"], payload.get("params", _NO_PARAMS))
         except Exception as e:  # a bug of ours must not stop the device
-            _log.error("dropped a message: %s", _describe(e))
+            _log.error("dropped a message: %s", describe(e))
 
     def _notification(self, method, params):
         if method == "notifications/cancelled":
@@ -394,7 +403,8 @@ class McpServer:
             elif method == "resources/read":
                 from .resource import read
 
-                reply = await read(self, id_json, params, modern)
+                uri = params.get("uri")
+                reply = await read(self.find_resource(uri), uri, id_json, modern)
             elif method == "resources/list":
                 reply = self._page(id_json, params, self._resources, "uri", _RESOURCES_OPEN, modern)
             elif method == "resources/templates/list":
@@ -403,35 +413,33 @@ class McpServer:
                 reply = self._discover(id_json)
             elif modern and method in _LEGACY_ONLY:
                 # Gone from revision 2026-07-28 (subscriptions/listen replaces subscribe).
-                reply = _error_frame(id_json, _METHOD_NOT_FOUND,
+                reply = error_frame(id_json, METHOD_NOT_FOUND,
                                      "method not found in %s: %s" % (MODERN_VERSION, method))
             elif method == "ping":
-                reply = _result_frame(id_json, _EMPTY_RESULT)
+                reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "initialize":
                 reply = await self._initialize(id_json, params)
             elif method == "resources/subscribe":
-                from .resource import subscribe
-
-                reply = subscribe(self, id_json, params)
+                reply = self._subscribe(id_json, params.get("uri"))
             elif method == "resources/unsubscribe":
                 uri = params.get("uri")
                 if uri in self._subscriptions:
                     self._subscriptions.remove(uri)
-                reply = _result_frame(id_json, _EMPTY_RESULT)
+                reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "logging/setLevel":
                 level = params.get("level")
                 if level not in LOG_LEVELS:
                     raise InvalidParams("unknown log level %s" % (level,))
                 self._min_log_level = LOG_LEVELS.index(level)
-                reply = _result_frame(id_json, _EMPTY_RESULT)
+                reply = result_frame(id_json, EMPTY_RESULT)
             else:
                 # Answered at once: a client probing for a method must not wait.
-                reply = _error_frame(id_json, _METHOD_NOT_FOUND, "method not found: " + method)
+                reply = error_frame(id_json, METHOD_NOT_FOUND, "method not found: " + method)
         except InvalidParams as e:
-            reply = _error_frame(id_json, _INVALID_PARAMS, str(e))
+            reply = error_frame(id_json, INVALID_PARAMS, str(e))
         except Exception as e:
-            _log.error("%s failed: %s", method, _describe(e))
-            reply = _error_frame(id_json, _INTERNAL_ERROR, "internal error: " + _describe(e))
+            _log.error("%s failed: %s", method, describe(e))
+            reply = error_frame(id_json, INTERNAL_ERROR, "internal error: " + describe(e))
         if reply is not None:
             await self._send(reply)
 
@@ -457,7 +465,7 @@ class McpServer:
             "capabilities": capabilities,
             "serverInfo": {"name": self.name, "version": self.version},
         }
-        return _result_frame(id_json, (dumps(result),))
+        return result_frame(id_json, (dumps(result),))
 
     def _discover(self, id_json):
         """server/discover (revision 2026-07-28): versions, capabilities, identity.
@@ -476,7 +484,7 @@ class McpServer:
             "ttlMs": 0,
             "cacheScope": "private",
         }
-        return _result_frame(id_json, (dumps(result),))
+        return result_frame(id_json, (dumps(result),))
 
     async def _offer_vision(self, url, token):
         if self._vision is None:
@@ -486,7 +494,7 @@ class McpServer:
             if iscoroutine(done):
                 await done
         except Exception as e:
-            _log.error("vision callback failed: %s", _describe(e))
+            _log.error("vision callback failed: %s", describe(e))
 
     # -- paged lists (tools, resources, resource templates) ---------------------
 
@@ -498,15 +506,15 @@ class McpServer:
         with_user_tools = params.get("withUserTools") is True
         start = 0
         if cursor is not None and cursor != "":
-            start = _find(items, key, cursor) if isinstance(cursor, str) else -1
+            start = find(items, key, cursor) if isinstance(cursor, str) else -1
             if start < 0:
                 raise InvalidParams("invalid cursor %s" % dumps(cursor))
         page_end = _PAGE_END_MODERN if modern else _PAGE_END
         more_end = _MORE_END_MODERN if modern else _MORE_END
         # A string id may hold non-ASCII characters, which MicroPython's json leaves unescaped.
-        budget = (self.page_limit - self._overhead - len(_FRAME_OPEN) - len(opening)
+        budget = (self.page_limit - self._overhead - len(FRAME_OPEN) - len(opening)
                   - len(id_json.encode()))
-        pieces = [_FRAME_OPEN, id_json, opening]
+        pieces = [FRAME_OPEN, id_json, opening]
         used = 0  # bytes of the entries and their commas
         index = _next_listed(items, start, with_user_tools)
         while index >= 0:
@@ -527,7 +535,7 @@ class McpServer:
             pieces.append(page_end)
         elif used == 0:
             item = items[index]
-            return _error_frame(id_json, _INTERNAL_ERROR,
+            return error_frame(id_json, INTERNAL_ERROR,
                                 "%s (%d bytes) does not fit in a page of %d bytes"
                                 % (getattr(item, key), item.json_bytes, self.page_limit))
         else:
@@ -537,7 +545,7 @@ class McpServer:
         return pieces
 
     def _index(self, name):
-        return _find(self._tools, "name", name)
+        return find(self._tools, "name", name)
 
     def _tools_changed(self):
         if self._protocol is None or self._list_changed_pending:
@@ -566,10 +574,10 @@ class McpServer:
         except InvalidParams as e:
             if not modern and (self._protocol is None or self._protocol < _ARGS_AS_RESULTS_FROM):
                 raise
-            return _result_frame(id_json, error_result_pieces(str(e), modern))
+            return result_frame(id_json, error_result_pieces(str(e), modern))
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        self._queue.append(_Call(request_id, id_json, tool, args, token if _valid_id(token) else None,
+        self._queue.append(_Call(request_id, id_json, tool, args, token if valid_id(token) else None,
                                  modern, log_level))
         if self._running is None:
             self._start_next()
@@ -593,11 +601,11 @@ class McpServer:
                     value = await value
                 pieces = result_pieces(value, call.modern)
             except Exception as e:  # CancelledError is no Exception: it goes to the outer try
-                _log.warning("tool %s failed: %s", call.tool.name, _describe(e))
-                pieces = error_result_pieces(_describe(e), call.modern)
+                _log.warning("tool %s failed: %s", call.tool.name, describe(e))
+                pieces = error_result_pieces(describe(e), call.modern)
             if not call.cancelled:  # a tool may have swallowed its cancellation
                 call.answering = True
-                await self._send(_result_frame(call.id_json, pieces))
+                await self._send(result_frame(call.id_json, pieces))
         except asyncio.CancelledError:
             pass  # cancelled by the client: it expects no response
         finally:
@@ -619,7 +627,7 @@ class McpServer:
         return count
 
     def _cancel(self, request_id):
-        if not _valid_id(request_id):
+        if not valid_id(request_id):
             return
         call = self._running
         if call is not None and _same_id(call.id, request_id):
@@ -634,17 +642,8 @@ class McpServer:
                 return
 
 
-_EMPTY_RESULT = ("{}",)
 # Methods revision 2026-07-28 removed: a request in its form gets -32601 for them.
 _LEGACY_ONLY = ("ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
-
-
-def _find(items, key, value):
-    """The index of the first of `items` whose attribute `key` equals `value`, or -1."""
-    for index in range(len(items)):
-        if getattr(items[index], key) == value:
-            return index
-    return -1
 
 
 def _next_listed(items, start, with_user_tools):
@@ -654,34 +653,19 @@ def _next_listed(items, start, with_user_tools):
     return -1
 
 
-def _result_frame(id_json, pieces):
-    """A response's pieces around the pieces of its result, which stay as they are."""
-    frame = [_FRAME_OPEN, id_json, ',"result":']
-    frame.extend(pieces)
-    frame.append("}")
-    return frame
-
-
-def _error_frame(id_json, code, message, data_json=None):
-    if data_json is None:
-        return ('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}' % (id_json, code, dumps(message)),)
-    return ('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s,"data":%s}}'
-            % (id_json, code, dumps(message), data_json),)
-
-
 def _unsupported_version_frame(id_json, requested):
     """Revision 2026-07-28's UnsupportedProtocolVersionError."""
     if not isinstance(requested, str):
         requested = dumps(requested)
     data = dumps({"supported": ALL_VERSIONS, "requested": requested})
-    return _error_frame(id_json, _UNSUPPORTED_VERSION, "Unsupported protocol version", data)
+    return error_frame(id_json, UNSUPPORTED_VERSION, "Unsupported protocol version", data)
 
 
 def _invalid_request(message):
     """Why `message` is not a valid JSON-RPC 2.0 request or notification, or None."""
     if message.get("jsonrpc") != "2.0":
         return 'jsonrpc must be "2.0"'
-    if "id" in message and not _valid_id(message["id"]):
+    if "id" in message and not valid_id(message["id"]):
         return "id must be a string or an integer"
     if not isinstance(message.get("method"), str):
         return "method must be a string"
