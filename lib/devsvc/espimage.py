@@ -5,14 +5,14 @@ Image layout (esp_image_format.h; esptool's elf2image writes it): a 24-byte head
 hash_appended at byte 23), then each segment as an 8-byte header (load address, length)
 and its data, zero padding so that the checksum byte is the last of a 16-byte row (0xEF
 XOR every data byte), then, when hash_appended is 1, the SHA-256 of everything before it.
-Imported by devsvc.ota only while an upgrade runs.
+Imported by devsvc.upgrade only while an upgrade runs.
 """
 
 import hashlib
 import struct
 import sys
 
-from devsvc.ota import OtaError
+from devsvc.upgrade import UpgradeError
 from umcp.compat import const, get_logger
 
 _log = get_logger("ota")
@@ -41,12 +41,12 @@ class ImageCheck:
     """Checks an ESP32 application image as it streams by (feed(), then finish()), the way
     ESP-IDF's esp_image_verify does: header (magic, segment count, chip id), segments,
     checksum byte, and the appended SHA-256 when hash_appended is set. chip: the running
-    chip's name or id; None leaves the chip id unchecked. Raises OtaError."""
+    chip's name or id; None leaves the chip id unchecked. Raises UpgradeError."""
 
     def __init__(self, chip=None):
         self.chip = CHIP_IDS.get(chip, chip) if isinstance(chip, str) else chip
         if isinstance(chip, str) and self.chip is chip:
-            raise OtaError("unknown chip %s" % chip)
+            raise UpgradeError("unknown chip %s" % chip)
         self.hash_appended = False
         self.segments = 0
         self.length = 0  # bytes that belong to the image (header to appended digest)
@@ -90,27 +90,27 @@ class ImageCheck:
         self._head = bytearray()
         if stage == 0:
             if head[0] != _APP_MAGIC:
-                raise OtaError("not an ESP32 application image (first byte 0x%02x, not 0xE9)"
+                raise UpgradeError("not an ESP32 application image (first byte 0x%02x, not 0xE9)"
                                % head[0])
             self.segments = head[1]
             if not 0 < self.segments <= _MAX_SEGMENTS:
-                raise OtaError("image header names %d segments" % self.segments)
+                raise UpgradeError("image header names %d segments" % self.segments)
             chip = head[12] | head[13] << 8
             if self.chip is not None and chip != self.chip:
-                raise OtaError("image is for chip id 0x%04x, this is 0x%04x (%s)"
+                raise UpgradeError("image is for chip id 0x%04x, this is 0x%04x (%s)"
                                % (chip, self.chip, _chip_name(self.chip)))
             self.hash_appended = head[23] == 1
             self._stage, self._need = 1, _SEGMENT_HEADER
         elif stage == 1:
             length = struct.unpack("<II", bytes(head))[1]
             if length > 0x1000000:
-                raise OtaError("image segment of %d bytes" % length)
+                raise UpgradeError("image segment of %d bytes" % length)
             self._segment_done() if length == 0 else self._to(2, length)
         elif stage == 2:
             self._segment_done()
         elif stage == 3:
             if head[-1] != _fold(self._xor) ^ _CHECKSUM_SEED:
-                raise OtaError("image checksum mismatch: the image is corrupt")
+                raise UpgradeError("image checksum mismatch: the image is corrupt")
             self.length = self._pos
             if self.hash_appended:
                 self._digest = self._hasher.digest()
@@ -119,7 +119,7 @@ class ImageCheck:
                 self._to(5, 0)
         elif stage == 4:
             if bytes(head) != self._digest:
-                raise OtaError("image SHA-256 mismatch: the image is corrupt")
+                raise UpgradeError("image SHA-256 mismatch: the image is corrupt")
             self.length = self._pos
             self._to(5, 0)
 
@@ -135,7 +135,7 @@ class ImageCheck:
 
     def finish(self):
         if self._stage != 5:
-            raise OtaError("image truncated: it ends inside its %s" % (
+            raise UpgradeError("image truncated: it ends inside its %s" % (
                 "header", "segment headers", "segments", "checksum", "appended SHA-256")[self._stage])
         if self.trailing:
             _log.info("%d bytes after the image (a signature block?) not checked", self.trailing)

@@ -242,17 +242,17 @@ class Application:
 
 
 def _mark_valid():
-    """ota.mark_valid(), without keeping devsvc.ota's bytecode on the heap for the whole
+    """upgrade.mark_valid(), without keeping devsvc.upgrade's bytecode on the heap for the whole
     session: an upgrade imports it again."""
     import devsvc
-    from devsvc import ota
+    from devsvc import upgrade
 
     try:
-        ota.mark_valid()
+        upgrade.mark_valid()
     finally:
-        sys.modules.pop("devsvc.ota", None)
-        if hasattr(devsvc, "ota"):
-            delattr(devsvc, "ota")
+        sys.modules.pop("devsvc.upgrade", None)
+        if hasattr(devsvc, "upgrade"):
+            delattr(devsvc, "upgrade")
 
 
 async def main(config):

@@ -12,7 +12,7 @@ from umcp.compat import const, get_logger
 from umcpfw.resources import STATUS_URI
 from unet import conn
 
-# devsvc.ota and unet.http are imported by the upgrade itself: most sessions never upgrade,
+# devsvc.upgrade and unet.http are imported by the upgrade itself: most sessions never upgrade,
 # and on a board without PSRAM their bytecode is heap that the session needs.
 
 _REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
@@ -247,11 +247,11 @@ class CommonTools:
             raise RuntimeError("a firmware upgrade is already running")
         url, sha256 = args["url"], args["sha256"] or None
         # Bad arguments are refused now, not reported in a log message later.
-        from devsvc import ota
+        from devsvc import upgrade
 
         conn.parse_url(url)
         if sha256 is not None:
-            ota.parse_digest(sha256)
+            upgrade.parse_digest(sha256)
         if self.server.progress_requested():
             # The client follows the progress notifications: it can wait for the result.
             size = await self._install(url, sha256, self._report_progress)
@@ -287,15 +287,15 @@ class CommonTools:
         self.reboot(_REBOOT_DELAY_MS)
 
     async def _install(self, url, sha256, progress=None):
-        # ota.install() checks the digest before set_boot(): a bad image never boots, and
+        # upgrade.install() checks the digest before set_boot(): a bad image never boots, and
         # the running image is never touched. The response head comes first: an announced
         # size the partition cannot hold is refused before a single block is written.
-        from devsvc import ota
+        from devsvc import upgrade
         from unet import http
 
         async with http.get_stream(url, ca=self.ca) as image:
             await image.open()
-            return await ota.install(image, sha256, size=image.length, progress=progress,
+            return await upgrade.install(image, sha256, size=image.length, progress=progress,
                                      chip=_chip(self.board))
 
     async def _report_progress(self, written, total):

@@ -6,7 +6,7 @@ import os
 
 import esp32
 import hwsim
-from devsvc import espimage, ota
+from devsvc import espimage, upgrade
 from devsvc.settings import Settings, uuid4
 from support import ChunkStream, esp_image, raises
 
@@ -71,11 +71,11 @@ def _digest(data):
     return "".join("%02x" % b for b in hashlib.sha256(data).digest())
 
 
-async def test_ota_good_image_then_set_boot():
+async def test_upgrade_good_image_then_set_boot():
     hwsim.reset(8 * _BLOCK)
     data = _image(2 * _BLOCK + 10)
     seen = []
-    n = await ota.install(ChunkStream(data), _digest(data), len(data),
+    n = await upgrade.install(ChunkStream(data), _digest(data), len(data),
                           lambda done, total: seen.append(done))
     assert n == len(data) and seen == [len(data)]
     assert esp32.sim_partition("ota_1").writes == [0, 1, 2]
@@ -85,16 +85,16 @@ async def test_ota_good_image_then_set_boot():
 
 
 async def _fails(stream, sha256, size=None):
-    """The OtaError's message, after checking nothing was booted or overwritten."""
+    """The UpgradeError's message, after checking nothing was booted or overwritten."""
     try:
-        await ota.install(stream, sha256, size)
-    except ota.OtaError as e:
+        await upgrade.install(stream, sha256, size)
+    except upgrade.UpgradeError as e:
         assert esp32.sim_set_boot_calls() == [] and esp32.sim_partition("ota_0").writes == []
         return str(e)
     raise AssertionError("install() succeeded")
 
 
-async def test_ota_failures_never_set_boot():
+async def test_upgrade_failures_never_set_boot():
     hwsim.reset(4 * _BLOCK)
     data = _image(3 * _BLOCK)
     assert "SHA-256 mismatch" in await _fails(ChunkStream(data), _digest(data + b"!"))
@@ -107,10 +107,10 @@ async def test_ota_failures_never_set_boot():
     bad = bytearray(data)
     bad[200] ^= 1
     assert "checksum mismatch" in await _fails(ChunkStream(bytes(bad)), None)
-    assert raises(ota.OtaError, espimage.ImageCheck("esp32s3").feed, esp_image(_BLOCK, chip_id=5))
+    assert raises(upgrade.UpgradeError, espimage.ImageCheck("esp32s3").feed, esp_image(_BLOCK, chip_id=5))
 
 
-async def test_ota_url_only_image_checked_the_way_esp_idf_does():
+async def test_upgrade_url_only_image_checked_the_way_esp_idf_does():
     hwsim.reset(8 * _BLOCK)
     data = esp_image(3 * _BLOCK + 7)
     check = espimage.ImageCheck("esp32s3")
@@ -118,5 +118,5 @@ async def test_ota_url_only_image_checked_the_way_esp_idf_does():
         check.feed(data[i:i + 333])
     check.finish()
     assert check.hash_appended and check.segments == 3 and check.trailing == 7
-    assert await ota.install(ChunkStream(data), None, chip="esp32s3") == len(data)
+    assert await upgrade.install(ChunkStream(data), None, chip="esp32s3") == len(data)
     assert esp32.sim_set_boot_calls() == ["ota_1"]

@@ -13,7 +13,7 @@ import pytest
 import esp32
 import hwsim
 import machine
-from devsvc import espimage, ota
+from devsvc import espimage, upgrade
 from support import ChunkStream, esp_image
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
@@ -44,7 +44,7 @@ def untouched():
 async def test_good_image_goes_block_by_block_into_the_next_partition_then_boots():
     data = image(3 * BLOCK + 123)
     progress = []
-    written = await ota.install(ChunkStream(data), digest(data), size=len(data),
+    written = await upgrade.install(ChunkStream(data), digest(data), size=len(data),
                                 progress=lambda done, total: progress.append((done, total)))
     assert written == len(data)
     target = esp32.sim_partition("ota_1")
@@ -58,7 +58,7 @@ async def test_good_image_goes_block_by_block_into_the_next_partition_then_boots
     with pytest.raises(machine.ResetRequested):
         machine.reset()
     assert esp32.Partition(esp32.Partition.RUNNING).info()[4] == "ota_1"
-    assert ota.mark_valid() is True and esp32.sim_marked_valid()
+    assert upgrade.mark_valid() is True and esp32.sim_marked_valid()
 
 
 async def test_progress_every_64k_and_at_the_end_with_coroutine_callback():
@@ -68,7 +68,7 @@ async def test_progress_every_64k_and_at_the_end_with_coroutine_callback():
     async def report(done, total):
         seen.append((done, total))
 
-    await ota.install(ChunkStream(data, chunk=4000), digest(data).upper(), progress=report)
+    await upgrade.install(ChunkStream(data, chunk=4000), digest(data).upper(), progress=report)
     assert [done // 65536 for done, _ in seen[:-1]] == [1, 2, 3]
     assert all(total is None for _, total in seen)
     assert seen[-1] == (len(data), None)
@@ -76,61 +76,61 @@ async def test_progress_every_64k_and_at_the_end_with_coroutine_callback():
 
 async def test_wrong_digest_never_boots():
     data = image(2 * BLOCK)
-    with pytest.raises(ota.OtaError, match="SHA-256 mismatch"):
-        await ota.install(ChunkStream(data), digest(data + b"x"))
+    with pytest.raises(upgrade.UpgradeError, match="SHA-256 mismatch"):
+        await upgrade.install(ChunkStream(data), digest(data + b"x"))
     assert untouched()
 
 
 async def test_announced_oversize_is_refused_before_writing():
     hwsim.reset(app_size=4 * BLOCK)
     data = image(4 * BLOCK + 1)
-    with pytest.raises(ota.OtaError, match="exceeds"):
-        await ota.install(ChunkStream(data), digest(data), size=len(data))
+    with pytest.raises(upgrade.UpgradeError, match="exceeds"):
+        await upgrade.install(ChunkStream(data), digest(data), size=len(data))
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
 
 
 async def test_unannounced_oversize_stops_at_the_partition_end():
     hwsim.reset(app_size=4 * BLOCK)
     data = image(5 * BLOCK)
-    with pytest.raises(ota.OtaError, match="larger than the partition"):
-        await ota.install(ChunkStream(data), digest(data))
+    with pytest.raises(upgrade.UpgradeError, match="larger than the partition"):
+        await upgrade.install(ChunkStream(data), digest(data))
     assert untouched()
 
 
 async def test_more_data_than_announced_is_refused():
     data = image(2 * BLOCK)
-    with pytest.raises(ota.OtaError, match="announced size"):
-        await ota.install(ChunkStream(data), digest(data), size=BLOCK)
+    with pytest.raises(upgrade.UpgradeError, match="announced size"):
+        await upgrade.install(ChunkStream(data), digest(data), size=BLOCK)
     assert untouched()
 
 
 async def test_stream_error_midway_never_boots():
     data = image(5 * BLOCK)
-    with pytest.raises(ota.OtaError, match="connection reset"):
-        await ota.install(ChunkStream(data, fail_at=3 * BLOCK), digest(data), size=len(data))
+    with pytest.raises(upgrade.UpgradeError, match="connection reset"):
+        await upgrade.install(ChunkStream(data, fail_at=3 * BLOCK), digest(data), size=len(data))
     assert untouched()
 
 
 async def test_truncated_and_empty_images_never_boot():
     data = image(3 * BLOCK)
-    with pytest.raises(ota.OtaError, match="truncated"):
-        await ota.install(ChunkStream(data[:BLOCK]), digest(data), size=len(data))
-    with pytest.raises(ota.OtaError, match="empty"):
-        await ota.install(ChunkStream(b""), digest(b""))
+    with pytest.raises(upgrade.UpgradeError, match="truncated"):
+        await upgrade.install(ChunkStream(data[:BLOCK]), digest(data), size=len(data))
+    with pytest.raises(upgrade.UpgradeError, match="empty"):
+        await upgrade.install(ChunkStream(b""), digest(b""))
     assert untouched()
 
 
 async def test_a_file_that_is_no_app_image_is_refused_at_the_first_block():
     data = b"<html>" + bytes(3 * BLOCK)
-    with pytest.raises(ota.OtaError, match="not an ESP32 application image"):
-        await ota.install(ChunkStream(data), digest(data))
+    with pytest.raises(upgrade.UpgradeError, match="not an ESP32 application image"):
+        await upgrade.install(ChunkStream(data), digest(data))
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
 
 
 @pytest.mark.parametrize("bad", ["", "abc", "zz" * 32, "00" * 31, 42])  # None: url-only
 async def test_malformed_sha256_is_refused(bad):
-    with pytest.raises(ota.OtaError, match="64 hex digits"):
-        await ota.install(ChunkStream(image(10)), bad)
+    with pytest.raises(upgrade.UpgradeError, match="64 hex digits"):
+        await upgrade.install(ChunkStream(image(10)), bad)
     assert untouched()
 
 
@@ -151,16 +151,16 @@ async def test_flash_that_does_not_keep_the_data_is_caught_by_the_read_back():
             return getattr(self.part, name)
 
     data = image(2 * BLOCK)
-    with pytest.raises(ota.OtaError, match="verification failed"):
-        await ota.install(ChunkStream(data), digest(data), partition=BadFlash())
+    with pytest.raises(upgrade.UpgradeError, match="verification failed"):
+        await upgrade.install(ChunkStream(data), digest(data), partition=BadFlash())
     assert untouched()
 
 
 async def test_without_esp32_module_update_fails_clearly_and_mark_valid_is_a_no_op(monkeypatch):
     monkeypatch.setitem(sys.modules, "esp32", None)
-    with pytest.raises(ota.OtaError, match="esp32"):
-        await ota.install(ChunkStream(image(10)), digest(image(10)))
-    assert ota.mark_valid() is False
+    with pytest.raises(upgrade.UpgradeError, match="esp32"):
+        await upgrade.install(ChunkStream(image(10)), digest(image(10)))
+    assert upgrade.mark_valid() is False
 
 
 # -- url-only upgrades: what ESP-IDF checks of the image
@@ -176,7 +176,7 @@ class Announced(ChunkStream):
 
 async def test_url_only_image_verified_by_its_appended_sha256():
     data = image(3 * BLOCK + 100)
-    written = await ota.install(ChunkStream(data, chunk=777), None, chip="esp32s3")
+    written = await upgrade.install(ChunkStream(data, chunk=777), None, chip="esp32s3")
     assert written == len(data) and esp32.sim_set_boot_calls() == ["ota_1"]
     assert esp32.sim_partition("ota_1").read(0, len(data)) == data
 
@@ -188,15 +188,15 @@ async def test_url_only_image_verified_by_its_appended_sha256():
 async def test_corrupt_url_only_image_never_boots(where, error):
     data = bytearray(esp_image(3 * BLOCK, hash_appended=True))
     data[where] ^= 0x40
-    with pytest.raises(ota.OtaError, match=error):
-        await ota.install(ChunkStream(bytes(data)), None)
+    with pytest.raises(upgrade.UpgradeError, match=error):
+        await upgrade.install(ChunkStream(bytes(data)), None)
     assert untouched()
 
 
 async def test_image_for_another_chip_is_refused_before_writing():
     data = esp_image(3 * BLOCK, chip_id=0x0000)  # an ESP32 image on an ESP32-S3
-    with pytest.raises(ota.OtaError, match="chip id 0x0000, this is 0x0009"):
-        await ota.install(ChunkStream(data), None, chip="esp32s3")
+    with pytest.raises(upgrade.UpgradeError, match="chip id 0x0000, this is 0x0009"):
+        await upgrade.install(ChunkStream(data), None, chip="esp32s3")
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
     # The chip of the running board comes from the platform where it says so.
     assert espimage.running_chip() in (None, "esp32", "esp32s3", "esp32c3")
@@ -205,38 +205,38 @@ async def test_image_for_another_chip_is_refused_before_writing():
 async def test_announced_content_length_over_the_partition_is_refused_before_writing():
     hwsim.reset(app_size=4 * BLOCK)
     data = image(6 * BLOCK)
-    with pytest.raises(ota.OtaError, match="exceeds the 16384-byte partition"):
-        await ota.install(Announced(data, len(data)), None)
+    with pytest.raises(upgrade.UpgradeError, match="exceeds the 16384-byte partition"):
+        await upgrade.install(Announced(data, len(data)), None)
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
 
 
 async def test_truncated_url_only_image_never_boots():
     data = image(3 * BLOCK)
-    with pytest.raises(ota.OtaError, match="truncated: it ends inside its segments"):
-        await ota.install(ChunkStream(data[:2 * BLOCK]), None)
+    with pytest.raises(upgrade.UpgradeError, match="truncated: it ends inside its segments"):
+        await upgrade.install(ChunkStream(data[:2 * BLOCK]), None)
     assert untouched()
 
 
 async def test_bad_header_fields_are_refused():
     data = bytearray(image(2 * BLOCK))
     data[1] = 0  # no segments
-    with pytest.raises(ota.OtaError, match="names 0 segments"):
-        await ota.install(ChunkStream(bytes(data)), None)
+    with pytest.raises(upgrade.UpgradeError, match="names 0 segments"):
+        await upgrade.install(ChunkStream(bytes(data)), None)
     assert untouched()
 
 
 async def test_image_without_appended_hash_boots_on_its_checksum_or_a_given_sha256():
     data = esp_image(2 * BLOCK, hash_appended=False)
-    assert await ota.install(ChunkStream(data), None) == len(data)
+    assert await upgrade.install(ChunkStream(data), None) == len(data)
     hwsim.reset()
-    assert await ota.install(ChunkStream(data), digest(data)) == len(data)
+    assert await upgrade.install(ChunkStream(data), digest(data)) == len(data)
 
 
 async def test_a_given_sha256_still_pins_a_valid_image():
     data = image(2 * BLOCK)
     other = esp_image(2 * BLOCK, seed=11)
-    with pytest.raises(ota.OtaError, match="SHA-256 mismatch: image is"):
-        await ota.install(ChunkStream(other), digest(data))
+    with pytest.raises(upgrade.UpgradeError, match="SHA-256 mismatch: image is"):
+        await upgrade.install(ChunkStream(other), digest(data))
     assert untouched()
 
 

@@ -8,7 +8,7 @@ partition (the announced length before the first write), each segment, the check
 byte, and the SHA-256 ESP-IDF appends when the header's hash_appended is set. With a
 given sha256 the whole image must also have that digest. It then reads the partition back
 and hashes it again, and calls set_boot() only when everything matched. Any failure
-raises OtaError before set_boot(): the device keeps booting the running image, which is
+raises UpgradeError before set_boot(): the device keeps booting the running image, which is
 never written. After the new image has booted well, mark_valid() cancels the
 bootloader's rollback.
 """
@@ -23,7 +23,7 @@ _PROGRESS_EVERY = const(65536)
 _log = get_logger("ota")
 
 
-class OtaError(Exception):
+class UpgradeError(Exception):
     pass
 
 
@@ -37,14 +37,14 @@ async def install(chunks, sha256=None, size=None, progress=None, partition=None,
     (name or id) the image must be for; None: running_chip(), unchecked if unknown.
     progress(written, total): called every 64 KiB and at the end, plain or coroutine
     function; total is the size (or None). partition: where to write (default: the next
-    update partition). Returns the image length; raises OtaError.
+    update partition). Returns the image length; raises UpgradeError.
     """
     expected = parse_digest(sha256) if sha256 is not None else None
     if partition is None:
         partition = _next_partition()
     capacity = partition.ioctl(4, 0) * partition.ioctl(5, 0)
     if size is not None and size > capacity:
-        raise OtaError("image of %d bytes exceeds the %d-byte partition" % (size, capacity))
+        raise UpgradeError("image of %d bytes exceeds the %d-byte partition" % (size, capacity))
     from devsvc import espimage  # only while an upgrade runs (heap)
 
     check = espimage.ImageCheck(espimage.running_chip() if chip is None else chip)
@@ -57,11 +57,11 @@ async def install(chunks, sha256=None, size=None, progress=None, partition=None,
             if received == 0 and size is None:
                 size = getattr(chunks, "length", None)  # the announced Content-Length
                 if size is not None and size > capacity:
-                    raise OtaError("image of %d bytes exceeds the %d-byte partition"
+                    raise UpgradeError("image of %d bytes exceeds the %d-byte partition"
                                    % (size, capacity))
             check.feed(chunk)  # the header is checked before the first block is written
             if received + n > (capacity if size is None else size):
-                raise OtaError("image larger than %s" % ("the partition" if size is None
+                raise UpgradeError("image larger than %s" % ("the partition" if size is None
                                                          else "its announced size"))
             hasher.update(chunk)
             data = memoryview(chunk)
@@ -80,9 +80,9 @@ async def install(chunks, sha256=None, size=None, progress=None, partition=None,
                 reported = received
                 await _report(progress, received, size)
         if received == 0:
-            raise OtaError("empty image")
+            raise UpgradeError("empty image")
         if size is not None and received != size:
-            raise OtaError("image truncated: got %d of %d bytes" % (received, size))
+            raise UpgradeError("image truncated: got %d of %d bytes" % (received, size))
         if fill:
             for i in range(fill, _BLOCK):
                 buf[i] = 0xFF  # erased flash
@@ -96,14 +96,14 @@ async def install(chunks, sha256=None, size=None, progress=None, partition=None,
         if expected is None:
             expected = digest  # what was written must read back the same
         elif digest != expected:
-            raise OtaError("SHA-256 mismatch: image is %s" % binascii.hexlify(digest).decode())
+            raise UpgradeError("SHA-256 mismatch: image is %s" % binascii.hexlify(digest).decode())
         if _flash_digest(partition, received, buf) != expected:
-            raise OtaError("verification failed: the partition does not hold the image")
+            raise UpgradeError("verification failed: the partition does not hold the image")
         partition.set_boot()
-    except OtaError:
+    except UpgradeError:
         raise
     except Exception as e:  # a failed download or flash write; cancellation passes through
-        raise OtaError("update failed: %r" % (e,))
+        raise UpgradeError("update failed: %r" % (e,))
     if progress:
         await _report(progress, received, size)
     return received
@@ -122,7 +122,7 @@ def mark_valid():
 
 
 def parse_digest(sha256):
-    """The 32-byte digest that `sha256` (64 hex digits) spells; OtaError otherwise.
+    """The 32-byte digest that `sha256` (64 hex digits) spells; UpgradeError otherwise.
 
     install() does this first; a caller may do it earlier to refuse a bad digest at once."""
     try:
@@ -130,7 +130,7 @@ def parse_digest(sha256):
     except (TypeError, ValueError):
         digest = b""
     if len(digest) != 32:
-        raise OtaError("sha256 must be 64 hex digits")
+        raise UpgradeError("sha256 must be 64 hex digits")
     return digest
 
 
@@ -138,11 +138,11 @@ def _next_partition():
     try:
         from esp32 import Partition
     except ImportError:
-        raise OtaError("firmware update needs an ESP32 (no esp32 module)")
+        raise UpgradeError("firmware update needs an ESP32 (no esp32 module)")
     try:
         return Partition(Partition.RUNNING).get_next_update()
     except OSError as e:
-        raise OtaError("no OTA partition to write (flash an OTA build): %s" % (e,))
+        raise UpgradeError("no OTA partition to write (flash an OTA build): %s" % (e,))
 
 
 def _write_block(partition, block, buf):
