@@ -54,6 +54,17 @@ def test_the_tree_keeps_every_contract():
      "boards.host -> unet.conn"),
     ("lib/umcpfw/app.py", "from tools.sim import launcher", "Device code never imports the host tools",
      "umcpfw.app -> tools.sim.launcher"),
+    # The circles issue 16 broke stay broken.
+    ("lib/umcp/resource.py", "from umcp.server import McpServer", "server > resource > tool > rpc > schema | jsonin | compat (no circles)",
+     "umcp.resource -> umcp.server"),
+    ("lib/umcp/rpc.py", "from umcp.tool import McpTool", "server > resource > tool > rpc > schema | jsonin | compat (no circles)",
+     "umcp.rpc -> umcp.tool"),
+    ("lib/devsvc/espimage.py", "from devsvc.upgrade import UpgradeError", "otacheck > espimage | settings (no circles)",
+     "devsvc.espimage -> devsvc.upgrade"),
+    ("lib/devsvc/settings.py", "from devsvc import otacheck", "otacheck > espimage | settings (no circles)",
+     "devsvc.settings -> devsvc.otacheck"),
+    ("lib/devsvc/upgrade.py", "from devsvc import otacheck", "otacheck > espimage | settings (no circles)",
+     "devsvc.upgrade -> devsvc.otacheck"),
 ])
 def test_a_wrong_import_breaks_the_rule_it_offends(tree, path, line, rule, shown):
     plant(tree, path, line)

@@ -89,6 +89,13 @@ async def test_announced_oversize_is_refused_before_writing():
     assert esp32.sim_partition("ota_1").writes == [] and untouched()
 
 
+async def test_an_unknown_chip_name_is_an_upgrade_error():
+    data = esp_image(3 * BLOCK)
+    with pytest.raises(upgrade.UpgradeError, match="unknown chip esp99"):
+        await upgrade.install(ChunkStream(data), None, chip="esp99")
+    assert esp32.sim_partition("ota_1").writes == [] and untouched()
+
+
 async def test_unannounced_oversize_stops_at_the_partition_end():
     hwsim.reset(app_size=4 * BLOCK)
     data = image(5 * BLOCK)

@@ -12,10 +12,10 @@ import hashlib
 import struct
 import sys
 
-from devsvc.upgrade import UpgradeError
 from umcp.compat import const, get_logger
 
-_log = get_logger("ota")
+_log = get_logger("upgrade")
+
 _APP_MAGIC = const(0xE9)  # first byte of every ESP32 application image
 _HEADER = const(24)  # esp_image_header_t
 _SEGMENT_HEADER = const(8)  # esp_image_segment_header_t
@@ -25,6 +25,10 @@ _CHECKSUM_SEED = const(0xEF)
 CHIP_IDS = {"esp32": 0x0000, "esp32s2": 0x0002, "esp32c3": 0x0005, "esp32s3": 0x0009,
             "esp32c2": 0x000C, "esp32c6": 0x000D, "esp32h2": 0x0010, "esp32p4": 0x0012,
             "esp32c5": 0x0017, "esp32c61": 0x0014}
+
+
+class ImageError(ValueError):
+    """The image is not one ESP-IDF would boot; the message says what is wrong."""
 
 
 def running_chip():
@@ -41,12 +45,12 @@ class ImageCheck:
     """Checks an ESP32 application image as it streams by (feed(), then finish()), the way
     ESP-IDF's esp_image_verify does: header (magic, segment count, chip id), segments,
     checksum byte, and the appended SHA-256 when hash_appended is set. chip: the running
-    chip's name or id; None leaves the chip id unchecked. Raises UpgradeError."""
+    chip's name or id; None leaves the chip id unchecked. Raises ImageError."""
 
     def __init__(self, chip=None):
         self.chip = CHIP_IDS.get(chip, chip) if isinstance(chip, str) else chip
         if isinstance(chip, str) and self.chip is chip:
-            raise UpgradeError("unknown chip %s" % chip)
+            raise ImageError("unknown chip %s" % chip)
         self.hash_appended = False
         self.segments = 0
         self.length = 0  # bytes that belong to the image (header to appended digest)
@@ -90,27 +94,27 @@ class ImageCheck:
         self._head = bytearray()
         if stage == 0:
             if head[0] != _APP_MAGIC:
-                raise UpgradeError("not an ESP32 application image (first byte 0x%02x, not 0xE9)"
-                               % head[0])
+                raise ImageError("not an ESP32 application image (first byte 0x%02x, not 0xE9)"
+                                 % head[0])
             self.segments = head[1]
             if not 0 < self.segments <= _MAX_SEGMENTS:
-                raise UpgradeError("image header names %d segments" % self.segments)
+                raise ImageError("image header names %d segments" % self.segments)
             chip = head[12] | head[13] << 8
             if self.chip is not None and chip != self.chip:
-                raise UpgradeError("image is for chip id 0x%04x, this is 0x%04x (%s)"
-                               % (chip, self.chip, _chip_name(self.chip)))
+                raise ImageError("image is for chip id 0x%04x, this is 0x%04x (%s)"
+                                 % (chip, self.chip, _chip_name(self.chip)))
             self.hash_appended = head[23] == 1
             self._stage, self._need = 1, _SEGMENT_HEADER
         elif stage == 1:
             length = struct.unpack("<II", bytes(head))[1]
             if length > 0x1000000:
-                raise UpgradeError("image segment of %d bytes" % length)
+                raise ImageError("image segment of %d bytes" % length)
             self._segment_done() if length == 0 else self._to(2, length)
         elif stage == 2:
             self._segment_done()
         elif stage == 3:
             if head[-1] != _fold(self._xor) ^ _CHECKSUM_SEED:
-                raise UpgradeError("image checksum mismatch: the image is corrupt")
+                raise ImageError("image checksum mismatch: the image is corrupt")
             self.length = self._pos
             if self.hash_appended:
                 self._digest = self._hasher.digest()
@@ -119,7 +123,7 @@ class ImageCheck:
                 self._to(5, 0)
         elif stage == 4:
             if bytes(head) != self._digest:
-                raise UpgradeError("image SHA-256 mismatch: the image is corrupt")
+                raise ImageError("image SHA-256 mismatch: the image is corrupt")
             self.length = self._pos
             self._to(5, 0)
 
@@ -135,7 +139,7 @@ class ImageCheck:
 
     def finish(self):
         if self._stage != 5:
-            raise UpgradeError("image truncated: it ends inside its %s" % (
+            raise ImageError("image truncated: it ends inside its %s" % (
                 "header", "segment headers", "segments", "checksum", "appended SHA-256")[self._stage])
         if self.trailing:
             _log.info("%d bytes after the image (a signature block?) not checked", self.trailing)

@@ -47,22 +47,22 @@ async def install(chunks, sha256=None, size=None, progress=None, partition=None,
         raise UpgradeError("image of %d bytes exceeds the %d-byte partition" % (size, capacity))
     from devsvc import espimage  # only while an upgrade runs (heap)
 
-    check = espimage.ImageCheck(espimage.running_chip() if chip is None else chip)
     buf = bytearray(_BLOCK)
     hasher = hashlib.sha256()
     received = fill = block = reported = 0
     try:
+        check = espimage.ImageCheck(espimage.running_chip() if chip is None else chip)
         async for chunk in chunks:
             n = len(chunk)
             if received == 0 and size is None:
                 size = getattr(chunks, "length", None)  # the announced Content-Length
                 if size is not None and size > capacity:
                     raise UpgradeError("image of %d bytes exceeds the %d-byte partition"
-                                   % (size, capacity))
+                                       % (size, capacity))
             check.feed(chunk)  # the header is checked before the first block is written
             if received + n > (capacity if size is None else size):
                 raise UpgradeError("image larger than %s" % ("the partition" if size is None
-                                                         else "its announced size"))
+                                                             else "its announced size"))
             hasher.update(chunk)
             data = memoryview(chunk)
             pos = 0
@@ -102,6 +102,8 @@ async def install(chunks, sha256=None, size=None, progress=None, partition=None,
         partition.set_boot()
     except UpgradeError:
         raise
+    except espimage.ImageError as e:  # what ESP-IDF would refuse to boot
+        raise UpgradeError(str(e))
     except Exception as e:  # a failed download or flash write; cancellation passes through
         raise UpgradeError("update failed: %r" % (e,))
     if progress:

@@ -107,7 +107,7 @@ async def test_upgrade_failures_never_set_boot():
     bad = bytearray(data)
     bad[200] ^= 1
     assert "checksum mismatch" in await _fails(ChunkStream(bytes(bad)), None)
-    assert raises(upgrade.UpgradeError, espimage.ImageCheck("esp32s3").feed, esp_image(_BLOCK, chip_id=5))
+    assert raises(espimage.ImageError, espimage.ImageCheck("esp32s3").feed, esp_image(_BLOCK, chip_id=5))
 
 
 async def test_upgrade_url_only_image_checked_the_way_esp_idf_does():
