@@ -379,11 +379,14 @@ class _VisionHandler(http.server.BaseHTTPRequestHandler):
 class ImageServer(HttpServer):
     """Serves one firmware image at /firmware.bin.
 
-    With `hold=True` it sends the image only after release(): a download in progress."""
+    With `hold=True` it sends the image only after release(): a download in progress.
+    With `cut_at=N` it announces the whole image but sends only its first N bytes, then
+    hangs up: a download that breaks halfway."""
 
-    def __init__(self, image, hold=False):
+    def __init__(self, image, hold=False, cut_at=None):
         super().__init__(_ImageHandler, hold)
         self.image = image
+        self.cut_at = cut_at
         self.requests = 0
 
     @property
@@ -403,7 +406,7 @@ class _ImageHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(len(owner.image)))
         self.end_headers()
-        self.wfile.write(owner.image)
+        self.wfile.write(owner.image if owner.cut_at is None else owner.image[:owner.cut_at])
 
     def log_message(self, *args):
         pass

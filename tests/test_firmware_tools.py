@@ -255,6 +255,46 @@ def test_upgrade_firmware_sets_boot_only_for_the_right_image(tmp_path):
 
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
+def test_a_good_upgrade_then_one_cut_off_leaves_a_flash_that_boots_again(tmp_path, micropython):
+    # Both OTA partitions hold data once a download breaks after a good upgrade: the
+    # simulated flash must still be saved as valid JSON and boot the good image again.
+    image = esp_image(150 * 1024)
+    digest = hashlib.sha256(image).hexdigest()
+    follow = {"progressToken": "up"}
+
+    async def upgrades(good, cut):
+        async with device_session(tmp_path, micropython) as (backend, sim, device):
+            done = await device.call("self.upgrade_firmware", {"url": good.url, "sha256": digest},
+                                     meta=follow)
+            assert not done["isError"], done
+            rebooted = await backend.next_device()
+            broken = await rebooted.call("self.upgrade_firmware", {"url": cut.url, "sha256": digest},
+                                         meta=follow)
+            assert broken["isError"], broken
+            info = await rebooted.call_json("self.get_system_info")
+            assert info["ota"] == {"running": "ota_1", "boot": "ota_1"}
+            return sim
+
+    async def restarted():
+        async with device_session(tmp_path, micropython) as (backend, sim, device):
+            return await device.call_json("self.get_system_info")
+
+    with ImageServer(image) as good, ImageServer(image, cut_at=70 * 1024) as cut:
+        sim = run(upgrades(good, cut))
+        assert cut.requests == 1
+    upgrade_boot, new_boot = sim.records()
+    assert new_boot["written_blocks"]["ota_0"], "the cut download wrote part of ota_0"
+    assert new_boot["set_boot_calls"] == []
+    with open(tmp_path / "hwsim-flash.json") as f:
+        flash = json.load(f)
+    assert flash["boot"] == "ota_1"
+    assert bytes.fromhex(flash["partitions"]["ota_1"])[:len(image)] == image
+    assert set(flash["partitions"]) == {"ota_0", "ota_1"}
+    info = run(restarted())
+    assert info["ota"] == {"running": "ota_1", "boot": "ota_1"}
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
 def test_an_image_announced_larger_than_the_partition_is_refused_before_any_write(
         tmp_path, micropython):
     # The simulated OTA partitions hold 1 MiB; this image announces (and is) 4 KiB more.

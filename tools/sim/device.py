@@ -63,16 +63,17 @@ def save_flash():
         f.write('{"boot": %s, "marked_valid": %s, "partitions": {'
                 % (json.dumps(_label(esp32.Partition.BOOT)),
                    json.dumps(esp32.sim_marked_valid())))
-        first = True
+        separator = ""
         for label in _LABELS:
             flash = esp32.sim_partition(label)
             if not flash.blocks:
                 continue
-            f.write('%s"%s": "' % ("" if first else ", ", label))
-            first = False
+            f.write('%s"%s": "' % (separator, label))
+            separator = ", "
             for block in range(max(flash.blocks) + 1):
                 f.write(binascii.hexlify(flash.read(block * _BLOCK, _BLOCK)).decode())
-        f.write('"}}' if not first else "}}")
+            f.write('"')  # each partition's hex string ends here, not only the last one
+        f.write("}}")
 
 
 def record(reason):
