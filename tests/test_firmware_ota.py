@@ -12,6 +12,7 @@ import json
 import os
 
 import pytest
+import umcp
 
 from firmware_harness import RUNTIMES, TOKEN, WAIT_S, Backend, ImageServer, Sim, run
 from mqtt_harness import MqttBackend
@@ -20,12 +21,15 @@ from support import esp_image
 
 pytestmark = pytest.mark.timeout(120)
 
+# The firmware reports umcp's release; an offer is for the next one.
+VERSION = umcp.__version__
+NEWER = ".".join(VERSION.split(".")[:1] + [str(int(VERSION.split(".")[1]) + 1), "0"])
 SERVER_TIME = {"timestamp": 1795000000000, "timezone_offset": 480}  # 2026-11-18 11:06:40 UTC
 CLOCK_LINE = "clock set to 2026-11-18 19:06:40"  # with the +8 h offset, as the reference
 
 
 def websocket_answer(backend, **extra):
-    answer = {"server_time": SERVER_TIME, "firmware": {"version": "0.1.0", "url": ""},
+    answer = {"server_time": SERVER_TIME, "firmware": {"version": VERSION, "url": ""},
               "websocket": {"url": backend.url, "token": TOKEN}}
     answer.update(extra)
     return answer
@@ -75,11 +79,11 @@ def test_ota_url_alone_gives_the_websocket_server(tmp_path, micropython):
     headers, body = ota.checks[0]
     assert headers["Device-Id"] == body["mac_address"]
     assert headers["Client-Id"] == body["uuid"] and len(body["uuid"]) == 36
-    assert headers["User-Agent"] == "host/0.1.0"
+    assert headers["User-Agent"] == "host/" + VERSION
     assert headers["Activation-Version"] == "1"
     assert headers["Accept-Language"] == "en-US"
     assert headers["Content-Type"] == "application/json"
-    assert body["application"]["version"] == "0.1.0" and body["board"]["type"] == "host"
+    assert body["application"]["version"] == VERSION and body["board"]["type"] == "host"
     assert "chip_model_name" in body
     settings = sim.read_settings()
     assert settings["transport"] == {"websocket": {"url": ota.answers[0]["websocket"]["url"],
@@ -155,15 +159,15 @@ def test_newer_firmware_is_offered_or_installed(tmp_path):
 
     async def scenario(images):
         backend = await Backend().start()
-        answer = websocket_answer(backend, firmware={"version": "0.2.0", "url": images.url})
+        answer = websocket_answer(backend, firmware={"version": NEWER, "url": images.url})
         with OtaServer([answer]) as ota:
             # Offered only: logged and shown in get_system_info.
             with sim_running(tmp_path / "offer", ota) as sim:
                 device = await backend.next_device()
                 info = await device.call_json("self.get_system_info")
-                assert info["firmware_offer"] == {"version": "0.2.0", "url": images.url}
+                assert info["firmware_offer"] == {"version": NEWER, "url": images.url}
                 assert images.requests == 0
-            assert "firmware 0.2.0 offered at" in sim_log(sim)
+            assert "firmware %s offered at" % NEWER in sim_log(sim)
             # auto_upgrade: installed (url alone: the image's own checks) and rebooted into.
             with sim_running(tmp_path / "auto", ota, extra_config={"auto_upgrade": True}) as sim:
                 first = await backend.next_device()
@@ -171,7 +175,7 @@ def test_newer_firmware_is_offered_or_installed(tmp_path):
                 info = await second.call_json("self.get_system_info")
                 assert info["ota"] == {"running": "ota_1", "boot": "ota_1"}
                 assert first is not second
-                # The new image still says 0.1.0 (it is this firmware): the same offer is
+                # The new image still says VERSION (it is this firmware): the same offer is
                 # not installed a second time.
                 assert images.requests == 1
             assert "was installed once already" in sim_log(sim)
@@ -181,7 +185,7 @@ def test_newer_firmware_is_offered_or_installed(tmp_path):
     with ImageServer(image) as images:
         sim = run(scenario(images))
     assert sim.records()[0]["set_boot_calls"] == ["ota_1"]
-    assert sim.read_settings()["auto_upgraded"] == "0.2.0"
+    assert sim.read_settings()["auto_upgraded"] == NEWER
 
 
 def test_malformed_answer_is_dropped_and_the_last_good_settings_stay(tmp_path):

@@ -7,7 +7,11 @@ STRING, InvalidParams, Property, PropertyList (umcp.schema); ImageContent, McpTo
 (umcp.tool); McpServer, get_instance, SUPPORTED_VERSIONS, LATEST_VERSION,
 MODERN_VERSION, ALL_VERSIONS, LOG_LEVELS (umcp.server); McpResource,
 McpResourceTemplate (umcp.resource).
+
+`__version__` is umcp's release (CHANGES.md); the firmware reports it as its own.
 """
+
+__version__ = "0.3.0"
 
 
 def __getattr__(name):

@@ -15,6 +15,7 @@ era is decided per request, from that one `_meta` key, without allocating.
 
 import asyncio
 
+from . import __version__
 from .compat import const, dumps, get_logger, iscoroutine
 from .jsonin import loads
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
@@ -85,7 +86,7 @@ class _Call:
 
 
 class McpServer:
-    def __init__(self, name="umcp", version="0.1.0", page_limit=8000):
+    def __init__(self, name="umcp", version=__version__, page_limit=8000):
         self.name = name
         self.version = version
         self.page_limit = page_limit  # bytes of a whole tools/list frame, envelope included

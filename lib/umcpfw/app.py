@@ -5,14 +5,14 @@ import sys
 
 import boards
 from devsvc.settings import Settings
-from umcp import get_instance
+from umcp import __version__, get_instance
 from umcp.compat import add_log_sink, get_logger
 from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
 from umcpfw.vision import VisionClient
 from unet.conn import Trust
 
-VERSION = "0.1.0"
+VERSION = __version__  # the firmware is umcp's release
 SETTINGS_FILE = "settings.json"
 _LINK_RESTART_S = 2
 # Optional config.json keys handed to the link as they are (timings in seconds): to both
