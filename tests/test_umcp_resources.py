@@ -243,7 +243,7 @@ async def test_2026_requests_need_no_initialize_and_carry_result_type(wire):
     assert bad["isError"] is True and bad["resultType"] == "complete"
     read = (await wire.modern_request("resources/read", {"uri": "device://status"}))["result"]
     assert read["resultType"] == "complete" and read["ttlMs"] == 0 and read["cacheScope"] == "private"
-    assert wire.server._protocol is None
+    assert wire.server.default.protocol is None
 
 
 async def test_unsupported_version_gets_32022_with_supported_list(wire):

@@ -165,7 +165,7 @@ async def test_sdk_client_in_auto_mode_speaks_2026_07_28():
                       logging_callback=on_log, log_level="info") as client:
         assert client.protocol_version == "2026-07-28"
         assert client.server_info.name == "esp32-s3-box3"
-        assert server._protocol is None  # never initialized
+        assert server.default.protocol is None  # never initialized
         tools = await client.list_tools()
         assert tools.tools[0].name == "self.get_device_status" and tools.next_cursor
         result = await client.call_tool("self.get_device_status", {})

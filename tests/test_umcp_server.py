@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from umcp import INTEGER, STRING, ImageContent, McpServer, McpTool, Property, get_instance
+from umcp import INTEGER, STRING, ImageContent, McpServer, McpTool, Property
 from umcp.compat import join_pieces
 from umcp.server import LATEST_VERSION, SUPPORTED_VERSIONS
 
@@ -226,10 +226,6 @@ async def test_a_plain_sender_works_too():
     server.set_sender(sent.append)
     await server.handle('{"jsonrpc":"2.0","id":1,"method":"ping"}')
     assert json.loads(join_pieces(sent[0])) == {"jsonrpc": "2.0", "id": 1, "result": {}}
-
-
-def test_get_instance_is_one_module_level_server():
-    assert isinstance(get_instance(), McpServer) and get_instance() is get_instance()
 
 
 # -- registration ---------------------------------------------------------------

@@ -162,7 +162,8 @@ def test_large_tools_list_fits_the_gateway_packet_limit(broker):
     async def main():
         server = make_server(tools=120, page_limit=16000)  # about 40 KB of tools
         async with mqtt_session(broker, server) as (backend, link):
-            assert server.page_limit == xiaozhi.mqtt_link.GATEWAY_MAX_PACKET  # lowered to fit
+            assert link.mcp.page_limit == xiaozhi.mqtt_link.GATEWAY_MAX_PACKET  # lowered to fit
+            assert server.page_limit == 16000  # for the other clients, as it was
             device = await backend.next_device()
             await device.initialize()
             tools, frames = await device.list_tools()

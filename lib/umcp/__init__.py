@@ -4,7 +4,7 @@ Its names load their module at first use (`from umcp import McpServer` works as
 ever): code that needs only `umcp.compat`, such as the network clients, does not
 pay the heap for the server it never runs. The names: BOOLEAN, INTEGER, NUMBER,
 STRING, InvalidParams, Property, PropertyList (umcp.schema); ImageContent, McpTool
-(umcp.tool); McpServer, get_instance, SUPPORTED_VERSIONS, LATEST_VERSION,
+(umcp.tool); McpServer, Session, SUPPORTED_VERSIONS, LATEST_VERSION,
 MODERN_VERSION, ALL_VERSIONS, LOG_LEVELS (umcp.server); McpResource,
 McpResourceTemplate (umcp.resource).
 

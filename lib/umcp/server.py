@@ -1,11 +1,14 @@
 """McpServer: the MCP methods a device serves, over JSON-RPC 2.0, transport-agnostic.
 
-The transport feeds `handle()` one message at a time and installs the callback
-that carries replies and notifications out. Outgoing messages are never joined
-into one string: the callback gets their pieces (an image's base64 among them)
-and a streaming transport writes them where they are. Tool calls run one at a
-time, in arrival order, each in its own asyncio task, so `handle()` keeps
-answering ping, tools/list and cancellation while a slow tool works.
+Each client is a Session: a transport makes one (`server.session(send)`), feeds its
+`handle()` one message at a time, and the session's `send` carries its replies and
+notifications out. Several transports serve the same tools at once (the xiaozhi link,
+an MCP endpoint, HTTP clients), each client with its own negotiated revision, log
+level, subscriptions and request ids. Outgoing messages are never joined into one
+string: `send` gets their pieces (an image's base64 among them) and a streaming
+transport writes them where they are. Tool calls run one at a time, in arrival order
+across all sessions, each in its own asyncio task, so `handle()` keeps answering
+ping, tools/list and cancellation while a slow tool works.
 
 Two eras of the protocol are served side by side: the legacy one (an `initialize`
 handshake negotiates 2024-11-05 .. 2025-11-25) and revision 2026-07-28, where
@@ -67,10 +70,61 @@ def _same_id(a, b):
     return type(a) is type(b) and a == b
 
 
+class Session:
+    """One client of the server: where its messages go and what it negotiated.
+
+    Made by `McpServer.session()`; the transport calls `handle()` for each message the
+    client sent and `close()` when the client is gone. `send(pieces)` (plain or async)
+    carries one JSON-RPC message to the client: a list or tuple of str and bytes-like
+    pieces of JSON text (`compat.join_pieces` makes them one str). `overhead`: the bytes
+    the transport's envelope adds to a message; `page_limit`: the largest list frame,
+    envelope included (None: the server's); `max_message`: the largest message the
+    transport accepts, announced in initialize (None: the server's).
+    """
+
+    def __init__(self, server, send=None, overhead=0, page_limit=None, max_message=None):
+        self.server = server
+        self.send = send
+        self.overhead = overhead
+        self.page_limit = page_limit
+        self.max_message = max_message
+        self.protocol = None  # negotiated legacy version; None until initialize
+        self.modern = False  # its latest request came in revision 2026-07-28's form
+        self.min_log_level = 0
+        self.subscriptions = []  # URIs it subscribed to (legacy revisions; at most MAX_SUBSCRIPTIONS)
+        self.updated = []  # subscribed URIs whose notification is on its way
+
+    def set_sender(self, send, overhead=0):
+        self.send = send
+        self.overhead = overhead
+
+    async def handle(self, payload):
+        """Serve one message from this client (see McpServer.handle)."""
+        await self.server.handle(payload, self)
+
+    async def parse_error(self, reason):
+        """-32700 to this client for a message nobody could read."""
+        await self.server.parse_error(reason, self)
+
+    def cancel_calls(self):
+        """Cancel this client's tool calls still owed a response (McpServer.cancel_calls)."""
+        return self.server.cancel_calls(self)
+
+    def close(self):
+        """The client is gone: its calls are cancelled, and nothing more is sent to it.
+        Returns how many calls were cancelled."""
+        count = self.cancel_calls()
+        sessions = self.server._sessions
+        if self in sessions:
+            sessions.remove(self)
+        return count
+
+
 class _Call:
     """A tools/call request, queued or running."""
 
-    def __init__(self, request_id, id_json, tool, args, progress_token, modern, log_level):
+    def __init__(self, session, request_id, id_json, tool, args, progress_token, modern, log_level):
+        self.session = session
         self.id = request_id
         self.id_json = id_json
         self.tool = tool
@@ -94,21 +148,25 @@ class McpServer:
         self._resources = []
         self._templates = []
         self._later = []  # add_resources_later's registrations, run at the first resources/*
-        self._subscriptions = []  # URIs a legacy client subscribed to (at most MAX_SUBSCRIPTIONS)
-        self._updated = []  # subscribed URIs whose notification is on its way
-        self._sender = None
-        self._overhead = 0
         self._vision = None
-        self._protocol = None  # negotiated version; None until initialize
-        self._modern = False  # the latest request came in revision 2026-07-28's form
-        self._min_log_level = 0
+        # The clients; the first is the default session, which handle() and set_sender()
+        # without a session use (a server with one transport needs no other).
+        self.default = Session(self)
+        self._sessions = [self.default]
         self._queue = []
         self._running = None
         self._list_changed_pending = False
         self._resources_changed_pending = False
-        # The largest message the transport accepts (bytes), announced in initialize as
-        # capabilities.experimental.messageLimit.maxBytes; None: not announced.
+        # The largest message a transport accepts (bytes), announced in initialize as
+        # capabilities.experimental.messageLimit.maxBytes; None: not announced. A session
+        # may say its own.
         self.max_message = None
+
+    def session(self, send=None, overhead=0, page_limit=None, max_message=None):
+        """A new client's Session (see Session); it gets notifications until closed."""
+        session = Session(self, send, overhead, page_limit, max_message)
+        self._sessions.append(session)
+        return session
 
     # -- registration -------------------------------------------------------
 
@@ -185,8 +243,9 @@ class McpServer:
         if index < 0:
             raise KeyError(uri)
         del self._resources[index]
-        if uri in self._subscriptions:
-            self._subscriptions.remove(uri)
+        for session in self._sessions:
+            if uri in session.subscriptions:
+                session.subscriptions.remove(uri)
         self._resources_changed()
 
     def remove_resource_template(self, uri_template):
@@ -211,13 +270,13 @@ class McpServer:
                 return template, variables
         return None
 
-    def _subscribe(self, id_json, uri):
+    def _subscribe(self, session, id_json, uri):
         """The frame answering resources/subscribe (legacy revisions only)."""
         if self.find_resource(uri) is None:
             from .resource import not_found_frame
 
             return not_found_frame(id_json, uri, False)
-        subscriptions = self._subscriptions
+        subscriptions = session.subscriptions
         if uri not in subscriptions:
             if len(subscriptions) >= MAX_SUBSCRIPTIONS:
                 raise InvalidParams("too many subscriptions (at most %d)" % MAX_SUBSCRIPTIONS)
@@ -225,38 +284,49 @@ class McpServer:
         return result_frame(id_json, EMPTY_RESULT)
 
     def resource_updated(self, uri):
-        """Tell a client that subscribed to `uri` that it changed (from a task: needs the
-        loop). Costs nothing when nobody subscribed; returns whether one will be told."""
-        if uri not in self._subscriptions:
-            return False
-        if uri not in self._updated:
-            self._updated.append(uri)
-            if len(self._updated) == 1:
-                asyncio.create_task(self._announce_updated())
-        return True
+        """Tell the clients that subscribed to `uri` that it changed (from a task: needs
+        the loop). Costs nothing when nobody subscribed; returns whether one will be told."""
+        told = False
+        for session in self._sessions:
+            if uri in session.subscriptions:
+                told = True
+                if uri not in session.updated:
+                    session.updated.append(uri)
+                    if len(session.updated) == 1:
+                        asyncio.create_task(self._announce_updated(session))
+        return told
 
-    async def _announce_updated(self):
-        while self._updated:
-            uri = self._updated.pop(0)
-            await self._send(('{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":',
-                              dumps(uri), "}}"))
+    async def _announce_updated(self, session):
+        while session.updated:
+            uri = session.updated.pop(0)
+            await self._send(session, ('{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":',
+                                       dumps(uri), "}}"))
 
     def _resources_changed(self):
-        if self._protocol is None or self._resources_changed_pending:
+        if self._resources_changed_pending or not self._initialized():
             return
         self._resources_changed_pending = True
         asyncio.create_task(self._announce_resources_changed())
 
     async def _announce_resources_changed(self):
         self._resources_changed_pending = False
-        await self.notify("notifications/resources/list_changed")
+        await self._to_initialized('{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}')
+
+    def _initialized(self):
+        """Whether a client initialized (only they hear of list changes)."""
+        for session in self._sessions:
+            if session.protocol is not None:
+                return True
+        return False
+
+    async def _to_initialized(self, message):
+        for session in self._sessions[:]:  # a send may end a session
+            if session.protocol is not None and session.send is not None:
+                await self._send(session, (message,))
 
     def set_sender(self, send, overhead=0):
-        """`send(pieces)` (plain or async) carries one JSON-RPC message out: a list
-        or tuple of str and bytes-like pieces of JSON text (`compat.join_pieces`
-        makes them one str); `overhead` is the bytes the transport's envelope adds."""
-        self._sender = send
-        self._overhead = overhead
+        """The default session's `send(pieces)` and envelope `overhead` (see Session)."""
+        self.default.set_sender(send, overhead)
 
     def on_vision(self, fn):
         """`fn(url, token)` gets the vision endpoint an initialize request offers."""
@@ -265,32 +335,45 @@ class McpServer:
 
     # -- outgoing -----------------------------------------------------------
 
-    async def notify(self, method, params=None):
+    async def notify(self, method, params=None, session=None):
+        """A notification to `session`, or to every client."""
         message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._send((dumps(message),))
+        pieces = (dumps(message),)
+        if session is not None:
+            await self._send(session, pieces)
+            return
+        for session in self._sessions[:]:  # a send may end a session
+            if session.send is not None:  # a default session no transport uses
+                await self._send(session, pieces)
 
     async def log(self, level, data, logger=None):
-        """A notifications/message, unless the client set a higher level.
+        """A notifications/message, to the client of the running call, or outside a call
+        to every client; each unless it set a higher level.
 
         Revision 2026-07-28 makes logging request-scoped: during a call that came in
         that form, only if its `_meta` asked for this level or a lower one; outside a
-        call, nothing while the latest client speaks that revision.
+        call, nothing to a client whose latest request came in that form.
         """
         if level not in LOG_LEVELS:
             raise ValueError("unknown log level %s" % level)
         rank = LOG_LEVELS.index(level)
         call = self._running
-        if call is not None and call.modern:
-            if call.log_level is None or rank < call.log_level or call.answering:
-                return
-        elif rank < self._min_log_level or (call is None and self._modern):
-            return
         params = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self.notify("notifications/message", params)
+        if call is not None:
+            if call.modern:
+                if call.log_level is None or rank < call.log_level or call.answering:
+                    return
+            elif rank < call.session.min_log_level:
+                return
+            await self.notify("notifications/message", params, call.session)
+            return
+        for session in self._sessions[:]:
+            if rank >= session.min_log_level and not session.modern and session.send is not None:
+                await self.notify("notifications/message", params, session)
 
     async def progress(self, progress, total=None, message=None):
         """Report progress of the running call; True if a notification went out.
@@ -312,7 +395,7 @@ class McpServer:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self.notify("notifications/progress", params)
+        await self.notify("notifications/progress", params, call.session)
         return True
 
     def progress_requested(self):
@@ -321,12 +404,12 @@ class McpServer:
         call = self._running
         return call is not None and call.progress_token is not None
 
-    async def _send(self, pieces):
-        if self._sender is None:
+    async def _send(self, session, pieces):
+        if session.send is None:
             _log.warning("no sender installed: dropped a message")
             return
         try:
-            sent = self._sender(pieces)
+            sent = session.send(pieces)
             if iscoroutine(sent):
                 await sent
         except Exception as e:  # a broken link must not stop the server
@@ -334,26 +417,29 @@ class McpServer:
 
     # -- incoming -----------------------------------------------------------
 
-    async def parse_error(self, reason):
+    async def parse_error(self, reason, session=None):
         """Answer a message that could not be parsed: -32700 with a null id (no id
         could be read), `reason` saying why (umcp.jsonin's words)."""
         _log.warning("unparsable message: %s", reason)
-        await self._send(error_frame("null", PARSE_ERROR, "parse error: " + reason))
+        await self._send(session or self.default, error_frame("null", PARSE_ERROR, "parse error: " + reason))
 
-    async def handle(self, payload):
-        """Serve one incoming JSON-RPC message (dict, or JSON text or bytes).
+    async def handle(self, payload, session=None):
+        """Serve one incoming JSON-RPC message (dict, or JSON text or bytes) from
+        `session` (None: the default session).
 
         Never raises and never waits for a tool callback.
         """
+        if session is None:
+            session = self.default
         try:
             if isinstance(payload, (str, bytes, bytearray, memoryview)):
                 try:
                     payload = loads(payload)
                 except ValueError as e:
-                    await self.parse_error(str(e))
+                    await self.parse_error(str(e), session)
                     return
             if not isinstance(payload, dict):
-                await self._send(error_frame("null", INVALID_REQUEST, "a message must be one JSON object"))
+                await self._send(session, error_frame("null", INVALID_REQUEST, "a message must be one JSON object"))
                 return
             if "method" not in payload and ("result" in payload or "error" in payload):
                 # We send no requests, so a response is the client's confusion.
@@ -363,21 +449,22 @@ class McpServer:
             id_json = dumps(request_id) if valid_id(request_id) else "null"
             problem = _invalid_request(payload)
             if problem is not None:
-                await self._send(error_frame(id_json, INVALID_REQUEST, problem))
+                await self._send(session, error_frame(id_json, INVALID_REQUEST, problem))
             elif "id" not in payload:
-                self._notification(payload["method"], payload.get("params", _NO_PARAMS))
+                self._notification(session, payload["method"], payload.get("params", _NO_PARAMS))
             else:
-                await self._request(request_id, id_json, payload["method"], payload.get("params", _NO_PARAMS))
+                await self._request(session, request_id, id_json, payload["method"],
+                                    payload.get("params", _NO_PARAMS))
         except Exception as e:  # a bug of ours must not stop the device
             _log.error("dropped a message: %s", describe(e))
 
-    def _notification(self, method, params):
+    def _notification(self, session, method, params):
         if method == "notifications/cancelled":
-            self._cancel(params.get("requestId"))
+            self._cancel(session, params.get("requestId"))
         elif method != "notifications/initialized":
             _log.info("ignored notification %s", method)
 
-    async def _request(self, request_id, id_json, method, params):
+    async def _request(self, session, request_id, id_json, method, params):
         # Each method gives the frame of its reply (None: a tool call answers later).
         try:
             # The era of this request: revision 2026-07-28 names itself in _meta.
@@ -385,11 +472,11 @@ class McpServer:
             requested = meta.get(_META_VERSION) if isinstance(meta, dict) else None
             modern = requested == MODERN_VERSION
             if requested is not None and not modern and requested not in SUPPORTED_VERSIONS:
-                await self._send(_unsupported_version_frame(id_json, requested))
+                await self._send(session, _unsupported_version_frame(id_json, requested))
                 return
             log_level = None
             if modern:
-                self._modern = True
+                session.modern = True
                 level = meta.get(_META_LOG_LEVEL)
                 if level is not None:
                     if level not in LOG_LEVELS:
@@ -398,18 +485,19 @@ class McpServer:
             if method.startswith("resources/"):
                 self._load_resources()
             if method == "tools/call":
-                reply = self._call_tool(request_id, id_json, params, modern, log_level)
+                reply = self._call_tool(session, request_id, id_json, params, modern, log_level)
             elif method == "tools/list":
-                reply = self._page(id_json, params, self._tools, "name", _TOOLS_OPEN, modern)
+                reply = self._page(session, id_json, params, self._tools, "name", _TOOLS_OPEN, modern)
             elif method == "resources/read":
                 from .resource import read
 
                 uri = params.get("uri")
                 reply = await read(self.find_resource(uri), uri, id_json, modern)
             elif method == "resources/list":
-                reply = self._page(id_json, params, self._resources, "uri", _RESOURCES_OPEN, modern)
+                reply = self._page(session, id_json, params, self._resources, "uri", _RESOURCES_OPEN, modern)
             elif method == "resources/templates/list":
-                reply = self._page(id_json, params, self._templates, "uri_template", _TEMPLATES_OPEN, modern)
+                reply = self._page(session, id_json, params, self._templates, "uri_template", _TEMPLATES_OPEN,
+                                   modern)
             elif method == "server/discover":
                 reply = self._discover(id_json)
             elif modern and method in _LEGACY_ONLY:
@@ -419,19 +507,19 @@ class McpServer:
             elif method == "ping":
                 reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "initialize":
-                reply = await self._initialize(id_json, params)
+                reply = await self._initialize(session, id_json, params)
             elif method == "resources/subscribe":
-                reply = self._subscribe(id_json, params.get("uri"))
+                reply = self._subscribe(session, id_json, params.get("uri"))
             elif method == "resources/unsubscribe":
                 uri = params.get("uri")
-                if uri in self._subscriptions:
-                    self._subscriptions.remove(uri)
+                if uri in session.subscriptions:
+                    session.subscriptions.remove(uri)
                 reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "logging/setLevel":
                 level = params.get("level")
                 if level not in LOG_LEVELS:
                     raise InvalidParams("unknown log level %s" % (level,))
-                self._min_log_level = LOG_LEVELS.index(level)
+                session.min_log_level = LOG_LEVELS.index(level)
                 reply = result_frame(id_json, EMPTY_RESULT)
             else:
                 # Answered at once: a client probing for a method must not wait.
@@ -442,9 +530,9 @@ class McpServer:
             _log.error("%s failed: %s", method, describe(e))
             reply = error_frame(id_json, INTERNAL_ERROR, "internal error: " + describe(e))
         if reply is not None:
-            await self._send(reply)
+            await self._send(session, reply)
 
-    async def _initialize(self, id_json, params):
+    async def _initialize(self, session, id_json, params):
         requested = params.get("protocolVersion", _DEFAULT_VERSION)
         if not isinstance(requested, str):
             raise InvalidParams("protocolVersion must be a string")
@@ -453,14 +541,15 @@ class McpServer:
         vision = capabilities.get("vision") if isinstance(capabilities, dict) else None
         if isinstance(vision, dict) and isinstance(vision.get("url"), str):
             await self._offer_vision(vision["url"], vision.get("token"))
-        self._protocol = version
-        self._modern = False
-        self._subscriptions = []  # a new session: the old one's subscriptions are gone
+        session.protocol = version
+        session.modern = False
+        session.subscriptions = []  # a new session: the old one's subscriptions are gone
         capabilities = {"tools": {"listChanged": True}, "logging": {}}
         if self._resources or self._templates or self._later:
             capabilities["resources"] = {"subscribe": True, "listChanged": True}
-        if self.max_message:
-            capabilities["experimental"] = {"messageLimit": {"maxBytes": self.max_message}}
+        max_message = session.max_message or self.max_message
+        if max_message:
+            capabilities["experimental"] = {"messageLimit": {"maxBytes": max_message}}
         result = {
             "protocolVersion": version,
             "capabilities": capabilities,
@@ -499,7 +588,7 @@ class McpServer:
 
     # -- paged lists (tools, resources, resource templates) ---------------------
 
-    def _page(self, id_json, params, items, key, opening, modern):
+    def _page(self, session, id_json, params, items, key, opening, modern):
         """The pieces of one page: as many entries as fit in `page_limit`, envelope
         included. `key` names the attribute that identifies an entry: a page that has
         more after it gives the next entry's key as its nextCursor."""
@@ -513,8 +602,8 @@ class McpServer:
         page_end = _PAGE_END_MODERN if modern else _PAGE_END
         more_end = _MORE_END_MODERN if modern else _MORE_END
         # A string id may hold non-ASCII characters, which MicroPython's json leaves unescaped.
-        budget = (self.page_limit - self._overhead - len(FRAME_OPEN) - len(opening)
-                  - len(id_json.encode()))
+        budget = ((session.page_limit or self.page_limit) - session.overhead - len(FRAME_OPEN)
+                  - len(opening) - len(id_json.encode()))
         pieces = [FRAME_OPEN, id_json, opening]
         used = 0  # bytes of the entries and their commas
         index = _next_listed(items, start, with_user_tools)
@@ -537,8 +626,8 @@ class McpServer:
         elif used == 0:
             item = items[index]
             return error_frame(id_json, INTERNAL_ERROR,
-                                "%s (%d bytes) does not fit in a page of %d bytes"
-                                % (getattr(item, key), item.json_bytes, self.page_limit))
+                               "%s (%d bytes) does not fit in a page of %d bytes"
+                               % (getattr(item, key), item.json_bytes, session.page_limit or self.page_limit))
         else:
             pieces.append(_MORE_HEAD)
             pieces.append(getattr(items[index], key))
@@ -549,7 +638,7 @@ class McpServer:
         return find(self._tools, "name", name)
 
     def _tools_changed(self):
-        if self._protocol is None or self._list_changed_pending:
+        if self._list_changed_pending or not self._initialized():
             return
         # One notification for a burst of changes: the task runs after them.
         self._list_changed_pending = True
@@ -557,11 +646,11 @@ class McpServer:
 
     async def _announce_list_changed(self):
         self._list_changed_pending = False
-        await self.notify("notifications/tools/list_changed")
+        await self._to_initialized('{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}')
 
     # -- tools/call ---------------------------------------------------------
 
-    def _call_tool(self, request_id, id_json, params, modern=False, log_level=None):
+    def _call_tool(self, session, request_id, id_json, params, modern=False, log_level=None):
         """Queue the call (its task answers it); the frame of an argument error from 2025-11-25."""
         name = params.get("name")
         if not isinstance(name, str):
@@ -573,13 +662,13 @@ class McpServer:
         try:
             args = tool.properties.validate(params.get("arguments"))
         except InvalidParams as e:
-            if not modern and (self._protocol is None or self._protocol < _ARGS_AS_RESULTS_FROM):
+            if not modern and (session.protocol is None or session.protocol < _ARGS_AS_RESULTS_FROM):
                 raise
             return result_frame(id_json, error_result_pieces(str(e), modern))
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        self._queue.append(_Call(request_id, id_json, tool, args, token if valid_id(token) else None,
-                                 modern, log_level))
+        self._queue.append(_Call(session, request_id, id_json, tool, args,
+                                 token if valid_id(token) else None, modern, log_level))
         if self._running is None:
             self._start_next()
         return None
@@ -606,39 +695,46 @@ class McpServer:
                 pieces = error_result_pieces(describe(e), call.modern)
             if not call.cancelled:  # a tool may have swallowed its cancellation
                 call.answering = True
-                await self._send(result_frame(call.id_json, pieces))
+                await self._send(call.session, result_frame(call.id_json, pieces))
         except asyncio.CancelledError:
             pass  # cancelled by the client: it expects no response
         finally:
             self._start_next()
 
-    def cancel_calls(self):
-        """Cancel every tool call still owed a response, queued or running, as a client's
-        notifications/cancelled would: for a transport whose session ended, so that no
-        response can reach the client that asked. Returns how many were cancelled (a
-        response already being sent is not counted: it is no longer owed)."""
-        count = len(self._queue)
-        self._queue = []
+    def cancel_calls(self, session=None):
+        """Cancel every tool call of `session` (None: the default session) still owed a
+        response, queued or running, as a client's notifications/cancelled would: for a
+        transport whose session ended, so that no response can reach the client that
+        asked. Returns how many were cancelled (a response already being sent is not
+        counted: it is no longer owed)."""
+        if session is None:
+            session = self.default
+        queue = self._queue
+        count = 0
+        for index in range(len(queue) - 1, -1, -1):
+            if queue[index].session is session:
+                del queue[index]
+                count += 1
         call = self._running
-        if call is not None and not call.answering and not call.cancelled:
+        if call is not None and call.session is session and not call.answering and not call.cancelled:
             call.cancelled = True
             if call.started:
                 call.task.cancel()
             count += 1
         return count
 
-    def _cancel(self, request_id):
+    def _cancel(self, session, request_id):
         if not valid_id(request_id):
             return
         call = self._running
-        if call is not None and _same_id(call.id, request_id):
+        if call is not None and call.session is session and _same_id(call.id, request_id):
             if not call.answering:  # too late once the response is on its way
                 call.cancelled = True
                 if call.started:
                     call.task.cancel()
             return
         for index, call in enumerate(self._queue):
-            if _same_id(call.id, request_id):
+            if call.session is session and _same_id(call.id, request_id):
                 del self._queue[index]
                 return
 
@@ -674,13 +770,3 @@ def _invalid_request(message):
         return "params must be an object"
     return None
 
-
-_instance = None
-
-
-def get_instance():
-    """The device's one server."""
-    global _instance
-    if _instance is None:
-        _instance = McpServer()
-    return _instance

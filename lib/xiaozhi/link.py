@@ -79,7 +79,8 @@ class Link:
         self._stopping = False
         self._stopped = asyncio.Event()
         self.dropped = 0  # MCP messages sent while down, since the last session came up
-        server.set_sender(self._send_mcp)
+        # The link's own client of the server: its answers and notifications come here.
+        self.mcp = server.session(self._send_mcp, max_message=max_message)
 
     async def run(self):
         """Connect, serve, reconnect: forever, until stop() or cancellation."""
@@ -114,7 +115,7 @@ class Link:
         """Responses owed to the session that ended can reach no one: the next session's
         backend never asked for them. The calls are cancelled (as a client's cancellation
         would) and counted in one line, rather than each reply dropped as it comes."""
-        owed = self.server.cancel_calls()
+        owed = self.mcp.cancel_calls()
         if owed:
             _log.warning("session ended: cancelled %d tool call(s) it was owed a reply for", owed)
 
@@ -144,7 +145,7 @@ class Link:
             self.session_id = str(self.session_id)
         # The payload arrives serialized: the envelope is written around it, not re-encoded.
         self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(self.session_id)
-        self.server.set_sender(self._send_mcp, len(self._prefix.encode()) + 1 + overhead)
+        self.mcp.set_sender(self._send_mcp, len(self._prefix.encode()) + 1 + overhead)
         self._up_since = ticks_ms()
         self.connected.set()
         _log.info("connected (%s), session %s", self.transport, self.session_id)
@@ -175,7 +176,7 @@ class Link:
             elif text.find('"mcp"') >= 0:
                 # Probably MCP the device could not read: tell the client (-32700), as a
                 # JSON-RPC server must, rather than leave its request unanswered.
-                await self.server.parse_error(problem)
+                await self.mcp.parse_error(problem)
             else:
                 _log.warning("ignored %s", problem)
             return
@@ -184,7 +185,7 @@ class Link:
     async def _dispatch(self, message):
         kind = message.get("type")
         if kind == "mcp":
-            await self.server.handle(message.get("payload"))
+            await self.mcp.handle(message.get("payload"))
         elif kind == "system":
             await _call(self.on_system, message)
         elif kind == "alert":

@@ -87,7 +87,7 @@ class MqttLink(Link):
         self.max_send = max_send
         if server.page_limit > max_send:
             _log.info("tools/list pages limited to %d bytes (the broker's packet limit)", max_send)
-            server.page_limit = max_send
+            self.mcp.page_limit = max_send
         self.refused = None  # MqttRefused: the broker's last refusal (bad credentials...)
         self.udp = None  # UdpAudio of the current session
         self.hellos = 0  # hellos published
@@ -96,7 +96,7 @@ class MqttLink(Link):
 
     def _set_session_envelope(self, session_id):
         self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(session_id)
-        self.server.set_sender(self._send_mcp, len(self._prefix.encode()) + 1 + self._overhead())
+        self.mcp.set_sender(self._send_mcp, len(self._prefix.encode()) + 1 + self._overhead())
 
     def _can_send(self):
         """MCP goes out while the MQTT connection is up, inside a session or not (the

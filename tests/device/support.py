@@ -1,5 +1,7 @@
 # Helpers shared by the device test modules (and the host OTA tests); MicroPython-compatible.
 
+import asyncio
+
 
 def raises(exc, fn, *args):
     """True if fn(*args) raises `exc` (MicroPython has no pytest.raises)."""
@@ -75,3 +77,40 @@ def esp_image(size=None, chip_id=0x0009, hash_appended=True, segments=None, seed
     if hash_appended:
         out += hashlib.sha256(bytes(out)).digest()
     return bytes(out) + b"\xff" * trailing
+
+
+# -- MCP server cases: a call, waiting for tasks, a tool that waits
+
+async def settle(condition):
+    """Let other tasks run until `condition()` holds; bounded, so a bug fails fast."""
+    for _ in range(200):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    assert condition(), "condition never held"
+
+
+def call(name, arguments=None, id=1, meta=None):
+    params = {"name": name, "arguments": arguments or {}}
+    if meta is not None:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+
+
+class Gate:
+    """A coroutine tool that waits until released."""
+
+    def __init__(self, value="done"):
+        self.value = value
+        self.release = asyncio.Event()
+        self.entered = False
+        self.cancelled = False
+
+    async def __call__(self, args):
+        self.entered = True
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        return self.value

@@ -7,6 +7,7 @@ from binascii import a2b_base64
 
 from umcp import INTEGER, STRING, ImageContent, McpServer, Property
 from umcp.compat import join_pieces
+from support import Gate, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
 
@@ -53,41 +54,6 @@ class Wire:
             if "method" not in message and message.get("id") == id and type(message.get("id")) is type(id):
                 return message
         return None
-
-
-async def settle(condition):
-    """Let other tasks run until `condition()` holds; bounded, so a bug fails fast."""
-    for _ in range(200):
-        if condition():
-            return
-        await asyncio.sleep(0)
-    assert condition(), "condition never held"
-
-
-def call(name, arguments=None, id=1, meta=None):
-    params = {"name": name, "arguments": arguments or {}}
-    if meta is not None:
-        params["_meta"] = meta
-    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
-
-
-class Gate:
-    """A coroutine tool that waits until released."""
-
-    def __init__(self, value="done"):
-        self.value = value
-        self.release = asyncio.Event()
-        self.entered = False
-        self.cancelled = False
-
-    async def __call__(self, args):
-        self.entered = True
-        try:
-            await self.release.wait()
-        except asyncio.CancelledError:
-            self.cancelled = True
-            raise
-        return self.value
 
 
 async def test_initialize_negotiates_the_version():
