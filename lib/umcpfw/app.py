@@ -5,7 +5,7 @@ import sys
 
 import boards
 from devsvc.settings import Settings
-from umcp import __version__, get_instance
+from umcp import McpServer, __version__
 from umcp.compat import add_log_sink, get_logger
 from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
@@ -98,6 +98,10 @@ class Application:
         self.max_message = config.get("max_message") or max_message_for(free_heap())
         self.server.max_message = self.max_message  # announced in initialize
         self.link = None  # built in run(), once the OTA check said where to connect
+        # Other ways clients reach the same server, run beside the link: objects with
+        # async run() (serves until cancelled or stop()) and async stop().
+        self.services = []
+        self._tasks = []  # the services' tasks
         self._reboot_task = None
         self._wifi_task = None
         self._ota_task = None
@@ -111,9 +115,9 @@ class Application:
         return format_mac(machine.unique_id())
 
     def build_server(self):
-        server = get_instance()
-        server.name = self.board.name
-        server.version = VERSION
+        # The application's own server, not a module-wide one: running the application
+        # again in the same interpreter (the REPL after Ctrl-C) starts from nothing.
+        server = McpServer(self.board.name, VERSION)
         if self.config.get("max_payload"):
             server.page_limit = self.config["max_payload"]
         server.on_vision(self.vision.configure)
@@ -204,6 +208,18 @@ class Application:
     def on_alert(self, message):
         log.warning("alert from server: %s %s", message.get("status"), message.get("message"))
 
+    async def stop(self):
+        """End the link and the services, each the way its transport says goodbye."""
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+        for closing in [self.link] + self.services:
+            if closing is not None:
+                try:
+                    await asyncio.wait_for(closing.stop(), 1)
+                except BaseException:  # a goodbye that fails or hangs must not stop the rest
+                    pass
+
     async def run(self):
         wlan = self.board.wlan
         if wlan is not None:  # the host board has no radio
@@ -220,6 +236,8 @@ class Application:
             log_exception("marking the firmware valid", e)
         log.info("%s %s as %s, client %s; messages up to %d bytes", self.board.name, VERSION,
                  self.device_id, self.client_id, self.max_message)
+        for service in self.services:
+            self._tasks.append(asyncio.create_task(_serve(service)))
         if self.fleet is not None:
             await self.fleet.first_check()
             self._ota_task = asyncio.create_task(self.fleet.periodic())
@@ -255,14 +273,17 @@ def _mark_valid():
             delattr(devsvc, "upgrade")
 
 
+async def _serve(service):
+    """A service's run(), logged rather than lost if it ends with an error."""
+    try:
+        await service.run()
+    except Exception as e:
+        log_exception("%s stopped" % type(service).__name__, e)
+
+
 async def main(config):
     app = Application(config)
     try:
         await app.run()
     finally:  # stopped (cancelled, Ctrl-C): say goodbye where the transport has one
-        link = app.link
-        if link is not None:
-            try:
-                await asyncio.wait_for(link.stop(), 1)
-            except BaseException:
-                pass
+        await app.stop()
