@@ -37,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 
+from tools.bench import record
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IN_FLIGHT = 50
 READY_LIMIT = 120.0  # seconds: a run that takes longer is reported as incomplete
@@ -557,6 +559,18 @@ async def run_in_this_process(kind, count):
 
 
 def main_runs(args):
+    facts = record.machine_facts() if args.record else None
+    run = record.Record()
+    with run.section("Fleet: %d simulated devices to one backend" % args.devices) as section:
+        section.ran = _runs(args) == 0
+    if args.record:
+        command = "python -m tools.bench.fleet --devices %d --brokers %s" % (args.devices, args.brokers)
+        print()
+        print("written: %s" % record.write(args.record, record.render(command, facts, run.sections)))
+    return 0 if section.ran else 1
+
+
+def _runs(args):
     runs = []
     for kind in args.brokers.split(","):
         title = {"embedded": "MQTT, amqtt", "mosquitto": "MQTT, mosquitto", "websocket": "WebSocket"}[kind]
@@ -579,6 +593,9 @@ def main(argv=None):
                         help="fleet size (default 1000, or UMCP_FLEET)")
     parser.add_argument("--brokers", default="embedded,mosquitto,websocket",
                         help="comma-separated runs: embedded (amqtt), mosquitto, websocket (no broker)")
+    parser.add_argument("--record", metavar="FILE",
+                        help="also write the table to this Markdown file, headed with the machine, date and "
+                             "commit (make bench: docs/bench/fleet.md)")
     parser.add_argument("--child", metavar="OTA_URL", help=argparse.SUPPRESS)
     parser.add_argument("--run", choices=("embedded", "mosquitto", "websocket"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
