@@ -7,10 +7,10 @@ This process runs the backend (tools.backend.Backend with --mqtt). A child proce
 the fleet in one asyncio loop: every device checks in at the backend's OTA endpoint over
 HTTP (which issues its MQTT credentials), then connects with them. Each device is umcp's
 real MCP core (lib/umcp McpServer, with tools declared as the firmware declares them)
-behind a xiaozhi MQTT session written for this bench (connect with a last will, subscribe
-to its down topic, hello version 3 / transport udp, the mcp envelope, goodbye): the
-device's own MQTT link is not on this branch yet, so the session is the bench's, the MQTT
-client is tools.hub.mqttclient.
+behind the device's own link: xiaozhi.mqtt_link.MqttLink over MQTT, xiaozhi.link.XiaozhiLink
+over WebSocket. (A tree without xiaozhi.mqtt_link falls back to a xiaozhi MQTT session
+written for this bench on tools.hub.mqttclient; the table's "device session" row says
+which ran.)
 
 Figures: connect-to-ready (from a device's TCP connect to the backend having its tool
 list) p50/p99 and when the last device was ready; tools/call round trips (one call per

@@ -21,8 +21,9 @@ from tools.mpy import ROOT, micropython_env
 
 WASM_PACKAGE = os.path.join(ROOT, "node_modules", "@micropython", "micropython-webassembly-pyscript",
                             "package.json")
-# Where the records live: the working tree's changes there do not make a run "uncommitted".
-RECORD_DIR = os.path.join("docs", "bench")
+# Changes that cannot move a figure (the docs, the records themselves) do not make a run
+# "uncommitted".
+NOT_MEASURED = (":(exclude)docs", ":(exclude,glob)**/*.md")
 
 _MICROPYTHON_FACTS = ("import sys\n"
                       "print(sys.version)\n"
@@ -125,8 +126,7 @@ def commit():
     head = _run(["git", "rev-parse", "--short=12", "HEAD"])
     if head is None:
         return "unknown (not a git checkout)"
-    changed = _run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                    ":(exclude)" + RECORD_DIR])
+    changed = _run(["git", "status", "--porcelain", "--untracked-files=no", "--", "."] + list(NOT_MEASURED))
     return head + (" with uncommitted changes" if changed else "")
 
 
