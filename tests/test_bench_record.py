@@ -82,6 +82,14 @@ def test_the_machine_facts_are_this_machines():
     assert record.micropython_build("/nonexistent/micropython") == "/nonexistent/micropython: did not run"
 
 
+def test_the_guide_is_linked_from_where_the_record_lies():
+    assert record.guide_link(os.path.join(ROOT, "docs", "bench", "latest.md")) == "../benchmarks.md"
+    assert record.guide_link(os.path.join(ROOT, "docs", "fleet.md")) == "benchmarks.md"
+    assert record.guide_link(os.path.join(ROOT, "bench.md")) == "docs/benchmarks.md"
+    text = record.render("x", FACTS, [], guide="docs/benchmarks.md")
+    assert "[benchmarks](docs/benchmarks.md)" in text
+
+
 def test_bench_main_records_the_parts_it_ran(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(report, "core_table", lambda micropython: (print("core table") or True, {}))
     monkeypatch.setattr(report.bench_link, "print_link", lambda micropython: print("link table") or True)

@@ -566,7 +566,8 @@ def main_runs(args):
     if args.record:
         command = "python -m tools.bench.fleet --devices %d --brokers %s" % (args.devices, args.brokers)
         print()
-        print("written: %s" % record.write(args.record, record.render(command, facts, run.sections)))
+        text = record.render(command, facts, run.sections, guide=record.guide_link(args.record))
+        print("written: %s" % record.write(args.record, text))
     return 0 if section.ran else 1
 
 

@@ -174,12 +174,19 @@ def _block(text):
     return lines
 
 
-def render(command, facts, sections, note=None):
+def guide_link(path):
+    """docs/benchmarks.md, relative to where the record at `path` lies."""
+    guide = os.path.join(ROOT, "docs", "benchmarks.md")
+    return os.path.relpath(guide, os.path.dirname(os.path.abspath(path))).replace(os.sep, "/")
+
+
+def render(command, facts, sections, note=None, guide="../benchmarks.md"):
     """The Markdown file: a heading naming `command`, the facts as a table, `note` (a
-    paragraph, e.g. that only some parts ran), then each section's printed text."""
+    paragraph, e.g. that only some parts ran), then each section's printed text. `guide`:
+    the link to docs/benchmarks.md from where the file lies (guide_link)."""
     lines = ["# make bench: `%s`" % command, "",
              "Written by the bench itself (tools/bench/record.py), not by hand: run it again to "
-             "replace it. What each table measures and its targets: [benchmarks](../benchmarks.md).",
+             "replace it. What each table measures and its targets: [benchmarks](%s)." % guide,
              "", "| | |", "|---|---|"]
     lines += ["| %s | %s |" % (_cell(what), _cell(value)) for what, value in facts]
     not_run = [title for title, _, ran in sections if not ran]

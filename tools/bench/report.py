@@ -333,7 +333,8 @@ def main(argv=None):
             note = ("Only some parts of the bench ran: %s. `make bench` runs all of them: %s."
                     % (", ".join(parts), ", ".join(PARTS)))
         print()
-        print("written: %s" % record.write(args.record, record.render(command, facts, run.sections, note)))
+        text = record.render(command, facts, run.sections, note, guide=record.guide_link(args.record))
+        print("written: %s" % record.write(args.record, text))
     return 0 if all(ran for _, _, ran in run.sections) else 1
 
 
