@@ -70,14 +70,15 @@ sim: $(VENV)/.installed
 sim-mqtt: $(VENV)/.installed
 	$(PY) -m tools.sim.demo --mqtt
 
+# Each writes its tables also to a Markdown file under docs/bench/ (docs/benchmarks.md).
 bench: setup
-	$(PY) -m tools.bench
-	$(PY) -m tools.bench.fleet
+	$(PY) -m tools.bench --record docs/bench/latest.md
+	$(PY) -m tools.bench.fleet --record docs/bench/fleet.md
 
 # 1000 simulated devices over MQTT and WebSocket (UMCP_FLEET=N for another size)
 .PHONY: bench-fleet
 bench-fleet: setup
-	$(PY) -m tools.bench.fleet
+	$(PY) -m tools.bench.fleet --record docs/bench/fleet.md
 
 # Hostile input and plain calls at length, on CPython and MicroPython: prints the heap
 # before and after (tests/test_fuzz.py with soak counts).

@@ -1,5 +1,5 @@
 """A small scripted umcp-like device speaking the xiaozhi WebSocket protocol, with MCP
-resources (what branch i8dev adds to the firmware: resources/list paginated,
+resources and templates of its own (resources/list paginated,
 resources/read, resources/templates/list, resources/subscribe/unsubscribe,
 notifications/resources/updated). It runs on a thread with its own event loop and
 reconnects when its link drops, like the firmware does.

@@ -1,4 +1,6 @@
-"""Board descriptions: one module per board with NAME, PINS and create(config, settings).
+"""Board descriptions: one module per board with NAME, PINS and create(config, settings):
+`esp32_s3_box3`, `m5stack_cores3`, `esp32s3_cam`, and `host`, the simulated board (it
+needs tools/sim/hwsim). On a board only this file and the chosen board's module are copied.
 
 create() returns a Board whose peripherals are driver objects, or None where the board has
 none (or where one did not answer at start-up: that is logged, and the device carries on

@@ -1,4 +1,7 @@
-"""Small drivers for the peripherals umcp's tools act on."""
+"""Small drivers for the peripherals umcp's tools act on: `es8311` (codec) and `aw88298`
+(amplifier) set the volume, on the curve `codec` shares with Espressif's esp_codec_dev;
+`backlight` (PWM, or the AXP2101 PMIC), `display`, `camera`. check_percent() is the
+argument check both volume setters share."""
 
 
 def check_percent(name, value):

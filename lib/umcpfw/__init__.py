@@ -1,2 +1,4 @@
 """The umcp firmware application: `app` (settings, board, MCP server and link on one
-loop), `common_tools` (the self.* tools), `vision`, `wifi`. /main.py starts it."""
+loop), `common_tools` (the self.* tools), `resources` (device://status, system, log,
+photo/last), `vision` (the photo upload), `wifi` (the station and the clock), `fleet` (the
+OTA check's side of the application, loaded only with ota_url). /main.py starts it."""

@@ -1,2 +1,6 @@
-"""The xiaozhi device protocol: the session with a backend and the transports that
-carry it (`link`: WebSocket). Imports nothing itself; take what you need."""
+"""The xiaozhi device protocol: the session with a backend and the transports that carry it.
+
+`link` (Link, what every transport shares: hello, envelope, routing, reconnection with
+backoff; XiaozhiLink, the WebSocket transport), `mqtt_link` (MqttLink, the MQTT+UDP
+transport), `udp` (the MQTT+UDP audio packet: header, AES-128-CTR, sequence rules). Imports
+nothing itself; take what you need."""

@@ -1,4 +1,7 @@
-"""python3 -m tools.backend: a local xiaozhi-compatible backend for umcp devices."""
+"""python3 -m tools.backend: a local xiaozhi-compatible backend for umcp devices.
+
+`backend` (Backend: devices over WebSocket and MQTT, the OTA check, the vision endpoint),
+`console` (the stdin console), `web` (the web console's API; the page is in static/)."""
 
 from tools.backend.backend import Backend
 

@@ -28,7 +28,7 @@ def parse_args(argv=None):
     OpenAIVision.add_arguments(parser)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a device's answer")
     parser.add_argument("--trace", action="store_true", help="print every MCP message")
-    # devices over MQTT, the OTA check and activation (README "Devices over MQTT")
+    # devices over MQTT, the OTA check and activation (docs/mqtt.md)
     parser.add_argument("--mqtt", nargs="?", const="embedded", metavar="URL",
                         help="accept devices over MQTT too: alone, an embedded broker (amqtt, --mqtt-port); "
                              "or mqtt://[user:password@]host:port of a broker of yours. The OTA check then "

@@ -7,10 +7,10 @@ This process runs the backend (tools.backend.Backend with --mqtt). A child proce
 the fleet in one asyncio loop: every device checks in at the backend's OTA endpoint over
 HTTP (which issues its MQTT credentials), then connects with them. Each device is umcp's
 real MCP core (lib/umcp McpServer, with tools declared as the firmware declares them)
-behind a xiaozhi MQTT session written for this bench (connect with a last will, subscribe
-to its down topic, hello version 3 / transport udp, the mcp envelope, goodbye): the
-device's own MQTT link is not on this branch yet, so the session is the bench's, the MQTT
-client is tools.hub.mqttclient.
+behind the device's own link: xiaozhi.mqtt_link.MqttLink over MQTT, xiaozhi.link.XiaozhiLink
+over WebSocket. (A tree without xiaozhi.mqtt_link falls back to a xiaozhi MQTT session
+written for this bench on tools.hub.mqttclient; the table's "device session" row says
+which ran.)
 
 Figures: connect-to-ready (from a device's TCP connect to the backend having its tool
 list) p50/p99 and when the last device was ready; tools/call round trips (one call per
@@ -36,6 +36,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import psutil
+
+from tools.bench import record
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IN_FLIGHT = 50
@@ -557,6 +559,19 @@ async def run_in_this_process(kind, count):
 
 
 def main_runs(args):
+    facts = record.machine_facts() if args.record else None
+    run = record.Record()
+    with run.section("Fleet: %d simulated devices to one backend" % args.devices) as section:
+        section.ran = _runs(args) == 0
+    if args.record:
+        command = "python -m tools.bench.fleet --devices %d --brokers %s" % (args.devices, args.brokers)
+        print()
+        text = record.render(command, facts, run.sections, guide=record.guide_link(args.record))
+        print("written: %s" % record.write(args.record, text))
+    return 0 if section.ran else 1
+
+
+def _runs(args):
     runs = []
     for kind in args.brokers.split(","):
         title = {"embedded": "MQTT, amqtt", "mosquitto": "MQTT, mosquitto", "websocket": "WebSocket"}[kind]
@@ -579,6 +594,9 @@ def main(argv=None):
                         help="fleet size (default 1000, or UMCP_FLEET)")
     parser.add_argument("--brokers", default="embedded,mosquitto,websocket",
                         help="comma-separated runs: embedded (amqtt), mosquitto, websocket (no broker)")
+    parser.add_argument("--record", metavar="FILE",
+                        help="also write the table to this Markdown file, headed with the machine, date and "
+                             "commit (make bench: docs/bench/fleet.md)")
     parser.add_argument("--child", metavar="OTA_URL", help=argparse.SUPPRESS)
     parser.add_argument("--run", choices=("embedded", "mosquitto", "websocket"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -1,15 +1,20 @@
-"""python -m tools.bench [--micropython PATH] (make bench)
+"""python -m tools.bench [--micropython PATH] [--only PARTS] [--record FILE] (make bench)
 
 Runs tools/bench/core.py inside CPython, the MicroPython unix port and the
 MicroPython WebAssembly build, and prints its figures side by side: building a
 full tools/list page with umcp against the floor (a bare json.dumps of the same
 page), the heap each took, and one tools/call dispatch. Then MCP round trips over the
-device's WebSocket link on loopback (tools/bench/link.py). Then the heap the whole
+device's WebSocket link on loopback (tools/bench/link.py), and a tools/call over each
+xiaozhi transport (tools/bench/transport.py). Then the heap the whole
 firmware uses in the unix port through a full session (tools/bench/firmware.py), as
 .py sources and as the .mpy files make deploy copies. Then the bridge's figures
 (tools/bench/bridge.py: a call through it against the same call straight to the device,
 and many clients on several devices). Last, the web console's speed.
 Figures, not a test: nothing here asserts on time.
+
+--only core,link,... runs some parts only. --record FILE also writes what each part
+printed to a Markdown file headed with the machine, date and commit (tools/bench/record.py;
+make bench: docs/bench/latest.md).
 
 The unix port: --micropython, else UMCP_MICROPYTHON, else the venv's 64-bit wheel. A
 32-bit build (UMCP_MICROPYTHON=/path/to/micropython-x86) gives an ESP32's object sizes.
@@ -25,6 +30,7 @@ import sys
 from tools.bench import bridge as bench_bridge
 from tools.bench import firmware as bench_firmware
 from tools.bench import link as bench_link
+from tools.bench import record
 from tools.bench import transport as bench_transport
 from tools.board.deploy import DeployError
 from tools.mpy import ROOT, micropython_env
@@ -198,7 +204,7 @@ def print_firmware(micropython, core, frozen=None):
         "machine, esp32, network, camera and neopixel are C modules in flash, with their state",
         "in silicon: the simulated hardware's share (its modules, loaded as the firmware is, and",
         "what it keeps of the board's start-up, measured in a run of its own) is left out of the",
-        "board's figures. ROMFS or a frozen build (README) keeps the bytecode in flash as well.",
+        "board's figures. ROMFS or a frozen build (docs/boards.md) keeps the bytecode in flash as well.",
         "ROMFS: the .mpy files in a ROMFS image (mpremote romfs build) mounted at /rom and run in",
         "place. The unix port has no flash, so the image is read into the heap first; its %s"
         % _kb(figures["romfs"]["image_heap"]) if "romfs" in figures else "",
@@ -262,6 +268,26 @@ def print_web():
     return True
 
 
+PARTS = ("core", "link", "transport", "firmware", "bridge", "web")
+TITLES = {
+    "core": "MCP core: a tools/list page and a tools/call, CPython and MicroPython",
+    "link": "Round trips over the device's WebSocket link",
+    "transport": "tools/call over each xiaozhi transport",
+    "firmware": "Whole firmware: heap through a full session",
+    "bridge": "The bridge: one call against the floor, and many clients",
+    "web": "Web console: 20 devices",
+}
+
+
+def parse_parts(text):
+    """--only's comma-separated part names, in the bench's own order; ValueError if unknown."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PARTS]
+    if unknown or not names:
+        raise ValueError("unknown part %s: choose from %s" % (", ".join(unknown) or "(none)", ", ".join(PARTS)))
+    return [part for part in PARTS if part in names]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench",
                                      description="MCP core and whole-firmware figures.")
@@ -270,17 +296,46 @@ def main(argv=None):
     parser.add_argument("--frozen", default=bench_firmware.default_frozen(), metavar="BIN",
                         help="a unix port with the firmware frozen in (tools/bench/unix_frozen_manifest.py; "
                              "default: UMCP_MICROPYTHON_FROZEN): adds a frozen column")
+    parser.add_argument("--only", metavar="PARTS", default=",".join(PARTS),
+                        help="comma-separated parts to run, of %s (default: all)" % ", ".join(PARTS))
+    parser.add_argument("--record", metavar="FILE",
+                        help="also write the tables to this Markdown file, headed with the machine, "
+                             "date and commit (make bench: docs/bench/latest.md)")
     bench_bridge.add_arguments(parser)
     args = parser.parse_args(argv)
-    core_ran, core = core_table(args.micropython)
-    link_ran = bench_link.print_link(args.micropython)
-    print()
-    transport_ran = bench_transport.main() == 0
-    firmware_ran = print_firmware(args.micropython, core, args.frozen)
-    print()
-    bridge_ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
-    web_ran = print_web()
-    return 0 if core_ran and link_ran and transport_ran and firmware_ran and bridge_ran and web_ran else 1
+    try:
+        parts = parse_parts(args.only)
+    except ValueError as e:
+        parser.error(str(e))
+    facts = record.machine_facts(args.micropython, args.frozen, wasm=True) if args.record else None
+    run = record.Record()
+    core = {}
+    for part in parts:
+        if part in ("transport", "bridge"):
+            print()
+        with run.section(TITLES[part]) as section:
+            if part == "core":
+                section.ran, core = core_table(args.micropython)
+            elif part == "link":
+                section.ran = bench_link.print_link(args.micropython)
+            elif part == "transport":
+                section.ran = bench_transport.main() == 0
+            elif part == "firmware":
+                section.ran = print_firmware(args.micropython, core, args.frozen)
+            elif part == "bridge":
+                section.ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
+            else:
+                section.ran = print_web()
+    if args.record:
+        command = " ".join(["python -m tools.bench"] + (["--only " + ",".join(parts)] if len(parts) < len(PARTS) else []))
+        note = None
+        if len(parts) < len(PARTS):
+            note = ("Only some parts of the bench ran: %s. `make bench` runs all of them: %s."
+                    % (", ".join(parts), ", ".join(PARTS)))
+        print()
+        text = record.render(command, facts, run.sections, note, guide=record.guide_link(args.record))
+        print("written: %s" % record.write(args.record, text))
+    return 0 if all(ran for _, _, ran in run.sections) else 1
 
 
 if __name__ == "__main__":

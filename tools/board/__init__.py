@@ -1,2 +1,3 @@
 """Working with a real board: `deploy` (make deploy), `flash` (make flash), `repl`
-(make repl). Thin, checked wrappers around mpremote and esptool."""
+(make repl), thin, checked wrappers around mpremote and esptool; `roots` writes the CA
+roots the firmware ships (lib/unet/roots.py) from Debian's ca-certificates."""

@@ -12,7 +12,7 @@ With --romfs (make deploy ROMFS=1) step 3 puts the compiled lib/ into the board'
 partition instead (an image built with `mpremote romfs build`, written with `mpremote romfs
 deploy`): MicroPython runs .mpy files there in place, from flash, like frozen code, so their
 bytecode takes no heap. Only main.py and config.json go to the filesystem. The board's
-MicroPython needs a ROMFS partition (step 2 checks; see README.md).
+MicroPython needs a ROMFS partition (step 2 checks; see docs/boards.md).
 
 UMCP_MPY_CROSS / UMCP_MPREMOTE (or --mpy-cross / --mpremote) name the programs.
 """
@@ -192,14 +192,14 @@ def check_board(args, mpremote):
     missing, _, partitions = missing.partition(ROMFS_TAG)
     problems = []
     if args.romfs and not (partitions.lstrip("-").isdigit() and int(partitions) > 0):
-        problems.append("the board's MicroPython has %s: flash a build with a romfs partition (README.md, "
+        problems.append("the board's MicroPython has %s: flash a build with a romfs partition (docs/boards.md, "
                         "ROMFS), or deploy without ROMFS=1"
                         % ("no ROMFS support (vfs.rom_ioctl)" if partitions in ("", "-1") else "no ROMFS partition"))
     if tuple(int(part) for part in version.split(".")) < MIN_VERSION:
         problems.append("MicroPython %s is too old: flash %d.%d or newer (make flash)" % ((version,) + MIN_VERSION[:2]))
     if missing:
         problems.append("modules missing on the board: %s (camera boards need a camera-enabled MicroPython "
-                        "build, see README.md)" % missing.replace(",", ", "))
+                        "build, see docs/boards.md)" % missing.replace(",", ", "))
     if problems:
         raise DeployError("; ".join(problems))
     print("  MicroPython %s, every module the board needs is there" % version)

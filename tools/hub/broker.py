@@ -1,6 +1,6 @@
 """MQTT credentials per device, and the brokers that enforce them.
 
-Topic layout (docs: README "Devices over MQTT"): a device named N (its Device-Id with
+Topic layout (docs/mqtt.md): a device named N (its Device-Id with
 `_` for `:`, tools.hub.ota.topic_name) publishes on `umcp/N/up` and subscribes to
 `umcp/N/down`; the backend subscribes to `umcp/+/up` and publishes on each `umcp/N/down`.
 A plain broker does not tell a subscriber who published a message (MQTT 3.1.1 has no
