@@ -48,7 +48,7 @@ def test_the_tree_keeps_every_contract():
     ("lib/unet/conn.py", "import xiaozhi.link", "(a lower layer never imports a higher one)",
      "unet.conn -> xiaozhi.link"),
     ("lib/xiaozhi/link.py", "from devsvc import settings",
-     "The xiaozhi session and its transports import the core and the network clients only",
+     "The xiaozhi session, the plain MCP transports and theirs import the core and the network clients only",
      "xiaozhi.link -> devsvc.settings"),
     ("lib/boards/host.py", "from unet import conn", "Boards import drivers and the core only",
      "boards.host -> unet.conn"),
