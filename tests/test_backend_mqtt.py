@@ -241,7 +241,7 @@ async def test_websocket_and_mqtt_devices_side_by_side(tmp_path):
 
 @pytest.mark.parametrize("kind", BROKERS)
 async def test_a_saved_state_keeps_credentials_and_activations_across_a_restart(kind, tmp_path):
-    from tests.test_backend_ota import activate, check, ota_headers, system_info
+    from tests.test_backend_otacheck import activate, check, ota_headers, system_info
 
     state = str(tmp_path / "state.json")
     async with mqtt_backend(kind, tmp_path, state_path=state, activation=True) as (backend, out, broker):

@@ -8,7 +8,7 @@ import os
 import socket
 
 from tools.hub.httpserver import HttpServer
-from tools.hub.ota import OTA_PATH, Activation, OtaService
+from tools.hub.otacheck import OTA_PATH, Activation, OtaService
 from tools.hub.vision import VisionService, create_app, vision_url
 from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 

@@ -41,7 +41,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from tools.backend.backend import reachable_host
 from tools.bridge import app as panel_app
 from tools.hub.httpserver import HttpServer
-from tools.hub.ota import OTA_PATH, OtaService
+from tools.hub.otacheck import OTA_PATH, OtaService
 from tools.hub.vision import VisionService, create_app, vision_url
 from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 

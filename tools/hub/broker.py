@@ -1,7 +1,7 @@
 """MQTT credentials per device, and the brokers that enforce them.
 
 Topic layout (docs: README "Devices over MQTT"): a device named N (its Device-Id with
-`_` for `:`, tools.hub.ota.topic_name) publishes on `umcp/N/up` and subscribes to
+`_` for `:`, tools.hub.otacheck.topic_name) publishes on `umcp/N/up` and subscribes to
 `umcp/N/down`; the backend subscribes to `umcp/+/up` and publishes on each `umcp/N/down`.
 A plain broker does not tell a subscriber who published a message (MQTT 3.1.1 has no
 sender in PUBLISH), so the sender must be in the topic, and the broker's ACL binds that
@@ -33,7 +33,7 @@ from amqtt.contexts import Action
 from amqtt.mqtt.constants import QOS_1, QOS_2
 from amqtt.plugins.base import BaseAuthPlugin
 
-from tools.hub.ota import topic_name
+from tools.hub.otacheck import topic_name
 
 PREFIX = "umcp"
 BACKEND_USER = "umcp-backend"

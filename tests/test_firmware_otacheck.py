@@ -1,5 +1,5 @@
 """The OTA check end to end: `python3 -m tools.sim --ota-url URL` (config.json holds only
-Wi-Fi and that URL) asks a scripted OTA server (tests/ota_server.py) where to connect,
+Wi-Fi and that URL) asks a scripted OTA server (tests/otacheck_server.py) where to connect,
 sets its clock, activates, offers or installs newer firmware, saves the server settings,
 and connects over WebSocket or MQTT+UDP (an in-process amqtt broker and a scripted MQTT
 backend); on CPython and under the MicroPython unix port."""
@@ -15,7 +15,7 @@ import pytest
 
 from firmware_harness import RUNTIMES, TOKEN, WAIT_S, Backend, ImageServer, Sim, run
 from mqtt_harness import MqttBackend
-from ota_server import OtaServer
+from otacheck_server import OtaServer
 from support import esp_image
 
 pytestmark = pytest.mark.timeout(120)
