@@ -8,7 +8,7 @@ import os
 import socket
 
 from tools.hub.httpserver import HttpServer
-from tools.hub.otacheck import OTA_PATH, Activation, OtaService
+from tools.hub.otacheck import CHECK_PATH, Activation, OtaCheckService
 from tools.hub.vision import VisionService, create_app, vision_url
 from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
@@ -99,7 +99,7 @@ class Backend:
         self._mqtt_options = (mqtt, mqtt_port, mqtt_passwd, mqtt_pidfile, idle_timeout)
         self.mqtt_endpoint = None
         self.state = State(state_path)
-        self.ota = OtaService(self._ota_connection, self._firmware_url, ota_dir,
+        self.ota = OtaCheckService(self._ota_connection, self._firmware_url, ota_dir,
                               Activation(activation_keys, self.state.data.get("activated", ()),
                                          self._activated) if activation else None,
                               timezone_offset, log=out)
@@ -129,7 +129,7 @@ class Backend:
 
     @property
     def ota_url(self):
-        return "http://%s:%d%s" % (self.public_host, self.http_port, OTA_PATH)
+        return "http://%s:%d%s" % (self.public_host, self.http_port, CHECK_PATH)
 
     async def start(self):
         self.http_port = await self._http.start(self.host, self.http_port)

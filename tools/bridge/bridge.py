@@ -41,7 +41,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from tools.backend.backend import reachable_host
 from tools.bridge import app as panel_app
 from tools.hub.httpserver import HttpServer
-from tools.hub.otacheck import OTA_PATH, OtaService
+from tools.hub.otacheck import CHECK_PATH, OtaCheckService
 from tools.hub.vision import VisionService, create_app, vision_url
 from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
 
@@ -192,7 +192,7 @@ class Bridge:
         self.devices = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
                                      on_gone=self._on_gone, log=self.log, request_timeout=request_timeout)
         self.vision = BridgeVision(self, vision_model, log=self.log)
-        self.ota = OtaService(self._ota_connection, None, log=self.log)
+        self.ota = OtaCheckService(self._ota_connection, None, log=self.log)
         self._vision_http = HttpServer(create_app(self.vision, log=self.log, routes=self.ota.routes()))
         self.vision_port = device_http_port
         self._mqtt_options = (mqtt, mqtt_port)
@@ -230,7 +230,7 @@ class Bridge:
 
     @property
     def ota_url(self):
-        return "http://%s:%d%s" % (self.public_host, self.vision_port, OTA_PATH)
+        return "http://%s:%d%s" % (self.public_host, self.vision_port, CHECK_PATH)
 
     async def start(self):
         self.vision_port = await self._vision_http.start(self.host, self.vision_port)
