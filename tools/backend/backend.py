@@ -149,7 +149,7 @@ class Backend:
                          "listens on %s alone: use --host 0.0.0.0, or --console-host 0.0.0.0" % self.host)
 
     async def _start_mqtt(self, mqtt, mqtt_port, passwd, pidfile, idle_timeout):
-        from tools.hub.mqtt import MqttHub
+        from tools.hub.mqtthub import MqttHub
 
         saved = self.state.data
         self.mqtt_hub = MqttHub(mqtt, self.host, self.public_host, mqtt_port, passwd, pidfile,

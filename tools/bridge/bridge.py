@@ -238,7 +238,7 @@ class Bridge:
         self.log("bridge: devices connect to ws://%s:%d%s" % (self.public_host, self.port, PATH))
         mqtt, mqtt_port = self._mqtt_options
         if mqtt:
-            from tools.hub.mqtt import MqttHub
+            from tools.hub.mqtthub import MqttHub
 
             self.mqtt_hub = MqttHub(mqtt, self.host, self.public_host, mqtt_port, log=self.log)
             await self.mqtt_hub.start(

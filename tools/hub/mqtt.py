@@ -21,11 +21,6 @@ Per device (topic name N; tools.hub.broker has the layout and the ACL):
 - losing the broker ends every session; the server logs in again (1 s, doubling to 10 s)
   and devices come back with a new hello.
 
-UDP (UdpAudio): one socket for every device; a packet names its session by the ssrc in
-bytes 4-7 (the server's nonce carries it, as the gateway does), is decrypted with
-AES-128-CTR under the session key with its 16-byte header as counter block, and counted;
-a sequence not above the last accepted one is dropped. No audio is played or sent.
-
 Drop-in: MqttServer takes the same callbacks as XiaozhiServer (on_device, on_notification,
 on_gone, log, trace, request_timeout) and can share its `devices` dict, so a program that
 runs a XiaozhiServer adds devices over MQTT with a few lines (tools.backend does).
@@ -33,16 +28,14 @@ runs a XiaozhiServer adds devices over MQTT with a few lines (tools.backend does
 
 import asyncio
 import json
-import os
 import secrets
-import struct
 import time
 
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from websockets.exceptions import ConnectionClosed
 
 from tools.hub.broker import PREFIX, down_topic
 from tools.hub.mqttclient import MqttClient, MqttError
+from tools.hub.udpaudio import UdpAudio
 from tools.hub.xiaozhi import AUDIO_PARAMS, HELLO_TIMEOUT, REQUEST_TIMEOUT, Device, DeviceHost, background
 
 IDLE_TIMEOUT = 120.0
@@ -84,48 +77,6 @@ class MqttConnection:
         """End the session: the device hears `goodbye` (it may say hello again)."""
         if not self.closed:
             self.server.end(self.name, reason or "closed", tell_device=True)
-
-
-class UdpAudio(asyncio.DatagramProtocol):
-    """Counts the audio packets of every session (see the module doc)."""
-
-    def __init__(self):
-        self.sessions = {}  # ssrc -> stats dict (key, packets, bytes, dropped, sequence)
-        self.transport = None
-
-    def open(self, stats):
-        while True:
-            ssrc = secrets.randbits(32)
-            if ssrc and ssrc not in self.sessions:
-                break
-        key = os.urandom(16)
-        stats.update(ssrc=ssrc, key=key, packets=0, bytes=0, dropped=0, sequence=0)
-        self.sessions[ssrc] = stats
-        nonce = struct.pack(">BBHIII", 1, 0, 0, ssrc, 0, 0)
-        return key.hex(), nonce.hex()
-
-    def close(self, stats):
-        self.sessions.pop(stats.get("ssrc"), None)
-
-    def connection_made(self, transport):
-        self.transport = transport
-
-    def datagram_received(self, data, address):
-        if len(data) < 16 or data[0] != 1:
-            return
-        size, ssrc, _timestamp, sequence = struct.unpack(">HIII", data[2:16])
-        stats = self.sessions.get(ssrc)
-        if stats is None or len(data) < 16 + size:
-            return
-        if sequence <= stats["sequence"]:
-            stats["dropped"] += 1
-            return
-        decryptor = Cipher(algorithms.AES(stats["key"]), modes.CTR(data[:16])).decryptor()
-        plain = decryptor.update(data[16:16 + size]) + decryptor.finalize()
-        stats["sequence"] = sequence
-        stats["packets"] += 1
-        stats["bytes"] += len(plain)
-        stats["last"] = plain
 
 
 class MqttServer(DeviceHost):
@@ -326,80 +277,3 @@ class MqttServer(DeviceHost):
         self.log("%s disconnected (%s)" % (device.id, reason))
         if self._on_gone:
             self._on_gone(device)
-
-
-class MqttHub:
-    """Devices over MQTT in one object: the credentials, the broker (the embedded amqtt one,
-    or yours at mqtt://[user:password@]host:port, whose mosquitto password file this keeps
-    when `passwd` is given) and the MqttServer. What a program that already runs a
-    XiaozhiServer adds to take MQTT devices too (tools.backend does; the bridge can):
-
-        hub = MqttHub("embedded", host, public_host)
-        await hub.start(on_device=..., on_notification=..., on_gone=..., devices=server.devices)
-        hub.credentials.issue(device_id, hub.endpoint)   # what an OTA answer hands out
-        await hub.close()
-    """
-
-    def __init__(self, mqtt="embedded", host="127.0.0.1", public_host="127.0.0.1", port=0, passwd=None,
-                 pidfile=None, secret=None, backend_password=None, issued=None, log=print):
-        from tools.hub.broker import Credentials
-
-        self.mqtt = mqtt
-        self.host = host
-        self.public_host = public_host
-        self.port = port
-        self.passwd = passwd
-        self.pidfile = pidfile
-        self.log = log
-        self.credentials = Credentials(secret, backend_password)
-        self.credentials.devices.update(issued or {})
-        self.broker = None  # EmbeddedBroker
-        self.mosquitto = None  # MosquittoFiles
-        self.endpoint = None  # host:port, as devices reach the broker
-        self.server = None  # MqttServer
-
-    async def start(self, **server_options):
-        """Start the broker (embedded) or prepare yours, then the MqttServer with
-        `server_options` (MqttServer's arguments: callbacks, devices, ...); returns it."""
-        from tools.hub.broker import BACKEND_USER, EmbeddedBroker, MosquittoFiles
-        from tools.hub.mqttclient import MqttRefused, parse_mqtt_url
-
-        if self.mqtt == "embedded":
-            self.broker = EmbeddedBroker(self.credentials)
-            broker_port = await self.broker.start(self.host, self.port)
-            broker_host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
-            user, password = BACKEND_USER, self.credentials.backend_password
-            self.endpoint = "%s:%d" % (self.public_host, broker_port)
-            self.log("backend: embedded MQTT broker (amqtt) at %s, per-device credentials" % self.endpoint)
-        else:
-            broker_host, broker_port, user, password = parse_mqtt_url(self.mqtt)
-            if self.passwd:  # we write the broker's password file: our own login is ours to pick
-                if password:
-                    self.credentials.backend_password = password
-                user, password = BACKEND_USER, self.credentials.backend_password
-                self.mosquitto = MosquittoFiles(self.credentials, self.passwd, self.pidfile, log=self.log)
-                self.mosquitto.signal()
-            reachable = self.public_host if broker_host in ("127.0.0.1", "localhost") else broker_host
-            self.endpoint = "%s:%d" % (reachable, broker_port)
-            self.log("backend: MQTT broker at %s:%d" % (broker_host, broker_port))
-        server_options.setdefault("names", self.credentials.devices)
-        server_options.setdefault("public_host", self.public_host)
-        self.server = MqttServer(**server_options)
-        attempts = 25 if self.passwd else 1  # mosquitto reads its password file on SIGHUP, soon
-        for attempt in range(attempts):
-            try:
-                udp_port = await self.server.start(broker_host, broker_port, user, password, udp_host=self.host)
-                break
-            except MqttRefused:
-                if attempt == attempts - 1:
-                    raise
-                await asyncio.sleep(0.2)
-        self.log("backend: devices over MQTT on %s/<device>/up and %s/<device>/down, UDP audio on port %d"
-                 % (PREFIX, PREFIX, udp_port))
-        return self.server
-
-    async def close(self):
-        if self.server is not None:
-            await self.server.close()
-        if self.broker is not None:
-            await self.broker.close()
