@@ -35,7 +35,7 @@ from websockets.exceptions import ConnectionClosed
 
 from tools.hub.broker import PREFIX, down_topic
 from tools.hub.mqttclient import MqttClient, MqttError
-from tools.hub.udpaudio import UdpAudio
+from tools.hub.udpaudio import UdpAudioReceiver
 from tools.hub.xiaozhi import AUDIO_PARAMS, HELLO_TIMEOUT, REQUEST_TIMEOUT, Device, DeviceHost, background
 
 IDLE_TIMEOUT = 120.0
@@ -92,7 +92,7 @@ class MqttServer(DeviceHost):
         self.hello_timeout = HELLO_TIMEOUT
         self.idle_timeout = idle_timeout
         self.public_host = public_host
-        self.udp = UdpAudio()
+        self.udp = UdpAudioReceiver()
         self.udp_port = None
         self.connected = asyncio.Event()  # logged in to the broker and subscribed
         self._on_device = on_device

@@ -1,9 +1,10 @@
 """The audio side of the xiaozhi MQTT+UDP protocol, as the hub receives it.
 
-UdpAudio: one socket for every device; a packet names its session by the ssrc in
-bytes 4-7 (the server's nonce carries it, as the gateway does), is decrypted with
-AES-128-CTR under the session key with its 16-byte header as counter block, and counted;
-a sequence not above the last accepted one is dropped. No audio is played or sent.
+UdpAudioReceiver, the host's end of what lib/xiaozhi/udp.py's UdpAudio sends: one socket
+for every device; a packet names its session by the ssrc in bytes 4-7 (the server's nonce
+carries it, as the gateway does), is decrypted with AES-128-CTR under the session key with
+its 16-byte header as counter block, and counted; a sequence not above the last accepted
+one is dropped. No audio is played or sent.
 """
 
 import asyncio
@@ -14,7 +15,7 @@ import struct
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 
-class UdpAudio(asyncio.DatagramProtocol):
+class UdpAudioReceiver(asyncio.DatagramProtocol):
     """Counts the audio packets of every session (see the module doc)."""
 
     def __init__(self):
