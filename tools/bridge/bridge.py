@@ -38,12 +38,10 @@ from mcp.server.subscriptions import (InMemorySubscriptionBus, ListenHandler, Re
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from tools.backend.backend import reachable_host
 from tools.bridge import app as panel_app
-from tools.hub.httpserver import HttpServer
-from tools.hub.otacheck import CHECK_PATH, OtaCheckService
-from tools.hub.vision import VisionService, create_app, vision_url
-from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
+from tools.hub.front import DeviceFront
+from tools.hub.vision import VisionService
+from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
 DEVICE_PROTOCOL_VERSION = "2025-06-18"
 VERSION = "0.2.0"
@@ -177,10 +175,7 @@ class Bridge:
         """mqtt: None (devices over WebSocket only), "embedded" (an amqtt broker in this
         process on mqtt_port) or "mqtt://user:password@host:port": devices come through the
         broker too, with the credentials the OTA endpoint (on device_http_port, beside the
-        vision endpoint) issues them, as the backend's do (tools/hub/mqtt.py)."""
-        self.host = host
-        self.public_host = reachable_host(host)
-        self.port = port
+        vision endpoint) issues them, as the backend's do (tools/hub/front.py)."""
         self.device_wait = device_wait  # how long a list waits for devices still onboarding
         self.request_timeout = request_timeout
         self.user_tools = user_tools  # also list the devices' user-only tools (withUserTools)
@@ -189,14 +184,10 @@ class Bridge:
         self.log = log or (lambda text: None)
         self.aliases = dict(aliases or {})
         self.slots = {}  # device id -> Slot, for every device seen since start
-        self.devices = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
-                                     on_gone=self._on_gone, log=self.log, request_timeout=request_timeout)
-        self.vision = BridgeVision(self, vision_model, log=self.log)
-        self.ota = OtaCheckService(self._ota_connection, None, log=self.log)
-        self._vision_http = HttpServer(create_app(self.vision, log=self.log, routes=self.ota.routes()))
-        self.vision_port = device_http_port
-        self._mqtt_options = (mqtt, mqtt_port)
-        self.mqtt_hub = None
+        self.front = DeviceFront(token, host, port, device_http_port, on_device=self._onboard,
+                                 on_notification=self._on_notification, on_gone=self._on_gone,
+                                 vision=BridgeVision(self, vision_model, log=self.log), log=self.log,
+                                 request_timeout=request_timeout, mqtt=mqtt, mqtt_port=mqtt_port, name="bridge")
         self.bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self.bus)
         hint = CacheHint(ttl_ms=0, scope="private")
@@ -229,28 +220,17 @@ class Bridge:
         self._changed = asyncio.Condition()
 
     @property
+    def port(self):
+        """The WebSocket port devices connect to (known once started)."""
+        return self.front.port
+
+    @property
     def ota_url(self):
-        return "http://%s:%d%s" % (self.public_host, self.vision_port, CHECK_PATH)
+        """The OTA check-in devices put in their ota_url."""
+        return self.front.ota_url
 
     async def start(self):
-        self.vision_port = await self._vision_http.start(self.host, self.vision_port)
-        self.port = await self.devices.start(self.host, self.port)
-        self.log("bridge: devices connect to ws://%s:%d%s" % (self.public_host, self.port, PATH))
-        mqtt, mqtt_port = self._mqtt_options
-        if mqtt:
-            from tools.hub.mqtthub import MqttHub
-
-            self.mqtt_hub = MqttHub(mqtt, self.host, self.public_host, mqtt_port, log=self.log)
-            await self.mqtt_hub.start(
-                on_device=self._onboard, on_notification=self._on_notification, on_gone=self._on_gone,
-                log=self.log, request_timeout=self.request_timeout, devices=self.devices.devices)
-        self.log("bridge: OTA check at %s (hands out %s)" % (self.ota_url, "mqtt" if mqtt else "websocket"))
-
-    async def _ota_connection(self, device_id, client_id, board):
-        if self.mqtt_hub is not None:
-            return "mqtt", self.mqtt_hub.credentials.issue(device_id, self.mqtt_hub.endpoint)
-        return "websocket", {"url": "ws://%s:%d%s" % (self.public_host, self.port, PATH),
-                             "token": self.devices.token or ""}
+        await self.front.start()
 
     def close_listeners(self):
         """End the 2026 listen streams gracefully (before the HTTP server stops)."""
@@ -258,10 +238,7 @@ class Bridge:
 
     async def close(self):
         self._listen.close()
-        if self.mqtt_hub is not None:
-            await self.mqtt_hub.close()
-        await self.devices.close()
-        await self._vision_http.close()
+        await self.front.close()
 
     # ------------------------------------------------------------------ devices
 
@@ -281,7 +258,7 @@ class Bridge:
     async def _onboard(self, device):
         slot = self._slot(device.id)
         slot.device, slot.ready = device, False
-        vision = {"url": vision_url(self.public_host, self.vision_port), "token": self.vision.token_for(device.id)}
+        vision = {"url": self.front.vision_url, "token": self.front.vision.token_for(device.id)}
         try:
             result = await device.initialize(vision, DEVICE_PROTOCOL_VERSION)
             await self._fetch_lists(slot, device)
