@@ -394,7 +394,8 @@ class MqttClient:
 
     async def recv(self):
         """Next message as (topic str, payload bytes-like). Raises MqttError once the
-        connection is down and nothing is left in the queue."""
+        connection is down and nothing is left in the queue. With on_message set nothing
+        is queued: recv() then only waits for the connection to end."""
         while True:
             if self._queue:
                 return self._queue.pop(0)

@@ -33,12 +33,17 @@ import time
 
 from websockets.exceptions import ConnectionClosed
 
+import tools.devicelib  # noqa: F401 (lib/ on sys.path: the device's own MQTT client)
 from tools.hub.broker import PREFIX, down_topic
-from tools.hub.mqttclient import MqttClient, MqttError
 from tools.hub.udpaudio import UdpAudioReceiver
-from tools.hub.xiaozhi import AUDIO_PARAMS, HELLO_TIMEOUT, REQUEST_TIMEOUT, Device, DeviceHost, background
+from tools.hub.xiaozhi import (AUDIO_PARAMS, HELLO_TIMEOUT, MAX_MESSAGE, REQUEST_TIMEOUT, Device, DeviceHost,
+                               background)
+from unet.mqtt import MqttClient, MqttError
 
 IDLE_TIMEOUT = 120.0
+KEEPALIVE = 30  # seconds, our login's: a broker gone silent is noticed within 1.125 times that
+FLUSH_S = 5.0  # how long close() lets the goodbyes it queued leave
+UP_TOPICS = "%s/+/up" % PREFIX
 
 
 class MqttLinkClosed(ConnectionClosed):
@@ -84,7 +89,7 @@ class MqttServer(DeviceHost):
 
     def __init__(self, on_device=None, on_notification=None, on_gone=None, log=None, trace=None,
                  request_timeout=REQUEST_TIMEOUT, idle_timeout=IDLE_TIMEOUT, devices=None, names=None,
-                 public_host="127.0.0.1"):
+                 public_host="127.0.0.1", keepalive=KEEPALIVE):
         self.devices = {} if devices is None else devices  # device id -> Device (shared)
         self.names = names if names is not None else {}  # topic name -> device id (issued)
         self.sessions = {}  # topic name -> Device
@@ -92,6 +97,7 @@ class MqttServer(DeviceHost):
         self.hello_timeout = HELLO_TIMEOUT
         self.idle_timeout = idle_timeout
         self.public_host = public_host
+        self.keepalive = keepalive
         self.udp = UdpAudioReceiver()
         self.udp_port = None
         self.connected = asyncio.Event()  # logged in to the broker and subscribed
@@ -100,7 +106,9 @@ class MqttServer(DeviceHost):
         self._on_gone = on_gone
         self._log = log
         self._trace = trace
-        self._client = None
+        self._client = None  # unet.mqtt.MqttClient of the current login
+        self._outbox = None  # (topic, text) queued by publish(), sent in order by _sender
+        self._sender = None
         self._broker = None
         self._tasks = []
         self._starting = {}
@@ -125,30 +133,58 @@ class MqttServer(DeviceHost):
     async def close(self):
         for name in list(self.sessions):
             self.end(name, "backend shutting down", tell_device=True)
-        for task in self._tasks:
+        if self._sender is not None and self.connected.is_set():
+            try:  # the goodbyes first
+                await asyncio.wait_for(self._outbox.join(), FLUSH_S)
+            except asyncio.TimeoutError:
+                pass
+        tasks = self._tasks + ([self._sender] if self._sender is not None else [])
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._client is not None:
-            await self._client.disconnect()
+            await self._client.close()
         if self._udp_transport is not None:
             self._udp_transport.close()
 
     async def _login(self):
         host, port, username, password, client_id = self._broker
-        client = MqttClient(client_id, self._on_message, username, password, keepalive=30)
-        await client.connect(host, port)
-        granted = await client.subscribe(["%s/+/up" % PREFIX])
-        if granted != [0]:
-            await client.disconnect()
-            raise MqttError("the broker refused our subscription to %s/+/up" % PREFIX)
+        client = MqttClient(client_id, username, password, keepalive=self.keepalive, max_packet=MAX_MESSAGE,
+                            on_message=self._on_message)
+        await client.connect(host, port, tls=False)  # mqtt:// is plain TCP, whatever the port
+        try:
+            await client.subscribe(UP_TOPICS)
+        except MqttError:
+            await client.close()
+            raise
         self._client = client
+        self._outbox = asyncio.Queue()
+        self._sender = asyncio.create_task(self._send_queued(client, self._outbox))
         self.connected.set()
+
+    async def _send_queued(self, client, outbox):
+        """Publish what publish() queued, in order, while this login lasts."""
+        while True:
+            topic, text = await outbox.get()
+            try:
+                await client.publish(topic, text)
+            except ValueError as error:  # over a topic or packet limit: that message alone
+                self.log("mqtt: not sent on %s: %s" % (topic, error))
+            except MqttError:
+                return  # the login ended: _keep_logged_in logs in again
+            finally:
+                outbox.task_done()
 
     async def _keep_logged_in(self):
         while True:
-            await self._client.closed.wait()
+            try:
+                while True:  # on_message takes every message: recv() only raises, once the login ends
+                    await self._client.recv()
+            except MqttError as error:
+                lost = error
             self.connected.clear()
-            self.log("mqtt: lost the broker (%s): ending %d sessions" % (self._client.error, len(self.sessions)))
+            self._sender.cancel()
+            self.log("mqtt: lost the broker (%s): ending %d sessions" % (lost, len(self.sessions)))
             for name in list(self.sessions):
                 self.end(name, "broker lost", tell_device=False)
             delay = 1.0
@@ -186,9 +222,10 @@ class MqttServer(DeviceHost):
             device.connection.pinging = False
 
     def publish(self, name, text):
-        if self._client is None or not self.connected.is_set():
+        """Queue `text` for the down topic of `name` (sent in order); MqttError without a broker."""
+        if not self.connected.is_set() or not self._client.connected:
             raise MqttError("no broker")
-        self._client.publish(down_topic(name), text)
+        self._outbox.put_nowait((down_topic(name), text))
 
     # ---- messages from devices ----
 

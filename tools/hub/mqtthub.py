@@ -1,10 +1,22 @@
 """Devices over MQTT in one object: the broker and the credentials beside the MqttServer."""
 
 import asyncio
+from urllib.parse import unquote, urlsplit
 
+import tools.devicelib  # noqa: F401 (lib/ on sys.path: unet.mqtt)
 from tools.hub.broker import BACKEND_USER, PREFIX, Credentials, EmbeddedBroker, MosquittoFiles
 from tools.hub.mqtt import MqttServer
-from tools.hub.mqttclient import MqttRefused, parse_mqtt_url
+from unet.mqtt import MqttRefused
+
+
+def parse_mqtt_url(url):
+    """mqtt://[user[:password]@]host[:port] -> (host, port, user, password)."""
+    parts = urlsplit(url if "://" in url else "mqtt://" + url)
+    if parts.scheme != "mqtt":
+        raise ValueError("expected mqtt://host:port, got %r" % url)
+    return (parts.hostname or "127.0.0.1", parts.port or 1883,
+            unquote(parts.username) if parts.username else None,
+            unquote(parts.password) if parts.password else None)
 
 
 class MqttHub:
