@@ -3,7 +3,9 @@
 MqttServer logs in to a broker (the embedded amqtt one, or mosquitto/EMQX given as
 mqtt://user:password@host:port), subscribes to `umcp/+/up` and gives every device that
 says hello there a tools.hub.xiaozhi.Device, the same object WebSocket devices get: the
-backend, the console (and the bridge, later) use it without knowing the transport.
+backend, its console and the bridge use it without knowing the transport. It talks to the
+broker with the device's own client (lib/unet/mqtt.py): packets up to MAX_MESSAGE, and a
+broker gone silent noticed within 1.125 keepalives.
 
 Per device (topic name N; tools.hub.broker has the layout and the ACL):
 - a hello on `umcp/N/up` starts a session: the answer on `umcp/N/down` carries the
@@ -23,7 +25,7 @@ Per device (topic name N; tools.hub.broker has the layout and the ACL):
 
 Drop-in: MqttServer takes the same callbacks as XiaozhiServer (on_device, on_notification,
 on_gone, log, trace, request_timeout) and can share its `devices` dict, so a program that
-runs a XiaozhiServer adds devices over MQTT with a few lines (tools.backend does).
+runs a XiaozhiServer adds devices over MQTT with a few lines (tools.hub.front does).
 """
 
 import asyncio
