@@ -26,7 +26,6 @@ import asyncio
 import base64
 import itertools
 import json
-import re
 import warnings
 from collections import Counter
 
@@ -39,6 +38,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tools.bridge import app as panel_app
+from tools.bridge.naming import (BRIDGE, MAX_TOOL_NAME, default_alias, from_bridge_uri, split_tool_name,
+                                 to_bridge_uri, tool_name, unique_alias)
 from tools.hub.front import DeviceFront
 from tools.hub.vision import VisionService
 from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
@@ -46,59 +47,12 @@ from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, backgr
 DEVICE_PROTOCOL_VERSION = "2025-06-18"
 VERSION = "0.2.0"
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-BRIDGE = "bridge"  # the bridge's own tools and resources; no device may take this alias
 LIST_DEVICES = "bridge.list_devices"
 SHOW_PANEL = "bridge.show_panel"      # an MCP Apps host renders the device panel for it
 DEVICE_TOOLS = "bridge.device_tools"  # what the panel lists a device's tools with
 DEVICES_URI = "bridge://devices"
-URI_SCHEME = "umcp"
 RESOURCE_NOT_FOUND_LEGACY = -32002  # 2024-11-05..2025-11-25; 2026-07-28 uses -32602
-MAX_TOOL_NAME = 128
-_ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
-_MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-]?[0-9A-Fa-f]{2}){5}$")
 _CACHEABLE_LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
-
-
-def default_alias(device_id):
-    """`dev-ddeeff` for a MAC `aa:bb:cc:dd:ee:ff`; other ids made name-safe."""
-    if _MAC.match(device_id):
-        return "dev-" + re.sub(r"[^0-9A-Fa-f]", "", device_id)[-6:].lower()
-    return re.sub(r"[^A-Za-z0-9_-]", "-", device_id)[:48] or "dev"
-
-
-def parse_aliases(pairs):
-    """["aa:bb:cc:dd:ee:ff=kitchen", ...] -> {device id: alias}; ValueError on a bad one."""
-    aliases = {}
-    for pair in pairs or ():
-        device_id, sep, alias = pair.rpartition("=")
-        if not sep or not device_id:
-            raise ValueError("--alias wants DEVICE_ID=NAME, got %r" % pair)
-        if not _ALIAS.match(alias) or alias == BRIDGE:
-            raise ValueError("alias %r: 1-48 characters of A-Za-z0-9_- (and not %r)" % (alias, BRIDGE))
-        aliases[device_id] = alias
-    if len(set(aliases.values())) != len(aliases):
-        raise ValueError("two devices share an alias: %s" % pairs)
-    return aliases
-
-
-def to_bridge_uri(alias, uri):
-    """device://status on `kitchen` -> umcp://kitchen/device/status (templates too)."""
-    scheme, sep, rest = uri.partition("://")
-    if sep and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*$", scheme):
-        return "%s://%s/%s/%s" % (URI_SCHEME, alias, scheme, rest)
-    return "%s://%s/~/%s" % (URI_SCHEME, alias, uri)
-
-
-def from_bridge_uri(uri):
-    """The inverse of to_bridge_uri: (alias, device uri), or None if it is not one of ours."""
-    prefix = URI_SCHEME + "://"
-    if not uri.startswith(prefix):
-        return None
-    alias, _, rest = uri[len(prefix):].partition("/")
-    scheme, sep, tail = rest.partition("/")
-    if not alias or not sep or not scheme:
-        return None
-    return alias, (tail if scheme == "~" else "%s://%s" % (scheme, tail))
 
 
 class Slot:
@@ -245,12 +199,8 @@ class Bridge:
     def _slot(self, device_id):
         slot = self.slots.get(device_id)
         if slot is None:
-            alias = self.aliases.get(device_id) or default_alias(device_id)
             taken = {s.alias for s in self.slots.values()} | {BRIDGE}
-            if alias in taken:  # two MACs ending alike: the whole id keeps it stable
-                alias = re.sub(r"[^A-Za-z0-9_-]", "", device_id)[:48] or "dev"
-                while alias in taken:
-                    alias += "_"
+            alias = unique_alias(device_id, self.aliases.get(device_id) or default_alias(device_id), taken)
             slot = self.slots[device_id] = Slot(device_id, alias)
             self.log("%s is %r" % (device_id, alias))
         return slot
@@ -491,8 +441,8 @@ class Bridge:
         tools = self._bridge_tools()
         for slot in self._online():
             for name, entry in slot.tools.items():
-                full = "%s.%s" % (slot.alias, name)
-                if len(full) > MAX_TOOL_NAME:
+                full = tool_name(slot.alias, name)
+                if full is None:
                     self.log("%s: tool %s left out: name over %d characters" % (slot.alias, name, MAX_TOOL_NAME))
                     continue
                 try:
@@ -505,13 +455,13 @@ class Bridge:
         for tool in self._bridge_tools():
             if tool.name == name:
                 return tool.input_schema
-        alias, _, tool = name.partition(".")
+        alias, tool = split_tool_name(name)
         slot = self._by_alias(alias)
         entry = slot.tools.get(tool) if slot is not None and slot.online else None
         return entry.get("inputSchema") if entry else None
 
     def _resolve_tool(self, name):
-        alias, _, tool = name.partition(".")
+        alias, tool = split_tool_name(name)
         slot = self._by_alias(alias)
         if slot is None or not tool:
             known = ", ".join(s.alias for s in self._online()) or "none online"
