@@ -38,13 +38,12 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tools.bridge import app as panel_app
-from tools.bridge.naming import (BRIDGE, MAX_TOOL_NAME, default_alias, from_bridge_uri, split_tool_name,
-                                 to_bridge_uri, tool_name, unique_alias)
+from tools.bridge.naming import MAX_TOOL_NAME, from_bridge_uri, split_tool_name, to_bridge_uri, tool_name
+from tools.bridge.slots import DeviceSlots
 from tools.hub.front import DeviceFront
 from tools.hub.vision import VisionService
 from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
-DEVICE_PROTOCOL_VERSION = "2025-06-18"
 VERSION = "0.2.0"
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 LIST_DEVICES = "bridge.list_devices"
@@ -53,34 +52,6 @@ DEVICE_TOOLS = "bridge.device_tools"  # what the panel lists a device's tools wi
 DEVICES_URI = "bridge://devices"
 RESOURCE_NOT_FOUND_LEGACY = -32002  # 2024-11-05..2025-11-25; 2026-07-28 uses -32602
 _CACHEABLE_LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
-
-
-class Slot:
-    """One device, known by its Device-Id, across its connections."""
-
-    def __init__(self, device_id, alias):
-        self.id = device_id
-        self.alias = alias
-        self.device = None      # the current connection (xiaozhi.Device), None while away
-        self.ready = False      # initialized and listed
-        self.tools = {}         # device tool name -> its tools/list entry, as the device sent it
-        self.resources = []     # resources/list entries (device URIs)
-        self.templates = []     # resources/templates/list entries
-        self.level = None       # the logging/setLevel we last sent this connection
-        self.photo = None       # (jpeg bytes, mime type, answer) of the last upload
-        self.photos = 0         # uploads so far
-
-    @property
-    def online(self):
-        return self.device is not None and self.ready
-
-    def info(self):
-        device = self.device
-        return {"alias": self.alias, "device_id": self.id, "online": self.online,
-                "transport": getattr(device, "transport", "websocket") if device else None,
-                "server_info": device.server_info if device else None,
-                "tools": len(self.tools) if self.online else 0,
-                "resources": len(self.resources) if self.online else 0}
 
 
 class LegacyClient:
@@ -105,9 +76,9 @@ class _Server(Server):
 class BridgeVision(VisionService):
     """The vision endpoint that keeps the photo for the MCP client (see Bridge._call_tool)."""
 
-    def __init__(self, bridge, model=None, log=print):
+    def __init__(self, devices, model=None, log=print):
         super().__init__(model, log)
-        self.bridge = bridge
+        self.devices = devices  # DeviceSlots
 
     async def explain(self, question, data, mime_type, device_id=None):
         if self.model is None:
@@ -115,7 +86,7 @@ class BridgeVision(VisionService):
             text = "No vision model on the bridge: the photo goes to the MCP client as an image."
         else:
             answer = text = await self.model.explain(question, data, mime_type)
-        slot = self.bridge.slots.get(device_id)
+        slot = self.devices.slots.get(device_id)
         if slot is not None:
             slot.photo = (data, mime_type or "image/jpeg", answer)
             slot.photos += 1
@@ -130,17 +101,15 @@ class Bridge:
         process on mqtt_port) or "mqtt://user:password@host:port": devices come through the
         broker too, with the credentials the OTA endpoint (on device_http_port, beside the
         vision endpoint) issues them, as the backend's do (tools/hub/front.py)."""
-        self.device_wait = device_wait  # how long a list waits for devices still onboarding
         self.request_timeout = request_timeout
-        self.user_tools = user_tools  # also list the devices' user-only tools (withUserTools)
         self.list_ttl_ms = int(list_ttl * 1000)
-        self.expect = expect  # the first list waits (up to device_wait) for this many devices online
         self.log = log or (lambda text: None)
-        self.aliases = dict(aliases or {})
-        self.slots = {}  # device id -> Slot, for every device seen since start
+        self.devices = DeviceSlots(aliases, user_tools, device_wait, expect, self.log)
+        self.devices.on_listed = self._device_listed
+        self.devices.on_changed = self._devices_changed
         self.front = DeviceFront(token, host, port, device_http_port, on_device=self._onboard,
-                                 on_notification=self._on_notification, on_gone=self._on_gone,
-                                 vision=BridgeVision(self, vision_model, log=self.log), log=self.log,
+                                 on_notification=self._on_notification, on_gone=self.devices.gone,
+                                 vision=BridgeVision(self.devices, vision_model, log=self.log), log=self.log,
                                  request_timeout=request_timeout, mqtt=mqtt, mqtt_port=mqtt_port, name="bridge")
         self.bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self.bus)
@@ -171,7 +140,6 @@ class Bridge:
         self._progress = {}  # progress token we gave a device -> [the client's request session, last send]
         self._log_requests = {}  # device id -> {id(ctx): (ctx, level index)}: 2026 calls that opted in to logs
         self._tokens = itertools.count(1)
-        self._changed = asyncio.Condition()
 
     @property
     def port(self):
@@ -196,66 +164,21 @@ class Bridge:
 
     # ------------------------------------------------------------------ devices
 
-    def _slot(self, device_id):
-        slot = self.slots.get(device_id)
-        if slot is None:
-            taken = {s.alias for s in self.slots.values()} | {BRIDGE}
-            alias = unique_alias(device_id, self.aliases.get(device_id) or default_alias(device_id), taken)
-            slot = self.slots[device_id] = Slot(device_id, alias)
-            self.log("%s is %r" % (device_id, alias))
-        return slot
-
     async def _onboard(self, device):
-        slot = self._slot(device.id)
-        slot.device, slot.ready = device, False
         vision = {"url": self.front.vision_url, "token": self.front.vision.token_for(device.id)}
-        try:
-            result = await device.initialize(vision, DEVICE_PROTOCOL_VERSION)
-            await self._fetch_lists(slot, device)
-            if device.capabilities.get("logging") is not None:
-                await self._forward_level(slot)
-            for uri, count in list(self._subscribed.items()):
-                parsed = from_bridge_uri(uri)
-                if count and parsed and parsed[0] == slot.alias:
-                    await self._device_subscription(slot, parsed[1], True)
-        except (DeviceError, DeviceGone, ProtocolViolation, asyncio.TimeoutError) as error:
-            self.log("%s: onboarding failed: %s" % (device.id, error or "timed out"))
-            if slot.device is device:
-                slot.device = None
-            await self._devices_changed()
-            return
-        if slot.device is not device:
-            return  # replaced meanwhile
-        slot.ready = True
-        self.log("%s (%s): ready, %s, %d tools, %d resources" % (
-            slot.alias, device.id, result.get("serverInfo"), len(slot.tools), len(slot.resources)))
-        await self._devices_changed()
+        await self.devices.onboard(device, vision)
 
-    async def _fetch_lists(self, slot, device):
-        params = {"withUserTools": True} if self.user_tools else None
-        tools = await device.list_all("tools/list", "tools", params)
-        slot.tools = {tool.get("name"): tool for tool in tools if isinstance(tool, dict)}
-        if device.capabilities.get("resources") is not None:
-            slot.resources = await device.list_all("resources/list", "resources")
-            try:
-                slot.templates = await device.list_all("resources/templates/list", "resourceTemplates")
-            except DeviceError:
-                slot.templates = []
-        else:
-            slot.resources, slot.templates = [], []
-
-    def _on_gone(self, device):
-        slot = self.slots.get(device.id)
-        if slot is None or slot.device is not device:
-            return  # a replaced connection: the new one is onboarding
-        slot.device, slot.ready, slot.level = None, False, None
-        self.log("%s (%s) went away" % (slot.alias, device.id))
-        background(self._devices_changed())
+    async def _device_listed(self, slot):
+        """What the clients asked for, passed on to a device that (re)connected."""
+        if slot.device.capabilities.get("logging") is not None:
+            await self._forward_level(slot)
+        for uri, count in list(self._subscribed.items()):
+            parsed = from_bridge_uri(uri)
+            if count and parsed and parsed[0] == slot.alias:
+                await self._device_subscription(slot, parsed[1], True)
 
     async def _devices_changed(self):
         """A device came, went, or changed its lists: tell every client that can hear it."""
-        async with self._changed:
-            self._changed.notify_all()
         await self._publish(ToolsListChanged(), lambda c: c.session.send_tool_list_changed())
         await self._publish(ResourcesListChanged(), lambda c: c.session.send_resource_list_changed())
         await self._resource_updated(DEVICES_URI)
@@ -276,8 +199,8 @@ class Bridge:
                     self._forget(key)
 
     def _on_notification(self, device, payload):
-        slot = self.slots.get(device.id)
-        if slot is None or slot.device is not device:
+        slot = self.devices.current(device)
+        if slot is None:
             return
         method, params = payload.get("method"), payload.get("params") or {}
         if method == "notifications/progress":
@@ -289,7 +212,7 @@ class Bridge:
         elif method == "notifications/message":
             background(self._device_log(slot, params))
         elif method in ("notifications/tools/list_changed", "notifications/resources/list_changed"):
-            background(self._relist(slot, device))
+            background(self.devices.relist(slot, device))
         elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             background(self._resource_updated(to_bridge_uri(slot.alias, params["uri"])))
         else:
@@ -303,13 +226,6 @@ class Bridge:
             await coro
         except Exception:  # the client went away: nothing to report to
             pass
-
-    async def _relist(self, slot, device):
-        try:
-            await self._fetch_lists(slot, device)
-        except (DeviceError, DeviceGone, ProtocolViolation, asyncio.TimeoutError) as error:
-            self.log("%s: listing again failed: %s" % (slot.alias, error or "timed out"))
-        await self._devices_changed()
 
     async def _device_log(self, slot, params):
         level = params.get("level") if params.get("level") in LEVELS else "info"
@@ -351,27 +267,6 @@ class Bridge:
         await device.request("logging/setLevel", {"level": level})
         slot.level = level
 
-    async def wait_settled(self, timeout=None):
-        """Until no connected device is still onboarding and at least `expect` devices are
-        online (at most `timeout`, default device_wait)."""
-        def settled():
-            return (all(s.ready or s.device is None for s in self.slots.values())
-                    and len(self._online()) >= self.expect)
-        try:
-            async with self._changed:
-                await asyncio.wait_for(self._changed.wait_for(settled), timeout or self.device_wait)
-        except asyncio.TimeoutError:
-            pass
-        # `expect` is for the first listing only: later a board that is off must not make
-        # every list wait.
-        self.expect = 0
-
-    def _online(self):
-        return sorted((s for s in self.slots.values() if s.online), key=lambda s: s.alias)
-
-    def _by_alias(self, alias):
-        return next((s for s in self.slots.values() if s.alias == alias), None)
-
     # ------------------------------------------------------------------ clients
 
     def _legacy_client(self, ctx):
@@ -401,7 +296,7 @@ class Bridge:
         """Tool and resource lists change only when a device comes, goes or says its list
         changed, and each of those is published (listen streams, list_changed). So a list
         stays good until then: list_ttl, but 0 while a device is still onboarding."""
-        if any(s.device is not None and not s.ready for s in self.slots.values()):
+        if self.devices.onboarding():
             return 0
         return self.list_ttl_ms
 
@@ -437,9 +332,9 @@ class Bridge:
         if params is not None and params.cursor:
             raise MCPError(types.INVALID_PARAMS, "invalid cursor %r (the bridge lists everything at once)"
                            % params.cursor)
-        await self.wait_settled()
+        await self.devices.wait_settled()
         tools = self._bridge_tools()
-        for slot in self._online():
+        for slot in self.devices.online():
             for name, entry in slot.tools.items():
                 full = tool_name(slot.alias, name)
                 if full is None:
@@ -456,15 +351,15 @@ class Bridge:
             if tool.name == name:
                 return tool.input_schema
         alias, tool = split_tool_name(name)
-        slot = self._by_alias(alias)
+        slot = self.devices.by_alias(alias)
         entry = slot.tools.get(tool) if slot is not None and slot.online else None
         return entry.get("inputSchema") if entry else None
 
     def _resolve_tool(self, name):
         alias, tool = split_tool_name(name)
-        slot = self._by_alias(alias)
+        slot = self.devices.by_alias(alias)
         if slot is None or not tool:
-            known = ", ".join(s.alias for s in self._online()) or "none online"
+            known = ", ".join(s.alias for s in self.devices.online()) or "none online"
             raise MCPError(types.INVALID_PARAMS, "Unknown tool: %s (no device %r; devices: %s)"
                            % (name, alias, known))
         if not slot.online:
@@ -477,7 +372,7 @@ class Bridge:
 
     async def _call_tool(self, ctx, params):
         if params.name == LIST_DEVICES:
-            devices = [slot.info() for slot in sorted(self.slots.values(), key=lambda s: s.alias)]
+            devices = self.devices.info()
             return types.CallToolResult(content=[types.TextContent(text=json.dumps(devices))],
                                         structured_content={"devices": devices})
         if params.name == SHOW_PANEL:
@@ -532,10 +427,10 @@ class Bridge:
     def _panel_device(self, alias):
         """The online slot `alias` names (the first online one without), or an error text."""
         wanted = alias if isinstance(alias, str) and alias else None
-        online = self._online()
+        online = self.devices.online()
         if wanted is None:
             return (online[0], None) if online else (None, "no device is online")
-        slot = self._by_alias(wanted)
+        slot = self.devices.by_alias(wanted)
         if slot is None:
             return None, "no device %r (devices: %s)" % (wanted, ", ".join(s.alias for s in online) or "none online")
         if not slot.online:
@@ -543,7 +438,7 @@ class Bridge:
         return slot, None
 
     async def _show_panel(self, arguments):
-        await self.wait_settled()
+        await self.devices.wait_settled()
         slot, error = self._panel_device(arguments.get("device"))
         if error:
             return types.CallToolResult(is_error=True, content=[types.TextContent(text=error)])
@@ -552,7 +447,7 @@ class Bridge:
             content=[types.TextContent(text="The controls of %s (%s, %d tools) are shown to the user "
                                             "(in clients that render MCP Apps)." % (slot.alias, slot.id, info["tools"]))],
             structured_content={"device": slot.alias, "device_id": slot.id, "tools": info["tools"],
-                                "online": [s.alias for s in self._online()]})
+                                "online": [s.alias for s in self.devices.online()]})
 
     async def _device_tools(self, arguments):
         if not arguments.get("device"):
@@ -561,7 +456,7 @@ class Bridge:
         if error:
             return types.CallToolResult(is_error=True, content=[types.TextContent(text=error)])
         tools = list(slot.tools.values())
-        if self.user_tools:  # slot.tools has the owner's tools too: which are they?
+        if self.devices.user_tools:  # slot.tools has the owner's tools too: which are they?
             try:
                 plain = {t.get("name") for t in await slot.device.list_all("tools/list", "tools")
                          if isinstance(t, dict)}
@@ -606,9 +501,9 @@ class Bridge:
     async def _list_resources(self, ctx, params):
         if params is not None and params.cursor:
             raise MCPError(types.INVALID_PARAMS, "invalid cursor %r" % params.cursor)
-        await self.wait_settled()
+        await self.devices.wait_settled()
         resources = [self._devices_resource(), self._panel_resource()]
-        for slot in self._online():
+        for slot in self.devices.online():
             for entry in slot.resources:
                 try:
                     resources.append(types.Resource.model_validate(
@@ -618,9 +513,9 @@ class Bridge:
         return types.ListResourcesResult(resources=resources, ttl_ms=self._list_ttl(), cache_scope="private")
 
     async def _list_templates(self, ctx, params):
-        await self.wait_settled()
+        await self.devices.wait_settled()
         templates = []
-        for slot in self._online():
+        for slot in self.devices.online():
             for entry in slot.templates:
                 try:
                     templates.append(types.ResourceTemplate.model_validate(
@@ -635,7 +530,7 @@ class Bridge:
 
     def _resolve_uri(self, ctx, uri):
         parsed = from_bridge_uri(uri)
-        slot = self._by_alias(parsed[0]) if parsed else None
+        slot = self.devices.by_alias(parsed[0]) if parsed else None
         if slot is None:
             raise self._not_found(ctx, uri, " (no such device)" if parsed else "")
         if not slot.online:
@@ -645,7 +540,7 @@ class Bridge:
     async def _read_resource(self, ctx, params):
         uri = str(params.uri)
         if uri == DEVICES_URI:
-            devices = [slot.info() for slot in sorted(self.slots.values(), key=lambda s: s.alias)]
+            devices = self.devices.info()
             return types.ReadResourceResult(contents=[types.TextResourceContents(
                 uri=DEVICES_URI, mime_type="application/json", text=json.dumps(devices))],
                 ttl_ms=0, cache_scope="private")
@@ -716,7 +611,7 @@ class Bridge:
         if bool(before) == bool(self._subscribed[uri]):
             return
         parsed = from_bridge_uri(uri)
-        slot = self._by_alias(parsed[0]) if parsed else None
+        slot = self.devices.by_alias(parsed[0]) if parsed else None
         if slot is not None and slot.online:
             await self._device_subscription(slot, parsed[1], delta > 0)
 
@@ -735,7 +630,7 @@ class Bridge:
         client = self._legacy_client(ctx)
         if client is not None:
             client.level = params.level
-        for slot in self._online():
+        for slot in self.devices.online():
             try:
                 await self._forward_level(slot)
             except (DeviceError, DeviceGone, asyncio.TimeoutError) as error:
