@@ -46,11 +46,12 @@ class DeviceSlots:
     device); `on_changed()`, a coroutine run whenever a device came, went, or changed its
     lists."""
 
-    def __init__(self, aliases=None, user_tools=False, device_wait=10.0, expect=0, log=None):
+    def __init__(self, aliases=None, user_tools=False, device_wait=10.0, expect=0, list_ttl=5.0, log=None):
         self.aliases = dict(aliases or {})  # device id -> alias given on the command line
         self.user_tools = user_tools  # also list the devices' user-only tools (withUserTools)
         self.device_wait = device_wait  # how long a list waits for devices still onboarding
         self.expect = expect  # the first list waits (up to device_wait) for this many devices online
+        self.list_ttl_ms = int(list_ttl * 1000)
         self.log = log or (lambda text: None)
         self.slots = {}
         self.on_listed = None
@@ -85,6 +86,13 @@ class DeviceSlots:
     def onboarding(self):
         """Whether a connected device is not listed yet."""
         return any(s.device is not None and not s.ready for s in self.slots.values())
+
+    def list_ttl(self):
+        """How long (ms) a client may keep a list of what the devices offer. Tool and
+        resource lists change only when a device comes, goes or says its list changed, and
+        each of those is published (listen streams, list_changed). So a list stays good
+        until then: list_ttl, but 0 while a device is still onboarding."""
+        return 0 if self.onboarding() else self.list_ttl_ms
 
     async def onboard(self, device, vision):
         """A device connected: initialize it (`vision`: {url, token}), list everything it
