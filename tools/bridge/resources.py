@@ -39,30 +39,29 @@ class ResourceHandlers:
                               description="The web console's device panel as an MCP App (the view of %s)"
                                           % SHOW_PANEL, mime_type=panel_app.MIME_TYPE)
 
+    def _devices_entries(self, listed, key, model, what):
+        """Every online device's `listed` entries (slot.resources or slot.templates) as
+        `model`, their `key` URI made the bridge's; one that does not validate is left out."""
+        entries = []
+        for slot in self.devices.online():
+            for entry in getattr(slot, listed):
+                try:
+                    entries.append(model.model_validate(dict(entry, **{key: to_bridge_uri(slot.alias, entry[key])})))
+                except (KeyError, TypeError, ValueError) as error:
+                    self.log("%s: %s left out: %s" % (slot.alias, what, error))
+        return entries
+
     async def list_resources(self, ctx, params):
         if params is not None and params.cursor:
             raise MCPError(types.INVALID_PARAMS, "invalid cursor %r" % params.cursor)
         await self.devices.wait_settled()
         resources = [self._devices_resource(), self._panel_resource()]
-        for slot in self.devices.online():
-            for entry in slot.resources:
-                try:
-                    resources.append(types.Resource.model_validate(
-                        dict(entry, uri=to_bridge_uri(slot.alias, entry["uri"]))))
-                except (KeyError, TypeError, ValueError) as error:
-                    self.log("%s: resource left out: %s" % (slot.alias, error))
+        resources += self._devices_entries("resources", "uri", types.Resource, "resource")
         return types.ListResourcesResult(resources=resources, ttl_ms=self.devices.list_ttl(), cache_scope="private")
 
     async def list_templates(self, ctx, params):
         await self.devices.wait_settled()
-        templates = []
-        for slot in self.devices.online():
-            for entry in slot.templates:
-                try:
-                    templates.append(types.ResourceTemplate.model_validate(
-                        dict(entry, uriTemplate=to_bridge_uri(slot.alias, entry["uriTemplate"]))))
-                except (KeyError, TypeError, ValueError) as error:
-                    self.log("%s: resource template left out: %s" % (slot.alias, error))
+        templates = self._devices_entries("templates", "uriTemplate", types.ResourceTemplate, "resource template")
         return types.ListResourceTemplatesResult(resource_templates=templates, ttl_ms=self.devices.list_ttl(),
                                                  cache_scope="private")
 
