@@ -53,7 +53,6 @@ class DeviceFront:
         self.http_port = http_port
         self.public_host = public_host or reachable_host(host)
         self.log = log
-        self.request_timeout = request_timeout
         self.vision = vision or VisionService(log=log)
         self._callbacks = dict(on_device=on_device, on_notification=on_notification, on_gone=on_gone,
                                log=log, trace=trace, request_timeout=request_timeout)
