@@ -241,7 +241,7 @@ async def test_websocket_and_mqtt_devices_side_by_side(tmp_path):
 
 @pytest.mark.parametrize("kind", BROKERS)
 async def test_a_saved_state_keeps_credentials_and_activations_across_a_restart(kind, tmp_path):
-    from tests.test_backend_ota import activate, check, ota_headers, system_info
+    from tests.test_backend_otacheck import activate, check, ota_headers, system_info
 
     state = str(tmp_path / "state.json")
     async with mqtt_backend(kind, tmp_path, state_path=state, activation=True) as (backend, out, broker):
@@ -262,3 +262,39 @@ async def test_a_saved_state_keeps_credentials_and_activations_across_a_restart(
         ready = await backend.wait_ready(10)
         assert (await backend.call(ready, "self.echo", {"text": "again"}))["content"][0]["text"] == "echo: again"
         await device.close()
+
+
+async def test_the_hub_notices_a_broker_gone_silent_and_logs_in_again():
+    """A broker that accepts the hub's login and subscription, then answers nothing (a
+    half-open connection): the hub's client gives up after its keepalive without traffic,
+    the hub says so and logs in again."""
+    from tools.hub.mqtt import MqttServer
+
+    logins = []
+
+    async def silent_broker(reader, writer):
+        logins.append(writer)
+        await reader.read(500)  # CONNECT
+        writer.write(b"\x20\x02\x00\x00")
+        subscribe = await reader.read(500)  # SUBSCRIBE: its packet id comes back in the SUBACK
+        writer.write(b"\x90\x03" + subscribe[2:4] + b"\x00")
+        while await reader.read(100):  # PINGREQs, never answered
+            pass
+
+    broker = await asyncio.start_server(silent_broker, "127.0.0.1", 0)
+    said = []
+    server = MqttServer(log=said.append, keepalive=1)
+    try:
+        await server.start("127.0.0.1", broker.sockets[0].getsockname()[1])
+        for _ in range(400):
+            if len(logins) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        lost = [line for line in said if line.startswith("mqtt: lost the broker")]
+        assert lost and "no traffic from the broker" in lost[0], said
+        assert len(logins) >= 2, said
+    finally:
+        await server.close()
+        for writer in logins:
+            writer.close()
+        broker.close()

@@ -3,7 +3,8 @@
 import pytest
 
 from tools.bridge.__main__ import parse_args
-from tools.bridge.bridge import default_alias, from_bridge_uri, parse_aliases, to_bridge_uri
+from tools.bridge.naming import (MAX_TOOL_NAME, default_alias, from_bridge_uri, parse_aliases, split_tool_name,
+                                 to_bridge_uri, tool_name, unique_alias)
 
 
 def test_default_alias_is_the_end_of_the_mac_or_the_id_made_safe():
@@ -39,3 +40,21 @@ def test_resource_uris_round_trip(uri, ours):
 def test_uris_that_are_not_ours():
     for uri in ("device://status", "umcp://", "umcp://kitchen", "umcp://kitchen/", "bridge://devices"):
         assert from_bridge_uri(uri) is None
+
+
+def test_two_devices_that_would_share_an_alias_keep_apart():
+    assert unique_alias("aa:bb:cc:dd:ee:ff", "dev-ddeeff", {"bridge"}) == "dev-ddeeff"
+    # a second MAC ending alike: its whole id, made name-safe, stays the same across reconnects
+    assert unique_alias("11:22:33:dd:ee:ff", "dev-ddeeff", {"bridge", "dev-ddeeff"}) == "112233ddeeff"
+    assert unique_alias("11:22:33:dd:ee:ff", "dev-ddeeff", {"dev-ddeeff", "112233ddeeff"}) == "112233ddeeff_"
+    assert unique_alias("bridge", "bridge", {"bridge"}) == "bridge_"
+    assert unique_alias("###", "---", {"---"}) == "dev"
+
+
+def test_tool_names_are_the_alias_a_dot_and_the_device_s_name():
+    assert tool_name("kitchen", "self.audio_speaker.set_volume") == "kitchen.self.audio_speaker.set_volume"
+    assert split_tool_name("kitchen.self.audio_speaker.set_volume") == ("kitchen", "self.audio_speaker.set_volume")
+    assert split_tool_name("kitchen") == ("kitchen", "")
+    longest = "t" * (MAX_TOOL_NAME - len("kitchen."))
+    assert tool_name("kitchen", longest) == "kitchen." + longest
+    assert tool_name("kitchen", longest + "t") is None  # over 128 characters: left out

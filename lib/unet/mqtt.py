@@ -19,7 +19,7 @@ What it guarantees:
   and PUBACK handling and kill the link).
 - Each packet of up to `write_buf` bytes leaves in one writer.write() call, built in
   one reused buffer; bigger ones go out in write_buf-sized writes. TCP_NODELAY is set
-  where the socket allows it.
+  where the socket allows it (unet.conn.open_connection does, once per connect).
 - Reconnecting is the caller's job: after any failure `connected` is False, the
   reason is in `error`, and a new connect() may be made on the same object.
 
@@ -119,23 +119,6 @@ def _string_field(value):
     return struct.pack("!H", len(data)) + bytes(data)
 
 
-def _set_nodelay(writer):
-    """Disable Nagle: a small packet must not wait for the peer's delayed ACK."""
-    if hasattr(writer, "transport"):  # CPython (asyncio sets it too; harmless)
-        sock = writer.get_extra_info("socket")
-    else:  # MicroPython: the stream's socket (absent behind TLS, which wraps it)
-        sock = getattr(writer, "s", None)
-    if sock is None or not hasattr(sock, "setsockopt"):
-        return
-    try:
-        import socket
-
-        # lwIP and Linux both use IPPROTO_TCP 6, TCP_NODELAY 1; not every port names them.
-        sock.setsockopt(getattr(socket, "IPPROTO_TCP", 6), getattr(socket, "TCP_NODELAY", 1), 1)
-    except (OSError, AttributeError, TypeError, ValueError):
-        pass
-
-
 class MqttClient:
     def __init__(self, client_id, username=None, password=None, keepalive=240,
                  clean_session=True, max_packet=16384, max_send=None, max_queue=8,
@@ -189,7 +172,6 @@ class MqttClient:
         reader, writer = await conn.open_connection(host, port, tls, ca, timeout)
         self._reader, self._writer = reader, writer
         self._copy = hasattr(writer, "transport")
-        _set_nodelay(writer)
         try:
             await self._write(self._connect_packet())
             code = await asyncio.wait_for(self._read_connack(), timeout)
@@ -412,7 +394,8 @@ class MqttClient:
 
     async def recv(self):
         """Next message as (topic str, payload bytes-like). Raises MqttError once the
-        connection is down and nothing is left in the queue."""
+        connection is down and nothing is left in the queue. With on_message set nothing
+        is queued: recv() then only waits for the connection to end."""
         while True:
             if self._queue:
                 return self._queue.pop(0)

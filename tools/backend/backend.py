@@ -5,12 +5,11 @@ calls their tools, writing a readable account of everything to `out`."""
 import asyncio
 import json
 import os
-import socket
 
-from tools.hub.httpserver import HttpServer
-from tools.hub.ota import OTA_PATH, Activation, OtaService
-from tools.hub.vision import VisionService, create_app, vision_url
-from tools.hub.xiaozhi import PATH, DeviceError, DeviceGone, ProtocolViolation, XiaozhiServer, background
+from tools.hub.front import DeviceFront
+from tools.hub.otacheck import Activation
+from tools.hub.vision import VisionService
+from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
 PROTOCOL_VERSION = "2024-11-05"  # what xiaozhi-esp32-server asks for
 
@@ -36,21 +35,6 @@ def summarize_result(result):
             parts.append(compact(block, 200))
     text = " | ".join(parts) if parts else compact(result)
     return ("ERROR: " + text) if result.get("isError") else text
-
-
-def reachable_host(host):
-    """The address other machines reach a server listening on `host` at: for all
-    interfaces, our LAN address (found without sending a packet; loopback without a network)."""
-    if host not in ("", "0.0.0.0"):
-        return host
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        probe.connect(("10.255.255.255", 1))
-        return probe.getsockname()[0]
-    except OSError:
-        return "127.0.0.1"
-    finally:
-        probe.close()
 
 
 class State:
@@ -85,94 +69,60 @@ class Backend:
         mqtt_port) or "mqtt://user:password@host:port" (a broker of yours; mqtt_passwd and
         mqtt_pidfile keep a mosquitto password file in step and reload it)."""
         self.out = out
-        self.host = host
-        self.port = port
-        self.http_port = http_port
-        self.public_host = public_host or reachable_host(host)
         self.request_timeout = request_timeout
-        self.vision = VisionService(vision_model, log=out)
-        self.server = XiaozhiServer(token, on_device=self._onboard, on_notification=self._on_notification,
-                                    on_gone=self._on_gone, log=out, trace=self._trace if trace else None,
-                                    request_timeout=request_timeout)
         self.listeners = []  # listener(event, device, data): what the web console follows
-        self.mqtt = None  # tools.hub.mqtt.MqttServer when MQTT is on
-        self._mqtt_options = (mqtt, mqtt_port, mqtt_passwd, mqtt_pidfile, idle_timeout)
-        self.mqtt_endpoint = None
         self.state = State(state_path)
-        self.ota = OtaService(self._ota_connection, self._firmware_url, ota_dir,
-                              Activation(activation_keys, self.state.data.get("activated", ()),
-                                         self._activated) if activation else None,
-                              timezone_offset, log=out)
-        routes = list(self.ota.routes())
+        saved = self.state.data
+        self.activation = Activation(activation_keys, saved.get("activated", ()),
+                                     self._activated) if activation else None
         self.web = None
         if web is not None:
             from tools.backend.web import WebConsole
 
             self.web = WebConsole(self, **web)
-            routes += self.web.routes()
+        self.vision = VisionService(vision_model, log=out)
         self.vision.on_upload = self._on_upload
-        self._http = HttpServer(create_app(self.vision, ota_dir, log=out, routes=routes))
+        mqtt_options = None
+        if mqtt:  # the state gives back our MQTT secret, broker login and the names issued
+            mqtt_options = dict(passwd=mqtt_passwd, pidfile=mqtt_pidfile, idle_timeout=idle_timeout,
+                                secret=bytes.fromhex(saved["mqtt_secret"]) if "mqtt_secret" in saved else None,
+                                backend_password=saved.get("mqtt_backend_password"),
+                                issued=saved.get("mqtt_issued"))
+        self.front = DeviceFront(token, host, port, http_port, public_host, on_device=self._onboard,
+                                 on_notification=self._on_notification, on_gone=self._on_gone,
+                                 vision=self.vision, log=out, trace=self._trace if trace else None,
+                                 request_timeout=request_timeout, ota_dir=ota_dir, activation=self.activation,
+                                 timezone_offset=timezone_offset, mqtt=mqtt, mqtt_port=mqtt_port,
+                                 mqtt_options=mqtt_options, routes=self.web.routes() if self.web else ())
+        self.credentials = self.front.credentials  # None without MQTT
+        if self.credentials is not None:
+            self.credentials.listeners.append(lambda name, password: self._save_state())
         self._ready = asyncio.Condition()
         self._ready_devices = set()
 
-    @property
-    def devices(self):
-        return self.server.devices
-
-    @property
-    def vision_url(self):
-        return vision_url(self.public_host, self.http_port)
-
-    @property
-    def websocket_url(self):
-        return "ws://%s:%d%s" % (self.public_host, self.port, PATH)
-
-    @property
-    def ota_url(self):
-        return "http://%s:%d%s" % (self.public_host, self.http_port, OTA_PATH)
+    # Where we are, as the front has it (ports are known once started).
+    host = property(lambda self: self.front.host)
+    port = property(lambda self: self.front.port)
+    http_port = property(lambda self: self.front.http_port)
+    public_host = property(lambda self: self.front.public_host)
+    devices = property(lambda self: self.front.devices)
+    vision_url = property(lambda self: self.front.vision_url)
+    websocket_url = property(lambda self: self.front.websocket_url)
+    ota_url = property(lambda self: self.front.ota_url)
+    mqtt = property(lambda self: self.front.mqtt, doc="the MqttServer once started with MQTT, else None")
+    broker = property(lambda self: self.front.mqtt_hub.broker if self.front.mqtt_hub else None,
+                      doc="the embedded broker (EmbeddedBroker) with --mqtt alone, else None")
+    mqtt_endpoint = property(lambda self: self.front.mqtt_hub.endpoint if self.front.mqtt_hub else None)
 
     async def start(self):
-        self.http_port = await self._http.start(self.host, self.http_port)
-        self.port = await self.server.start(self.host, self.port)
-        self.out("backend: devices connect to %s (%s)" % (
-            self.websocket_url, "token required" if self.server.token else "no token"))
-        self.out("backend: vision endpoint %s" % self.vision_url)
-        if self._mqtt_options[0]:
-            await self._start_mqtt(*self._mqtt_options)
-        self.out("backend: OTA check at %s (hands out %s)%s" % (
-            self.ota_url, "mqtt" if self.mqtt else "websocket",
-            ", activation on" if self.ota.activation else ""))
+        if self.credentials is not None:
+            self._save_state()
+        await self.front.start()
         if self.web is not None:
             self.out("backend: web console %s" % self.web.url)
             if not self.web.remote and self.host not in ("", "0.0.0.0", "::", "127.0.0.1", "localhost"):
                 self.out("backend: warning: the web console answers this machine only, but the HTTP server "
                          "listens on %s alone: use --host 0.0.0.0, or --console-host 0.0.0.0" % self.host)
-
-    async def _start_mqtt(self, mqtt, mqtt_port, passwd, pidfile, idle_timeout):
-        from tools.hub.mqtt import MqttHub
-
-        saved = self.state.data
-        self.mqtt_hub = MqttHub(mqtt, self.host, self.public_host, mqtt_port, passwd, pidfile,
-                                bytes.fromhex(saved["mqtt_secret"]) if "mqtt_secret" in saved else None,
-                                saved.get("mqtt_backend_password"), saved.get("mqtt_issued"), log=self.out)
-        self.credentials = self.mqtt_hub.credentials
-        self.credentials.listeners.append(lambda name, password: self._save_state())
-        self._save_state()
-        self.mqtt = await self.mqtt_hub.start(
-            on_device=self._onboard, on_notification=self._on_notification, on_gone=self._on_gone, log=self.out,
-            trace=self.server._trace, request_timeout=self.request_timeout, devices=self.server.devices,
-            **({"idle_timeout": idle_timeout} if idle_timeout else {}))
-        self.broker = self.mqtt_hub.broker
-        self.mosquitto = self.mqtt_hub.mosquitto
-        self.mqtt_endpoint = self.mqtt_hub.endpoint
-
-    async def _ota_connection(self, device_id, client_id, board):
-        if self.mqtt is not None:
-            return "mqtt", self.credentials.issue(device_id, self.mqtt_endpoint)
-        return "websocket", {"url": self.websocket_url, "token": self.server.token or ""}
-
-    def _firmware_url(self, name):
-        return "http://%s:%d/ota/%s" % (self.public_host, self.http_port, name)
 
     def _activated(self, device_id):
         self._save_state()
@@ -181,27 +131,24 @@ class Backend:
         """Keep what a restart must not forget (with state_path): the MQTT secret and our
         broker login (so issued credentials stay valid), the names issued, the activations."""
         data = {}
-        if self.ota.activation is not None:
-            data["activated"] = sorted(self.ota.activation.activated)
-        credentials = getattr(self, "credentials", None)
-        if credentials is not None:
-            data.update(mqtt_secret=credentials.secret.hex(), mqtt_backend_password=credentials.backend_password,
-                        mqtt_issued=dict(credentials.devices))
+        if self.activation is not None:
+            data["activated"] = sorted(self.activation.activated)
+        if self.credentials is not None:
+            data.update(mqtt_secret=self.credentials.secret.hex(),
+                        mqtt_backend_password=self.credentials.backend_password,
+                        mqtt_issued=dict(self.credentials.devices))
         self.state.save(data)
 
     def activate(self, code):
         """The owner typed an activation code: the device it belongs to, or None."""
-        if self.ota.activation is None:
+        if self.activation is None:
             return None
-        return self.ota.activation.confirm(code)
+        return self.activation.confirm(code)
 
     async def close(self):
         if self.web is not None:
             self.web.close()  # ends its event streams, or the HTTP server waits on them
-        if self.mqtt is not None:
-            await self.mqtt_hub.close()
-        await self.server.close()
-        await self._http.close()
+        await self.front.close()
 
     def _emit(self, event, device, data=None):
         for listener in list(self.listeners):

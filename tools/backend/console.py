@@ -89,7 +89,7 @@ class Console:
     async def _activate(self, args):
         if len(args) != 1:
             raise UsageError("usage: activate CODE")
-        if self.backend.ota.activation is None:
+        if self.backend.activation is None:
             raise UsageError("activation is off (start the backend with --activation)")
         device_id = self.backend.activate(args[0])
         if device_id is None:

@@ -18,15 +18,13 @@ machine, and only under a loopback Host name (a page elsewhere that resolves its
 to 127.0.0.1 gets nothing). With `remote=True` every API request needs
 `Authorization: Bearer <token>`. Either way an API request whose Origin (or
 Sec-Fetch-Site) says it comes from another site is refused, and a POST must be JSON
-(a form another site posts cannot be). Devices' text reaches the page only as JSON data;
+(a form another site posts cannot be): tools/backend/guard.py. Devices' text reaches the page only as JSON data;
 the page puts it in as text, never as HTML.
 """
 
 import asyncio
 import base64
 import collections
-import hmac
-import ipaddress
 import itertools
 import json
 import os
@@ -36,6 +34,8 @@ import time
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tools.backend.guard import SECURITY_HEADERS, refusal, refused
+from tools.backend.records import Photo, Record
 from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -46,88 +46,6 @@ MAX_PHOTOS = 12
 KEEPALIVE_S = 15.0
 STATUS_TOOL = "self.get_device_status"
 INFO_TOOL = "self.get_system_info"
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
-SECURITY_HEADERS = {
-    # Only our own files run: no inline script, nothing from elsewhere; images may be
-    # data: URLs (tool results) or ours (photos).
-    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
-                               "img-src 'self' data: blob:; media-src data:; connect-src 'self'; object-src 'none'; "
-                               "base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
-
-
-def is_loopback(address):
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
-
-
-class Photo:
-    def __init__(self, number, device_id, data, mime, source, question=None):
-        self.number = number
-        self.device_id = device_id
-        self.data = data
-        self.mime = mime
-        self.source = source
-        self.question = question
-        self.time = time.time()
-
-    def json(self):
-        return {"id": self.number, "device": self.device_id, "mime": self.mime, "bytes": len(self.data),
-                "source": self.source, "question": self.question, "time": self.time,
-                "url": "/api/photos/%d" % self.number}
-
-
-class Record:
-    """What the console knows of one device, kept after it disconnects."""
-
-    def __init__(self, device_id):
-        self.id = device_id
-        self.device = None  # the live Device while connected
-        self.online = False
-        self.ready = False
-        self.error = None
-        self.status = None  # self.get_device_status's answer
-        self.info = None  # self.get_system_info's answer
-        self.info_time = None
-        self.connected_at = None
-        self.disconnected_at = None
-
-    def json(self):
-        device, info, status = self.device, self.info or {}, self.status or {}
-        hello = device.hello if device else {}
-        network = status.get("network") or {}
-        activation = info.get("activation") or hello.get("activation")
-        return {
-            "id": self.id,
-            "online": self.online,
-            "ready": self.ready,
-            "error": self.error,
-            "transport": hello.get("transport") or ("websocket" if device else None),
-            "client_id": device.client_id if device else None,
-            "session_id": device.session_id if device else None,
-            "server": device.server_info if device else None,
-            "protocol": device.protocol_version if device else None,
-            "board": info.get("board") or status.get("board"),
-            "firmware": info.get("firmware_version") or ((device.server_info or {}).get("version") if device else None),
-            "runtime": info.get("runtime"),
-            "free_heap": info.get("free_heap"),
-            "uptime_s": info.get("uptime_s"),
-            "uptime_read_at": self.info_time,
-            "network": network,
-            "signal": network.get("rssi"),
-            "activation": activation if isinstance(activation, dict) else None,
-            "status": self.status,
-            "tools": len(device.tools) if device else 0,
-            "connected_at": self.connected_at,
-            "disconnected_at": self.disconnected_at,
-        }
-
-
 class WebConsole:
     """The console's state (devices, photos, event subscribers) and its routes.
 
@@ -245,58 +163,35 @@ class WebConsole:
         ]
 
     def _refusal(self, request, api):
-        """A response refusing the request, or None to serve it."""
-        if not self.remote:
-            client = request.client.host if request.client else ""
-            if not is_loopback(client):
-                return _refused(403, "the web console answers this machine only; start the backend with "
-                                     "--console-host 0.0.0.0 to open it to others (it then needs a token)")
-            host = (request.headers.get("host") or "").lower()
-            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-            if name not in LOOPBACK_NAMES:
-                return _refused(403, "unexpected Host %r: open the console as http://127.0.0.1:%d/"
-                                % (host, self.backend.http_port))
-        if not api:
-            return None
-        origin = request.headers.get("origin")
-        expected = "%s://%s" % (request.url.scheme, request.headers.get("host", ""))
-        site = request.headers.get("sec-fetch-site")
-        if (origin is not None and origin != expected) or site not in (None, "same-origin", "none"):
-            return _refused(403, "cross-origin requests are refused")
-        if request.method == "POST" and request.headers.get("content-type", "").split(";")[0] != "application/json":
-            return _refused(415, "send JSON (Content-Type: application/json)")
-        if self.remote:
-            scheme, _, presented = (request.headers.get("authorization") or "").partition(" ")
-            if scheme != "Bearer" or not hmac.compare_digest(presented.encode(), self.token.encode()):
-                return _refused(401, "this console needs its token: Authorization: Bearer <token>")
-        return None
+        """A response refusing the request, or None to serve it (tools/backend/guard.py)."""
+        return refusal(request, api, self.remote, self.token, self.backend.http_port)
 
     def _api(self, handler):
         async def endpoint(request):
-            refused = self._refusal(request, api=True)
-            if refused is not None:
-                return refused
+            refusing = self._refusal(request, api=True)
+            if refusing is not None:
+                return refusing
             response = await handler(request)
             response.headers.update(SECURITY_HEADERS)
             return response
         return endpoint
 
     async def _page(self, request):
-        refused = self._refusal(request, api=False)
-        if refused is not None:
-            return refused
+        refusing = self._refusal(request, api=False)
+        if refusing is not None:
+            return refusing
         return FileResponse(os.path.join(STATIC_DIR, "index.html"), headers=SECURITY_HEADERS,
                             media_type=STATIC_TYPES[".html"])
 
     async def _static(self, request):
-        refused = self._refusal(request, api=False)
-        if refused is not None:
-            return refused
+        refusing = self._refusal(request, api=False)
+        if refusing is not None:
+            return refusing
         name = request.path_params["name"]
         kind = STATIC_TYPES.get(os.path.splitext(name)[1])
         path = os.path.join(STATIC_DIR, name)
         if kind is None or "/" in name or name.startswith(".") or not os.path.isfile(path):
-            return _refused(404, "no such file")
+            return refused(404, "no such file")
         return FileResponse(path, media_type=kind, headers=SECURITY_HEADERS)
 
     def _device(self, request):
@@ -319,7 +214,7 @@ class WebConsole:
         try:
             every = await device.list_tools(with_user_tools=True)
         except (DeviceError, DeviceGone, ProtocolViolation, asyncio.TimeoutError) as error:
-            return _refused(502, "listing failed: %s" % (error or "timed out"))
+            return refused(502, "listing failed: %s" % (error or "timed out"))
         listed = {tool.get("name") for tool in device.tools}
         for tool in every:
             if isinstance(tool, dict) and tool.get("name") not in listed:
@@ -334,23 +229,23 @@ class WebConsole:
         try:
             body = await request.json()
         except ValueError:
-            return _refused(400, "the body is not JSON")
+            return refused(400, "the body is not JSON")
         name = body.get("name") if isinstance(body, dict) else None
         arguments = body.get("arguments", {}) if isinstance(body, dict) else None
         progress = body.get("progressToken") if isinstance(body, dict) else None
         if not isinstance(name, str) or not isinstance(arguments, dict):
-            return _refused(400, "expected {\"name\": string, \"arguments\": object}")
+            return refused(400, "expected {\"name\": string, \"arguments\": object}")
         if progress is not None and not isinstance(progress, str):
-            return _refused(400, "progressToken must be a string")
+            return refused(400, "progressToken must be a string")
         started = time.perf_counter()
         try:
             result = await self._invoke(device, name, arguments, progress)
         except DeviceError as error:
             return JSONResponse({"error": {"code": error.code, "message": error.message, "data": error.data}})
         except asyncio.TimeoutError:
-            return _refused(504, "no answer from %s within %s s" % (device.id, self.backend.request_timeout))
+            return refused(504, "no answer from %s within %s s" % (device.id, self.backend.request_timeout))
         except DeviceGone:
-            return _refused(409, "%s disconnected before answering" % device.id)
+            return refused(409, "%s disconnected before answering" % device.id)
         elapsed_ms = (time.perf_counter() - started) * 1000
         for block in result.get("content") or []:
             if isinstance(block, dict) and block.get("type") == "image":
@@ -411,12 +306,12 @@ class WebConsole:
         for photo in self.photos:
             if photo.number == number:
                 return Response(photo.data, media_type=photo.mime)
-        return _refused(404, "no photo %d (the last %d are kept)" % (number, MAX_PHOTOS))
+        return refused(404, "no photo %d (the last %d are kept)" % (number, MAX_PHOTOS))
 
     async def _events(self, request):
         queue = asyncio.Queue()
         if self._closed:
-            return _refused(503, "the backend is stopping")
+            return refused(503, "the backend is stopping")
         self._subscribers.add(queue)
 
         async def stream():
@@ -445,10 +340,6 @@ def _read_only(device, name):
     return False
 
 
-def _refused(status, message):
-    return JSONResponse({"error": {"message": message}}, status_code=status, headers=SECURITY_HEADERS)
-
-
 class _NoDevice(Exception):
     def response(self):
-        return _refused(404, "no device %r online" % self.args[0])
+        return refused(404, "no device %r online" % self.args[0])

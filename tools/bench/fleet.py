@@ -4,13 +4,12 @@ A fleet of simulated devices over MQTT to one local backend, through the embedde
 broker and then through Debian's mosquitto (skipped, with a label, where it is absent).
 
 This process runs the backend (tools.backend.Backend with --mqtt). A child process runs
-the fleet in one asyncio loop: every device checks in at the backend's OTA endpoint over
-HTTP (which issues its MQTT credentials), then connects with them. Each device is umcp's
-real MCP core (lib/umcp McpServer, with tools declared as the firmware declares them)
-behind the device's own link: xiaozhi.mqtt_link.MqttLink over MQTT, xiaozhi.link.XiaozhiLink
-over WebSocket. (A tree without xiaozhi.mqtt_link falls back to a xiaozhi MQTT session
-written for this bench on tools.hub.mqttclient; the table's "device session" row says
-which ran.)
+the fleet (tools/bench/fleet_devices.py) in one asyncio loop: every device checks in at the backend's OTA endpoint over
+HTTP (which issues its MQTT credentials, or the WebSocket URL and token), then connects
+with them. Each device is umcp's real MCP core (lib/umcp McpServer, with tools declared as
+the firmware declares them) behind the device's own link: MqttLink (lib/xiaozhi/mqtt_link.py
+on lib/unet/mqtt.py) over MQTT, XiaozhiLink over WebSocket. The backend's hub and the
+floors' bare clients speak MQTT with the same lib/unet/mqtt.py.
 
 Figures: connect-to-ready (from a device's TCP connect to the backend having its tool
 list) p50/p99 and when the last device was ready; tools/call round trips (one call per
@@ -26,36 +25,20 @@ import asyncio
 import gc
 import json
 import os
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 
 from tools.bench import record
+import tools.devicelib  # noqa: F401 (lib/ on sys.path: the floors' MQTT client is the device's)
+from tools.bench.fleet_devices import raise_file_limit, run_fleet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IN_FLIGHT = 50
 READY_LIMIT = 120.0  # seconds: a run that takes longer is reported as incomplete
-PAGE_LIMIT = 7000  # under the xiaozhi gateway's 8192-byte packet limit
-MAC_BASE = 0x02AA00000000
-
-
-def mac(index):
-    text = "%012x" % (MAC_BASE + index)
-    return ":".join(text[i:i + 2] for i in range(0, 12, 2))
-
-
-def raise_file_limit():
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def percentile(values, fraction):
@@ -64,226 +47,6 @@ def percentile(values, fraction):
         return float("nan")
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
-
-# ---- the fleet (child process) --------------------------------------------------------
-
-def device_server(max_payload):
-    """umcp's McpServer with tools declared as the firmware declares its common ones."""
-    sys.path.insert(0, os.path.join(ROOT, "lib"))
-    from umcp import INTEGER, STRING, McpServer, Property, PropertyList
-
-    server = McpServer(name="umcp", version="0.1.0", page_limit=max_payload)
-    state = {"volume": 50, "brightness": 80, "theme": "light"}
-    server.add_tool("self.get_device_status", "Current volume, brightness, theme and network.",
-                    PropertyList([]), lambda args: dict(state), read_only=True)
-    server.add_tool("self.audio_speaker.set_volume", "Set the speaker volume (0-100).",
-                    PropertyList([Property("volume", INTEGER, minimum=0, maximum=100)]),
-                    lambda args: state.update(volume=args["volume"]) or True, idempotent=True)
-    server.add_tool("self.screen.set_brightness", "Set the screen brightness (0-100).",
-                    PropertyList([Property("brightness", INTEGER, minimum=0, maximum=100)]),
-                    lambda args: state.update(brightness=args["brightness"]) or True, idempotent=True)
-    server.add_tool("self.screen.set_theme", "Light or dark theme.",
-                    PropertyList([Property("theme", STRING)]),
-                    lambda args: state.update(theme=args["theme"]) or True, idempotent=True)
-    return server
-
-
-class BenchDevice:
-    """One device: McpServer + the bench's xiaozhi MQTT session."""
-
-    def __init__(self, mqtt, max_payload=PAGE_LIMIT):
-        from tools.hub.mqttclient import MqttClient
-
-        self.mqtt = mqtt
-        self.session_id = None
-        self.server = device_server(max_payload)
-        self.prefix = None
-        self.client = MqttClient(mqtt["client_id"], self._on_message, mqtt["username"], mqtt["password"],
-                                 keepalive=240, will=(mqtt["publish_topic"], '{"type":"goodbye"}'))
-        self.hello_at = None
-
-    async def start(self):
-        from tools.hub.mqttclient import MqttRefused
-
-        host, port = self.mqtt["endpoint"].rsplit(":", 1)
-        for attempt in range(50):  # mosquitto learns new credentials on a reload: retry briefly
-            try:
-                await self.client.connect(host, int(port))
-                break
-            except MqttRefused:
-                if attempt == 49:
-                    raise
-                await asyncio.sleep(0.1)
-                self.client.closed.clear()
-        await self.client.subscribe([self.mqtt["subscribe_topic"]])
-        self.client.publish(self.mqtt["publish_topic"], json.dumps(
-            {"type": "hello", "version": 3, "transport": "udp", "features": {"mcp": True},
-             "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}}))
-
-    def _on_message(self, topic, payload):
-        message = json.loads(payload)
-        kind = message.get("type")
-        if kind == "hello":
-            self.session_id = message["session_id"]
-            self.prefix = '{"session_id":"%s","type":"mcp","payload":' % self.session_id
-            self.server.set_sender(self._send, overhead=len(self.prefix) + 1)
-            self.hello_at = time.monotonic()
-        elif kind == "mcp" and self.session_id:
-            asyncio.get_running_loop().create_task(self.server.handle(message.get("payload")))
-
-    def _send(self, pieces):
-        from umcp.compat import join_pieces
-
-        self.client.publish(self.mqtt["publish_topic"], self.prefix + join_pieces(pieces) + "}")
-
-    async def stop(self):
-        try:
-            self.client.publish(self.mqtt["publish_topic"], '{"session_id":"%s","type":"goodbye"}' % self.session_id)
-        except Exception:
-            pass
-        await self.client.disconnect()
-
-
-def ota_checks(ota_url, count, workers=8):
-    """The OTA check of every device (HTTP, as the device does it): their mqtt blocks."""
-    def check(index):
-        body = json.dumps({"application": {"version": "0.1.0"}, "board": {"type": "host"},
-                           "mac_address": mac(index)}).encode()
-        headers = {"Device-Id": mac(index), "Client-Id": "00000000-0000-4000-8000-%012x" % index,
-                   "Content-Type": "application/json"}
-        with urllib.request.urlopen(urllib.request.Request(ota_url, body, headers), timeout=30) as response:
-            return dict(json.load(response), device_id=mac(index), index=index)
-
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(check, range(count)))
-
-
-async def bare_connect_floor(credentials, limit):
-    """N bare clients connect and subscribe (the broker's share of getting ready)."""
-    from tools.hub.mqttclient import MqttClient
-
-    async def one(mqtt):
-        host, port = mqtt["endpoint"].rsplit(":", 1)
-        client = MqttClient(mqtt["client_id"] + "@floor", None, mqtt["username"], mqtt["password"], keepalive=240)
-        start = time.monotonic()
-        async with limit:
-            await client.connect(host, int(port))
-            await client.subscribe([mqtt["subscribe_topic"]])
-        return client, time.monotonic() - start
-
-    results = await asyncio.gather(*(one(m) for m in credentials), return_exceptions=True)
-    times = [r[1] for r in results if not isinstance(r, BaseException)]
-    for result in results:
-        if not isinstance(result, BaseException):
-            await result[0].disconnect()
-    return times, len(results) - len(times)
-
-
-async def bare_websocket_floor(answers, limit):
-    """N bare WebSocket upgrades to the backend (its share of a device connecting)."""
-    from websockets.asyncio.client import connect
-
-    async def one(answer):
-        start = time.monotonic()
-        async with limit:
-            headers = {"Authorization": "Bearer " + answer["websocket"]["token"],
-                       "Device-Id": "floor-%d" % answer["index"]}
-            connection = await connect(answer["websocket"]["url"], additional_headers=headers)
-        elapsed = time.monotonic() - start
-        await connection.close()
-        return elapsed
-
-    results = await asyncio.gather(*(one(a) for a in answers), return_exceptions=True)
-    times = [r for r in results if isinstance(r, float)]
-    return times, len(results) - len(times)
-
-
-def mqtt_link_class():
-    """The device's own MQTT link (lib/xiaozhi/mqtt_link.py), where this tree has it."""
-    try:
-        from xiaozhi.mqtt_link import MqttLink
-    except ImportError:
-        return None
-    return MqttLink
-
-
-async def run_link_fleet(answers, ota_s, out, kind):
-    """The device's own link per device (XiaozhiLink, or MqttLink), all in one loop."""
-    limit = asyncio.Semaphore(200)
-    if kind == "websocket":
-        from xiaozhi.link import XiaozhiLink
-
-        floor, floor_failed = await bare_websocket_floor(answers, limit)
-    else:
-        floor, floor_failed = await bare_connect_floor([a["mqtt"] for a in answers], limit)
-    starts, links, tasks = {}, [], []
-    for answer in answers:
-        server = device_server(PAGE_LIMIT)
-        client_id = "00000000-0000-4000-8000-%012x" % answer["index"]
-        if kind == "websocket":
-            link = XiaozhiLink(server, answer["websocket"]["url"], answer["websocket"]["token"] or "none",
-                               answer["device_id"], client_id, backoff_min=0.5, backoff_max=5)
-        else:
-            link = mqtt_link_class()(server, answer["mqtt"], answer["device_id"], client_id,
-                                     backoff_min=0.5, backoff_max=5)
-        link.bench_name = answer["mqtt"]["username"] if kind == "mqtt" else answer["device_id"]
-        links.append(link)
-
-    async def start(link):
-        async with limit:  # the same number of connections in flight as the floor's
-            starts[link.bench_name] = time.monotonic()
-            runner = asyncio.get_running_loop().create_task(link.run())
-            tasks.append(runner)
-            await asyncio.wait([runner, asyncio.ensure_future(link.connected.wait())],
-                               return_when=asyncio.FIRST_COMPLETED)
-
-    await asyncio.gather(*(start(link) for link in links))
-    print(json.dumps({"starts": starts, "failed": [], "failed_count": 0, "ota_s": ota_s,
-                      "floor_connect": floor, "floor_failed": floor_failed,
-                      "session": type(links[0]).__name__ if links else "-"}),
-          file=out, flush=True)
-    await asyncio.to_thread(sys.stdin.readline)
-    await asyncio.gather(*(link.stop() for link in links), return_exceptions=True)
-    for task in tasks:
-        task.cancel()
-
-
-async def run_fleet(ota_url, count, out):
-    sys.path.insert(0, os.path.join(ROOT, "lib"))
-    raise_file_limit()
-    started = time.monotonic()
-    answers = await asyncio.to_thread(ota_checks, ota_url, count)
-    ota_s = time.monotonic() - started
-    if "websocket" in answers[0]:
-        await run_link_fleet(answers, ota_s, out, "websocket")
-        return
-    if mqtt_link_class() is not None:
-        await run_link_fleet(answers, ota_s, out, "mqtt")
-        return
-    credentials = [answer["mqtt"] for answer in answers]
-    # mosquitto: the client ids must differ from the devices' (a floor client would take
-    # over a device's session); the ACL lets a floor client subscribe to its own down topic.
-    limit = asyncio.Semaphore(200)  # connects in flight, for both phases
-    floor, floor_failed = await bare_connect_floor(credentials, limit)
-    devices = [BenchDevice(mqtt) for mqtt in credentials]
-    starts = {}
-
-    async def start(device):
-        async with limit:
-            starts[device.mqtt["username"]] = time.monotonic()
-            await device.start()
-
-    results = await asyncio.gather(*(start(d) for d in devices), return_exceptions=True)
-    failed = [repr(r) for r in results if isinstance(r, BaseException)]
-    print(json.dumps({"starts": starts, "failed": failed[:5], "failed_count": len(failed), "ota_s": ota_s,
-                      "floor_connect": floor, "floor_failed": floor_failed,
-                      "session": "bench-only"}), file=out, flush=True)
-    # stay up until the parent says stop (a line on stdin)
-    await asyncio.to_thread(sys.stdin.readline)
-    await asyncio.gather(*(d.stop() for d in devices), return_exceptions=True)
-
-
-# ---- the backend side (this process) ----------------------------------------------------
 
 class ReadyClock:
     """Backend output sink: when each device became ready (its `ready:` line)."""
@@ -306,18 +69,23 @@ class ReadyClock:
 
 async def echo_floor(backend_login, size, count):
     """Round trips of a `size`-byte message through the broker to a bare echo client."""
-    from tools.hub.mqttclient import MqttClient
+    from unet.mqtt import MqttClient
 
     host, port, user, password = backend_login
     pending = {}
-    echo = MqttClient("umcp-bench-echo", None, user, password)
-    echo.on_message = lambda topic, payload: echo.publish("umcp/bench-floor/pong", payload)
-    asker = MqttClient("umcp-bench-ask", lambda topic, payload: pending.pop(payload[:8], None).set_result(
-        time.monotonic()), user, password)
+    echo = MqttClient("umcp-bench-echo", user, password, max_queue=IN_FLIGHT)  # never more in flight
+    asker = MqttClient("umcp-bench-ask", user, password, on_message=lambda topic, payload: pending.pop(
+        bytes(payload[:8])).set_result(time.monotonic()))
     await echo.connect(host, port)
     await asker.connect(host, port)
-    await echo.subscribe(["umcp/bench-floor/ping"])
-    await asker.subscribe(["umcp/bench-floor/pong"])
+    await echo.subscribe("umcp/bench-floor/ping")
+    await asker.subscribe("umcp/bench-floor/pong")
+
+    async def echo_back():
+        while True:
+            await echo.publish("umcp/bench-floor/pong", (await echo.recv())[1])
+
+    echoing = asyncio.create_task(echo_back())
     limit = asyncio.Semaphore(IN_FLIGHT)
     filler = b"x" * max(0, size - 8)
 
@@ -327,12 +95,13 @@ async def echo_floor(backend_login, size, count):
             answer = asyncio.get_running_loop().create_future()
             pending[key] = answer
             start = time.monotonic()
-            asker.publish("umcp/bench-floor/ping", key + filler)
+            await asker.publish("umcp/bench-floor/ping", key + filler)
             return await asyncio.wait_for(answer, 30) - start
 
     times = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
-    await echo.disconnect()
-    await asker.disconnect()
+    echoing.cancel()
+    await echo.close()
+    await asker.close()
     return [t for t in times if isinstance(t, float)]
 
 
@@ -540,8 +309,7 @@ def print_table(count, runs):
           " bare echo server). Memory: the backend process's RSS growth over the fleet / devices ready"
           " (the amqtt column includes the broker's sessions: it runs in the backend's process).")
     print("Devices: all in one child process, each umcp's McpServer behind the device's own link"
-          " (XiaozhiLink over WebSocket; MqttLink over MQTT where lib/xiaozhi/mqtt_link.py exists, else"
-          " a bench-only xiaozhi MQTT session: the row 'device session' says which). Backend, broker"
+          " (XiaozhiLink over WebSocket, MqttLink over MQTT: the row 'device session'). Backend, broker"
           " and fleet share this machine's cores (%d) with whatever else runs." % (os.cpu_count() or 0))
 
 

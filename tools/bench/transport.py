@@ -2,8 +2,8 @@
 
 The device's own link (lib/xiaozhi: XiaozhiLink over WebSocket, MqttLink over MQTT) with
 a real umcp.McpServer runs on CPython on this machine; the backend side is a `websockets`
-server, or the hub's own MQTT client (what tools/hub/mqtt.py uses) through the in-process
-amqtt broker and through mosquitto (the path a broker adds). It times ROUNDS calls of a tool that does nothing, from the
+server, or the MQTT client the hub uses (lib/unet/mqtt.py, the device's own) through the
+in-process amqtt broker and through mosquitto (the path a broker adds). It times ROUNDS calls of a tool that does nothing, from the
 backend's send to the result's arrival, and prints median and 90th percentile, beside
 each broker's floor: the same message echoed through it by a bare client, no device.
 Figures only: nothing is asserted.
@@ -19,17 +19,12 @@ import sys
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tools.devicelib  # noqa: F401 (lib/ on sys.path: the device's link and MQTT client)
+
 ROUNDS = 200
 HELLO = {"type": "hello", "session_id": "bench", "transport": "udp",
          "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1,
                           "frame_duration": 60}}
-
-
-def _device_path():
-    lib = os.path.join(ROOT, "lib")
-    if lib not in sys.path:
-        sys.path.insert(0, lib)
 
 
 def _server():
@@ -90,22 +85,21 @@ async def websocket_rtt():
 
 
 async def mqtt_rtt(port):
-    from tools.hub.mqttclient import MqttClient
+    from unet.mqtt import MqttClient
     from xiaozhi.mqtt_link import MqttLink
 
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))
     hello = dict(HELLO, udp={"server": "127.0.0.1", "port": udp.getsockname()[1],
                              "key": "00" * 16, "nonce": "01" + "00" * 15})
-    # The backend's side as the hub has it (tools/hub/mqttclient.py, what tools/hub/mqtt.py
-    # talks to the broker with).
+    # The backend's side with the client the hub talks to the broker with.
     received = asyncio.Queue()
     backend = MqttClient("bench-backend", on_message=lambda topic, payload: received.put_nowait(payload))
     await backend.connect("127.0.0.1", port)
-    await backend.subscribe(["device-server"])
+    await backend.subscribe("device-server")
 
     async def send(text):
-        backend.publish("devices/p2p/aa", text)
+        await backend.publish("devices/p2p/aa", text)
 
     async def recv():
         return bytes(await received.get()).decode()
@@ -120,7 +114,7 @@ async def mqtt_rtt(port):
     times = await _time_calls(send, recv)
     await link.stop()
     await task
-    await backend.disconnect()
+    await backend.close()
     udp.close()
     return times
 
@@ -128,18 +122,22 @@ async def mqtt_rtt(port):
 async def broker_echo_rtt(port):
     """The floor a broker sets: a message of a call's size from the backend's client through
     the broker to a bare client that publishes it straight back (no device, no MCP)."""
-    from tools.hub.mqttclient import MqttClient
+    from unet.mqtt import MqttClient
 
     received = asyncio.Queue()
     backend = MqttClient("floor-backend", on_message=lambda topic, payload: received.put_nowait(payload))
-    echo = MqttClient("floor-echo", on_message=lambda topic, payload: echo.publish("floor/out", payload))
+    echo = MqttClient("floor-echo")
     await backend.connect("127.0.0.1", port)
     await echo.connect("127.0.0.1", port)
-    await backend.subscribe(["floor/out"])
-    await echo.subscribe(["floor/in"])
+    await backend.subscribe("floor/out")
+    await echo.subscribe("floor/in")
+
+    async def echo_back():  # one call at a time: echo's queue never fills
+        while True:
+            await echo.publish("floor/out", (await echo.recv())[1])
 
     async def send(text):
-        backend.publish("floor/in", text)
+        await backend.publish("floor/in", text)
 
     async def recv():
         payload = bytes(await received.get()).decode()
@@ -147,9 +145,11 @@ async def broker_echo_rtt(port):
         # Shaped as _time_calls waits for it: an mcp message carrying the same id.
         return json.dumps({"type": "mcp", "payload": {"id": request["id"]}})
 
+    echoing = asyncio.create_task(echo_back())
     times = await _time_calls(send, recv)
-    await backend.disconnect()
-    await echo.disconnect()
+    echoing.cancel()
+    await backend.close()
+    await echo.close()
     return times
 
 
@@ -204,7 +204,6 @@ def _line(name, times):
 
 
 def main():
-    _device_path()
     logging.basicConfig(level=logging.ERROR)
     port = _broker()
     ws = asyncio.run(websocket_rtt())

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from tools.hub.httpserver import HttpServer
 from tools.hub.vision import OpenAIVision
-from tools.bridge.bridge import Bridge, parse_aliases
+from tools.bridge.bridge import Bridge
+from tools.bridge.naming import parse_aliases
 
 
 def parse_args(argv=None):

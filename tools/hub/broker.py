@@ -1,7 +1,7 @@
 """MQTT credentials per device, and the brokers that enforce them.
 
 Topic layout (docs/mqtt.md): a device named N (its Device-Id with
-`_` for `:`, tools.hub.ota.topic_name) publishes on `umcp/N/up` and subscribes to
+`_` for `:`, topic_name) publishes on `umcp/N/up` and subscribes to
 `umcp/N/down`; the backend subscribes to `umcp/+/up` and publishes on each `umcp/N/down`.
 A plain broker does not tell a subscriber who published a message (MQTT 3.1.1 has no
 sender in PUBLISH), so the sender must be in the topic, and the broker's ACL binds that
@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import logging
 import os
+import re
 import secrets
 import signal
 
@@ -33,12 +34,18 @@ from amqtt.contexts import Action
 from amqtt.mqtt.constants import QOS_1, QOS_2
 from amqtt.plugins.base import BaseAuthPlugin
 
-from tools.hub.ota import topic_name
-
 PREFIX = "umcp"
 BACKEND_USER = "umcp-backend"
+_TOPIC_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 _registries = {}  # id -> Credentials, for the amqtt plugins (amqtt builds them from a path)
+
+
+def topic_name(device_id):
+    """The device's name in MQTT topics and credentials: the MAC with `_` for `:` (as the
+    xiaozhi gateway writes it); anything outside [A-Za-z0-9_.-] becomes `_` too, so a
+    device can never name a wildcard (`+`, `#`) or another level (`/`)."""
+    return _TOPIC_SAFE.sub("_", device_id)
 
 
 def up_topic(name):

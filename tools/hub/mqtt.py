@@ -3,7 +3,9 @@
 MqttServer logs in to a broker (the embedded amqtt one, or mosquitto/EMQX given as
 mqtt://user:password@host:port), subscribes to `umcp/+/up` and gives every device that
 says hello there a tools.hub.xiaozhi.Device, the same object WebSocket devices get: the
-backend, the console (and the bridge, later) use it without knowing the transport.
+backend, its console and the bridge use it without knowing the transport. It talks to the
+broker with the device's own client (lib/unet/mqtt.py): packets up to MAX_MESSAGE, and a
+broker gone silent noticed within 1.125 keepalives.
 
 Per device (topic name N; tools.hub.broker has the layout and the ACL):
 - a hello on `umcp/N/up` starts a session: the answer on `umcp/N/down` carries the
@@ -21,31 +23,29 @@ Per device (topic name N; tools.hub.broker has the layout and the ACL):
 - losing the broker ends every session; the server logs in again (1 s, doubling to 10 s)
   and devices come back with a new hello.
 
-UDP (UdpAudio): one socket for every device; a packet names its session by the ssrc in
-bytes 4-7 (the server's nonce carries it, as the gateway does), is decrypted with
-AES-128-CTR under the session key with its 16-byte header as counter block, and counted;
-a sequence not above the last accepted one is dropped. No audio is played or sent.
-
 Drop-in: MqttServer takes the same callbacks as XiaozhiServer (on_device, on_notification,
 on_gone, log, trace, request_timeout) and can share its `devices` dict, so a program that
-runs a XiaozhiServer adds devices over MQTT with a few lines (tools.backend does).
+runs a XiaozhiServer adds devices over MQTT with a few lines (tools.hub.front does).
 """
 
 import asyncio
 import json
-import os
 import secrets
-import struct
 import time
 
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from websockets.exceptions import ConnectionClosed
 
+import tools.devicelib  # noqa: F401 (lib/ on sys.path: the device's own MQTT client)
 from tools.hub.broker import PREFIX, down_topic
-from tools.hub.mqttclient import MqttClient, MqttError
-from tools.hub.xiaozhi import AUDIO_PARAMS, HELLO_TIMEOUT, REQUEST_TIMEOUT, Device, DeviceHost, background
+from tools.hub.udpaudio import UdpAudioReceiver
+from tools.hub.xiaozhi import (AUDIO_PARAMS, HELLO_TIMEOUT, MAX_MESSAGE, REQUEST_TIMEOUT, Device, DeviceHost,
+                               background)
+from unet.mqtt import MqttClient, MqttError
 
 IDLE_TIMEOUT = 120.0
+KEEPALIVE = 30  # seconds, our login's: a broker gone silent is noticed within 1.125 times that
+FLUSH_S = 5.0  # how long close() lets the goodbyes it queued leave
+UP_TOPICS = "%s/+/up" % PREFIX
 
 
 class MqttLinkClosed(ConnectionClosed):
@@ -86,54 +86,12 @@ class MqttConnection:
             self.server.end(self.name, reason or "closed", tell_device=True)
 
 
-class UdpAudio(asyncio.DatagramProtocol):
-    """Counts the audio packets of every session (see the module doc)."""
-
-    def __init__(self):
-        self.sessions = {}  # ssrc -> stats dict (key, packets, bytes, dropped, sequence)
-        self.transport = None
-
-    def open(self, stats):
-        while True:
-            ssrc = secrets.randbits(32)
-            if ssrc and ssrc not in self.sessions:
-                break
-        key = os.urandom(16)
-        stats.update(ssrc=ssrc, key=key, packets=0, bytes=0, dropped=0, sequence=0)
-        self.sessions[ssrc] = stats
-        nonce = struct.pack(">BBHIII", 1, 0, 0, ssrc, 0, 0)
-        return key.hex(), nonce.hex()
-
-    def close(self, stats):
-        self.sessions.pop(stats.get("ssrc"), None)
-
-    def connection_made(self, transport):
-        self.transport = transport
-
-    def datagram_received(self, data, address):
-        if len(data) < 16 or data[0] != 1:
-            return
-        size, ssrc, _timestamp, sequence = struct.unpack(">HIII", data[2:16])
-        stats = self.sessions.get(ssrc)
-        if stats is None or len(data) < 16 + size:
-            return
-        if sequence <= stats["sequence"]:
-            stats["dropped"] += 1
-            return
-        decryptor = Cipher(algorithms.AES(stats["key"]), modes.CTR(data[:16])).decryptor()
-        plain = decryptor.update(data[16:16 + size]) + decryptor.finalize()
-        stats["sequence"] = sequence
-        stats["packets"] += 1
-        stats["bytes"] += len(plain)
-        stats["last"] = plain
-
-
 class MqttServer(DeviceHost):
     """Accepts devices through an MQTT broker. Callbacks as XiaozhiServer's."""
 
     def __init__(self, on_device=None, on_notification=None, on_gone=None, log=None, trace=None,
                  request_timeout=REQUEST_TIMEOUT, idle_timeout=IDLE_TIMEOUT, devices=None, names=None,
-                 public_host="127.0.0.1"):
+                 public_host="127.0.0.1", keepalive=KEEPALIVE):
         self.devices = {} if devices is None else devices  # device id -> Device (shared)
         self.names = names if names is not None else {}  # topic name -> device id (issued)
         self.sessions = {}  # topic name -> Device
@@ -141,7 +99,8 @@ class MqttServer(DeviceHost):
         self.hello_timeout = HELLO_TIMEOUT
         self.idle_timeout = idle_timeout
         self.public_host = public_host
-        self.udp = UdpAudio()
+        self.keepalive = keepalive
+        self.udp = UdpAudioReceiver()
         self.udp_port = None
         self.connected = asyncio.Event()  # logged in to the broker and subscribed
         self._on_device = on_device
@@ -149,7 +108,9 @@ class MqttServer(DeviceHost):
         self._on_gone = on_gone
         self._log = log
         self._trace = trace
-        self._client = None
+        self._client = None  # unet.mqtt.MqttClient of the current login
+        self._outbox = None  # (topic, text) queued by publish(), sent in order by _sender
+        self._sender = None
         self._broker = None
         self._tasks = []
         self._starting = {}
@@ -174,30 +135,58 @@ class MqttServer(DeviceHost):
     async def close(self):
         for name in list(self.sessions):
             self.end(name, "backend shutting down", tell_device=True)
-        for task in self._tasks:
+        if self._sender is not None and self.connected.is_set():
+            try:  # the goodbyes first
+                await asyncio.wait_for(self._outbox.join(), FLUSH_S)
+            except asyncio.TimeoutError:
+                pass
+        tasks = self._tasks + ([self._sender] if self._sender is not None else [])
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._client is not None:
-            await self._client.disconnect()
+            await self._client.close()
         if self._udp_transport is not None:
             self._udp_transport.close()
 
     async def _login(self):
         host, port, username, password, client_id = self._broker
-        client = MqttClient(client_id, self._on_message, username, password, keepalive=30)
-        await client.connect(host, port)
-        granted = await client.subscribe(["%s/+/up" % PREFIX])
-        if granted != [0]:
-            await client.disconnect()
-            raise MqttError("the broker refused our subscription to %s/+/up" % PREFIX)
+        client = MqttClient(client_id, username, password, keepalive=self.keepalive, max_packet=MAX_MESSAGE,
+                            on_message=self._on_message)
+        await client.connect(host, port, tls=False)  # mqtt:// is plain TCP, whatever the port
+        try:
+            await client.subscribe(UP_TOPICS)
+        except MqttError:
+            await client.close()
+            raise
         self._client = client
+        self._outbox = asyncio.Queue()
+        self._sender = asyncio.create_task(self._send_queued(client, self._outbox))
         self.connected.set()
+
+    async def _send_queued(self, client, outbox):
+        """Publish what publish() queued, in order, while this login lasts."""
+        while True:
+            topic, text = await outbox.get()
+            try:
+                await client.publish(topic, text)
+            except ValueError as error:  # over a topic or packet limit: that message alone
+                self.log("mqtt: not sent on %s: %s" % (topic, error))
+            except MqttError:
+                return  # the login ended: _keep_logged_in logs in again
+            finally:
+                outbox.task_done()
 
     async def _keep_logged_in(self):
         while True:
-            await self._client.closed.wait()
+            try:
+                while True:  # on_message takes every message: recv() only raises, once the login ends
+                    await self._client.recv()
+            except MqttError as error:
+                lost = error
             self.connected.clear()
-            self.log("mqtt: lost the broker (%s): ending %d sessions" % (self._client.error, len(self.sessions)))
+            self._sender.cancel()
+            self.log("mqtt: lost the broker (%s): ending %d sessions" % (lost, len(self.sessions)))
             for name in list(self.sessions):
                 self.end(name, "broker lost", tell_device=False)
             delay = 1.0
@@ -235,9 +224,10 @@ class MqttServer(DeviceHost):
             device.connection.pinging = False
 
     def publish(self, name, text):
-        if self._client is None or not self.connected.is_set():
+        """Queue `text` for the down topic of `name` (sent in order); MqttError without a broker."""
+        if not self.connected.is_set() or not self._client.connected:
             raise MqttError("no broker")
-        self._client.publish(down_topic(name), text)
+        self._outbox.put_nowait((down_topic(name), text))
 
     # ---- messages from devices ----
 
@@ -326,80 +316,3 @@ class MqttServer(DeviceHost):
         self.log("%s disconnected (%s)" % (device.id, reason))
         if self._on_gone:
             self._on_gone(device)
-
-
-class MqttHub:
-    """Devices over MQTT in one object: the credentials, the broker (the embedded amqtt one,
-    or yours at mqtt://[user:password@]host:port, whose mosquitto password file this keeps
-    when `passwd` is given) and the MqttServer. What a program that already runs a
-    XiaozhiServer adds to take MQTT devices too (tools.backend does; the bridge can):
-
-        hub = MqttHub("embedded", host, public_host)
-        await hub.start(on_device=..., on_notification=..., on_gone=..., devices=server.devices)
-        hub.credentials.issue(device_id, hub.endpoint)   # what an OTA answer hands out
-        await hub.close()
-    """
-
-    def __init__(self, mqtt="embedded", host="127.0.0.1", public_host="127.0.0.1", port=0, passwd=None,
-                 pidfile=None, secret=None, backend_password=None, issued=None, log=print):
-        from tools.hub.broker import Credentials
-
-        self.mqtt = mqtt
-        self.host = host
-        self.public_host = public_host
-        self.port = port
-        self.passwd = passwd
-        self.pidfile = pidfile
-        self.log = log
-        self.credentials = Credentials(secret, backend_password)
-        self.credentials.devices.update(issued or {})
-        self.broker = None  # EmbeddedBroker
-        self.mosquitto = None  # MosquittoFiles
-        self.endpoint = None  # host:port, as devices reach the broker
-        self.server = None  # MqttServer
-
-    async def start(self, **server_options):
-        """Start the broker (embedded) or prepare yours, then the MqttServer with
-        `server_options` (MqttServer's arguments: callbacks, devices, ...); returns it."""
-        from tools.hub.broker import BACKEND_USER, EmbeddedBroker, MosquittoFiles
-        from tools.hub.mqttclient import MqttRefused, parse_mqtt_url
-
-        if self.mqtt == "embedded":
-            self.broker = EmbeddedBroker(self.credentials)
-            broker_port = await self.broker.start(self.host, self.port)
-            broker_host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
-            user, password = BACKEND_USER, self.credentials.backend_password
-            self.endpoint = "%s:%d" % (self.public_host, broker_port)
-            self.log("backend: embedded MQTT broker (amqtt) at %s, per-device credentials" % self.endpoint)
-        else:
-            broker_host, broker_port, user, password = parse_mqtt_url(self.mqtt)
-            if self.passwd:  # we write the broker's password file: our own login is ours to pick
-                if password:
-                    self.credentials.backend_password = password
-                user, password = BACKEND_USER, self.credentials.backend_password
-                self.mosquitto = MosquittoFiles(self.credentials, self.passwd, self.pidfile, log=self.log)
-                self.mosquitto.signal()
-            reachable = self.public_host if broker_host in ("127.0.0.1", "localhost") else broker_host
-            self.endpoint = "%s:%d" % (reachable, broker_port)
-            self.log("backend: MQTT broker at %s:%d" % (broker_host, broker_port))
-        server_options.setdefault("names", self.credentials.devices)
-        server_options.setdefault("public_host", self.public_host)
-        self.server = MqttServer(**server_options)
-        attempts = 25 if self.passwd else 1  # mosquitto reads its password file on SIGHUP, soon
-        for attempt in range(attempts):
-            try:
-                udp_port = await self.server.start(broker_host, broker_port, user, password, udp_host=self.host)
-                break
-            except MqttRefused:
-                if attempt == attempts - 1:
-                    raise
-                await asyncio.sleep(0.2)
-        self.log("backend: devices over MQTT on %s/<device>/up and %s/<device>/down, UDP audio on port %d"
-                 % (PREFIX, PREFIX, udp_port))
-        return self.server
-
-    async def close(self):
-        if self.server is not None:
-            await self.server.close()
-        if self.broker is not None:
-            await self.broker.close()

@@ -1,4 +1,4 @@
-"""The OTA check and activation endpoints, as xiaozhi-esp32-server serves them.
+"""The OTA check-in and activation endpoints, as xiaozhi-esp32-server serves them.
 
 POST /xiaozhi/ota/  (headers Device-Id and Client-Id required, JSON body as the reference
 device's ota.cc sends it: application.version, board.type, mac_address, ...) answers
@@ -30,11 +30,10 @@ import time
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-OTA_PATH = "/xiaozhi/ota/"
+CHECK_PATH = "/xiaozhi/ota/"  # xiaozhi calls its check-in "ota"
 ACTIVATE_PATH = "/xiaozhi/ota/activate"
 ACTIVATION_TIMEOUT_MS = 120000
 _IMAGE = re.compile(r"^(.+?)_([0-9][A-Za-z0-9.\-]*)\.bin$")
-_TOPIC_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def parse_version(text):
@@ -47,13 +46,6 @@ def newer(a, b):
     ta, tb = parse_version(a), parse_version(b)
     width = max(len(ta), len(tb))
     return ta + (0,) * (width - len(ta)) > tb + (0,) * (width - len(tb))
-
-
-def topic_name(device_id):
-    """The device's name in MQTT topics and credentials: the MAC with `_` for `:` (as the
-    xiaozhi gateway writes it); anything outside [A-Za-z0-9_.-] becomes `_` too, so a
-    device can never name a wildcard (`+`, `#`) or another level (`/`)."""
-    return _TOPIC_SAFE.sub("_", device_id)
 
 
 class Firmware:
@@ -147,7 +139,7 @@ def _bad(status, reason):
     return JSONResponse({"success": False, "message": reason}, status_code=status)
 
 
-class OtaService:
+class OtaCheckService:
     """What the OTA endpoint hands out. `connection(device_id, client_id, board)` returns
     ("websocket", {...}) or ("mqtt", {...}) (the backend decides); `firmware_url(name)`
     is where an image is downloaded."""
@@ -161,8 +153,8 @@ class OtaService:
         self.log = log
 
     def routes(self):
-        return [Route(OTA_PATH, self._check, methods=["POST"]),
-                Route(OTA_PATH.rstrip("/"), self._check, methods=["POST"]),
+        return [Route(CHECK_PATH, self._check, methods=["POST"]),
+                Route(CHECK_PATH.rstrip("/"), self._check, methods=["POST"]),
                 Route(ACTIVATE_PATH, self._activate, methods=["POST"]),
                 Route(ACTIVATE_PATH + "/", self._activate, methods=["POST"])]
 

@@ -1,5 +1,5 @@
 """The OTA check end to end: `python3 -m tools.sim --ota-url URL` (config.json holds only
-Wi-Fi and that URL) asks a scripted OTA server (tests/ota_server.py) where to connect,
+Wi-Fi and that URL) asks a scripted OTA server (tests/otacheck_server.py) where to connect,
 sets its clock, activates, offers or installs newer firmware, saves the server settings,
 and connects over WebSocket or MQTT+UDP (an in-process amqtt broker and a scripted MQTT
 backend); on CPython and under the MicroPython unix port."""
@@ -16,7 +16,7 @@ import umcp
 
 from firmware_harness import RUNTIMES, TOKEN, WAIT_S, Backend, ImageServer, Sim, run
 from mqtt_harness import MqttBackend
-from ota_server import OtaServer
+from otacheck_server import OtaCheckServer
 from support import esp_image
 
 pytestmark = pytest.mark.timeout(120)
@@ -62,7 +62,7 @@ def sim_log(sim):
 def test_ota_url_alone_gives_the_websocket_server(tmp_path, micropython):
     async def scenario():
         backend = await Backend().start()
-        with OtaServer([websocket_answer(backend)]) as ota:
+        with OtaCheckServer([websocket_answer(backend)]) as ota:
             with sim_running(tmp_path, ota, micropython) as sim:
                 device = await backend.next_device()
                 assert device.headers["Authorization"] == "Bearer " + TOKEN
@@ -99,7 +99,7 @@ def test_ota_answer_with_mqtt_connects_over_mqtt(tmp_path, micropython, broker):
     async def scenario():
         backend = await MqttBackend(broker.port).start()
         try:
-            with OtaServer([{"server_time": SERVER_TIME, "mqtt": mqtt_block(broker)}]) as ota:
+            with OtaCheckServer([{"server_time": SERVER_TIME, "mqtt": mqtt_block(broker)}]) as ota:
                 with sim_running(tmp_path / "sim", ota, micropython) as sim:
                     device = await backend.next_device(30)
                     assert device.hello["version"] == 3 and device.hello["transport"] == "udp"
@@ -133,7 +133,7 @@ def test_activation_pending_then_done(tmp_path):
         pending = websocket_answer(backend, activation={
             "message": "enter the code in the console", "code": "482915",
             "challenge": "c-123", "timeout_ms": 30000})
-        with OtaServer([pending, websocket_answer(backend)], activate_statuses=[202, 200]) as ota:
+        with OtaCheckServer([pending, websocket_answer(backend)], activate_statuses=[202, 200]) as ota:
             with sim_running(tmp_path, ota, extra_config={
                     "serial_number": serial, "activation_key": key.hex()}) as sim:
                 device = await backend.next_device(30)
@@ -160,7 +160,7 @@ def test_newer_firmware_is_offered_or_installed(tmp_path):
     async def scenario(images):
         backend = await Backend().start()
         answer = websocket_answer(backend, firmware={"version": NEWER, "url": images.url})
-        with OtaServer([answer]) as ota:
+        with OtaCheckServer([answer]) as ota:
             # Offered only: logged and shown in get_system_info.
             with sim_running(tmp_path / "offer", ota) as sim:
                 device = await backend.next_device()
@@ -191,14 +191,14 @@ def test_newer_firmware_is_offered_or_installed(tmp_path):
 def test_malformed_answer_is_dropped_and_the_last_good_settings_stay(tmp_path):
     async def scenario():
         backend = await Backend().start()
-        with OtaServer([websocket_answer(backend)]) as ota:
+        with OtaCheckServer([websocket_answer(backend)]) as ota:
             with sim_running(tmp_path, ota) as sim:
                 await backend.next_device()
         good = sim.read_settings()["transport"]
         bad_answers = [{"websocket": {"url": "http://not-ws/", "token": "t"}},
                        {"mqtt": {"endpoint": ""}}, "not json", [1, 2], 500]
         for bad in bad_answers:
-            with OtaServer([bad]) as ota:  # the next boot hears only this answer
+            with OtaCheckServer([bad]) as ota:  # the next boot hears only this answer
                 with sim_running(tmp_path, ota) as sim:
                     device = await backend.next_device()  # with the saved settings
                     assert (await device.request("ping"))["result"] == {}
@@ -218,7 +218,7 @@ def test_malformed_answer_is_dropped_and_the_last_good_settings_stay(tmp_path):
 def test_unreachable_ota_server_with_fixed_url_still_connects(tmp_path):
     async def scenario():
         backend = await Backend().start()
-        with OtaServer([503]) as ota:
+        with OtaCheckServer([503]) as ota:
             sim = Sim(backend.url, tmp_path, ota_url=ota.url,
                       extra_config={"ota_retry": 0.2}).start()
             try:
@@ -247,7 +247,7 @@ def test_a_later_check_with_new_settings_moves_the_board_to_them(tmp_path, micro
         mqtt_backend = await MqttBackend(broker.port).start()
         try:
             answers = [websocket_answer(backend), {"mqtt": mqtt_block(broker)}]
-            with OtaServer(answers) as ota:
+            with OtaCheckServer(answers) as ota:
                 with sim_running(tmp_path / "sim", ota, micropython,
                                  extra_config={"ota_interval": 1}) as sim:
                     first = await backend.next_device()

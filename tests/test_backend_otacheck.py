@@ -16,7 +16,8 @@ import pytest
 
 from tests.test_backend import TOKEN, running_backend
 from tools.backend.console import Console
-from tools.hub.ota import newer, topic_name
+from tools.hub.broker import topic_name
+from tools.hub.otacheck import newer
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
 MAC = "aa:bb:cc:00:11:22"

@@ -10,9 +10,9 @@ import json
 from firmware_harness import HttpServer, read_body
 
 
-class OtaServer(HttpServer):
+class OtaCheckServer(HttpServer):
     def __init__(self, answers, activate_statuses=(200,)):
-        super().__init__(_OtaHandler)
+        super().__init__(_OtaCheckHandler)
         self.answers = list(answers)  # dicts (sent as JSON), str (sent as is) or int (status)
         self.activate_statuses = list(activate_statuses)
         self.checks = []  # (headers dict, body dict or text) per check
@@ -31,7 +31,7 @@ class OtaServer(HttpServer):
         return self.activate_statuses[0]
 
 
-class _OtaHandler(http.server.BaseHTTPRequestHandler):
+class _OtaCheckHandler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         owner = self.server.owner
         body = read_body(self).decode()

@@ -1,0 +1,124 @@
+"""Where devices meet the host, wired once for tools.backend and tools.bridge.
+
+A DeviceFront builds and starts:
+- the HTTP server on http_port: the vision endpoint photos are uploaded to, the OTA
+  check-in and activation (/xiaozhi/ota/), firmware images at /ota/<name> (with ota_dir),
+  then the owner's own routes (the backend's web console);
+- the xiaozhi WebSocket server on port;
+- with `mqtt`, the MqttHub: the broker (embedded amqtt, or yours), per-device credentials
+  and the MqttServer.
+
+Devices of both transports land in one table (`devices`: device id -> Device) and reach the
+owner through the same callbacks: on_device(device) (a coroutine: the owner's onboarding),
+on_notification(device, payload), on_gone(device). The check-in tells each device where
+to connect: MQTT credentials while the hub runs, else the WebSocket URL and token.
+"""
+
+import socket
+
+from tools.hub.httpserver import HttpServer
+from tools.hub.otacheck import CHECK_PATH, OtaCheckService
+from tools.hub.vision import VisionService, create_app, vision_url
+from tools.hub.xiaozhi import PATH, XiaozhiServer
+
+
+def reachable_host(host):
+    """The address other machines reach a server listening on `host` at: for all
+    interfaces, our LAN address (found without sending a packet; loopback without a network)."""
+    if host not in ("", "0.0.0.0"):
+        return host
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("10.255.255.255", 1))
+        return probe.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+    finally:
+        probe.close()
+
+
+class DeviceFront:
+    def __init__(self, token=None, host="127.0.0.1", port=0, http_port=0, public_host=None,
+                 on_device=None, on_notification=None, on_gone=None, vision=None, log=print,
+                 trace=None, request_timeout=30.0, ota_dir=None, activation=None, timezone_offset=0,
+                 mqtt=None, mqtt_port=0, mqtt_options=None, routes=(), name="backend"):
+        """vision: a VisionService (default: one without a model); activation: an
+        otacheck.Activation, or None (every device counts as activated); mqtt: None
+        (WebSocket only), "embedded" (amqtt in this process on mqtt_port) or
+        "mqtt://user:password@host:port"; mqtt_options: MqttHub's other arguments (passwd,
+        pidfile, secret, backend_password, issued, idle_timeout); name: who speaks in the log."""
+        self.name = name
+        self.host = host
+        self.port = port
+        self.http_port = http_port
+        self.public_host = public_host or reachable_host(host)
+        self.log = log
+        self.vision = vision or VisionService(log=log)
+        self._callbacks = dict(on_device=on_device, on_notification=on_notification, on_gone=on_gone,
+                               log=log, trace=trace, request_timeout=request_timeout)
+        self.server = XiaozhiServer(token, **self._callbacks)
+        self.otacheck = OtaCheckService(self._connection, self._firmware_url, ota_dir, activation,
+                                        timezone_offset, log=log)
+        self.mqtt_hub = None
+        if mqtt:
+            from tools.hub.mqtthub import MqttHub  # amqtt and its kin only for MQTT
+
+            self.mqtt_hub = MqttHub(mqtt, host, self.public_host, mqtt_port, log=log, name=name,
+                                    **(mqtt_options or {}))
+        self._http = HttpServer(create_app(self.vision, ota_dir, log=log,
+                                           routes=self.otacheck.routes() + list(routes)))
+
+    @property
+    def devices(self):
+        """device id -> Device, whatever its transport."""
+        return self.server.devices
+
+    @property
+    def mqtt(self):
+        """The MqttServer once the hub runs, else None."""
+        return self.mqtt_hub.server if self.mqtt_hub is not None else None
+
+    @property
+    def credentials(self):
+        """The MQTT credentials the check-in issues (None without MQTT)."""
+        return self.mqtt_hub.credentials if self.mqtt_hub is not None else None
+
+    @property
+    def websocket_url(self):
+        return "ws://%s:%d%s" % (self.public_host, self.port, PATH)
+
+    @property
+    def vision_url(self):
+        return vision_url(self.public_host, self.http_port)
+
+    @property
+    def ota_url(self):
+        """The check-in URL, what a board's ota_url says."""
+        return "http://%s:%d%s" % (self.public_host, self.http_port, CHECK_PATH)
+
+    async def start(self):
+        self.http_port = await self._http.start(self.host, self.http_port)
+        self.port = await self.server.start(self.host, self.port)
+        self.log("%s: devices connect to %s (%s)" % (
+            self.name, self.websocket_url, "token required" if self.server.token else "no token"))
+        self.log("%s: vision endpoint %s" % (self.name, self.vision_url))
+        if self.mqtt_hub is not None:
+            await self.mqtt_hub.start(devices=self.devices, **self._callbacks)
+        self.log("%s: OTA check at %s (hands out %s)%s" % (
+            self.name, self.ota_url, "mqtt" if self.mqtt else "websocket",
+            ", activation on" if self.otacheck.activation else ""))
+
+    async def close(self):
+        if self.mqtt_hub is not None:
+            await self.mqtt_hub.close()
+        await self.server.close()
+        await self._http.close()
+
+    async def _connection(self, device_id, client_id, board):
+        """Where the check-in sends a device."""
+        if self.mqtt is not None:
+            return "mqtt", self.credentials.issue(device_id, self.mqtt_hub.endpoint)
+        return "websocket", {"url": self.websocket_url, "token": self.server.token or ""}
+
+    def _firmware_url(self, name):
+        return "http://%s:%d/ota/%s" % (self.public_host, self.http_port, name)
