@@ -7,9 +7,13 @@
 # (32-bit: the options of the unix port your other measurements use, with this manifest),
 # then UMCP_MICROPYTHON_FROZEN=ports/unix/build-standard/micropython make bench.
 # Paths are relative to this file (tools/bench/).
+import os
+
 include("$(MPY_DIR)/extmod/asyncio")
-for name in ("umcp", "xiaozhi", "unet", "devsvc", "drivers", "umcpfw"):
-    package(name, base_path="../../lib")
+# Every package of lib/ (as firmware/manifest.py), boards apart: what deploy copies.
+for name in sorted(os.listdir("../../lib")):
+    if name != "boards" and os.path.isfile(os.path.join("../../lib", name, "__init__.py")):
+        package(name, base_path="../../lib")
 package("boards", files=("__init__.py", "host.py"), base_path="../../lib")
 for name in ("machine", "esp32", "network", "camera", "neopixel", "simhistory", "hwsim"):
     module(name + ".py", base_path="../sim/hwsim")
