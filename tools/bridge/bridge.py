@@ -33,6 +33,8 @@ from mcp.server.caching import CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ToolsListChanged
 
+import tools.devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
+import umcp  # noqa: E402
 from tools.bridge import app as panel_app
 from tools.bridge.calls import LIST_DEVICES, BridgeVision, ToolHandlers
 from tools.bridge.clients import Clients
@@ -42,7 +44,7 @@ from tools.bridge.slots import DeviceSlots
 from tools.hub.front import DeviceFront
 from tools.hub.xiaozhi import background
 
-VERSION = "0.2.0"
+VERSION = umcp.__version__  # one release for the firmware and its host programs
 _CACHEABLE_LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 
 

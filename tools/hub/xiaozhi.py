@@ -17,6 +17,8 @@ import uuid
 from http import HTTPStatus
 from urllib.parse import parse_qs, urlsplit
 
+import tools.devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
+import umcp  # noqa: E402
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
@@ -25,7 +27,7 @@ REQUEST_TIMEOUT = 30.0  # what xiaozhi-esp32-server allows a tool call
 HELLO_TIMEOUT = 10.0
 MAX_MESSAGE = 4 * 1024 * 1024  # a photo as an image content block fits
 MAX_PAGES = 1000  # a device that never stops paging is broken, not large
-CLIENT_INFO = {"name": "umcp-host", "version": "0.1.0"}
+CLIENT_INFO = {"name": "umcp-host", "version": umcp.__version__}
 AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
 
 
