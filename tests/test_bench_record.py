@@ -1,9 +1,11 @@
 """make bench's Markdown record (tools/bench/record.py): the header, the sections, and what
 the bench prints, from given figures. No bench runs here: the parts are replaced."""
 
+import contextlib
 import os
 import platform
 import subprocess
+import sys
 
 import pytest
 
@@ -67,6 +69,18 @@ def test_a_section_passes_output_through_unchanged_and_keeps_it(capsys):
             raise RuntimeError("stopped")
     assert capsys.readouterr().out == "a table\n  row 1\nhalf\n"
     assert run.sections == [("one", "a table\n  row 1\n", True), ("two", "half\n", True)]
+
+
+def test_a_section_answers_what_a_log_formatter_asks_of_its_stream(tmp_path):
+    # uvicorn's formatter asks the stream whether it is a terminal: inside a section the
+    # answer is the real stream's (the firmware bench starts the backend there).
+    import logging.config
+
+    with open(tmp_path / "out.txt", "w") as real, contextlib.redirect_stdout(real):
+        with record.Record().section("backend"):
+            assert sys.stdout.isatty() is False
+            logging.config.dictConfig({"version": 1, "disable_existing_loggers": False,
+                                       "formatters": {"default": {"()": "uvicorn.logging.DefaultFormatter"}}})
 
 
 def test_the_machine_facts_are_this_machines():

@@ -46,6 +46,13 @@ class Tee:
     def flush(self):
         self.out.flush()
 
+    def isatty(self):
+        # Whoever asks (uvicorn's log formatter, for colours) asks about the real stream.
+        return self.out.isatty()
+
+    def fileno(self):
+        return self.out.fileno()
+
     def text(self):
         return "".join(self.parts)
 
