@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from mcp_types import methods
 
-from fake_device import FakeDevice
+from tests.support.fake_device import FakeDevice
 from test_backend import simulated_photo
 from tools.sim.demo import ROOT, simulated_device, stop_process
 
@@ -71,7 +71,7 @@ def bridge_args(port, *extra):
 
 def stdio_bridge(rig, wire_log, *extra):
     return StdioServerParameters(command=sys.executable, cwd=ROOT, args=[
-        os.path.join(ROOT, "tests", "wire_tap.py"), str(wire_log), sys.executable,
+        os.path.join(ROOT, "tests", "support", "wire_tap.py"), str(wire_log), sys.executable,
         *bridge_args(rig["port"], "--user-tools", *extra)])
 
 
@@ -593,7 +593,7 @@ async def test_the_real_firmwares_resources_through_the_bridge(rig, http_bridge)
 async def test_a_photo_with_a_vision_model_comes_with_its_answer():
     """With a vision model configured, take_photo gives the image and the model's answer
     beside it (in-process bridge, the SDK client on the Server object, the fake device)."""
-    from fake_device import JPEG
+    from tests.support.fake_device import JPEG
     from tools.bridge.bridge import Bridge
 
     asked = []

@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from test_bridge import free_port, modern_request, post, wait_for_line
 from tools.bridge import app as panel_app
 from tools.sim.demo import ROOT, simulated_device, stop_process
-from web_harness import browser_page
+from tests.support.web_harness import browser_page
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 TOKEN = "app-token"

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from fake_device import FakeDevice
+from tests.support.fake_device import FakeDevice
 from test_bridge import FAKE, TOKEN, free_port, wait_for_line
 from tools.sim.demo import ROOT, stop_process
 

@@ -14,10 +14,10 @@ import os
 import pytest
 import umcp
 
-from firmware_harness import RUNTIMES, TOKEN, WAIT_S, Backend, ImageServer, Sim, run
-from mqtt_harness import MqttBackend
-from otacheck_server import OtaCheckServer
-from support import esp_image
+from tests.support.firmware_harness import RUNTIMES, TOKEN, WAIT_S, Backend, ImageServer, Sim, run
+from tests.support.mqtt_harness import MqttBackend
+from tests.support.otacheck_server import OtaCheckServer
+from portable_support import esp_image
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -11,9 +11,9 @@ import socket
 
 import pytest
 
-from firmware_harness import (RUNTIMES, RUNTIMES_MPY, WAIT_S, ImageServer, VisionServer, device_session,
+from tests.support.firmware_harness import (RUNTIMES, RUNTIMES_MPY, WAIT_S, ImageServer, VisionServer, device_session,
                               run)
-from support import esp_image
+from portable_support import esp_image
 
 pytestmark = pytest.mark.timeout(90)
 

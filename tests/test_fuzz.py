@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from firmware_harness import device_session, run
-from hostile import drive
+from tests.support.firmware_harness import device_session, run
+from tests.support.hostile import drive
 
 MESSAGES = int(os.environ.get("UMCP_SOAK_MESSAGES", "0")) or None
 

@@ -1,6 +1,7 @@
 """umcp.jsonin against CPython's json: the same objects where the text is JSON, a
 ValueError where it is not, and never a str that cannot be encoded; on CPython and
-under the MicroPython unix port. (The shared cases are tests/device/test_jsonin.py.)"""
+under the MicroPython unix port. (The shared cases are
+tests/portable/test_portable_jsonin.py.)"""
 
 import asyncio
 import binascii
@@ -9,7 +10,7 @@ import random
 
 import pytest
 
-from mpy_clients.runner import run_script
+from tests.support.mpy_clients import run_script
 from umcp.jsonin import loads
 
 EMOJI = "\U0001F600"

@@ -1,43 +1,35 @@
-"""The device test cases (tests/device/test_*.py) under CPython.
+"""The portable cases (tests/portable/test_portable_*.py) under CPython.
 
-The same cases run inside MicroPython through tests/device/runner.py (make
+The same cases run inside MicroPython through tests/portable/runner.py (make
 test-device); this file collects them with the runner's own discovery, one
-pytest case per test function (`test_device_case[test_x.py::test_y]`), so a
-case that fails on CPython shows up here by name. Async cases run with
-asyncio.run, each on a fresh event loop.
+pytest case per test function (`test_device_case[test_portable_x.py::test_y]`),
+so a case that fails on CPython shows up here by name. Async cases run with
+asyncio.run, each on a fresh event loop. The cases import under their own names,
+as inside MicroPython: every test module name under tests/ is unique.
 """
 
 import asyncio
-import importlib.util
 import inspect
-import os
 import sys
 
 import pytest
 
-from tools.mpy import DEVICE_TESTS, search_path
+from tools.mpy import PORTABLE_TESTS, search_path
 
-for _path in search_path(DEVICE_TESTS):
+for _path in search_path(PORTABLE_TESTS):
     if _path not in sys.path:
         sys.path.append(_path)
 
-import runner  # noqa: E402  (tests/device/runner.py, found through the path above)
-
-_modules = {}
+import runner  # noqa: E402  (tests/portable/runner.py, found through the path above)
 
 
 def _load(name):
-    """Import tests/device/<name>.py once, under a name that cannot clash with tests/<name>.py."""
-    if name not in _modules:
-        spec = importlib.util.spec_from_file_location("device_" + name, os.path.join(DEVICE_TESTS, name + ".py"))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _modules[name] = module
-    return _modules[name]
+    """tests/portable/<name>.py, imported once, by its own name."""
+    return __import__(name)
 
 
 def _cases():
-    for name in runner.discover(DEVICE_TESTS):
+    for name in runner.discover(PORTABLE_TESTS):
         try:
             tests = runner.tests_in(_load(name))
         except Exception:  # the case below fails with the import error, as on the device
@@ -57,4 +49,4 @@ def test_device_case(module_name, test_name):
 
 
 def test_device_cases_exist():
-    assert runner.discover(DEVICE_TESTS)
+    assert runner.discover(PORTABLE_TESTS)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from firmware_harness import ROOT, Backend, Sim, TOKEN, run
+from tests.support.firmware_harness import ROOT, Backend, Sim, TOKEN, run
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,7 +7,7 @@ import pytest
 from umcp import BOOLEAN, INTEGER, STRING, McpServer, Property
 from umcp.compat import dumps, join_pieces
 
-from conftest import McpWire
+from tests.support.mcp_wire import McpWire
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
 

@@ -1,7 +1,7 @@
 """McpServer: lifecycle, JSON-RPC rules, tools/call, concurrency, cancellation, notifications.
 
-Every message the server emits goes through McpWire (conftest), which validates it
-against the official MCP SDK's types for the negotiated version.
+Every message the server emits goes through McpWire (tests/support/mcp_wire.py), which
+validates it against the official MCP SDK's types for the negotiated version.
 """
 
 import asyncio

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mpy_clients.runner import run_script
+from tests.support.mpy_clients import run_script
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -1,5 +1,5 @@
 """lib/unet/ws.py against a real `websockets` server on loopback, on CPython and
-under the MicroPython unix port (tests/mpy_clients/ws_client.py)."""
+under the MicroPython unix port (tests/support/mpy_clients/ws_client.py)."""
 
 import asyncio
 import base64
@@ -17,8 +17,8 @@ from websockets.asyncio.server import serve
 
 import unet.conn
 import unet.ws
-from firmware_harness import server_tls
-from mpy_clients.runner import run_script
+from tests.support.firmware_harness import server_tls
+from tests.support.mpy_clients import run_script
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,8 +1,8 @@
 """OTA: streamed block writes into the next partition, digest checks, the ESP-IDF image
 checks (magic, chip id, segments, checksum, appended SHA-256) that let an upgrade come
 with a url alone, failures that keep the running image, progress, and the new image
-marked valid after the reset. Images are built here (support.esp_image), in the layout
-esptool's elf2image writes; esptool itself validates the builder's output."""
+marked valid after the reset. Images are built here (portable_support.esp_image), in the
+layout esptool's elf2image writes; esptool itself validates the builder's output."""
 
 import hashlib
 import os
@@ -14,7 +14,7 @@ import esp32
 import hwsim
 import machine
 from devsvc import espimage, upgrade
-from support import ChunkStream, esp_image
+from portable_support import ChunkStream, esp_image
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
 

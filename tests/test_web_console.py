@@ -20,7 +20,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from tools.sim.demo import simulated_device, stop_process
-from web_harness import (ROOT, SLIDE_AND_WAIT, TOKEN, Shots, browser_page, chromium_path, console_backend,
+from tests.support.web_harness import (ROOT, SLIDE_AND_WAIT, TOKEN, Shots, browser_page, chromium_path, console_backend,
                          record_timing)
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
@@ -482,7 +482,7 @@ async def test_an_upgrade_from_the_page_shows_its_progress(tmp_path):
     import hashlib
 
     shots = Shots("upgrade")
-    from support import esp_image
+    from portable_support import esp_image
 
     firmware = esp_image(300 * 1024)  # a valid ESP32-S3 application image (the device checks it)
     (tmp_path / "ota").mkdir()

@@ -1,6 +1,6 @@
 """lib/xiaozhi/link.py: the device's link, with a real umcp.McpServer, against a real `websockets`
 server playing the xiaozhi backend; on CPython and under the MicroPython unix port
-(tests/mpy_clients/xiaozhi_client.py)."""
+(tests/support/mpy_clients/xiaozhi_client.py)."""
 
 import asyncio
 import contextlib
@@ -10,8 +10,8 @@ import pytest
 from websockets.exceptions import ConnectionClosedError
 
 import xiaozhi.link
-from firmware_harness import AUDIO_PARAMS, WAIT_S, Backend, run
-from mpy_clients.runner import run_script
+from tests.support.firmware_harness import AUDIO_PARAMS, WAIT_S, Backend, run
+from tests.support.mpy_clients import run_script
 from umcp import STRING, McpServer, Property, PropertyList
 
 pytestmark = pytest.mark.timeout(60)

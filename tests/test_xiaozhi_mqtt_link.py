@@ -1,7 +1,7 @@
 """lib/xiaozhi/mqtt_link.py: the xiaozhi session over MQTT+UDP, with a real umcp.McpServer,
 through a real broker (amqtt in-process; mosquitto with make test-mosquitto) against a
 scripted backend speaking MQTT (tests/mqtt_harness.py); on CPython here and under the
-MicroPython unix port (tests/mpy_clients/mqtt_link_client.py)."""
+MicroPython unix port (tests/support/mpy_clients/mqtt_link_client.py)."""
 
 import asyncio
 import contextlib
@@ -12,10 +12,10 @@ import time
 import pytest
 
 import xiaozhi.mqtt_link
-from firmware_harness import AUDIO_PARAMS, WAIT_S, run
-from mpy_clients.runner import run_script
-from brokers import WITH_MOSQUITTO, Mosquitto
-from mqtt_harness import UDP_KEY, UDP_NONCE, MqttBackend
+from tests.support.firmware_harness import AUDIO_PARAMS, WAIT_S, run
+from tests.support.mpy_clients import run_script
+from tests.support.brokers import WITH_MOSQUITTO, Mosquitto
+from tests.support.mqtt_harness import UDP_KEY, UDP_NONCE, MqttBackend
 from umcp import STRING, McpServer, Property, PropertyList
 from xiaozhi.udp import AudioCodec
 

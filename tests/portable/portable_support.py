@@ -1,4 +1,4 @@
-# Helpers shared by the device test modules (and the host OTA tests); MicroPython-compatible.
+# Helpers shared by the portable test cases (and the host OTA tests); MicroPython-compatible.
 
 import asyncio
 

@@ -1,13 +1,13 @@
-# Runs the device test cases inside MicroPython (unix port and WebAssembly build).
+# Runs the portable test cases inside MicroPython (unix port and WebAssembly build).
 #
 # A test module is a `test_*.py` file in the test folder; its tests are the
 # module-level functions named `test_*`, plain or `async def`. A test passes when
 # it returns (an async one: when it completes within TEST_TIMEOUT_S); anything it
 # raises fails it, and a module that does not import is a failure too. pytest
 # collects the same cases through `discover` and `tests_in`
-# (tests/test_device_suite.py).
+# (tests/test_portable_on_cpython.py).
 #
-#   micropython tests/device/runner.py TEST_DIR    (module path in MICROPYPATH)
+#   micropython tests/portable/runner.py TEST_DIR    (module path in MICROPYPATH)
 #   await asyncio.create_task(runner.run_dir(TEST_DIR))    (WebAssembly build)
 import os
 import sys

@@ -7,7 +7,7 @@ from drivers.backlight import Axp2101Backlight, PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
 from drivers.es8311 import ES8311
-from support import raises
+from portable_support import raises
 
 CAM_PINS = {"d0": 11, "d1": 9, "d2": 8, "d3": 10, "d4": 12, "d5": 18, "d6": 17, "d7": 16,
             "xclk": 15, "pclk": 13, "vsync": 6, "href": 7, "sda": 4, "scl": 5,

@@ -5,7 +5,7 @@
 import binascii
 
 from devsvc import otacheck
-from support import raises
+from portable_support import raises
 
 
 class FakeSettings:

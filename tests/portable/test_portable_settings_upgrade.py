@@ -8,7 +8,7 @@ import esp32
 import hwsim
 from devsvc import espimage, upgrade
 from devsvc.settings import Settings, uuid4
-from support import ChunkStream, esp_image, raises
+from portable_support import ChunkStream, esp_image, raises
 
 _BLOCK = 4096
 

@@ -7,7 +7,7 @@ from binascii import a2b_base64
 
 from umcp import INTEGER, STRING, ImageContent, McpServer, Property
 from umcp.compat import join_pieces
-from support import Gate, call, settle
+from portable_support import Gate, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
 

@@ -6,7 +6,7 @@ import struct
 
 import unet.conn
 import unet.ws
-from support import raises
+from portable_support import raises
 
 
 

@@ -23,7 +23,8 @@ import threading
 import pytest
 from websockets.asyncio.server import serve
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import ROOT
+
 MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
 TOKEN = "test-token-1"
 WAIT_S = 15  # generous: a device under MicroPython on a loaded CI machine

@@ -10,7 +10,7 @@ import itertools
 import json
 import socket
 
-from firmware_harness import AUDIO_PARAMS, WAIT_S, Device
+from tests.support.firmware_harness import AUDIO_PARAMS, WAIT_S, Device
 
 UDP_KEY = "000102030405060708090a0b0c0d0e0f"
 UDP_NONCE = "0100000012345678aabbccddeeff0011"

@@ -7,7 +7,7 @@ body. A real http.server on loopback, in a thread (tests/firmware_harness.HttpSe
 import http.server
 import json
 
-from firmware_harness import HttpServer, read_body
+from tests.support.firmware_harness import HttpServer, read_body
 
 
 class OtaCheckServer(HttpServer):

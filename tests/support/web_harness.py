@@ -10,9 +10,9 @@ import time
 
 import pytest
 
+from tests.support import ROOT
 from tools.backend import Backend
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARTIFACTS = os.path.join(ROOT, "build", "artifacts", "web-console")
 TIMINGS = os.path.join(ROOT, "build", "artifacts", "web-timings.json")
 TOKEN = "test-token"

@@ -10,12 +10,12 @@ from pathlib import Path
 from tools.mpy import micropython_env
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]
 MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
 
 
 async def run_script(name, *args, heapsize="512K", timeout=60):
-    """Run tests/mpy_clients/<name> with lib/ on its path -> list of printed JSON objects."""
+    """Run tests/support/mpy_clients/<name> with lib/ on its path -> list of printed JSON objects."""
     env = micropython_env([str(ROOT / "lib")])
     proc = await asyncio.create_subprocess_exec(
         str(MICROPYTHON), "-X", "heapsize=" + heapsize, str(HERE / name), *map(str, args),
