@@ -7,19 +7,18 @@ with the credentials it was issued; then it answers tools/call through the backe
 import asyncio
 import contextlib
 import json
-import os
 import re
 import subprocess
 import sys
 
 import pytest
 
-from tests.test_backend import TOKEN, Transcript
+from tests.backend.test_backend import TOKEN, Transcript
+from tests.support import ROOT
 from tools.backend import Backend
 from tools.backend.console import Console
 from tools.bench.mosquitto import Mosquitto
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 WAIT = 60
 MOSQUITTO_PARAM = pytest.param("mosquitto", marks=[

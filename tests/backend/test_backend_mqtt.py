@@ -16,7 +16,7 @@ from amqtt.errors import ConnectError
 
 from tools.bench.mosquitto import Mosquitto
 from tests.support.mqtt_device import ScriptedMqttDevice, ota_check, standard_answer
-from tests.test_backend import TOKEN, Transcript
+from tests.backend.test_backend import TOKEN, Transcript
 from tools.backend import Backend
 from tools.backend.console import Console
 
@@ -218,7 +218,7 @@ async def test_a_broker_restart_ends_sessions_and_devices_come_back(kind, tmp_pa
 
 
 async def test_websocket_and_mqtt_devices_side_by_side(tmp_path):
-    from tests.test_backend import initialize_result, scripted_device
+    from tests.backend.test_backend import initialize_result, scripted_device
 
     def answer(request):
         if request["method"] == "initialize":
@@ -241,7 +241,7 @@ async def test_websocket_and_mqtt_devices_side_by_side(tmp_path):
 
 @pytest.mark.parametrize("kind", BROKERS)
 async def test_a_saved_state_keeps_credentials_and_activations_across_a_restart(kind, tmp_path):
-    from tests.test_backend_otacheck import activate, check, ota_headers, system_info
+    from tests.backend.test_backend_otacheck import activate, check, ota_headers, system_info
 
     state = str(tmp_path / "state.json")
     async with mqtt_backend(kind, tmp_path, state_path=state, activation=True) as (backend, out, broker):

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from tests.test_backend import TOKEN, running_backend
+from tests.backend.test_backend import TOKEN, running_backend
 from tools.backend.console import Console
 from tools.hub.broker import topic_name
 from tools.hub.otacheck import newer

@@ -27,7 +27,7 @@ from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from mcp_types import methods
 
 from tests.support.fake_device import FakeDevice
-from test_backend import simulated_photo
+from tests.backend.test_backend import simulated_photo
 from tools.sim.demo import ROOT, simulated_device, stop_process
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]

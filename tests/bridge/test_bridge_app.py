@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from test_bridge import free_port, modern_request, post, wait_for_line
+from tests.bridge.test_bridge import free_port, modern_request, post, wait_for_line
 from tools.bridge import app as panel_app
 from tools.sim.demo import ROOT, simulated_device, stop_process
 from tests.support.web_harness import browser_page

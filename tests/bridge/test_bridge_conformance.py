@@ -20,7 +20,7 @@ import sys
 import pytest
 
 from tests.support.fake_device import FakeDevice
-from test_bridge import FAKE, TOKEN, free_port, wait_for_line
+from tests.bridge.test_bridge import FAKE, TOKEN, free_port, wait_for_line
 from tools.sim.demo import ROOT, stop_process
 
 pytestmark = pytest.mark.timeout(180)

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp.client import Client
 
-from test_bridge import TOKEN, devices_online, free_port, wait_for_line
+from tests.bridge.test_bridge import TOKEN, devices_online, free_port, wait_for_line
 from tools.sim.demo import ROOT, simulated_device, stop_process
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]

@@ -10,7 +10,7 @@ from mcp import ClientSession
 from mcp.client import Client
 from mcp.types import PaginatedRequestParams
 
-from test_umcp_sdk import READ_TIMEOUT_S, umcp_transport
+from tests.core.test_umcp_sdk import READ_TIMEOUT_S, umcp_transport
 from umcp import McpServer
 from umcp.compat import join_pieces
 

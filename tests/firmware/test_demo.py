@@ -1,12 +1,11 @@
 """`make sim`, as a user runs it: exit status 0 and a transcript of a real session."""
 
-import os
 import re
 import subprocess
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import ROOT
 
 
 @pytest.mark.timeout(150)

@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import ROOT
+
 README = os.path.join(ROOT, "README.md")
 DESIGN = os.path.join(ROOT, "docs", "DESIGN.md")
 LIB = os.path.join(ROOT, "lib")

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import ROOT
+
 LINT = os.path.join(os.path.dirname(sys.executable), "lint-imports")
 
 

@@ -11,11 +11,12 @@ import subprocess
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from tests.support import ROOT
 from tests.support.mpy_clients import MICROPYTHON
 from tools.mpy import micropython_env
 from xiaozhi import udp
 
-LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib")
+LIB = os.path.join(ROOT, "lib")
 from xiaozhi.udp import AudioCodec, UdpAudio
 
 KEY = "000102030405060708090a0b0c0d0e0f"
@@ -121,7 +122,7 @@ def test_udp_socket_roundtrip():
 
 
 def test_micropython_codec_and_socket():
-    script = os.path.join(os.path.dirname(__file__), "support", "mpy_clients", "udp_client.py")
+    script = os.path.join(ROOT, "tests", "support", "mpy_clients", "udp_client.py")
     peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     peer.bind(("127.0.0.1", 0))
     peer.settimeout(10)

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
+from tests.support import ROOT
 from tools.board import deploy, flash, repl
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Records each command line as one JSON list; `exec` (deploy's probe) prints what the
 # test put in FAKE_PROBE, like MicroPython on a board would.

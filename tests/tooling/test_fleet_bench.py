@@ -2,14 +2,14 @@
 every call answered, through each broker and over WebSocket. Figures only: no time is
 asserted."""
 
-import os
 import re
 import subprocess
 import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import ROOT
+
 pytestmark = pytest.mark.timeout(240)
 
 
