@@ -53,7 +53,7 @@ def certs(tmp_path_factory):
     return make_certs(tmp_path_factory.mktemp("certs"))
 
 
-# Real MQTT brokers (tests/brokers.py): `broker` is amqtt in-process, and mosquitto with
+# Real MQTT brokers (tests/support/brokers.py): `broker` is amqtt in-process, and mosquitto with
 # make test-mosquitto.
 from tests.support.brokers import broker  # noqa: E402,F401
 

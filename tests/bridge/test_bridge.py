@@ -1,11 +1,11 @@
 """tools.bridge as a real subprocess with THREE devices behind it (two simulated umcp
 devices running the real firmware, with a page limit that forces several tools/list
-pages, and an in-process fake with MCP resources, tests/fake_device.py), and the official
+pages, and an in-process fake with MCP resources, tests/support/fake_device.py), and the official
 MCP SDK client on the other side: default mode (2026-07-28, server/discover) and
 mode="legacy" (initialize, 2025-11-25), over stdio and over streamable HTTP.
 
 The devices stay up for the whole module and reconnect to each new bridge on the same
-port (short backoff), as boards do. Over stdio the bridge runs behind tests/wire_tap.py,
+port (short backoff), as boards do. Over stdio the bridge runs behind tests/support/wire_tap.py,
 and every line it wrote is checked against the SDK's types for the revision in use."""
 
 import base64
@@ -287,7 +287,7 @@ async def run_legacy(target, rig, user_tools):
 
 
 def check_wire(path):
-    """Every line the bridge wrote to stdout (tests/wire_tap.py's log), checked."""
+    """Every line the bridge wrote to stdout (tests/support/wire_tap.py's log), checked."""
     with open(path) as log:
         return check_messages([json.loads(line) for line in log])
 

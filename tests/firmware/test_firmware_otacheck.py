@@ -1,5 +1,5 @@
 """The OTA check end to end: `python3 -m tools.sim --ota-url URL` (config.json holds only
-Wi-Fi and that URL) asks a scripted OTA server (tests/otacheck_server.py) where to connect,
+Wi-Fi and that URL) asks a scripted OTA server (tests/support/otacheck_server.py) where to connect,
 sets its clock, activates, offers or installs newer firmware, saves the server settings,
 and connects over WebSocket or MQTT+UDP (an in-process amqtt broker and a scripted MQTT
 backend); on CPython and under the MicroPython unix port."""

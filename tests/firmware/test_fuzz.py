@@ -1,4 +1,4 @@
-"""The firmware under hostile input (tests/hostile.py), through its real WebSocket link, on
+"""The firmware under hostile input (tests/support/hostile.py), through its real WebSocket link, on
 CPython and under the MicroPython unix port: every request is answered with its id, every
 unreadable MCP message with a null-id error, a ping within a second after every window, the
 link never drops, and (MicroPython) the heap comes back to where it was.

@@ -1,6 +1,6 @@
 """unet.mqtt against real brokers (amqtt in-process; mosquitto with make test-mosquitto)
 and against fake servers that misbehave on purpose (silent, oversized or malformed
-lengths, refusals), on CPython; tests/test_mqtt_micropython.py runs it under MicroPython."""
+lengths, refusals), on CPython; tests/net/test_unet_mqtt_mpy.py runs it under MicroPython."""
 
 import asyncio
 import os

@@ -1,6 +1,6 @@
 # Pure logic of the network stack (no sockets): runs under pytest and inside MicroPython.
 # (The Sec-WebSocket-Accept check needs hashlib.sha1, which the WebAssembly build lacks:
-# it is in tests/test_unet_ws.py.)
+# it is in tests/net/test_unet_ws.py.)
 import binascii
 import struct
 

@@ -1,6 +1,6 @@
 """lib/xiaozhi/mqtt_link.py: the xiaozhi session over MQTT+UDP, with a real umcp.McpServer,
 through a real broker (amqtt in-process; mosquitto with make test-mosquitto) against a
-scripted backend speaking MQTT (tests/mqtt_harness.py); on CPython here and under the
+scripted backend speaking MQTT (tests/support/mqtt_harness.py); on CPython here and under the
 MicroPython unix port (tests/support/mpy_clients/mqtt_link_client.py)."""
 
 import asyncio

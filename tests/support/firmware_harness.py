@@ -1,9 +1,9 @@
 """End-to-end harness for the firmware: a scripted xiaozhi backend on a real `websockets`
 server, small real HTTP servers (vision, OTA images), and the simulator as a subprocess.
 
-Used by tests/test_firmware_*.py and tests/test_sim.py. Everything listens on 127.0.0.1
-with an ephemeral port; every wait has a timeout so a broken device fails a test instead of
-hanging it.
+Used by tests/firmware/ (test_firmware_*.py, test_sim.py, ...). Everything listens on
+127.0.0.1 with an ephemeral port; every wait has a timeout so a broken device fails a test
+instead of hanging it.
 """
 
 import asyncio

@@ -1,7 +1,7 @@
 """Hostile input for the device: mutated xiaozhi/MCP messages, each with what the device
 owes in return, and a driver that sends them over a real link and checks every answer.
 
-Used by tests/test_fuzz.py (a few thousand messages in make test) and by make soak (a
+Used by tests/firmware/test_fuzz.py (a few thousand messages in make test) and by make soak (a
 hundred thousand). Seeded: a failure names the seed and the message that caused it.
 """
 

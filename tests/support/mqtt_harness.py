@@ -3,7 +3,7 @@ it listens on the devices' publish topic, answers each hello on the device's rep
 with a session id and a udp block (a real UDP socket here, which records the device's
 packets), and hands the test a firmware_harness.Device to drive MCP with. The MQTT side
 is amqtt's own client (not the device's unet.mqtt), against a real broker
-(tests/brokers.py)."""
+(tests/support/brokers.py)."""
 
 import asyncio
 import itertools

@@ -2,7 +2,7 @@
 check at POST /xiaozhi/ota/ answers whatever the test scripted (one answer per check, the
 last one repeating), and POST /xiaozhi/ota/activate answers the scripted statuses (202
 until the owner "enters the code", then 200). It records every request's headers and
-body. A real http.server on loopback, in a thread (tests/firmware_harness.HttpServer)."""
+body. A real http.server on loopback, in a thread (tests.support.firmware_harness.HttpServer)."""
 
 import http.server
 import json

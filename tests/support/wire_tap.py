@@ -1,4 +1,4 @@
-"""python tests/wire_tap.py LOG COMMAND...: run COMMAND as a stdio MCP server, passing
+"""python tests/support/wire_tap.py LOG COMMAND...: run COMMAND as a stdio MCP server, passing
 stdin and stdout through, and append every line each way to LOG as JSON
 [direction, line] ("c": client -> server, "s": server -> client). Tests read LOG to
 validate every message the server sent (see check_wire in test_bridge.py)."""

@@ -1,4 +1,4 @@
-# Drives lib/unet/ws.py under MicroPython against the raw server of tests/test_unet_ws.py
+# Drives lib/unet/ws.py under MicroPython against the raw server of tests/net/test_unet_ws.py
 # (hostile and odd response heads): micropython head_client.py ws://127.0.0.1:PORT
 # Prints one JSON object per check; run with a small heap that an unbounded head would exhaust.
 import asyncio

@@ -1,5 +1,5 @@
 # Drives lib/unet/http.py under MicroPython against the test server of
-# tests/test_unet_http.py: micropython http_client.py http://127.0.0.1:PORT
+# tests/net/test_unet_http.py: micropython http_client.py http://127.0.0.1:PORT
 # Prints one JSON object per check; run with a small heap so a copy of the upload fails.
 import asyncio
 import binascii

@@ -1,6 +1,6 @@
 # Drives lib/unet/mqtt.py under MicroPython against a real broker or a silent server:
 #   micropython mqtt_client.py roundtrip PORT | micropython mqtt_client.py halfopen PORT
-# Prints one JSON object per check (tests/test_unet_mqtt_mpy.py asserts on them).
+# Prints one JSON object per check (tests/net/test_unet_mqtt_mpy.py asserts on them).
 import asyncio
 import json
 import sys

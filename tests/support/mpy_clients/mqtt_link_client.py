@@ -1,5 +1,5 @@
 # Runs lib/xiaozhi/mqtt_link.py's MqttLink with a real umcp.McpServer under MicroPython,
-# through a broker, against the scripted backend of tests/test_xiaozhi_mqtt_link.py:
+# through a broker, against the scripted backend of tests/session/test_xiaozhi_mqtt_link.py:
 #   micropython mqtt_link_client.py BROKER_PORT
 # Stops when the backend sends a system command, then prints what it saw as JSON.
 import asyncio

@@ -1,5 +1,5 @@
 # Drives lib/unet/ws.py under MicroPython against the scenario server of
-# tests/test_unet_ws.py: micropython ws_client.py ws://127.0.0.1:PORT [TLS-CHECKS.json]
+# tests/net/test_unet_ws.py: micropython ws_client.py ws://127.0.0.1:PORT [TLS-CHECKS.json]
 # Prints one JSON object per check; the test asserts on them and on what the server saw.
 import asyncio
 import json

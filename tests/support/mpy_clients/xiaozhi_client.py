@@ -1,5 +1,6 @@
 # Runs lib/xiaozhi/link.py's XiaozhiLink with a real umcp.McpServer under MicroPython against
-# the backend of tests/test_xiaozhi_link.py: micropython xiaozhi_client.py ws://127.0.0.1:PORT/...
+# the backend of tests/session/test_xiaozhi_link.py:
+# micropython xiaozhi_client.py ws://127.0.0.1:PORT/...
 # Stops when the backend sends a system command, then prints what it saw as JSON.
 import asyncio
 import json
