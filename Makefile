@@ -45,7 +45,7 @@ test-contract: setup
 test-compile: setup
 	$(PY) -m tools.mpy.compile_all
 
-# The device test cases inside real MicroPython: WebAssembly build and unix port.
+# The portable test cases (tests/portable/) inside real MicroPython: WebAssembly build and unix port.
 test-device: setup
 	node tools/mpy/run_wasm.mjs
 	$(PY) -m tools.mpy.run_unix --micropython $(MPY)
