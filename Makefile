@@ -45,7 +45,7 @@ test-contract: setup
 test-compile: setup
 	$(PY) -m tools.mpy.compile_all
 
-# The device test cases inside real MicroPython: WebAssembly build and unix port.
+# The portable test cases (tests/portable/) inside real MicroPython: WebAssembly build and unix port.
 test-device: setup
 	node tools/mpy/run_wasm.mjs
 	$(PY) -m tools.mpy.run_unix --micropython $(MPY)
@@ -53,7 +53,7 @@ test-device: setup
 test-host: setup
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	    command -v google-chrome >/dev/null 2>&1 || [ -n "$$UMCP_CHROMIUM" ] || echo "make test: no chromium found:" \
-	    "the web console's browser tests (tests/test_web_console.py) need it and will FAIL;" \
+	    "the web console's browser tests (tests/backend/test_web_console.py) need it and will FAIL;" \
 	    "install it (Debian/Ubuntu: apt-get install chromium chromium-driver) or set UMCP_CHROMIUM"
 	$(PY) -m pytest -q
 
@@ -81,9 +81,9 @@ bench-fleet: setup
 	$(PY) -m tools.bench.fleet --record docs/bench/fleet.md
 
 # Hostile input and plain calls at length, on CPython and MicroPython: prints the heap
-# before and after (tests/test_fuzz.py with soak counts).
+# before and after (tests/firmware/test_fuzz.py with soak counts).
 soak: setup
-	UMCP_SOAK_MESSAGES=100000 UMCP_SOAK_CALLS=10000 $(PY) -m pytest -q -s -p no:randomly tests/test_fuzz.py
+	UMCP_SOAK_MESSAGES=100000 UMCP_SOAK_CALLS=10000 $(PY) -m pytest -q -s -p no:randomly tests/firmware/test_fuzz.py
 
 deploy: $(VENV)/.installed
 	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD) $(if $(ROMFS),--romfs)

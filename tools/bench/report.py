@@ -227,7 +227,7 @@ def print_firmware(micropython, core, frozen=None):
     return True
 
 
-WEB_TEST = "tests/test_web_console.py::test_twenty_devices_usable_within_a_second_and_a_slider_round_trip"
+WEB_TEST = "tests/backend/test_web_console.py::test_twenty_devices_usable_within_a_second_and_a_slider_round_trip"
 WEB_TIMINGS = os.path.join(ROOT, "build", "artifacts", "web-timings.json")
 
 

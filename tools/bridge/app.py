@@ -4,7 +4,7 @@ One panel, two hosts: the HTML served as `ui://umcp/panel` is built, at each rea
 the web console's own files (tools/backend/static/panel.js, form.js, style.css), the view
 adapter (static/mcp-app.js) and ext-apps' App class (static/ext-apps-app.js: the pinned
 `@modelcontextprotocol/ext-apps` 2.0.4 `app-with-deps.js`, vendored so that a bridge run
-from the venv alone serves it; tests/test_bridge_app.py checks it matches node_modules).
+from the venv alone serves it; tests/bridge/test_bridge_app.py checks it matches node_modules).
 
 Hosts load an app's HTML into a sandboxed iframe, often with no network and a policy that
 allows inline scripts only, so everything is inlined into ONE module script. `bundle()` is

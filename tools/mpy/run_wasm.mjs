@@ -1,9 +1,9 @@
 // node tools/mpy/run_wasm.mjs [--tests DIR]
 // node tools/mpy/run_wasm.mjs --script FILE.py
 //
-// Runs the device test cases (tests/device/test_*.py) inside MicroPython's
+// Runs the portable test cases (tests/portable/test_*.py) inside MicroPython's
 // WebAssembly build (npm @micropython/micropython-webassembly-pyscript) with
-// tests/device/runner.py. The device trees are copied into its in-memory
+// tests/portable/runner.py. The device trees are copied into its in-memory
 // filesystem under /umcp and put on sys.path in the simulator's order (the same
 // list as SEARCH_PATH in tools/mpy/__init__.py). Prints each failure with its
 // traceback and `N passed, N failed`; exits 1 if a test failed or nothing ran.
@@ -17,9 +17,9 @@ import { parseArgs } from "node:util";
 import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const TREES = ["lib", "firmware", "tools/sim/hwsim", "tests/device"];
+const TREES = ["lib", "firmware", "tools/sim/hwsim", "tests/portable"];
 const MOUNT = "/umcp";
-const SEARCH_PATH = ["tests/device", "firmware", "lib", "tools/sim/hwsim"].map((p) => `${MOUNT}/${p}`);
+const SEARCH_PATH = ["tests/portable", "firmware", "lib", "tools/sim/hwsim"].map((p) => `${MOUNT}/${p}`);
 
 const { values: options } = parseArgs({
   options: {
@@ -58,7 +58,7 @@ async function loadDevice() {
 // only works inside a task, so each run is one task awaited from the top level.
 
 async function runTests(mp, hostTestDir) {
-  let testDir = `${MOUNT}/tests/device`;
+  let testDir = `${MOUNT}/tests/portable`;
   if (hostTestDir !== undefined) {
     testDir = "/tests-under-run";
     copyTree(mp.FS, path.resolve(hostTestDir), testDir);

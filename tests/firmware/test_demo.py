@@ -1,0 +1,47 @@
+"""`make sim`, as a user runs it: exit status 0 and a transcript of a real session."""
+
+import re
+import subprocess
+
+import pytest
+
+from tests.support import ROOT
+
+
+@pytest.mark.timeout(150)
+def test_make_sim_prints_a_whole_session():
+    # -o: the venv is there already; do not let make try to set it up again.
+    done = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "sim"], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    device = re.search(r"^(\S+): connected \(client [0-9a-f-]+\), hello \{\"type\":\"hello\"", out, re.M)
+    assert device, out
+    assert re.search(r"answered hello, session [0-9a-f]{32}$", out, re.M)
+    assert re.search(r"-> initialize protocolVersion 2024-11-05, vision http://127\.0\.0\.1:\d+/mcp/vision/explain",
+                     out)
+    assert re.search(r"<- initialize: \{\"name\":\"host\"", out)
+    pages = re.findall(r"<- tools/list page: (\d+) tools", out)
+    assert len(pages) >= 2 and "last page" in out
+    assert re.search(r"ready: %d tools" % sum(map(int, pages)), out)
+    assert '-> tools/call self.audio_speaker.set_volume {"volume":30}\n%s: <- true' % device.group(1) in out
+    assert '"audio_speaker":{"volume":30}' in out
+    assert re.search(r"vision: \S+ uploaded a JPEG image of \d+ bytes, \d+x\d+ pixels", out)
+    assert re.search(r'<- \{"success":true,"action":"RESPONSE","response":"I received a JPEG image', out)
+    assert "disconnected" in out and out.rstrip().endswith("demo: done")
+
+
+@pytest.mark.timeout(150)
+def test_make_sim_mqtt_goes_through_the_ota_check_to_an_mqtt_session():
+    done = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "sim-mqtt"], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    ota = re.search(r"^ota: (\S+) \(host [^)]*\) checked in: connect over mqtt to 127\.0\.0\.1:\d+$", out, re.M)
+    assert ota, out
+    device = ota.group(1)
+    hello = re.search(r"^%s: connected \(client umcp-[0-9a-f_]+\), hello (\{.*\})$" % re.escape(device), out, re.M)
+    assert hello and '"transport":"udp"' in hello.group(1) and '"version":3' in hello.group(1), out
+    assert out.index(ota.group(0)) < out.index(hello.group(0))  # the check came first
+    assert '-> tools/call self.audio_speaker.set_volume {"volume":30}\n%s: <- true' % device in out
+    assert out.rstrip().endswith("demo: done")

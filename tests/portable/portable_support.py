@@ -1,0 +1,116 @@
+# Helpers shared by the portable test cases (and the host OTA tests); MicroPython-compatible.
+
+import asyncio
+
+
+def raises(exc, fn, *args):
+    """True if fn(*args) raises `exc` (MicroPython has no pytest.raises)."""
+    try:
+        fn(*args)
+    except exc:
+        return True
+    return False
+
+
+class ChunkStream:
+    """An async iterator of chunks, as unet.http.get_stream gives; with `fail_at`, the
+    connection drops once that many bytes went out."""
+
+    def __init__(self, data, chunk=1000, fail_at=None):
+        self.data = data
+        self.chunk = chunk
+        self.fail_at = fail_at
+        self.pos = 0
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if self.fail_at is not None and self.pos >= self.fail_at:
+            raise OSError(104, "connection reset")
+        if self.pos >= len(self.data):
+            raise StopAsyncIteration
+        piece = self.data[self.pos:self.pos + self.chunk]
+        self.pos += len(piece)
+        return piece
+
+
+def esp_image(size=None, chip_id=0x0009, hash_appended=True, segments=None, seed=7):
+    """A valid ESP32 application image as esptool's elf2image lays it out: the 24-byte
+    header (magic 0xE9, segment count, chip id, hash_appended), segments (8-byte header
+    and data), zero padding so that the checksum byte ends a 16-byte row, the checksum
+    (0xEF XOR every data byte), then with hash_appended the SHA-256 of all before it.
+    size: total bytes (3 segments, then as many 0xFF bytes after the image as a size that
+    is not a multiple of 16 needs, as a signature block would be); segments: lengths."""
+    import hashlib
+    import struct
+
+    trailing = 0
+    if segments is None:
+        size = size or 4096
+        fixed = 24 + 3 * 8 + 1 + (32 if hash_appended else 0)
+        trailing = (size - fixed - 15) % 16  # then the data ends where the checksum goes
+        body = max(size - fixed - trailing, 3)
+        third = body // 3
+        segments = [third, third, body - 2 * third]
+    header = bytearray(24)
+    header[0] = 0xE9
+    header[1] = len(segments)
+    header[2], header[3] = 2, 0x20  # DIO, 40 MHz / 4 MB: any values do
+    struct.pack_into("<I", header, 4, 0x40080000)
+    header[12] = chip_id & 0xFF
+    header[13] = chip_id >> 8
+    header[23] = 1 if hash_appended else 0
+    out = bytearray(header)
+    checksum = 0xEF
+    address = 0x3F400020
+    for n, length in enumerate(segments):
+        data = bytearray(length)
+        for i in range(length):
+            data[i] = (i * seed + n * 31 + i // 251) & 0xFF
+            checksum ^= data[i]
+        out += struct.pack("<II", address, length)
+        out += data
+        address += length + 0x1000
+    out += bytes(15 - len(out) % 16)
+    out.append(checksum)
+    if hash_appended:
+        out += hashlib.sha256(bytes(out)).digest()
+    return bytes(out) + b"\xff" * trailing
+
+
+# -- MCP server cases: a call, waiting for tasks, a tool that waits
+
+async def settle(condition):
+    """Let other tasks run until `condition()` holds; bounded, so a bug fails fast."""
+    for _ in range(200):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    assert condition(), "condition never held"
+
+
+def call(name, arguments=None, id=1, meta=None):
+    params = {"name": name, "arguments": arguments or {}}
+    if meta is not None:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+
+
+class Gate:
+    """A coroutine tool that waits until released."""
+
+    def __init__(self, value="done"):
+        self.value = value
+        self.release = asyncio.Event()
+        self.entered = False
+        self.cancelled = False
+
+    async def __call__(self, args):
+        self.entered = True
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        return self.value

@@ -1,0 +1,367 @@
+# McpServer inside MicroPython: JSON-RPC rules, tools/call, paging bytes, concurrency.
+# Plain test functions with bare asserts: they run under pytest and on the device runners.
+
+import asyncio
+import json
+from binascii import a2b_base64
+
+from umcp import INTEGER, STRING, ImageContent, McpServer, Property
+from umcp.compat import join_pieces
+from portable_support import Gate, call, settle
+
+VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
+
+
+class Wire:
+    """Collects what a server sends."""
+
+    def __init__(self, page_limit=8000, overhead=0):
+        self.server = McpServer(name="dev", version="9", page_limit=page_limit)
+        self.overhead = overhead
+        self.frames = []
+        self.server.set_sender(self._send, overhead)
+
+    async def _send(self, pieces):
+        self.frames.append(join_pieces(pieces))
+
+    def messages(self):
+        return [json.loads(frame) for frame in self.frames]
+
+    async def feed(self, message):
+        """What the server sent while handling `message`, parsed."""
+        before = len(self.frames)
+        await self.server.handle(message if isinstance(message, str) else json.dumps(message))
+        return [json.loads(frame) for frame in self.frames[before:]]
+
+    async def request(self, method, params=None, id=1):
+        message = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            message["params"] = params
+        sent = await self.feed(message)
+        assert len(sent) == 1, sent
+        return sent[0]
+
+    async def initialize(self, version="2025-11-25"):
+        return await self.request("initialize", {"protocolVersion": version, "capabilities": {}}, id=0)
+
+    async def response(self, id):
+        """The response to a tools/call, once its task has run."""
+        await settle(lambda: self._find(id) is not None)
+        return self._find(id)
+
+    def _find(self, id):
+        for message in self.messages():
+            if "method" not in message and message.get("id") == id and type(message.get("id")) is type(id):
+                return message
+        return None
+
+
+async def test_initialize_negotiates_the_version():
+    wire = Wire()
+    for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"):
+        assert (await wire.initialize(version))["result"]["protocolVersion"] == version
+    result = (await wire.initialize("1999-01-01"))["result"]
+    assert result["protocolVersion"] == "2025-11-25"
+    assert result["capabilities"]["tools"] == {"listChanged": True}
+    assert result["serverInfo"] == {"name": "dev", "version": "9"}
+
+
+async def test_vision_and_ping():
+    wire = Wire()
+    seen = []
+    wire.server.on_vision(lambda url, token: seen.append((url, token)))
+    await wire.request("initialize", {"capabilities": {"vision": {"url": "http://v", "token": "t"}}})
+    assert seen == [("http://v", "t")]
+    assert (await wire.request("ping", id="p"))["result"] == {}
+
+
+async def test_ids_keep_their_type():
+    wire = Wire()
+    for request_id in (1, "1", 0, "音量", 2 ** 40):
+        response = await wire.request("ping", id=request_id)
+        assert response["id"] == request_id and type(response["id"]) is type(request_id)
+
+
+async def test_jsonrpc_errors():
+    wire = Wire()
+    cases = [
+        ("garbage", -32700, None),
+        ("[1]", -32600, None),
+        ('{"jsonrpc":"1.0","id":3,"method":"ping"}', -32600, 3),
+        ('{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600, None),
+        ('{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, None),
+        ('{"jsonrpc":"2.0","id":4,"method":7}', -32600, 4),
+        ('{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}', -32600, 5),
+        ('{"jsonrpc":"2.0","id":6,"method":"prompts/list"}', -32601, 6),
+        ('{"jsonrpc":"2.0","id":7,"method":"x\\"y"}', -32601, 7),
+    ]
+    for text, code, echoed in cases:
+        sent = await wire.feed(text)
+        assert len(sent) == 1 and sent[0]["error"]["code"] == code and sent[0]["id"] == echoed, (text, sent)
+    assert 'x"y' in sent[0]["error"]["message"]
+
+
+async def test_notifications_and_responses_are_not_answered():
+    wire = Wire()
+    called = []
+    wire.server.add_tool("t", "d", None, called.append)
+    assert await wire.feed({"jsonrpc": "2.0", "method": "notifications/initialized"}) == []
+    assert await wire.feed({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t"}}) == []
+    assert await wire.feed({"jsonrpc": "2.0", "id": 9, "result": {}}) == []
+    await asyncio.sleep(0)
+    assert called == [] and wire.frames == []
+
+
+async def test_tools_call_results_and_errors():
+    wire = Wire()
+    seen = []
+
+    def set_volume(args):
+        seen.append(args)
+        return True
+
+    async def status(args):
+        await asyncio.sleep(0)
+        return {"volume": 5}
+
+    def broken(args):
+        raise ValueError('no "device"')
+
+    wire.server.add_tool("vol", "d", VOLUME + [Property("fade", INTEGER, default=2)], set_volume)
+    wire.server.add_tool("status", "d", None, status)
+    wire.server.add_tool("broken", "d", None, broken)
+    await wire.feed(call("vol", {"volume": 9}, id=1))
+    await wire.feed(call("status", id=2))
+    await wire.feed(call("broken", id=3))
+    assert (await wire.response(1))["result"] == {"content": [{"type": "text", "text": "true"}], "isError": False}
+    assert seen == [{"volume": 9, "fade": 2}]
+    assert json.loads((await wire.response(2))["result"]["content"][0]["text"]) == {"volume": 5}
+    assert (await wire.response(3))["result"] == {"content": [{"type": "text", "text": 'no "device"'}],
+                                                  "isError": True}
+    unknown = await wire.feed(call("nope", id=4))
+    assert unknown[0]["error"]["code"] == -32602 and "nope" in unknown[0]["error"]["message"]
+
+
+async def test_an_image_reaches_the_sender_as_base64_bytes_never_a_string():
+    # A camera-sized JPEG holding every byte value, so its base64 uses every character.
+    jpeg = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 80 + b"\xff\xd9"
+    server = McpServer()
+    server.add_tool("snap", "d", None, lambda args: ImageContent(jpeg))
+    messages = []
+    server.set_sender(messages.append)
+    await server.handle(call("snap", id=7))
+    await settle(lambda: messages)
+    pieces = messages[0]
+    encoded = [piece for piece in pieces if not isinstance(piece, str)]
+    assert len(encoded) == 1 and isinstance(encoded[0], (bytes, bytearray, memoryview))
+    response = json.loads(join_pieces(pieces))
+    assert response["id"] == 7 and response["result"]["isError"] is False
+    block = response["result"]["content"][0]
+    assert block["type"] == "image" and block["mimeType"] == "image/jpeg"
+    assert bytes(encoded[0]) == block["data"].encode()  # the base64 piece is the image's data
+    assert a2b_base64(block["data"].encode()) == jpeg
+async def test_argument_errors_follow_the_negotiated_version():
+    wire = Wire()
+    wire.server.add_tool("vol", "d", VOLUME, bool)
+    await wire.initialize("2025-06-18")
+    error = (await wire.feed(call("vol", {"volume": True}, id=1)))[0]["error"]
+    assert error == {"code": -32602, "message": "volume: expected integer, got boolean"}
+    await wire.initialize("2025-11-25")
+    result = (await wire.feed(call("vol", {"volume": 101}, id=2)))[0]["result"]
+    assert result == {"content": [{"type": "text", "text": "volume: 101 is above the maximum 100"}], "isError": True}
+
+
+def register_board(server, count):
+    for number in range(count):
+        description = "调节第 %d 个功能。" % number * (1 + number % 3) + "x" * (number * 41 % 200)
+        if number % 5 == 4:
+            server.add_user_only_tool("self.board.t%02d" % number, description, None, bool)
+        else:
+            server.add_tool("self.board.t%02d" % number, description,
+                            [Property("level", INTEGER, default=1, minimum=0, maximum=9)], bool)
+
+
+async def list_pages(wire, params):
+    pages, cursor = [], None
+    while True:
+        page_params = dict(params)
+        if cursor is not None:
+            page_params["cursor"] = cursor
+        before = len(wire.frames)
+        result = (await wire.request("tools/list", page_params, id=2))["result"]
+        pages.append((wire.frames[before], result))
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return pages
+
+
+async def test_pages_fit_the_byte_limit_with_the_envelope():
+    for limit, overhead in ((1400, 70), (1000, 0), (8000, 70)):
+        wire = Wire(limit, overhead)
+        register_board(wire.server, 30)
+        pages = await list_pages(wire, {})
+        names = [tool["name"] for _, result in pages for tool in result["tools"]]
+        assert names == ["self.board.t%02d" % n for n in range(30) if n % 5 != 4]
+        cursors = [result.get("nextCursor") for _, result in pages]
+        assert len(set(cursors)) == len(cursors)
+        for frame, result in pages:
+            assert len(frame.encode()) + overhead <= limit, (limit, len(frame.encode()))
+            assert result["tools"]
+        if limit < 8000:
+            assert len(pages) > 2
+        everything = await list_pages(wire, {"withUserTools": True})
+        assert len([t for _, r in everything for t in r["tools"]]) == 30
+
+
+async def test_a_page_fills_the_limit_to_the_last_byte():
+    # Byte-exact accounting of the frame, envelope, multi-byte text and id included.
+    for overhead in (0, 70):
+        wire = Wire(8000, overhead)
+        for name, description in (("self.a", "调节音量"), ("self.b", "打开灯光。" * 3), ("self.c", "c")):
+            wire.server.add_tool(name, description, None, bool)
+
+        async def page(limit):
+            wire.server.page_limit = limit
+            result = (await wire.request("tools/list", id="页"))["result"]
+            size = len(wire.frames[-1].encode()) + overhead
+            return size, [tool["name"] for tool in result["tools"]], result.get("nextCursor")
+
+        size, names, cursor = await page(8000)
+        assert names == ["self.a", "self.b", "self.c"] and cursor is None
+        frame = wire.frames[-1]  # UTF-8 on MicroPython, \u escapes on CPython
+        assert len(frame.encode()) > len(frame) or "\\u" in frame
+        assert await page(size) == (size, names, None)
+        smaller, names, cursor = await page(size - 1)
+        assert names == ["self.a", "self.b"] and cursor == "self.c"
+        assert await page(smaller) == (smaller, names, cursor)
+        assert (await page(smaller - 1))[1:] == (["self.a"], "self.b")
+
+
+async def test_cursor_errors_and_a_tool_too_big():
+    wire = Wire(600)
+    wire.server.add_tool("small", "d", None, bool)
+    wire.server.add_tool("self.huge", "y" * 700, None, bool)
+    first = (await wire.request("tools/list", {"cursor": ""}))["result"]
+    assert [t["name"] for t in first["tools"]] == ["small"] and first["nextCursor"] == "self.huge"
+    error = (await wire.request("tools/list", {"cursor": "self.huge"}))["error"]
+    assert error["code"] == -32603 and "self.huge" in error["message"]
+    assert (await wire.request("tools/list", {"cursor": "gone"}))["error"]["code"] == -32602
+    assert (await wire.request("tools/list", {"cursor": 3}))["error"]["code"] == -32602
+
+
+async def test_a_slow_tool_does_not_stop_ping_or_tools_list():
+    wire = Wire()
+    gate = Gate()
+    wire.server.add_tool("slow", "d", None, gate)
+    assert await wire.feed(call("slow", id=1)) == []
+    await settle(lambda: gate.entered)
+    assert (await wire.request("ping", id=2))["result"] == {}
+    assert (await wire.request("tools/list", id=3))["result"]["tools"][0]["name"] == "slow"
+    assert wire._find(1) is None
+    gate.release.set()
+    assert (await wire.response(1))["result"]["content"][0]["text"] == "done"
+
+
+async def test_cancellation_sends_no_response():
+    wire = Wire()
+    running, queued, last = Gate(), Gate(), Gate("last")
+    last.release.set()
+    wire.server.add_tool("running", "d", None, running)
+    wire.server.add_tool("queued", "d", None, queued)
+    wire.server.add_tool("last", "d", None, last)
+    await wire.feed(call("running", id=1))
+    await wire.feed(call("queued", id=2))
+    await wire.feed(call("last", id=3))
+    await settle(lambda: running.entered)
+    assert await wire.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}) == []
+    await wire.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    await wire.response(3)
+    assert running.cancelled and not queued.entered
+    assert [m["id"] for m in wire.messages()] == [3]
+
+
+async def test_cancel_calls_drops_every_owed_response_and_counts_them():
+    # What a transport does when its session ends: nobody is left to answer.
+    wire = Wire()
+    running, queued = Gate(), Gate()
+    wire.server.add_tool("running", "d", None, running)
+    wire.server.add_tool("queued", "d", None, queued)
+    await wire.feed(call("running", id=1))
+    await wire.feed(call("queued", id=2))
+    await wire.feed(call("queued", id=3))
+    await settle(lambda: running.entered)
+    assert wire.server.cancel_calls() == 3
+    await settle(lambda: running.cancelled)
+    assert wire.server.cancel_calls() == 0  # nothing is owed any more
+    later = Gate("later")
+    later.release.set()
+    wire.server.add_tool("later", "d", None, later)
+    await wire.feed(call("later", id=4))  # the next session's calls run as usual
+    assert (await wire.response(4))["result"]["content"][0]["text"] == "later"
+    assert not queued.entered
+    assert [m["id"] for m in wire.messages()] == [4]
+
+
+async def test_progress_log_and_list_changed():
+    wire = Wire()
+    server = wire.server
+
+    async def upgrade(args):
+        await server.progress(1, 4)
+        await server.progress(1, 4)  # not increasing: dropped
+        await server.progress(2, 4, "half")
+        return True
+
+    server.add_tool("upgrade", "d", None, upgrade)
+    await wire.initialize()
+    await wire.feed(call("upgrade", id=5, meta={"progressToken": 11}))
+    await wire.response(5)
+    progress = [m["params"] for m in wire.messages() if m.get("method") == "notifications/progress"]
+    assert progress == [{"progressToken": 11, "progress": 1, "total": 4},
+                        {"progressToken": 11, "progress": 2, "total": 4, "message": "half"}]
+    await server.log("error", "disk full")
+    assert wire.messages()[-1]["params"] == {"level": "error", "data": "disk full"}
+    server.add_tool("new1", "d", None, bool)
+    server.add_tool("new2", "d", None, bool)
+    await settle(lambda: any(m.get("method") == "notifications/tools/list_changed" for m in wire.messages()))
+    await asyncio.sleep(0)
+    assert len([m for m in wire.messages() if m.get("method") == "notifications/tools/list_changed"]) == 1
+
+
+async def test_progress_requested_only_for_a_call_with_a_token():
+    wire = Wire()
+    server = wire.server
+    asked = []
+    server.add_tool("t", "d", None, lambda args: asked.append(server.progress_requested()))
+    await wire.feed(call("t", id=1, meta={"progressToken": 7}))
+    await wire.response(1)
+    await wire.feed(call("t", id=2))
+    await wire.response(2)
+    assert asked == [True, False]
+    assert server.progress_requested() is False
+
+
+async def test_a_failing_sender_does_not_stop_the_server():
+    server = McpServer()
+    sent = []
+
+    async def flaky(pieces):
+        sent.append(join_pieces(pieces))
+        if len(sent) == 1:
+            raise OSError(104)
+
+    server.set_sender(flaky)
+    await server.handle('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    await server.handle('{"jsonrpc":"2.0","id":2,"method":"ping"}')
+    assert [json.loads(text)["id"] for text in sent] == [1, 2]
+
+
+def test_duplicate_tool_names_are_refused():
+    server = McpServer()
+    server.add_tool("a", "d", None, bool)
+    try:
+        server.add_tool("a", "d", None, bool)
+    except ValueError as e:
+        assert "a" in str(e)
+    else:
+        assert False, "duplicate accepted"

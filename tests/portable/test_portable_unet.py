@@ -1,0 +1,222 @@
+# Pure logic of the network stack (no sockets): runs under pytest and inside MicroPython.
+# (The Sec-WebSocket-Accept check needs hashlib.sha1, which the WebAssembly build lacks:
+# it is in tests/net/test_unet_ws.py.)
+import binascii
+import struct
+
+import unet.conn
+import unet.ws
+from portable_support import raises
+
+
+
+def test_parse_url_defaults_and_parts():
+    assert unet.conn.parse_url("ws://example.com") == ("ws", "example.com", 80, "/")
+    assert unet.conn.parse_url("wss://api.tenclass.net/xiaozhi/v1/") == (
+        "wss", "api.tenclass.net", 443, "/xiaozhi/v1/")
+    assert unet.conn.parse_url("http://192.168.1.5:8003/mcp/vision/explain") == (
+        "http", "192.168.1.5", 8003, "/mcp/vision/explain")
+    assert unet.conn.parse_url("HTTPS://host?a=1&b=2") == ("https", "host", 443, "/?a=1&b=2")
+    assert unet.conn.parse_url("ws://h:1/p?q=1#frag") == ("ws", "h", 1, "/p?q=1")
+
+
+def test_parse_url_rejects_garbage():
+    for url in ("", "example.com", "ftp://host/", "ws://", "ws://:80/", "ws://h:0/",
+                "ws://h:65536/", "ws://h:x/", "ws://user@h/", "ws://[::1]:80/", 42):
+        assert raises(ValueError, unet.conn.parse_url, url), url
+
+
+def test_parse_url_refuses_spaces_and_control_characters():
+    # Each would let a URL write header lines of its own into the device's request.
+    for bad in (" ", "\t", "\r", "\n", "\r\n", "\x00", "\x1f", "\x7f"):
+        for url in ("http://h/fw" + bad + "x.bin", "http://h/fw.bin?a=" + bad,
+                    "http://h" + bad + "/fw.bin", "ws://h/p" + bad):
+            try:
+                unet.conn.parse_url(url)
+            except ValueError as e:
+                assert "space or control character" in str(e), str(e)
+            else:
+                assert False, "accepted %r" % url
+    smuggled = "http://h/fw.bin HTTP/1.1\r\nX-Evil: 1\r\n"
+    assert raises(ValueError, unet.conn.parse_url, smuggled)
+    assert unet.conn.parse_url("http://h/a%20b?c=%0D") == ("http", "h", 80, "/a%20b?c=%0D")
+    assert unet.conn.parse_url("http://h/\u4e2d") == ("http", "h", 80, "/\u4e2d")
+
+
+def test_host_header_shows_only_non_default_ports():
+    assert unet.conn.host_header("wss", "h", 443) == "h"
+    assert unet.conn.host_header("ws", "h", 8000) == "h:8000"
+
+
+def test_request_head_and_header_injection():
+    head = unet.conn.request_head("GET", "/p", "h", [("A", "1"), ("B", 2)])
+    assert head == b"GET /p HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n"
+    assert raises(ValueError, unet.conn.request_head, "GET", "/", "h", [("A", "x\r\nEvil: 1")])
+
+
+def _pem(der):
+    return (b"-----BEGIN CERTIFICATE-----\n" + binascii.b2a_base64(der)
+            + b"-----END CERTIFICATE-----\n")
+
+
+def test_ca_ders_from_pem_bundles_der_and_lists():
+    der = b"\x30\x82\x01\x0a" + bytes(range(200))
+    other = b"\x30\x82\x00\x05" + b"other"
+    pem = b"junk before\n" + _pem(der)
+    assert unet.conn.ca_ders(pem) == [der]
+    assert unet.conn.ca_ders(pem[12:].decode()) == [der]
+    assert unet.conn.ca_ders(der) == [der]
+    bundle = _pem(der) + b"# a comment between them\n" + _pem(other)
+    assert unet.conn.ca_ders(bundle.decode()) == [der, other]
+    assert unet.conn.ca_ders([bundle, other, _pem(der).decode()]) == [der, other, other, der]
+    assert raises(ValueError, unet.conn.ca_ders, pem[:40])
+    assert raises(ValueError, unet.conn.ca_ders, b"not a certificate")
+
+
+def test_trust_is_verified_unless_said_otherwise_explicitly():
+    assert unet.conn.Trust().verify is True and unet.conn.Trust().cas == []
+    assert unet.conn.Trust(None, False).verify is False
+    for loose in ("false", 0, None, "no"):
+        assert raises(ValueError, unet.conn.Trust, None, loose), loose
+    der = b"\x30\x82\x00\x03abc"
+    trust = unet.conn.Trust(_pem(der).decode())
+    assert trust.cas == [der] and unet.conn.trust(trust) is trust
+    assert unet.conn.trust(None).verify is True
+    assert raises(ValueError, unet.conn.Trust, "-----BEGIN CERTIFICATE-----\nAAAA")
+
+
+def _mask_slowly(data, key):
+    return bytes(b ^ key[i % 4] for i, b in enumerate(data))
+
+
+def _mask(data, key):
+    """What a frame's payload becomes: unet.ws masks it in place, in its frame buffer."""
+    buf = bytearray(data)
+    unet.ws._mask_into(buf, 0, len(buf), unet.ws._key_int(key))
+    return bytes(buf)
+
+
+def test_mask_matches_the_per_byte_definition():
+    key = b"\x01\x80\xff\x5a"
+    data = bytes(range(256)) * 3
+    for n in (0, 1, 3, 4, 5, 127, 512, 768):
+        assert _mask(data[:n], key) == _mask_slowly(data[:n], key), n
+    assert _mask(memoryview(data)[5:9], key) == _mask_slowly(data[5:9], key)
+    assert _mask(b"\x00\x00\x00", key) == key[:3]  # leading zero bytes survive
+    assert _mask(_mask(data, key), key) == data
+
+
+def test_frame_header_lengths():
+    key = b"abcd"
+    assert unet.ws.frame_header(1, 5, key) == b"\x81\x85abcd"
+    assert unet.ws.frame_header(2, 126, key) == b"\x82\xfe\x00\x7eabcd"
+    assert unet.ws.frame_header(2, 65535, key) == b"\x82\xfe\xff\xffabcd"
+    assert unet.ws.frame_header(2, 65536, key) == b"\x82\xff" + struct.pack("!Q", 65536) + key
+    assert unet.ws.frame_header(0, 0, key, False) == b"\x00\x80abcd"
+
+
+def _close_failure(data):
+    """The close code unet.ws answers a close frame carrying `data` with (None: accepted)."""
+    try:
+        unet.ws.parse_close(data)
+    except unet.ws._Fail as e:
+        return e.code
+    return None
+
+
+def test_close_payload_round_trip():
+    assert unet.ws.parse_close(unet.ws.close_payload(1009, "too big")) == (1009, "too big")
+    assert unet.ws.close_payload(1005) == b""
+    assert unet.ws.parse_close(b"") == (1005, "")
+    assert len(unet.ws.close_payload(1000, "x" * 200)) == 125  # control frame limit
+
+
+def test_close_reason_is_cut_at_a_character_boundary():
+    for char, kept in (("\u00e9", 61), ("\u4e2d", 40), ("\U0001f600", 30)):
+        payload = unet.ws.close_payload(1000, "a" + char * 100)
+        assert len(payload) <= 125
+        assert unet.ws.parse_close(payload) == (1000, "a" + char * kept), char
+
+
+def test_bad_close_frames_are_protocol_errors():
+    for code in (0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000, 65535):
+        assert _close_failure(struct.pack("!H", code)) == 1002, code
+    for code in (1000, 1001, 1003, 1007, 1011, 1014, 3000, 4999):
+        assert _close_failure(struct.pack("!H", code) + b"ok") is None, code
+    assert _close_failure(b"\x03") == 1002  # a code is two bytes
+    assert _close_failure(b"\x03\xe8\xff") == 1007  # the reason is not UTF-8
+    assert _close_failure(b"\x03\xe8\xe4\xb8") == 1007  # ... it ends mid-character
+
+
+class _Urandom:
+    """os.urandom for the WebAssembly build, which lacks it (and sockets): masking keys."""
+
+    @staticmethod
+    def urandom(n):
+        import random
+
+        return bytes(random.getrandbits(8) for _ in range(n))
+
+
+if not hasattr(unet.ws.os, "urandom"):
+    unet.ws.os = _Urandom
+
+
+class _RecordingWriter:
+    """A stream writer that keeps each write() call's bytes apart."""
+
+    def __init__(self):
+        self.writes = []
+
+    def write(self, data):
+        self.writes.append(bytes(data))
+
+    async def drain(self):
+        pass
+
+
+def _unframe(data):
+    """One masked client frame -> (first byte, payload, what follows it)."""
+    b0, b1 = data[0], data[1]
+    assert b1 & 0x80, "client frames are masked"
+    length, pos = b1 & 0x7F, 2
+    if length == 126:
+        length, pos = struct.unpack("!H", data[2:4])[0], 4
+    elif length == 127:
+        length, pos = struct.unpack("!Q", data[2:10])[0], 10
+    key = data[pos:pos + 4]
+    pos += 4
+    payload = bytes(b ^ key[i % 4] for i, b in enumerate(data[pos:pos + length]))
+    assert len(payload) == length
+    return b0, payload, data[pos + length:]
+
+
+async def test_a_frame_leaves_in_one_write_header_and_payload_together():
+    writer = _RecordingWriter()
+    ws = unet.ws.WebSocket(None, writer, 32768)
+    fits = "y" * (unet.ws.FRAME_CHUNK - 10)
+    for message, opcode in (("hi", 0x81), (["{\"a\":", b"1", "}"], 0x81), (b"\x00\x01", 0x82),
+                            (fits, 0x81), (["x" * 10, fits], 0x81)):
+        writer.writes.clear()
+        await ws.send(message)
+        assert len(writer.writes) == 1, (len(writer.writes), message)
+        b0, payload, rest = _unframe(writer.writes[0])
+        expected = message if isinstance(message, (str, bytes)) else "".join(
+            p.decode() if isinstance(p, bytes) else p for p in message)
+        if isinstance(expected, str):
+            expected = expected.encode()
+        assert (b0, payload, rest) == (opcode, expected, b""), message
+    writer.writes.clear()
+    await ws.ping()
+    assert len(writer.writes) == 1 and _unframe(writer.writes[0]) == (0x89, b"", b"")
+
+
+async def test_a_long_frame_streams_in_chunks_with_the_header_in_the_first():
+    writer = _RecordingWriter()
+    ws = unet.ws.WebSocket(None, writer, 32768)
+    text = "".join(chr(ord("a") + i % 26) for i in range(3 * unet.ws.FRAME_CHUNK + 7))
+    await ws.send(["<", text, ">"])
+    assert len(writer.writes) == 4
+    assert [len(w) for w in writer.writes[1:]] == [unet.ws.FRAME_CHUNK, unet.ws.FRAME_CHUNK, 9]
+    b0, payload, rest = _unframe(b"".join(writer.writes))
+    assert (b0, payload, rest) == (0x81, ("<" + text + ">").encode(), b"")
