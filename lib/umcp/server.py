@@ -22,7 +22,7 @@ from . import __version__
 from .compat import const, dumps, get_logger, iscoroutine
 from .jsonin import loads
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
-                  INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION, describe,
+                  INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, describe,
                   error_frame, find, result_frame, valid_id)
 from .schema import InvalidParams
 from .tool import McpTool, error_result_pieces, result_pieces
@@ -32,8 +32,6 @@ SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
 # Revision 2026-07-28: no handshake; every request carries its version in _meta.
 MODERN_VERSION = "2026-07-28"
-# What server/discover and the unsupported-version error list, newest first.
-ALL_VERSIONS = (MODERN_VERSION,) + tuple(reversed(SUPPORTED_VERSIONS))
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 # The version the xiaozhi protocol documents, for clients whose initialize omits it.
@@ -41,9 +39,6 @@ _DEFAULT_VERSION = "2024-11-05"
 # From 2025-11-25 on, argument validation errors are tool results, not protocol errors
 # (versions are ISO dates, so they compare as strings).
 _ARGS_AS_RESULTS_FROM = "2025-11-25"
-
-# At most this many resources/subscribe URIs are remembered (each costs its string).
-MAX_SUBSCRIPTIONS = const(8)
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -56,8 +51,6 @@ _MORE_HEAD = '],"nextCursor":"'
 _MORE_END = '"}}'
 _MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
 _TOOLS_OPEN = ',"result":{"tools":['
-_RESOURCES_OPEN = ',"result":{"resources":['
-_TEMPLATES_OPEN = ',"result":{"resourceTemplates":['
 
 # Read only: the params of a message that carries none, without a new dict each time.
 _NO_PARAMS = {}
@@ -91,7 +84,7 @@ class Session:
         self.protocol = None  # negotiated legacy version; None until initialize
         self.modern = False  # its latest request came in revision 2026-07-28's form
         self.min_log_level = 0
-        self.subscriptions = []  # URIs it subscribed to (legacy revisions; at most MAX_SUBSCRIPTIONS)
+        self.subscriptions = []  # URIs it subscribed to (legacy revisions; umcp.resource: at most 8)
         self.updated = []  # subscribed URIs whose notification is on its way
 
     def set_sender(self, send, overhead=0):
@@ -191,19 +184,20 @@ class McpServer:
         del self._tools[index]
         self._tools_changed()
 
-    # Resources: umcp.resource holds their code, imported at the first resource, so a
-    # device without any pays nothing for it.
+    # Resources: umcp.resource holds their code, imported at the first resource or
+    # resources/* request, so a device without any pays nothing for it.
 
     def add_resource(self, uri, name=None, read=None, description=None, mime_type=None):
         """Register an McpResource, or build one from the arguments McpResource takes."""
-        from .resource import McpResource
+        from .resource import add_resource
 
-        resource = uri if isinstance(uri, McpResource) else McpResource(uri, name, read, description, mime_type)
-        if find(self._resources, "uri", resource.uri) >= 0:
-            raise ValueError("a resource at %s is already registered" % resource.uri)
-        self._resources.append(resource)
-        self._resources_changed()
-        return resource
+        return add_resource(self, uri, name, read, description, mime_type)
+
+    def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
+        """Register an McpResourceTemplate, or build one from its arguments."""
+        from .resource import add_template
+
+        return add_template(self, uri_template, name, read, description, mime_type)
 
     def add_resources_later(self, register):
         """`register(server)` adds resources (add_resource, add_resource_template) when a
@@ -212,76 +206,22 @@ class McpServer:
         capability meanwhile, and the late registration announces no list change."""
         self._later.append(register)
 
-    def _load_resources(self):
-        later = self._later
-        if later:
-            self._later = []
-            pending = self._resources_changed_pending
-            self._resources_changed_pending = True  # nobody has seen the list yet
-            try:
-                for register in later:
-                    register(self)
-            finally:
-                self._resources_changed_pending = pending
-
-    def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
-        """Register an McpResourceTemplate, or build one from its arguments."""
-        from .resource import McpResourceTemplate
-
-        template = uri_template
-        if not isinstance(template, McpResourceTemplate):
-            template = McpResourceTemplate(uri_template, name, read, description, mime_type)
-        if find(self._templates, "uri_template", template.uri_template) >= 0:
-            raise ValueError("a resource template %s is already registered" % template.uri_template)
-        self._templates.append(template)
-        self._resources_changed()
-        return template
-
     def remove_resource(self, uri):
-        self._load_resources()
-        index = find(self._resources, "uri", uri)
-        if index < 0:
-            raise KeyError(uri)
-        del self._resources[index]
-        for session in self._sessions:
-            if uri in session.subscriptions:
-                session.subscriptions.remove(uri)
-        self._resources_changed()
+        from .resource import remove
+
+        remove(self, uri, False)
 
     def remove_resource_template(self, uri_template):
-        self._load_resources()
-        index = find(self._templates, "uri_template", uri_template)
-        if index < 0:
-            raise KeyError(uri_template)
-        del self._templates[index]
-        self._resources_changed()
+        from .resource import remove
+
+        remove(self, uri_template, True)
 
     def find_resource(self, uri):
         """(the resource or template serving `uri`, the template's variables or None), or
         None when none does; InvalidParams when `uri` is not a string."""
-        if not isinstance(uri, str):
-            raise InvalidParams("uri must be a string")
-        index = find(self._resources, "uri", uri)
-        if index >= 0:
-            return self._resources[index], None
-        for template in self._templates:
-            variables = template.match(uri)
-            if variables is not None:
-                return template, variables
-        return None
+        from .resource import find_resource
 
-    def _subscribe(self, session, id_json, uri):
-        """The frame answering resources/subscribe (legacy revisions only)."""
-        if self.find_resource(uri) is None:
-            from .resource import not_found_frame
-
-            return not_found_frame(id_json, uri, False)
-        subscriptions = session.subscriptions
-        if uri not in subscriptions:
-            if len(subscriptions) >= MAX_SUBSCRIPTIONS:
-                raise InvalidParams("too many subscriptions (at most %d)" % MAX_SUBSCRIPTIONS)
-            subscriptions.append(uri)
-        return result_frame(id_json, EMPTY_RESULT)
+        return find_resource(self, uri)
 
     def resource_updated(self, uri):
         """Tell the clients that subscribed to `uri` that it changed (from a task: needs
@@ -289,28 +229,11 @@ class McpServer:
         told = False
         for session in self._sessions:
             if uri in session.subscriptions:
+                from .resource import updated
+
                 told = True
-                if uri not in session.updated:
-                    session.updated.append(uri)
-                    if len(session.updated) == 1:
-                        asyncio.create_task(self._announce_updated(session))
+                updated(self, session, uri)
         return told
-
-    async def _announce_updated(self, session):
-        while session.updated:
-            uri = session.updated.pop(0)
-            await self._send(session, ('{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":',
-                                       dumps(uri), "}}"))
-
-    def _resources_changed(self):
-        if self._resources_changed_pending or not self._initialized():
-            return
-        self._resources_changed_pending = True
-        asyncio.create_task(self._announce_resources_changed())
-
-    async def _announce_resources_changed(self):
-        self._resources_changed_pending = False
-        await self._to_initialized('{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}')
 
     def _initialized(self):
         """Whether a client initialized (only they hear of list changes)."""
@@ -472,7 +395,9 @@ class McpServer:
             requested = meta.get(_META_VERSION) if isinstance(meta, dict) else None
             modern = requested == MODERN_VERSION
             if requested is not None and not modern and requested not in SUPPORTED_VERSIONS:
-                await self._send(session, _unsupported_version_frame(id_json, requested))
+                from .modern import unsupported_version_frame
+
+                await self._send(session, unsupported_version_frame(id_json, requested))
                 return
             log_level = None
             if modern:
@@ -482,24 +407,18 @@ class McpServer:
                     if level not in LOG_LEVELS:
                         raise InvalidParams("unknown log level %s" % (level,))
                     log_level = LOG_LEVELS.index(level)
-            if method.startswith("resources/"):
-                self._load_resources()
             if method == "tools/call":
                 reply = self._call_tool(session, request_id, id_json, params, modern, log_level)
             elif method == "tools/list":
                 reply = self._page(session, id_json, params, self._tools, "name", _TOOLS_OPEN, modern)
-            elif method == "resources/read":
-                from .resource import read
+            elif method.startswith("resources/"):
+                from .resource import request
 
-                uri = params.get("uri")
-                reply = await read(self.find_resource(uri), uri, id_json, modern)
-            elif method == "resources/list":
-                reply = self._page(session, id_json, params, self._resources, "uri", _RESOURCES_OPEN, modern)
-            elif method == "resources/templates/list":
-                reply = self._page(session, id_json, params, self._templates, "uri_template", _TEMPLATES_OPEN,
-                                   modern)
+                reply = await request(self, session, id_json, method, params, modern)
             elif method == "server/discover":
-                reply = self._discover(id_json)
+                from .modern import discover_frame
+
+                reply = discover_frame(self, id_json)
             elif modern and method in _LEGACY_ONLY:
                 # Gone from revision 2026-07-28 (subscriptions/listen replaces subscribe).
                 reply = error_frame(id_json, METHOD_NOT_FOUND,
@@ -508,13 +427,6 @@ class McpServer:
                 reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "initialize":
                 reply = await self._initialize(session, id_json, params)
-            elif method == "resources/subscribe":
-                reply = self._subscribe(session, id_json, params.get("uri"))
-            elif method == "resources/unsubscribe":
-                uri = params.get("uri")
-                if uri in session.subscriptions:
-                    session.subscriptions.remove(uri)
-                reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "logging/setLevel":
                 level = params.get("level")
                 if level not in LOG_LEVELS:
@@ -554,25 +466,6 @@ class McpServer:
             "protocolVersion": version,
             "capabilities": capabilities,
             "serverInfo": {"name": self.name, "version": self.version},
-        }
-        return result_frame(id_json, (dumps(result),))
-
-    def _discover(self, id_json):
-        """server/discover (revision 2026-07-28): versions, capabilities, identity.
-
-        `listChanged` and `subscribe` are absent: on that revision they promise
-        subscriptions/listen, which this server does not offer (its legacy clients
-        get both through initialize). Logging is request-scoped there."""
-        capabilities = {"tools": {}, "logging": {}}
-        if self._resources or self._templates or self._later:
-            capabilities["resources"] = {}
-        result = {
-            "resultType": "complete",
-            "supportedVersions": ALL_VERSIONS,
-            "capabilities": capabilities,
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": self.name, "version": self.version}},
-            "ttlMs": 0,
-            "cacheScope": "private",
         }
         return result_frame(id_json, (dumps(result),))
 
@@ -739,8 +632,9 @@ class McpServer:
                 return
 
 
-# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them.
-_LEGACY_ONLY = ("ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
+# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
+# (resources/subscribe and unsubscribe: umcp.resource answers so).
+_LEGACY_ONLY = ("ping", "initialize", "logging/setLevel")
 
 
 def _next_listed(items, start, with_user_tools):
@@ -748,14 +642,6 @@ def _next_listed(items, start, with_user_tools):
         if with_user_tools or not items[index].user_only:
             return index
     return -1
-
-
-def _unsupported_version_frame(id_json, requested):
-    """Revision 2026-07-28's UnsupportedProtocolVersionError."""
-    if not isinstance(requested, str):
-        requested = dumps(requested)
-    data = dumps({"supported": ALL_VERSIONS, "requested": requested})
-    return error_frame(id_json, UNSUPPORTED_VERSION, "Unsupported protocol version", data)
 
 
 def _invalid_request(message):
