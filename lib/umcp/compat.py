@@ -44,6 +44,20 @@ def dumps(obj):
     return json.dumps(obj, separators=(",", ":"))
 
 
+def forget_modules(*names):
+    """Drop modules a rare task loaded (an upgrade, a photo's upload) once it is done, so
+    that their bytecode leaves the heap: the next use imports them again. MicroPython only:
+    on CPython memory is no concern, and code that patched a module expects to find it."""
+    if not _MICROPYTHON:
+        return
+    for name in names:
+        if sys.modules.pop(name, None) is not None:
+            package, _, leaf = name.rpartition(".")
+            parent = sys.modules.get(package)
+            if parent is not None and hasattr(parent, leaf):
+                delattr(parent, leaf)
+
+
 def join_pieces(pieces):
     """The text of a message a sender got as pieces (str, or bytes-like UTF-8 text),
     for a transport or test that needs it whole: streaming transports write the pieces."""
