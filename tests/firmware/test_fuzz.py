@@ -1,4 +1,4 @@
-"""The firmware under hostile input (tests/support/hostile.py), through its real WebSocket link, on
+"""The firmware under hostile input (tools/bench/hostile.py), through its real WebSocket link, on
 CPython and under the MicroPython unix port: every request is answered with its id, every
 unreadable MCP message with a null-id error, a ping within a second after every window, the
 link never drops, and (MicroPython) the heap comes back to where it was.
@@ -10,7 +10,7 @@ import os
 import pytest
 
 from tests.support.firmware_harness import device_session, run
-from tests.support.hostile import drive
+from tools.bench.hostile import drive
 
 MESSAGES = int(os.environ.get("UMCP_SOAK_MESSAGES", "0")) or None
 
