@@ -17,10 +17,11 @@ era is decided per request, from that one `_meta` key, without allocating.
 """
 
 import asyncio
+import gc
 
 from . import __version__
 from .compat import const, dumps, get_logger, iscoroutine
-from .jsonin import loads
+from .jsonin import loads, read_id
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
                   INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, describe,
                   error_frame, find, result_frame, valid_id)
@@ -32,30 +33,54 @@ SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
 # Revision 2026-07-28: no handshake; every request carries its version in _meta.
 MODERN_VERSION = "2026-07-28"
-_META_VERSION = "io.modelcontextprotocol/protocolVersion"
-_META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+_META_VERSION = const("io.modelcontextprotocol/protocolVersion")
+_META_LOG_LEVEL = const("io.modelcontextprotocol/logLevel")
 # The version the xiaozhi protocol documents, for clients whose initialize omits it.
-_DEFAULT_VERSION = "2024-11-05"
+_DEFAULT_VERSION = const("2024-11-05")
 # From 2025-11-25 on, argument validation errors are tool results, not protocol errors
 # (versions are ISO dates, so they compare as strings).
-_ARGS_AS_RESULTS_FROM = "2025-11-25"
+_ARGS_AS_RESULTS_FROM = const("2025-11-25")
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
-_PAGE_END = "]}}"
+_PAGE_END = const("]}}")
 _PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"
 # A page that has more after it ends with '],"nextCursor":"<key>"}}'. Keys (tool
 # names, resource URIs and URI templates) are plain ASCII that JSON needs not
 # escape, so the key goes in as it is and this plus its length is the tail's size.
-_MORE_HEAD = '],"nextCursor":"'
-_MORE_END = '"}}'
+_MORE_HEAD = const('],"nextCursor":"')
+_MORE_END = const('"}}')
 _MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
-_TOOLS_OPEN = ',"result":{"tools":['
+_TOOLS_OPEN = const(',"result":{"tools":[')
+
+# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
+# (resources/subscribe and unsubscribe: umcp.resource answers so).
+_LEGACY_ONLY = const(("ping", "initialize", "logging/setLevel"))
+
 
 # Read only: the params of a message that carries none, without a new dict each time.
 _NO_PARAMS = {}
 
+# The end of the answer to a request the heap could not serve (after FRAME_OPEN and its
+# id): constant, so that sending it allocates next to nothing.
+_OUT_OF_MEMORY = const(',"error":{"code":-32603,"message":"out of memory"}}')
+_REPLACED = const("\ufffd")  # what umcp.jsonin puts in place of a lone surrogate
+
 _log = get_logger("umcp")
+
+
+def _id_text(request_id, token):
+    """The JSON text an answer carries `request_id` in, given `token`, the id's text as
+    the client wrote it. A string whose decoding replaced a lone surrogate escape
+    ("\\ud800") with U+FFFD goes back as it came, escapes and all, so that the client's
+    parser reads the very same string (json.dumps escapes such a string so too); a token
+    with a raw control character is no JSON to echo. Anything else: compact JSON."""
+    if isinstance(request_id, str) and _REPLACED in request_id and "\\u" in token:
+        for char in token:
+            if char < " ":
+                return dumps(request_id)
+        return token
+    return dumps(request_id)
 
 
 def _same_id(a, b):
@@ -91,9 +116,19 @@ class Session:
         self.send = send
         self.overhead = overhead
 
-    async def handle(self, payload):
+    async def receive(self, data):
+        """Serve one message from this client as its transport read it, JSON text (str or
+        bytes-like): the whole message path (see McpServer.receive)."""
+        await self.server.receive(data, self)
+
+    async def handle(self, payload, raw=None, inside=None):
         """Serve one message from this client (see McpServer.handle)."""
-        await self.server.handle(payload, self)
+        await self.server.handle(payload, self, raw, inside)
+
+    async def refuse(self, data, reason, inside=None):
+        """-32700 to this client for a message nobody could read, with its id where `data`
+        shows one (see McpServer.refuse)."""
+        await self.server.refuse(data, reason, self, inside)
 
     async def parse_error(self, reason):
         """-32700 to this client for a message nobody could read."""
@@ -150,6 +185,8 @@ class McpServer:
         self._running = None
         self._list_changed_pending = False
         self._resources_changed_pending = False
+        self.out_of_memory = 0  # messages the heap could not serve (each answered in short)
+        self.notices_lost = 0  # notifications dropped for want of heap
         # The largest message a transport accepts (bytes), announced in initialize as
         # capabilities.experimental.messageLimit.maxBytes; None: not announced. A session
         # may say its own.
@@ -259,17 +296,23 @@ class McpServer:
     # -- outgoing -----------------------------------------------------------
 
     async def notify(self, method, params=None, session=None):
-        """A notification to `session`, or to every client."""
-        message = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        pieces = (dumps(message),)
-        if session is not None:
-            await self._send(session, pieces)
-            return
-        for session in self._sessions[:]:  # a send may end a session
-            if session.send is not None:  # a default session no transport uses
+        """A notification to `session`, or to every client. One that finds no heap (to be
+        built or sent) is dropped and counted (`notices_lost`), never raised."""
+        try:
+            message = {"jsonrpc": "2.0", "method": method}
+            if params is not None:
+                message["params"] = params
+            pieces = (dumps(message),)
+            message = params = None
+            if session is not None:
                 await self._send(session, pieces)
+                return
+            for session in self._sessions[:]:  # a send may end a session
+                if session.send is not None:  # a default session no transport uses
+                    await self._send(session, pieces)
+        except MemoryError:
+            message = params = pieces = None
+            self._notice_lost(method)
 
     async def log(self, level, data, logger=None):
         """A notifications/message, to the client of the running call, or outside a call
@@ -283,9 +326,13 @@ class McpServer:
             raise ValueError("unknown log level %s" % level)
         rank = LOG_LEVELS.index(level)
         call = self._running
-        params = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
+        try:
+            params = {"level": level, "data": data}
+            if logger is not None:
+                params["logger"] = logger
+        except MemoryError:
+            self._notice_lost("notifications/message")
+            return
         if call is not None:
             if call.modern:
                 if call.log_level is None or rank < call.log_level or call.answering:
@@ -313,13 +360,23 @@ class McpServer:
             _log.warning("progress %s does not exceed %s: not sent", progress, call.last_progress)
             return False
         call.last_progress = progress
-        params = {"progressToken": call.progress_token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
+        try:
+            params = {"progressToken": call.progress_token, "progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message is not None:
+                params["message"] = message
+        except MemoryError:
+            self._notice_lost("notifications/progress")
+            return False
+        lost = self.notices_lost
         await self.notify("notifications/progress", params, call.session)
-        return True
+        return lost == self.notices_lost
+
+    def _notice_lost(self, method):
+        gc.collect()
+        self.notices_lost += 1
+        _log.warning("out of memory: a %s was dropped", method)
 
     def progress_requested(self):
         """Whether the running call carried `_meta.progressToken`: its client follows
@@ -328,6 +385,9 @@ class McpServer:
         return call is not None and call.progress_token is not None
 
     async def _send(self, session, pieces):
+        """Hand one message to the session's transport. A MemoryError is raised (the
+        transport sent nothing: the caller may answer in short, see _out_of_memory);
+        anything else is logged: a broken link must not stop the server."""
         if session.send is None:
             _log.warning("no sender installed: dropped a message")
             return
@@ -335,32 +395,90 @@ class McpServer:
             sent = session.send(pieces)
             if iscoroutine(sent):
                 await sent
-        except Exception as e:  # a broken link must not stop the server
+        except MemoryError:
+            raise
+        except Exception as e:
             _log.error("send failed: %s", describe(e))
+
+    async def _out_of_memory(self, session, id_json):
+        """The heap could not serve a message (reading, deciding, building or sending its
+        answer): collect, log once, and answer the request `id_json` (None: a notification,
+        owed nothing) with -32603 in a frame of a few constant pieces. The link, the other
+        messages and the heap carry on."""
+        gc.collect()
+        self.out_of_memory += 1
+        _log.warning("out of memory: request %s answered -32603", id_json)
+        if id_json is None:
+            return
+        try:
+            await self._send(session, (FRAME_OPEN, id_json, _OUT_OF_MEMORY))
+        except MemoryError:
+            gc.collect()
+            _log.warning("out of memory: no answer could go out to %s", id_json)
 
     # -- incoming -----------------------------------------------------------
 
     async def parse_error(self, reason, session=None):
         """Answer a message that could not be parsed: -32700 with a null id (no id
         could be read), `reason` saying why (umcp.jsonin's words)."""
-        _log.warning("unparsable message: %s", reason)
-        await self._send(session or self.default, error_frame("null", PARSE_ERROR, "parse error: " + reason))
+        await self.refuse(None, reason, session)
 
-    async def handle(self, payload, session=None):
-        """Serve one incoming JSON-RPC message (dict, or JSON text or bytes) from
-        `session` (None: the default session).
-
-        Never raises and never waits for a tool callback.
-        """
+    async def receive(self, data, session=None):
+        """Serve one message as the transport read it, JSON text (str or bytes-like), from
+        `session` (None: the default session): the whole message path a transport needs.
+        Text that cannot be read is answered with its id where one can be read (refuse);
+        a MemoryError anywhere costs that message only (-32603 to a request). Never raises
+        and never waits for a tool callback."""
         if session is None:
             session = self.default
         try:
-            if isinstance(payload, (str, bytes, bytearray, memoryview)):
-                try:
-                    payload = loads(payload)
-                except ValueError as e:
-                    await self.parse_error(str(e), session)
-                    return
+            message = loads(data)
+        except ValueError as e:
+            await self.refuse(data, str(e), session)
+            return
+        await self._serve(message, session, data, None)
+
+    async def refuse(self, data, reason, session=None, inside=None):
+        """Answer a message nobody could read (`reason`: why, in umcp.jsonin's words) with
+        -32700, carrying the request's id when `data` (its text, or as much of it as
+        arrived; str or bytes-like) shows one at its top level (jsonin.read_id), else a
+        null id. `inside`: the key (bytes) of the envelope member that holds the message."""
+        if session is None:
+            session = self.default
+        id_json = "null"
+        try:
+            if data is not None:
+                found = read_id(data, inside)
+                data = None
+                if found is not None and valid_id(found[0]):
+                    id_json = _id_text(found[0], found[1])
+            _log.warning("unreadable message (id %s): %s", id_json, reason)
+            await self._send(session, error_frame(id_json, PARSE_ERROR, "parse error: " + reason))
+        except MemoryError:
+            data = None
+            await self._out_of_memory(session, id_json)
+
+    async def handle(self, payload, session=None, raw=None, inside=None):
+        """Serve one incoming JSON-RPC message (dict, or JSON text or bytes, which
+        receive() reads) from `session` (None: the default session). `raw`: the text the
+        message was read from, and `inside` the key (bytes) of the envelope member that
+        held it: a string id whose decoding replaced a lone surrogate is then answered as
+        the client wrote it (see _id_text).
+
+        Never raises and never waits for a tool callback; a MemoryError costs this
+        message only (_out_of_memory).
+        """
+        if session is None:
+            session = self.default
+        if isinstance(payload, (str, bytes, bytearray, memoryview)):
+            await self.receive(payload, session)
+        else:
+            await self._serve(payload, session, raw, inside)
+
+    async def _serve(self, payload, session, raw, inside):
+        """handle() for a message already parsed (any JSON value)."""
+        id_json = None  # a notification is owed nothing
+        try:
             if not isinstance(payload, dict):
                 await self._send(session, error_frame("null", INVALID_REQUEST, "a message must be one JSON object"))
                 return
@@ -369,15 +487,26 @@ class McpServer:
                 _log.info("ignored a response from the client (id %s)", payload.get("id"))
                 return
             request_id = payload.get("id")
-            id_json = dumps(request_id) if valid_id(request_id) else "null"
+            if "id" in payload:
+                id_json = "null"
+                if valid_id(request_id):
+                    id_json = dumps(request_id)
+                    if raw is not None and isinstance(request_id, str) and _REPLACED in request_id:
+                        found = read_id(raw, inside)
+                        if found is not None and found[0] == request_id:
+                            id_json = _id_text(request_id, found[1])
+            raw = None
             problem = _invalid_request(payload)
             if problem is not None:
-                await self._send(session, error_frame(id_json, INVALID_REQUEST, problem))
+                await self._send(session, error_frame(id_json or "null", INVALID_REQUEST, problem))
             elif "id" not in payload:
                 self._notification(session, payload["method"], payload.get("params", _NO_PARAMS))
             else:
                 await self._request(session, request_id, id_json, payload["method"],
                                     payload.get("params", _NO_PARAMS))
+        except MemoryError:
+            payload = raw = None
+            await self._out_of_memory(session, id_json)
         except Exception as e:  # a bug of ours must not stop the device
             _log.error("dropped a message: %s", describe(e))
 
@@ -438,6 +567,8 @@ class McpServer:
                 reply = error_frame(id_json, METHOD_NOT_FOUND, "method not found: " + method)
         except InvalidParams as e:
             reply = error_frame(id_json, INVALID_PARAMS, str(e))
+        except MemoryError:
+            raise  # handle() answers in short
         except Exception as e:
             _log.error("%s failed: %s", method, describe(e))
             reply = error_frame(id_json, INTERNAL_ERROR, "internal error: " + describe(e))
@@ -483,7 +614,9 @@ class McpServer:
 
     def _page(self, session, id_json, params, items, key, opening, modern):
         """The pieces of one page: as many entries as fit in `page_limit`, envelope
-        included. `key` names the attribute that identifies an entry: a page that has
+        included. The entries go into the pieces as they are (umcp.compat.piece_utf8):
+        each is serialized only when the transport writes it, so a page never holds more
+        than one entry's text. `key` names the attribute that identifies an entry: a page that has
         more after it gives the next entry's key as its nextCursor."""
         cursor = params.get("cursor")
         with_user_tools = params.get("withUserTools") is True
@@ -511,7 +644,7 @@ class McpServer:
                 break
             if used:
                 pieces.append(",")
-            pieces.append(items[index].json())
+            pieces.append(items[index])  # serialized as the transport writes it
             used = size
             index = after
         if index < 0:
@@ -578,17 +711,28 @@ class McpServer:
             if call.cancelled:
                 return
             call.started = True
+            pieces = None  # none: the heap could not hold the answer
             try:
-                value = call.tool.callback(call.args)
-                if iscoroutine(value):
-                    value = await value
-                pieces = result_pieces(value, call.modern)
-            except Exception as e:  # CancelledError is no Exception: it goes to the outer try
-                _log.warning("tool %s failed: %s", call.tool.name, describe(e))
-                pieces = error_result_pieces(describe(e), call.modern)
-            if not call.cancelled:  # a tool may have swallowed its cancellation
+                try:
+                    value = call.tool.callback(call.args)
+                    if iscoroutine(value):
+                        value = await value
+                    pieces = result_pieces(value, call.modern)
+                except MemoryError:
+                    pass
+                except Exception as e:  # CancelledError is no Exception: it goes to the outer try
+                    _log.warning("tool %s failed: %s", call.tool.name, describe(e))
+                    pieces = error_result_pieces(describe(e), call.modern)
+                value = None
+                if not call.cancelled and pieces is not None:  # a tool may have swallowed its cancellation
+                    call.answering = True
+                    await self._send(call.session, result_frame(call.id_json, pieces))
+            except MemoryError:
+                pieces = None
+            if pieces is None and not call.cancelled:
+                value = None
                 call.answering = True
-                await self._send(call.session, result_frame(call.id_json, pieces))
+                await self._out_of_memory(call.session, call.id_json)
         except asyncio.CancelledError:
             pass  # cancelled by the client: it expects no response
         finally:
@@ -631,10 +775,6 @@ class McpServer:
                 del self._queue[index]
                 return
 
-
-# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
-# (resources/subscribe and unsubscribe: umcp.resource answers so).
-_LEGACY_ONLY = ("ping", "initialize", "logging/setLevel")
 
 
 def _next_listed(items, start, with_user_tools):

@@ -8,7 +8,7 @@ import asyncio
 from umcp.compat import const
 
 _DEFAULT_PORTS = {"ws": 80, "wss": 443, "http": 80, "https": 443}
-_TLS_SCHEMES = ("wss", "https")
+_TLS_SCHEMES = const(("wss", "https"))
 _MAX_LINE = const(4096)  # longest status, header or chunk-size line we accept
 _LINE_START = const(256)  # a line buffer's first size: it doubles up to _MAX_LINE as needed
 _MAX_HEADERS = const(64)  # header lines, repeated names included
@@ -198,7 +198,18 @@ async def read_exactly(reader, n):
     if not hasattr(reader, "readinto"):  # CPython streams
         return bytearray(await reader.readexactly(n))
     buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
-    view = memoryview(buf)
+    await read_into(reader, memoryview(buf))
+    return buf
+
+
+async def read_into(reader, view):
+    """Fill `view` (a memoryview of a bytearray) from `reader`; EOFError if the stream
+    ends first. On MicroPython it reads in place (a buffer allocated beforehand: nothing
+    of the size of the data is allocated here)."""
+    n = len(view)
+    if not hasattr(reader, "readinto"):  # CPython streams
+        view[:] = await reader.readexactly(n)
+        return
     got = 0
     while got < n:
         count = await reader.readinto(view[got:])
@@ -206,7 +217,6 @@ async def read_exactly(reader, n):
             raise EOFError
         if count:  # None: a TLS record is not complete yet
             got += count
-    return buf
 
 
 def line_buffer():

@@ -1,8 +1,13 @@
 """Hostile input for the device: mutated xiaozhi/MCP messages, each with what the device
-owes in return, and a driver that sends them over a real link and checks every answer.
+owes in return, and a driver that sends them over a real link and accounts for every answer.
 
-Used by tests/firmware/test_fuzz.py (a few thousand messages in make test) and by make soak (a
-hundred thousand). Seeded: a failure names the seed and the message that caused it.
+Used by tests/firmware/test_fuzz.py (a few thousand messages in make test), by make soak (a
+hundred thousand) and by make bench (10,000, on the measuring form's heap). Seeded: a
+failure names the seed and the message that caused it. What a request owes: an answer
+carrying its id whenever the id can be read, even from text that is cut short, invalid or
+nested too deep (the top-level "id" member, complete, before whatever went wrong), and
+carrying it exactly as sent (a lone surrogate escape included: json.loads reads the very
+same string back). Messages stay within the limit the device announced.
 """
 
 import asyncio
@@ -34,7 +39,7 @@ def _odd_values(rng):
 
 
 def _id_for(n, rng):
-    """(id as sent, id as the reply must carry it): surrogates come back as valid text."""
+    """(id as sent, id as the reply must carry it): the same, a lone surrogate included."""
     kind = rng.randrange(6)
     if kind == 0:
         return n, n
@@ -45,7 +50,7 @@ def _id_for(n, rng):
     if kind == 3:
         return "%s%d" % (EMOJI, n), "%s%d" % (EMOJI, n)
     if kind == 4:
-        return "\ud83d%d" % n, "\ufffd%d" % n  # a lone surrogate: replaced, never echoed
+        return "\ud83d%d" % n, "\ud83d%d" % n  # a lone surrogate: echoed escaped, as sent
     return "\u00e9\u4e2d-%d" % n, "\u00e9\u4e2d-%d" % n
 
 
@@ -128,15 +133,23 @@ def make_case(n, session_id, rng):
         if payload["method"] == "notifications/cancelled":
             payload["params"] = {"requestId": "never-used-%d" % n}  # cancel nothing we wait for
         return Case(_envelope(session_id, json.dumps(payload)), NOTHING)
-    if pick == 14:  # nested far too deep, inside the payload
+    if pick == 14:  # nested far too deep: the payload itself (no id), or its params
         depth = rng.choice((33, 100, 1000))
-        return Case(_envelope(session_id, "[" * depth + "]" * depth), NULL_ERROR)
-    if pick == 15:  # truncated
+        if rng.randrange(2):
+            return Case(_envelope(session_id, "[" * depth + "]" * depth), NULL_ERROR)
+        sent_id, reply_id = _id_for(n, rng)
+        text = '{"jsonrpc":"2.0","id":%s,"method":"ping","params":{"x":%s}}' % (
+            json.dumps(sent_id), "[" * depth + "]" * depth)
+        return Case(_envelope(session_id, text), REPLY, reply_id)
+    if pick == 15:  # truncated: the id is owed its answer if the cut comes after it
         text = _envelope(session_id, json.dumps({"jsonrpc": "2.0", "id": n, "method": "ping"}))
-        return Case(text[:rng.randrange(len(text) - 10, len(text) - 1)], NULL_ERROR)
-    if pick == 16:  # NaN literal and duplicated keys
+        text = text[:rng.randrange(len(text) - 40, len(text) - 1)]
+        if '"id": %d,' % n in text:
+            return Case(text, REPLY, n)
+        return Case(text, NULL_ERROR)
+    if pick == 16:  # NaN literal and duplicated keys: invalid, but the id reads
         text = '{"jsonrpc":"2.0","id":%d,"id":%d,"method":"tools/call","params":{"name":"x","arguments":{"v":NaN}}}' % (n, n)
-        return Case(_envelope(session_id, text), NULL_ERROR)
+        return Case(_envelope(session_id, text), REPLY, n)
     if pick == 17:  # duplicated keys, valid otherwise: the last wins
         text = '{"jsonrpc":"2.0","id":"dup","id":%d,"method":"ping","method":"ping"}' % n
         return Case(_envelope(session_id, text), REPLY, n)
@@ -148,51 +161,88 @@ def make_case(n, session_id, rng):
 
 
 class Report:
-    """What one run saw."""
+    """What one run saw. `problems` says, with the seed, everything the device owed and
+    did not give (empty: a clean run)."""
 
-    def __init__(self):
+    def __init__(self, seed):
+        self.seed = seed
         self.sent = 0
-        self.requests = 0
-        self.null_errors = 0
+        self.requests = 0  # requests owed an answer with their id
+        self.answered = 0  # of them, answered so
+        self.unanswered = []  # the frames of those that were not (the first few)
+        self.unanswered_count = 0
+        self.expected_null = 0  # unreadable messages owed a null-id error
+        self.null_errors = 0  # null-id errors seen
+        self.out_of_memory = 0  # answers that said the device had no heap for the request
+        self.skipped = 0  # cases drawn over the announced message limit, not sent
+        self.drops = 0  # connections that ended during the run
+        self.late_pings = 0  # window pings answered later than ping_s (or not at all)
         self.ping_ms = []  # round trip of the ping after each window
+
+    @property
+    def problems(self):
+        found = []
+        if self.unanswered_count:
+            found.append("%d request(s) with a readable id unanswered, e.g. %r"
+                         % (self.unanswered_count, self.unanswered[:1]))
+        if self.null_errors != self.expected_null:
+            found.append("%d null-id errors, %d expected" % (self.null_errors, self.expected_null))
+        if self.drops:
+            found.append("the link dropped %d time(s)" % self.drops)
+        if self.late_pings:
+            found.append("%d window ping(s) late or unanswered" % self.late_pings)
+        return ["seed %d: %s" % (self.seed, problem) for problem in found]
 
     def summary(self):
         worst = max(self.ping_ms) if self.ping_ms else 0
-        return ("%d messages (%d requests answered, %d null-id errors), ping after each window: "
-                "worst %.1f ms" % (self.sent, self.requests, self.null_errors, worst))
+        return ("%d messages (%d of %d requests answered with their id, %d out of memory; %d "
+                "null-id errors of %d owed), %d link drop(s), ping after each window: worst %.1f ms"
+                % (self.sent, self.answered, self.requests, self.out_of_memory, self.null_errors,
+                   self.expected_null, self.drops, worst))
 
 
 class Replies:
-    """Reads every frame of the device into replies by id; counts null-id errors."""
+    """Reads every frame of the device into replies by id; counts null-id errors. A frame
+    a strict parser refuses (invalid UTF-8 closes the link first) or a second answer to
+    one id is noted in `bad`."""
 
     def __init__(self, ws):
         self.ws = ws
         self.by_id = {}
         self.null_errors = 0
+        self.bad = []
+        self.closed = False
         self.changed = asyncio.Event()
         self.task = asyncio.create_task(self._read())
 
     async def _read(self):
-        while True:
-            frame = await self.ws.recv()
-            envelope = json.loads(frame)  # strict: invalid UTF-8 would have closed the link
-            payload = envelope.get("payload")
-            if envelope.get("type") != "mcp" or "method" in payload:
-                continue  # notifications (log messages, list changes)
-            if payload.get("id") is None:
-                assert "error" in payload, payload
-                self.null_errors += 1
-            else:
-                key = json.dumps(payload["id"])
-                assert key not in self.by_id, "two replies for id %s" % key
-                self.by_id[key] = payload
+        try:
+            while True:
+                frame = await self.ws.recv()
+                envelope = json.loads(frame)
+                payload = envelope.get("payload")
+                if envelope.get("type") != "mcp" or "method" in payload:
+                    continue  # notifications (log messages, list changes)
+                if payload.get("id") is None:
+                    if "error" not in payload:
+                        self.bad.append(payload)
+                    self.null_errors += 1
+                else:
+                    key = json.dumps(payload["id"])
+                    if key in self.by_id:
+                        self.bad.append(("two replies", payload))
+                    self.by_id[key] = payload
+                self.changed.set()
+        except Exception:  # the connection ended (or sent what JSON cannot read)
+            self.closed = True
             self.changed.set()
+            raise
 
     async def wait_for(self, predicate, timeout):
         deadline = time.monotonic() + timeout
         while not predicate():
-            if self.task.done():
-                self.task.result()  # the reader failed: raise what it saw
+            if self.closed:
+                return False
             self.changed.clear()
             left = deadline - time.monotonic()
             if left <= 0:
@@ -204,48 +254,80 @@ class Replies:
         return True
 
 
-async def drive(ws, session_id, count, seed, window=50, settle_s=10.0, ping_s=1.0):
+async def drive(ws, session_id, count, seed, window=50, settle_s=10.0, ping_s=1.0, limit=None,
+                reconnect=None):
     """Send `count` hostile messages over the device's connection `ws` (a websockets
-    server connection after the hello), in windows; after each window the device must have
-    answered everything it owes and a ping within `ping_s`. Returns a Report; raises
-    AssertionError naming the seed and message on any failure."""
+    server connection after the hello), in windows; after each window, what the device
+    owes is collected (within `settle_s`) and a ping must come back within `ping_s`.
+    `limit`: the message limit the device announced (cases over it are drawn again).
+    `reconnect()`: a coroutine giving (ws, session_id) of the device's next connection,
+    to go on after a drop (without it a drop ends the run). Returns a Report: its
+    `problems` are what the device owed and did not give."""
     rng = random.Random(seed)
     replies = Replies(ws)
-    report = Report()
-    expected_null = 0
+    report = Report(seed)
     try:
         n = 0
         while n < count:
             owed = []
+            expected_null = 0
             for _ in range(min(window, count - n)):
                 n += 1
                 case = make_case(n, session_id, rng)
-                await ws.send(case.frame)
+                while limit and len(case.frame if isinstance(case.frame, bytes) else case.frame.encode()) > limit:
+                    report.skipped += 1
+                    case = make_case(n, session_id, rng)
+                try:
+                    await ws.send(case.frame)
+                except Exception:  # the connection is gone: the reader notes it
+                    break
                 report.sent += 1
                 if case.kind == REPLY:
                     owed.append((json.dumps(case.reply_id), case))
                 elif case.kind == NULL_ERROR:
                     expected_null += 1
-            ok = await replies.wait_for(
-                lambda: all(key in replies.by_id for key, _ in owed) and replies.null_errors >= expected_null,
-                settle_s)
-            missing = [case.frame for key, case in owed if key not in replies.by_id]
-            assert ok, "seed %d: no reply to %d message(s), e.g. %r; null-id errors %d of %d" % (
-                seed, len(missing), missing[:1], replies.null_errors, expected_null)
             report.requests += len(owed)
-            for key, _ in owed:
-                del replies.by_id[key]
-            ping_id = "window-ping-%d" % n
-            started = time.monotonic()
-            await ws.send(_envelope(session_id, json.dumps({"jsonrpc": "2.0", "id": ping_id, "method": "ping"})))
-            key = json.dumps(ping_id)
-            assert await replies.wait_for(lambda: key in replies.by_id, ping_s), \
-                "seed %d: ping not answered within %.1f s after message %d" % (seed, ping_s, n)
-            report.ping_ms.append((time.monotonic() - started) * 1000)
-            assert replies.by_id.pop(key)["result"] == {}
-        assert replies.null_errors == expected_null, "seed %d: %d null-id errors, expected %d" % (
-            seed, replies.null_errors, expected_null)
-        report.null_errors = expected_null
+            report.expected_null += expected_null
+            nulls_before = replies.null_errors
+            await replies.wait_for(
+                lambda: all(key in replies.by_id for key, _ in owed)
+                and replies.null_errors - nulls_before >= expected_null, settle_s)
+            for key, case in owed:
+                answer = replies.by_id.pop(key, None)
+                if answer is None:
+                    report.unanswered_count += 1
+                    if len(report.unanswered) < 5:
+                        report.unanswered.append(case.frame)
+                else:
+                    report.answered += 1
+                    if (answer.get("error") or {}).get("message") == "out of memory":
+                        report.out_of_memory += 1
+            report.null_errors += replies.null_errors - nulls_before
+            replies.null_errors = nulls_before = 0
+            if not replies.closed:
+                ping_id = "window-ping-%d" % n
+                started = time.monotonic()
+                key = json.dumps(ping_id)
+                try:
+                    await ws.send(_envelope(session_id, json.dumps(
+                        {"jsonrpc": "2.0", "id": ping_id, "method": "ping"})))
+                    on_time = await replies.wait_for(lambda: key in replies.by_id, ping_s)
+                    if not on_time:
+                        report.late_pings += 1
+                        await replies.wait_for(lambda: key in replies.by_id, settle_s)
+                    if key in replies.by_id:
+                        report.ping_ms.append((time.monotonic() - started) * 1000)
+                        replies.by_id.pop(key)
+                except Exception:
+                    pass
+            if replies.closed:
+                report.drops += 1
+                replies.task.cancel()
+                if reconnect is None:
+                    break
+                ws, session_id = await reconnect()
+                replies = Replies(ws)
+        report.bad = replies.bad
         return report
     finally:
         replies.task.cancel()
