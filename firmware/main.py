@@ -55,6 +55,14 @@ def run():
         # Printed where `make repl` shows it; nothing else can run without a config.
         print("umcp cannot start:", e)
         sys.exit(1)
+    except Exception as e:
+        # Nothing should end the application but Ctrl-C; if something did (a bug, the heap
+        # run out where nothing could catch it), the board starts again rather than sit
+        # there unreachable.
+        print("umcp stopped:", repr(e))
+        import machine
+
+        machine.reset()
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ none (or where one did not answer at start-up: that is logged, and the device ca
 without it). It restores the saved volume, brightness and theme.
 """
 
-from umcp.compat import get_logger
+from umcp.compat import const, get_logger
 
 _log = get_logger("boards")
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def load(name):

@@ -3,26 +3,15 @@
 import asyncio
 import sys
 
-import boards
-from devsvc.settings import Settings
-from umcp import McpServer, __version__
-from umcp.compat import add_log_sink, get_logger
-from umcpfw.common_tools import CommonTools
-from umcpfw.resources import DeviceResources, LogRing
-from umcpfw.vision import VisionClient
-from unet.conn import Trust
+from umcp import __version__
+from umcp.compat import const, forget_modules, get_logger
 
 VERSION = __version__  # the firmware is umcp's release
 SETTINGS_FILE = "settings.json"
-_LINK_RESTART_S = 2
-# Optional config.json keys handed to the link as they are (timings in seconds): to both
-# transports, then to the WebSocket one only, then to the MQTT one only.
-_LINK_OPTIONS = ("hello_timeout", "idle_timeout", "backoff_min", "backoff_max", "stable_after")
-_WEBSOCKET_OPTIONS = ("protocol_version", "ping_interval")
-_MQTT_OPTIONS = ("keepalive",)
+_LINK_RESTART_S = const(2)
 # The largest incoming message when config.json sets no max_message: an eighth of the heap
-# free at boot (a message is held as its bytes, its text and its parsed objects at once),
-# between these bounds.
+# free as a session starts (a message is held as its bytes and its parsed objects at
+# once), no more than one block the heap can give then, between these bounds.
 MAX_MESSAGE_CAP = 32768
 MAX_MESSAGE_FLOOR = 2048
 
@@ -35,12 +24,15 @@ class ConfigError(ValueError):
 
 def log_exception(what, e):
     log.error("%s: %r", what, e)
-    if hasattr(sys, "print_exception"):
-        sys.print_exception(e)
+    if isinstance(e, MemoryError):
+        import gc
 
-
-def format_mac(raw):
-    return ":".join("%02x" % b for b in raw)
+        gc.collect()  # and no traceback, which needs heap
+    elif hasattr(sys, "print_exception"):
+        try:
+            sys.print_exception(e)
+        except Exception:
+            pass
 
 
 def max_message_for(free):
@@ -48,6 +40,21 @@ def max_message_for(free):
     if free is None:
         return MAX_MESSAGE_CAP
     return max(MAX_MESSAGE_FLOOR, min(MAX_MESSAGE_CAP, free // 8 // 1024 * 1024))
+
+
+def message_limit():
+    """The incoming message limit for a session starting now (config.json's max_message
+    unset): max_message_for() the heap free now, halved until the heap can give it in one
+    piece (the bytes of a message are one block): a limit the board can really decode."""
+    free = free_heap()
+    limit = max_message_for(free)
+    while free is not None and limit > MAX_MESSAGE_FLOOR:
+        try:
+            bytearray(limit)  # tried, then garbage
+            break
+        except MemoryError:
+            limit //= 2
+    return limit
 
 
 def free_heap():
@@ -64,39 +71,9 @@ class Application:
     def __init__(self, config):
         self.config = config
         self.version = VERSION
-        # The recent log lines, for device://log: from here on (a fixed-size ring).
-        self.log_ring = LogRing()
-        add_log_sink(self.log_ring.add)
-        self.settings = Settings(SETTINGS_FILE)
-        # The board puts the saved volume, brightness and theme back onto its hardware.
-        self.board = boards.load(config["board"]).create(config, self.settings)
-        self.device_id = config.get("device_id") or self.mac_address()
-        self.client_id = self.settings.get("client_id")  # a UUID made once by Settings
-        # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
-        # unverified only with "tls_verify": false (a warning at every connection). A broken
-        # "ca" or a tls_verify that is not true/false stops the start here, saying so.
-        try:
-            self.trust = Trust(config.get("ca"), config.get("tls_verify", True))
-        except ValueError as e:
-            raise ConfigError("config.json: %s" % e)
-        self.vision = VisionClient(self.device_id, self.client_id, self.trust)
         self.tools = None
-        self.server = self.build_server()
         self.ota = None  # the OTA check (devsvc.otacheck), where config.json has an ota_url
         self.fleet = None
-        if config.get("ota_url"):
-            from umcpfw.fleet import Fleet  # only with an OTA server (heap)
-
-            self.fleet = Fleet(self)
-            self.ota = self.fleet.check
-        if self.ota is None:
-            try:
-                self.transport()  # refuse a config without a server at once
-            except ValueError as e:
-                raise ConfigError(str(e))
-        # Everything the session keeps is built: what is free now bounds incoming messages.
-        self.max_message = config.get("max_message") or max_message_for(free_heap())
-        self.server.max_message = self.max_message  # announced in initialize
         self.link = None  # built in run(), once the OTA check said where to connect
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
@@ -105,76 +82,31 @@ class Application:
         self._reboot_task = None
         self._wifi_task = None
         self._ota_task = None
+        # Log ring, settings, board, trust, vision, server and tools, the OTA check: built
+        # by umcpfw.boot, whose code then leaves the heap.
+        from umcpfw import boot
 
-    def mac_address(self):
-        """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
-        if self.board.wlan is not None:
-            return format_mac(self.board.wlan.config("mac"))
-        import machine
-
-        return format_mac(machine.unique_id())
-
-    def build_server(self):
-        # The application's own server, not a module-wide one: running the application
-        # again in the same interpreter (the REPL after Ctrl-C) starts from nothing.
-        server = McpServer(self.board.name, VERSION)
-        if self.config.get("max_payload"):
-            server.page_limit = self.config["max_payload"]
-        server.on_vision(self.vision.configure)
-        self.tools = CommonTools(server, self.board, self.settings, self.vision, VERSION,
-                                 self.reboot, self.trust)
-        self.tools.register()
-        self.board.register_tools(server)
-        self.tools.resources = DeviceResources(server, self.tools, self.board, self.log_ring)
-        self.tools.resources.register()
-        return server
-
-    # -- where to connect
-
-    def transport(self):
-        """{"websocket": {url, token}} or {"mqtt": {...}}: what the OTA server gave last
-        (saved), else config.json's url and token, else a provisioned server_url/token."""
-        config = self.config
-        if self.ota is not None:
-            saved = self.ota.saved_transport()
-            if saved:
-                return saved
-        url = config.get("url") or self.settings.get("server_url")
-        token = config.get("token") or self.settings.get("token")
-        if url and token:
-            return {"websocket": {"url": url, "token": token}}
-        if self.ota is not None:
-            raise ValueError("the OTA server at %s gave no websocket or mqtt settings yet"
-                             % config["ota_url"])
-        raise ValueError("config.json needs ota_url, or the server's url and token")
+        try:
+            boot.build(self)
+        finally:
+            boot = None
+            forget_modules("umcpfw.boot")
 
     def build_link(self):
-        """The link for transport(); the application only uses run(), stop(), connected."""
-        config = self.config
-        transport = self.transport()
-        options = {"ca": self.trust, "max_message": self.max_message,
-                   "on_system": self.on_system, "on_alert": self.on_alert}
-        for key in _LINK_OPTIONS:
-            if key in config:
-                options[key] = config[key]
-        if "mqtt" in transport:
-            from xiaozhi.mqtt_link import MqttLink  # imported only when used (heap)
+        """The link for where to connect (umcpfw.boot, loaded for it)."""
+        from umcpfw import boot
 
-            for key in _MQTT_OPTIONS:
-                if key in config:
-                    options[key] = config[key]
-            return MqttLink(self.server, transport["mqtt"], self.device_id, self.client_id,
-                            **options)
-        from xiaozhi.link import XiaozhiLink
+        try:
+            return boot.build_link(self)
+        finally:
+            boot = None
+            forget_modules("umcpfw.boot")
 
-        websocket = transport["websocket"]
-        for key in _WEBSOCKET_OPTIONS:
-            if key in config:
-                options[key] = config[key]
-        if isinstance(websocket.get("version"), int) and "protocol_version" not in config:
-            options["protocol_version"] = websocket["version"]
-        return XiaozhiLink(self.server, websocket["url"], websocket.get("token") or "",
-                           self.device_id, self.client_id, **options)
+    def message_limit(self):
+        """message_limit() for the link's session starting now, kept as the server's too
+        (what get_system_info reports and other transports announce)."""
+        self.server.max_message = limit = message_limit()
+        return limit
 
     # -- the OTA check
 
@@ -235,7 +167,7 @@ class Application:
         except Exception as e:
             log_exception("marking the firmware valid", e)
         log.info("%s %s as %s, client %s; messages up to %d bytes", self.board.name, VERSION,
-                 self.device_id, self.client_id, self.max_message)
+                 self.device_id, self.client_id, self.server.max_message)
         for service in self.services:
             self._tasks.append(asyncio.create_task(_serve(service)))
         if self.fleet is not None:
@@ -243,20 +175,28 @@ class Application:
             self._ota_task = asyncio.create_task(self.fleet.periodic())
         while True:
             # The link reconnects by itself; this guards against a bug escaping it, and
-            # starts a new link when the OTA check brought other server settings.
+            # starts a new link when the OTA check brought other server settings. Nothing
+            # ends this loop but cancellation: a MemoryError here is collected and waited out.
             try:
-                self.link = self.build_link()
-            except ValueError as e:
-                log.error("cannot connect: %s", e)
-                await asyncio.sleep(_LINK_RESTART_S)
-                if self.fleet is not None:
-                    await self.fleet.first_check()
-                continue
-            try:
-                await self.link.run()
+                if not await self._run_link():
+                    continue  # it waited already
             except Exception as e:
                 log_exception("link stopped", e)
             await asyncio.sleep(_LINK_RESTART_S)
+
+    async def _run_link(self):
+        """Build the link and run it until it returns; False when it could not be built
+        (after a pause, and the OTA check again where there is one)."""
+        try:
+            self.link = self.build_link()
+        except ValueError as e:
+            log.error("cannot connect: %s", e)
+            await asyncio.sleep(_LINK_RESTART_S)
+            if self.fleet is not None:
+                await self.fleet.first_check()
+            return False
+        await self.link.run()
+        return True
 
 
 def _mark_valid():

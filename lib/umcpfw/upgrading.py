@@ -34,12 +34,10 @@ async def upgrade_firmware(tools, url, sha256):
     if tools._upgrade is not None:
         raise RuntimeError("a firmware upgrade is already running")
     # Bad arguments are refused now, not reported in a log message later.
-    from devsvc import upgrade
-
     try:
         conn.parse_url(url)
-        if sha256 is not None:
-            upgrade.parse_digest(sha256)
+        if sha256 is not None and not _is_digest(sha256):
+            raise ValueError("sha256 must be 64 hex digits")
         if tools.server.progress_requested():
             # The client follows the progress notifications: it can wait for the result.
             async def report(written, total):
@@ -85,14 +83,27 @@ async def _in_background(tools, url, sha256, installed):
 async def _install(tools, url, sha256, progress=None):
     # upgrade.install() checks the digest before set_boot(): a bad image never boots, and
     # the running image is never touched. The response head comes first: an announced
-    # size the partition cannot hold is refused before a single block is written.
-    from devsvc import upgrade
+    # size the partition cannot hold is refused before a single block is written, and the
+    # writer's code is loaded only for an image that is there (a board without PSRAM has
+    # room for the download or the writer, not always for both and a refusal).
     from unet import http
 
     async with http.get_stream(url, ca=tools.ca) as image:
         await image.open()
+        from devsvc import upgrade
+
         return await upgrade.install(image, sha256, size=image.length, progress=progress,
                                      chip=_chip(tools.board))
+
+
+def _is_digest(sha256):
+    """64 hex digits (devsvc.upgrade.parse_digest's rule, without loading it)."""
+    if not isinstance(sha256, str) or len(sha256) != 64:
+        return False
+    for char in sha256:
+        if char not in "0123456789abcdefABCDEF":
+            return False
+    return True
 
 
 def forget():
