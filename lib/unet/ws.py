@@ -16,7 +16,7 @@ import struct
 import sys
 
 from . import conn
-from umcp.compat import const, ticks_ms
+from umcp.compat import const, ticks_diff, ticks_ms
 
 _MICROPYTHON = sys.implementation.name == "micropython"
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -236,6 +236,39 @@ class WebSocket:
         """Hang up at once, without the closing handshake (for a peer that went silent).
         A task blocked in recv() gets ConnectionClosed(1006)."""
         await self._finish(CLOSE_ABNORMAL, "aborted", True)
+
+    async def keep_alive(self, ping_interval, idle_timeout):
+        """Ping every ping_interval seconds (0: never) and hang up after idle_timeout
+        seconds without any frame from the peer (a half-open TCP connection, a peer that
+        stopped reading: nothing else would ever tell). Run it as a task beside recv(),
+        which then raises ConnectionClosed(1006, "nothing received for N ms"); it returns
+        when the connection is over. Pings go out from a task of their own: a send stuck
+        on a dead network (its buffers full) must not stall this watchdog."""
+        idle_ms = int(idle_timeout * 1000)
+        ping_ms = int(ping_interval * 1000) if ping_interval else 0
+        step_s = min(ping_ms or idle_ms, idle_ms) / 4000
+        last_ping = ticks_ms()
+        pinging = None
+        try:
+            while self._closed is None:
+                await asyncio.sleep(step_s)
+                now = ticks_ms()
+                if ticks_diff(now, self.last_rx_ms) >= idle_ms:
+                    await self._finish(CLOSE_ABNORMAL, "nothing received for %d ms" % idle_ms, True)
+                    return
+                if ping_ms and ticks_diff(now, last_ping) >= ping_ms:
+                    if pinging is None or pinging.done():
+                        last_ping = now
+                        pinging = asyncio.create_task(self._quiet_ping())
+        finally:
+            if pinging is not None:
+                pinging.cancel()
+
+    async def _quiet_ping(self):
+        try:
+            await self.ping()
+        except ConnectionClosed:
+            pass  # the task in recv() hears of it
 
     async def _hang_up_after(self, handshake, code, reason):
         # A peer may never answer, and a send stuck on a dead network may hold the send

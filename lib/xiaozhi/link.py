@@ -8,10 +8,10 @@
 # longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqtt_link.py) is
 # the MQTT+UDP one. Runs on CPython and MicroPython.
 import asyncio
-import random
 
 from umcp.compat import dumps, get_logger, iscoroutine, ticks_diff, ticks_ms
 from umcp.jsonin import loads
+from unet.backoff import Backoff, raise_if_cancelled
 from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect
@@ -24,24 +24,6 @@ AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_du
 def bearer(token):
     """Authorization value; like the reference, a bare token gets the "Bearer " scheme."""
     return token if " " in token else "Bearer " + token
-
-
-class Backoff:
-    """Exponential backoff with jitter: each delay is drawn from [base/2, base], and the
-    base doubles from `minimum` up to `maximum` (seconds) until reset()."""
-
-    def __init__(self, minimum, maximum):
-        self.minimum = minimum
-        self.maximum = maximum
-        self._base = minimum
-
-    def next(self):
-        base = self._base
-        self._base = min(base * 2, self.maximum)
-        return base * (0.5 + random.getrandbits(16) / 131072)
-
-    def reset(self):
-        self._base = self.minimum
 
 
 class Link:
@@ -85,7 +67,7 @@ class Link:
     async def run(self):
         """Connect, serve, reconnect: forever, until stop() or cancellation."""
         while not self._stopping:
-            _raise_if_cancelled()
+            raise_if_cancelled()
             self.attempts += 1
             try:
                 await self._session()
@@ -238,9 +220,10 @@ class XiaozhiLink(Link):
             hello = await asyncio.wait_for(self._server_hello(ws), self.hello_timeout)
         except asyncio.TimeoutError:
             raise OSError("no server hello within %s s" % self.hello_timeout)
-        _raise_if_cancelled()
+        raise_if_cancelled()
         self._session_up(hello)
-        keepalive = asyncio.create_task(self._keepalive(ws))
+        # Pings every ping_interval; idle_timeout without any frame: a dead channel.
+        keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
             while True:
                 await self._route(await ws.recv())
@@ -260,32 +243,6 @@ class XiaozhiLink(Link):
         if ws is not None:
             await ws.abort()
 
-    async def _keepalive(self, ws):
-        """Ping every ping_interval; hang up after idle_timeout without any frame.
-
-        Pings go out from their own task: a send stuck on a dead network (its buffers
-        full) must not stall this watchdog."""
-        idle_ms = int(self.idle_timeout * 1000)
-        ping_ms = int(self.ping_interval * 1000) if self.ping_interval else 0
-        step_s = min(ping_ms or idle_ms, idle_ms) / 4000
-        last_ping = ticks_ms()
-        pinging = None
-        try:
-            while True:
-                await asyncio.sleep(step_s)
-                now = ticks_ms()
-                if ticks_diff(now, ws.last_rx_ms) >= idle_ms:
-                    _log.warning("nothing received for %d ms: dead channel", idle_ms)
-                    await ws.abort()  # the session's recv() ends with ConnectionClosed
-                    return
-                if ping_ms and ticks_diff(now, last_ping) >= ping_ms:
-                    if pinging is None or pinging.done():
-                        last_ping = now
-                        pinging = asyncio.create_task(_ping(ws))
-        finally:
-            if pinging is not None:
-                pinging.cancel()
-
     # -- traffic
 
     async def _send_frame(self, frame):
@@ -297,21 +254,6 @@ class XiaozhiLink(Link):
             await ws.send(frame)
         except ConnectionClosed:  # the session is ending: run() hangs up and accounts
             self._drop()
-
-
-async def _ping(ws):
-    try:
-        await ws.ping()
-    except ConnectionClosed:
-        pass  # the session's recv() reports it
-
-
-def _raise_if_cancelled():
-    # CPython 3.11's wait_for loses a cancellation that arrives just as the awaited
-    # operation completes (fixed in 3.12); without this check run() would carry on.
-    task = asyncio.current_task()
-    if getattr(task, "cancelling", None) and task.cancelling():
-        raise asyncio.CancelledError
 
 
 def _parse(message):
