@@ -1,5 +1,5 @@
-# The application: settings, board, MCP server, the OTA check and the xiaozhi link on one
-# asyncio loop.
+# The application: settings, board, MCP server, the OTA check, the xiaozhi link and the MCP
+# endpoint links on one asyncio loop.
 import asyncio
 import sys
 
@@ -20,6 +20,8 @@ _LINK_RESTART_S = 2
 _LINK_OPTIONS = ("hello_timeout", "idle_timeout", "backoff_min", "backoff_max", "stable_after")
 _WEBSOCKET_OPTIONS = ("protocol_version", "ping_interval")
 _MQTT_OPTIONS = ("keepalive",)
+# Those handed to each MCP endpoint link as well (hello_timeout bounds its connection).
+_ENDPOINT_OPTIONS = ("idle_timeout", "ping_interval", "backoff_min", "backoff_max", "stable_after")
 # The largest incoming message when config.json sets no max_message: an eighth of the heap
 # free at boot (a message is held as its bytes, its text and its parsed objects at once),
 # between these bounds.
@@ -37,6 +39,24 @@ def log_exception(what, e):
     log.error("%s: %r", what, e)
     if hasattr(sys, "print_exception"):
         sys.print_exception(e)
+
+
+def endpoint_urls(config):
+    """config.json's mcp_endpoint as a list of URLs: one string, or a list of them (one per
+    agent); [] without one. ConfigError for another shape or a URL given twice (one agent's
+    endpoint takes one connection: a second would push the first off)."""
+    value = config.get("mcp_endpoint")
+    if value is None or value == "":
+        return []
+    urls = [value] if isinstance(value, str) else value
+    if not isinstance(urls, list) or not all(isinstance(url, str) and url for url in urls):
+        raise ConfigError("config.json: mcp_endpoint must be a ws:// or wss:// URL, or a list of them")
+    for index, url in enumerate(urls):
+        if url in urls[index + 1:]:
+            from mcplink.endpoint import masked
+
+            raise ConfigError("config.json: mcp_endpoint lists %s twice" % masked(url))
+    return urls
 
 
 def format_mac(raw):
@@ -89,11 +109,19 @@ class Application:
 
             self.fleet = Fleet(self)
             self.ota = self.fleet.check
+        # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
+        # and token; the MCP endpoint links where config.json names endpoints. At least one.
+        urls = endpoint_urls(config)
+        self.xiaozhi = self.ota is not None
         if self.ota is None:
             try:
-                self.transport()  # refuse a config without a server at once
+                self.transport()
+                self.xiaozhi = True
             except ValueError as e:
-                raise ConfigError(str(e))
+                if not urls:  # refuse a config without a server at once
+                    raise ConfigError("%s, or an mcp_endpoint" % e)
+        if urls:  # its code only with an endpoint (heap), loaded before the heap is measured
+            import mcplink.endpoint  # noqa: F401
         # Everything the session keeps is built: what is free now bounds incoming messages.
         self.max_message = config.get("max_message") or max_message_for(free_heap())
         self.server.max_message = self.max_message  # announced in initialize
@@ -101,6 +129,10 @@ class Application:
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
+        # One MCP endpoint link per URL (a service), each its own client of the server.
+        self.endpoints = [self._endpoint(url) for url in urls]
+        self.services.extend(self.endpoints)
+        self.tools.endpoints = self.endpoints  # get_system_info reports them (masked)
         self._tasks = []  # the services' tasks
         self._reboot_task = None
         self._wifi_task = None
@@ -128,6 +160,23 @@ class Application:
         self.tools.resources = DeviceResources(server, self.tools, self.board, self.log_ring)
         self.tools.resources.register()
         return server
+
+    def _endpoint(self, url):
+        from mcplink.endpoint import EndpointLink
+
+        config = self.config
+        options = {"ca": self.trust, "max_message": self.max_message}
+        for key in _ENDPOINT_OPTIONS:
+            if key in config:
+                options[key] = config[key]
+        if "hello_timeout" in config:
+            options["connect_timeout"] = config["hello_timeout"]
+        try:
+            return EndpointLink(self.server, url, self.device_id,
+                                "umcp/%s (%s)" % (VERSION, self.board.name),
+                                tools=config.get("mcp_endpoint_tools"), **options)
+        except ValueError as e:  # its words mask the token
+            raise ConfigError("config.json: mcp_endpoint: %s" % e)
 
     # -- where to connect
 
@@ -191,9 +240,9 @@ class Application:
         log.warning("rebooting in %d ms", delay_ms)
         await asyncio.sleep(delay_ms / 1000)
         try:
-            await self.link.stop()  # a clean close tells the backend we are going
+            await self.stop()  # clean closes tell the backend and the endpoints we are going
         except Exception as e:
-            log_exception("closing the link", e)
+            log_exception("closing the links", e)
         import machine
 
         machine.reset()
@@ -234,10 +283,15 @@ class Application:
             _mark_valid()
         except Exception as e:
             log_exception("marking the firmware valid", e)
-        log.info("%s %s as %s, client %s; messages up to %d bytes", self.board.name, VERSION,
-                 self.device_id, self.client_id, self.max_message)
+        log.info("%s %s as %s, client %s; messages up to %d bytes; %d MCP endpoint(s)",
+                 self.board.name, VERSION, self.device_id, self.client_id, self.max_message,
+                 len(self.endpoints))
         for service in self.services:
             self._tasks.append(asyncio.create_task(_serve(service)))
+        if not self.xiaozhi:
+            # MCP endpoints only: their links are services, serving on tasks of their own.
+            while True:
+                await asyncio.sleep(3600)
         if self.fleet is not None:
             await self.fleet.first_check()
             self._ota_task = asyncio.create_task(self.fleet.periodic())

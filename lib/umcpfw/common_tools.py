@@ -94,6 +94,7 @@ class CommonTools:
         # The DeviceResources that keeps the last photo (set by the app), or None.
         self.resources = None
         self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
+        self.endpoints = []  # the app's MCP endpoint links (their status(), URLs masked)
 
     def register(self):
         s, b = self.server, self.board
@@ -232,6 +233,8 @@ class CommonTools:
             info["ota"] = partitions
         if self.offer:
             info["firmware_offer"] = self.offer
+        if self.endpoints:
+            info["mcp_endpoints"] = [link.status() for link in self.endpoints]
         rtc = _rtc()
         if rtc:
             info["rtc"] = rtc

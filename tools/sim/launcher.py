@@ -46,6 +46,9 @@ def parse_args(argv=None):
     p.add_argument("--token", help="access token sent as Authorization: Bearer")
     p.add_argument("--ota-url", help="the OTA server to ask where to connect (then --url and "
                    "--token are not needed: config.json holds only Wi-Fi and this URL)")
+    p.add_argument("--mcp-endpoint", action="append", metavar="URL",
+                   help="an MCP endpoint of a xiaozhi agent to serve the tools at, ws:// or wss:// with its "
+                   "?token=...; repeat it for several agents; with or without --url")
     p.add_argument("--device-id", help="Device-Id to send instead of the simulated MAC")
     p.add_argument("--state-dir", help="where config.json and settings live (default: a temporary "
                    "dir, removed on exit)")
@@ -59,8 +62,8 @@ def parse_args(argv=None):
     p.add_argument("--extra-config", default="{}", metavar="JSON",
                    help="JSON object merged into config.json (e.g. reconnect timings)")
     args = p.parse_args(argv)
-    if not args.ota_url and not (args.url and args.token):
-        p.error("give --url and --token, or --ota-url")
+    if not args.ota_url and not (args.url and args.token) and not args.mcp_endpoint:
+        p.error("give --url and --token, or --ota-url, or --mcp-endpoint")
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
     if args.mpy and not args.micropython:
@@ -90,6 +93,9 @@ def device_config(args):
         config["url"] = args.url
     if args.token:
         config["token"] = args.token
+    if args.mcp_endpoint:
+        endpoints = args.mcp_endpoint
+        config["mcp_endpoint"] = endpoints[0] if len(endpoints) == 1 else endpoints
     if args.device_id:
         config["device_id"] = args.device_id
     if args.max_payload:
