@@ -8,13 +8,13 @@
 # for every voice session of the agent; the relay rewrites their ids into strings. One
 # EndpointLink per URL, each its own Session of the server: the tools it is offered (by
 # default all but the owner's user-only ones), paging, notifications, cancellation.
-# Reconnects with the backoff every link shares (unet.backoff), pings and the dead-link
+# Reconnects with the backoff every link shares (unet.reconnect), pings and the dead-link
 # watchdog of unet.ws, and never logs the token: logs and reports show masked(url).
 # Runs on CPython and MicroPython.
 import asyncio
 
 from umcp.compat import const, get_logger, ticks_diff, ticks_ms
-from unet.backoff import Backoff, raise_if_cancelled
+from unet.reconnect import Backoff, raise_if_cancelled
 from unet.conn import HttpError, parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect

@@ -11,7 +11,7 @@ import asyncio
 
 from umcp.compat import dumps, get_logger, iscoroutine, ticks_diff, ticks_ms
 from umcp.jsonin import loads
-from unet.backoff import Backoff, raise_if_cancelled
+from unet.reconnect import Backoff, raise_if_cancelled
 from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect

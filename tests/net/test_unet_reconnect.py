@@ -1,9 +1,9 @@
-"""lib/unet/backoff.py: the reconnect pause every link shares (the xiaozhi links and the
+"""lib/unet/reconnect.py: the reconnect pause every link shares (the xiaozhi links and the
 MCP endpoint link)."""
 
 import asyncio
 
-from unet.backoff import Backoff, raise_if_cancelled
+from unet.reconnect import Backoff, raise_if_cancelled
 
 
 def test_backoff_draws_within_the_doubling_bounds():
