@@ -8,13 +8,13 @@
 # for every voice session of the agent; the relay rewrites their ids into strings. One
 # EndpointLink per URL, each its own Session of the server: the tools it is offered (by
 # default all but the owner's user-only ones), paging, notifications, cancellation.
-# Reconnects with the backoff every link shares (unet.reconnect), pings and the dead-link
-# watchdog of unet.ws, and never logs the token: logs and reports show masked(url).
+# Reconnects as every link does (unet.reconnect), pings and the dead-link watchdog of
+# unet.ws, and never logs the token: logs and reports show masked(url).
 # Runs on CPython and MicroPython.
 import asyncio
 
-from umcp.compat import const, get_logger, ticks_diff, ticks_ms
-from unet.reconnect import Backoff, raise_if_cancelled
+from umcp.compat import const, get_logger
+from unet.reconnect import Reconnecting, raise_if_cancelled
 from unet.conn import HttpError, parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect
@@ -70,14 +70,15 @@ def _not_user_only(tool):
     return not tool.user_only
 
 
-class EndpointLink:
+class EndpointLink(Reconnecting):
     """One MCP endpoint: connect out to `url`, serve the server's tools there, reconnect.
 
-    An application service: run() until stop() or cancellation, never raising otherwise.
-    `connected` (asyncio.Event) is set while a connection is up; `attempts`, `last_delay`,
-    `dropped` (MCP messages sent while down, since the last connection), `refused` (why the
-    endpoint last turned the board away: an HTTP status or a 1008 close, else None);
-    `status()` for reports. Timings in seconds."""
+    An application service: run() until stop() or cancellation, never raising otherwise
+    (unet.reconnect.Reconnecting: connected, attempts, last_delay, dropped). `refused`:
+    why the endpoint last turned the board away (an HTTP status or a 1008 close), else
+    None; `status()` for reports. Timings in seconds."""
+
+    log = _log
 
     def __init__(self, server, url, device_id=None, user_agent=None, ca=None, max_message=32768,
                  tools=None, connect_timeout=10, ping_interval=30, idle_timeout=75,
@@ -88,8 +89,9 @@ class EndpointLink:
             raise ValueError(str(e).replace(repr(url), repr(masked(url))).replace(url, masked(url)))
         if scheme not in ("ws", "wss"):
             raise ValueError("not a WebSocket URL (want ws:// or wss://): " + masked(url))
+        Reconnecting.__init__(self, backoff_min, backoff_max, stable_after)
         self.url = url
-        self.name = masked(url)
+        self.who = masked(url) + ": "  # what the log says of this link
         self.headers = {}
         if user_agent:
             self.headers["User-Agent"] = user_agent
@@ -100,62 +102,17 @@ class EndpointLink:
         self.connect_timeout = connect_timeout
         self.ping_interval = ping_interval
         self.idle_timeout = idle_timeout
-        self.backoff = Backoff(backoff_min, backoff_max)
-        # A connection must last this long before the backoff starts over: an endpoint that
-        # accepts and then drops the board at once is not hammered every second.
-        self.stable_after = stable_after
-        self.connected = asyncio.Event()
-        self.attempts = 0
-        self.last_delay = 0
-        self.dropped = 0
         self.refused = None
         self._ws = None
-        self._up_since = None
-        self._stopping = False
-        self._stopped = asyncio.Event()
         self.mcp = server.session(self._send, max_message=max_message, offered=offered_tools(tools))
         self.mcp.min_log_level = _NO_LOGS
 
     def status(self):
         """What get_system_info reports of this endpoint (the URL masked)."""
-        status = {"url": self.name, "connected": self.connected.is_set(), "attempts": self.attempts}
+        status = {"url": self.who[:-2], "connected": self.connected.is_set(), "attempts": self.attempts}
         if self.refused is not None:
             status["refused"] = self.refused
         return status
-
-    async def run(self):
-        """Connect, serve, reconnect: forever, until stop() or cancellation."""
-        while not self._stopping:
-            raise_if_cancelled()
-            self.attempts += 1
-            try:
-                await self._session()
-            except Exception as e:  # whatever ended the connection, the link carries on
-                if not self._stopping:
-                    self._lost(e)
-            finally:
-                await self._hang_up()
-                self._cancel_owed()
-            if self._up_since is not None:
-                # Not after a refusal, however long the endpoint took to say it.
-                if self.refused is None and ticks_diff(ticks_ms(), self._up_since) >= self.stable_after * 1000:
-                    self.backoff.reset()
-                self._up_since = None
-            if self._stopping:
-                break
-            self.last_delay = self.backoff.next()
-            _log.info("%s: reconnecting in %d ms", self.name, int(self.last_delay * 1000))
-            await self._pause(self.last_delay)
-
-    async def stop(self):
-        """Close the connection normally and make run() return."""
-        self._stopping = True
-        self._stopped.set()
-        ws = self._ws
-        if ws is not None:
-            await ws.close(CLOSE_NORMAL, "board stopping")
-
-    # -- one connection
 
     async def _session(self):
         try:
@@ -168,6 +125,7 @@ class EndpointLink:
         if self._stopping:  # stop() came while connecting
             await ws.close(CLOSE_NORMAL, "board stopping")
             return
+        _log.info("%sconnected", self.who)
         self._up()
         keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
@@ -179,63 +137,42 @@ class EndpointLink:
     async def _serve(self, message):
         """One message from the endpoint; False when the connection must end."""
         if not isinstance(message, str):
-            _log.warning("%s sent a binary frame of %d bytes: MCP travels in text frames; "
-                         "closing (1003)", self.name, len(message))
-            await self._ws.close(_CLOSE_UNSUPPORTED, "MCP travels in text frames")
+            _log.warning("%sa binary frame of %d bytes: MCP is text; closing (1003)", self.who,
+                         len(message))
+            await self._ws.close(_CLOSE_UNSUPPORTED, "MCP is text")
             return False
         self.refused = None  # it talks to us: whatever it refused before, it took us now
         await self.mcp.handle(message)  # not JSON-RPC: -32700/-32600 to it, logged once
         return True
 
-    def _up(self):
-        self._up_since = ticks_ms()
-        self.connected.set()
-        _log.info("%s: connected", self.name)
-        if self.dropped:
-            _log.warning("%s: %d MCP message(s) were dropped while the link was down",
-                         self.name, self.dropped)
-            self.dropped = 0
-
     def _lost(self, error):
-        """One log line saying why the connection ended (the URL masked)."""
+        """One log line saying why the connection ended. A refusal (a wrong or expired
+        token, a wrong path: 4xx, or a 1008 close as mcp-endpoint-server's) is not helped
+        by retrying soon: the next attempts wait the longest pause."""
         if isinstance(error, HttpError) and 400 <= error.status < 500 and error.status not in (408, 429):
-            self._refuse("HTTP %d %s" % (error.status, error.reason))
+            self.refused = "HTTP %d %s" % (error.status, error.reason)
         elif isinstance(error, ConnectionClosed) and error.code == _CLOSE_POLICY:
-            self._refuse("closed %d %s" % (error.code, error.reason))
+            self.refused = "closed %d %s" % (error.code, error.reason)
         elif isinstance(error, ConnectionClosed):
-            _log.warning("%s: link lost: closed %d %s", self.name, error.code, error.reason)
+            _log.warning("%slink lost: closed %d %s", self.who, error.code, error.reason)
+            return
         else:
-            _log.warning("%s: link lost: %s %s", self.name, type(error).__name__, error)
-
-    def _refuse(self, why):
-        """The endpoint turned the board away (a wrong or expired token, a wrong path):
-        retrying soon cannot help, so the next attempts wait the longest pause."""
-        self.refused = why
+            _log.warning("%slink lost: %s %s", self.who, type(error).__name__, error)
+            return
+        self._up_since = None  # however long it took to say so: no fresh start
         self.backoff.slow_down()
-        _log.error("%s refused the board: %s (check the URL and its token)", self.name, why)
+        _log.error("%srefused: %s (check the URL and its token)", self.who, self.refused)
+
+    async def _close(self):
+        ws = self._ws
+        if ws is not None:
+            await ws.close(CLOSE_NORMAL, "board stopping")
 
     async def _hang_up(self):
         self.connected.clear()
         ws, self._ws = self._ws, None
         if ws is not None:
             await ws.abort()
-
-    def _cancel_owed(self):
-        """Answers owed on a connection that ended can reach no one: the calls are
-        cancelled (as a client's cancellation would) and counted in one line."""
-        owed = self.mcp.cancel_calls()
-        if owed:
-            _log.warning("%s: connection ended: cancelled %d tool call(s) it was owed a reply "
-                         "for", self.name, owed)
-
-    async def _pause(self, seconds):
-        """Sleep, cut short by stop()."""
-        try:
-            await asyncio.wait_for(self._stopped.wait(), seconds)
-        except asyncio.TimeoutError:
-            pass
-
-    # -- traffic
 
     async def _send(self, pieces):
         """The session's sender: one JSON-RPC message as it is, in one text frame (its
@@ -248,10 +185,3 @@ class EndpointLink:
             await ws.send(pieces)
         except ConnectionClosed:  # the connection is ending: run() hangs up and accounts
             self._drop()
-
-    def _drop(self):
-        """Count an MCP message that finds the link down (a background task's
-        notification): logged once when dropping starts, the total when it is up again."""
-        self.dropped += 1
-        if self.dropped == 1:
-            _log.warning("%s: link down: MCP messages are dropped until it is back", self.name)

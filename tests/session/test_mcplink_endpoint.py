@@ -254,8 +254,8 @@ def test_refusals_are_logged_once_each_slow_the_retries_and_the_link_comes_back(
     assert 0.1 <= link.last_delay <= 0.2  # the pause after a refusal: the longest at once
     errors = [r.getMessage() for r in logs.records if r.levelno >= logging.ERROR]
     name = masked(link.url)
-    assert errors == [name + " refused the board: HTTP 401 Unauthorized (check the URL and its token)",
-                      name + " refused the board: closed 1008 token解密失败 (check the URL and its token)"]
+    assert errors == [name + ": refused: HTTP 401 Unauthorized (check the URL and its token)",
+                      name + ": refused: closed 1008 token解密失败 (check the URL and its token)"]
 
 
 def test_wss_is_verified_against_the_shipped_roots_and_config_ca(certs, logs):
@@ -399,7 +399,7 @@ def test_bad_input_is_refused_logged_once_and_the_xiaozhi_link_beside_is_undistu
     assert pong["result"] == {} and xiaozhi_attempts == 1 and attempts == 3
     assert device.frames == [device.frames[-1]]  # it heard nothing of it all but its own pong
     said = lines(logs)
-    assert len([line for line in said if "binary frame of 8 bytes" in line]) == 1
+    assert len([line for line in said if "a binary frame of 8 bytes: MCP is text; closing (1003)" in line]) == 1
     assert len([line for line in said if "closed 1009 message too big" in line]) == 1
     umcp = lines(logs, "umcp")
     assert len([line for line in umcp if "unparsable message" in line]) == 1
