@@ -15,7 +15,7 @@ import asyncio
 
 from umcp.compat import const, get_logger
 from unet.reconnect import Reconnecting, raise_if_cancelled
-from unet.conn import HttpError, parse_url
+from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect
 
@@ -30,10 +30,38 @@ _CLOSE_POLICY = const(1008)
 _NO_LOGS = const(8)  # above every level of umcp.server.LOG_LEVELS
 
 
+# Optional config.json keys handed to each link as they are (seconds), as to the xiaozhi
+# link; hello_timeout bounds the connection and its upgrade.
+_OPTIONS = ("idle_timeout", "ping_interval", "backoff_min", "backoff_max", "stable_after")
+
+
+def configured(config, server, device_id, user_agent, ca, max_message):
+    """The links config.json asks for: one per URL of its mcp_endpoint (a URL, or a list
+    of them, one per agent), with mcp_endpoint_tools and the timings it names; ValueError
+    saying what is wrong, the token masked."""
+    urls = config["mcp_endpoint"]
+    if isinstance(urls, str):
+        urls = [urls]
+    if not isinstance(urls, list):
+        raise ValueError("mcp_endpoint must be a ws:// or wss:// URL, or a list of them")
+    options = {"tools": config.get("mcp_endpoint_tools"),
+               "connect_timeout": config.get("hello_timeout", 10)}
+    for key in _OPTIONS:
+        if key in config:
+            options[key] = config[key]
+    links = []
+    for url in urls:
+        # One agent's endpoint takes one connection: a second would push the first off.
+        if urls.count(url) > 1:
+            raise ValueError("mcp_endpoint lists %s twice" % masked(url))
+        links.append(EndpointLink(server, url, device_id, user_agent, ca, max_message, **options))
+    return links
+
+
 def masked(url):
     """`url` with the values of its query (the token) replaced by ***: what logs and
     reports may show."""
-    base, sep, query = url.partition("?")
+    base, sep, query = str(url).partition("?")
     if not sep:
         return url
     parts = []
@@ -49,12 +77,8 @@ def offered_tools(choice=None):
     name prefixes ending in "." (a user-only tool named there is offered too)."""
     if choice is None:
         return _not_user_only
-    if not isinstance(choice, (list, tuple)):
+    if not isinstance(choice, list) or not all(isinstance(entry, str) and entry for entry in choice):
         raise ValueError("mcp_endpoint_tools must be a list of tool names or prefixes")
-    for entry in choice:
-        if not isinstance(entry, str) or not entry:
-            raise ValueError("mcp_endpoint_tools must be a list of tool names or prefixes")
-    choice = tuple(choice)
 
     def offered(tool):
         name = tool.name
@@ -85,8 +109,8 @@ class EndpointLink(Reconnecting):
                  backoff_min=1, backoff_max=60, stable_after=30):
         try:
             scheme = parse_url(url)[0]
-        except ValueError as e:  # its words quote the URL: never the token
-            raise ValueError(str(e).replace(repr(url), repr(masked(url))).replace(url, masked(url)))
+        except ValueError as e:  # its words end quoting the URL: never the token
+            raise ValueError("%s: %s" % (str(e).split(":")[0], masked(url)))
         if scheme not in ("ws", "wss"):
             raise ValueError("not a WebSocket URL (want ws:// or wss://): " + masked(url))
         Reconnecting.__init__(self, backoff_min, backoff_max, stable_after)
@@ -129,39 +153,31 @@ class EndpointLink(Reconnecting):
         self._up()
         keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
-            while await self._serve(await ws.recv()):
-                pass
+            while True:
+                message = await ws.recv()
+                if not isinstance(message, str):
+                    _log.warning("%sa binary frame of %d bytes, not MCP: closing 1003", self.who,
+                                 len(message))
+                    await ws.close(_CLOSE_UNSUPPORTED, "MCP is text")
+                    return
+                self.refused = None  # it talks to us: whatever it refused before, it took us now
+                await self.mcp.handle(message)  # not JSON-RPC: -32700/-32600 to it, logged once
+                message = None  # not held while the next one is awaited
         finally:
             keepalive.cancel()
-
-    async def _serve(self, message):
-        """One message from the endpoint; False when the connection must end."""
-        if not isinstance(message, str):
-            _log.warning("%sa binary frame of %d bytes: MCP is text; closing (1003)", self.who,
-                         len(message))
-            await self._ws.close(_CLOSE_UNSUPPORTED, "MCP is text")
-            return False
-        self.refused = None  # it talks to us: whatever it refused before, it took us now
-        await self.mcp.handle(message)  # not JSON-RPC: -32700/-32600 to it, logged once
-        return True
 
     def _lost(self, error):
         """One log line saying why the connection ended. A refusal (a wrong or expired
         token, a wrong path: 4xx, or a 1008 close as mcp-endpoint-server's) is not helped
         by retrying soon: the next attempts wait the longest pause."""
-        if isinstance(error, HttpError) and 400 <= error.status < 500 and error.status not in (408, 429):
-            self.refused = "HTTP %d %s" % (error.status, error.reason)
-        elif isinstance(error, ConnectionClosed) and error.code == _CLOSE_POLICY:
-            self.refused = "closed %d %s" % (error.code, error.reason)
-        elif isinstance(error, ConnectionClosed):
-            _log.warning("%slink lost: closed %d %s", self.who, error.code, error.reason)
-            return
+        status = getattr(error, "status", 0)
+        if 400 <= status < 500 and status not in (408, 429) or getattr(error, "code", 0) == _CLOSE_POLICY:
+            self.refused = str(error)
+            self._up_since = None  # however long it took to say so: no fresh start
+            self.backoff.slow_down()
+            _log.error("%srefused: %s (check the URL and its token)", self.who, error)
         else:
             _log.warning("%slink lost: %s %s", self.who, type(error).__name__, error)
-            return
-        self._up_since = None  # however long it took to say so: no fresh start
-        self.backoff.slow_down()
-        _log.error("%srefused: %s (check the URL and its token)", self.who, self.refused)
 
     async def _close(self):
         ws = self._ws

@@ -678,13 +678,15 @@ class McpServer:
             if not modern and (session.protocol is None or session.protocol < _ARGS_AS_RESULTS_FROM):
                 raise
             return result_frame(id_json, error_result_pieces(str(e), modern))
-        if self._queued(session) >= MAX_QUEUED_CALLS:
+        queued = 0
+        for call in self._queue:
+            if call.session is session:
+                queued += 1
+        if queued >= MAX_QUEUED_CALLS:
             if not session.refusing:  # once per burst: a flood must not flood the log too
                 session.refusing = True
-                _log.warning("a client sent more than %d tool calls at once: refusing more "
-                             "until its queue drains", MAX_QUEUED_CALLS)
-            return error_frame(id_json, BUSY, "busy: %d tool calls of yours are waiting; "
-                               "try again when they are answered" % MAX_QUEUED_CALLS)
+                _log.warning("more than %d tool calls queued by a client: refused", MAX_QUEUED_CALLS)
+            return error_frame(id_json, BUSY, "busy: %d calls of yours wait" % MAX_QUEUED_CALLS)
         session.refusing = False
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -693,14 +695,6 @@ class McpServer:
         if self._running is None:
             self._start_next()
         return None
-
-    def _queued(self, session):
-        """How many of `session`'s calls wait behind the running one."""
-        count = 0
-        for call in self._queue:
-            if call.session is session:
-                count += 1
-        return count
 
     def _start_next(self):
         self._running = self._queue.pop(0) if self._queue else None

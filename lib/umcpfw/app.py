@@ -20,8 +20,6 @@ _LINK_RESTART_S = 2
 _LINK_OPTIONS = ("hello_timeout", "idle_timeout", "backoff_min", "backoff_max", "stable_after")
 _WEBSOCKET_OPTIONS = ("protocol_version", "ping_interval")
 _MQTT_OPTIONS = ("keepalive",)
-# Those handed to each MCP endpoint link as well (hello_timeout bounds its connection).
-_ENDPOINT_OPTIONS = ("idle_timeout", "ping_interval", "backoff_min", "backoff_max", "stable_after")
 # The largest incoming message when config.json sets no max_message: an eighth of the heap
 # free at boot (a message is held as its bytes, its text and its parsed objects at once),
 # between these bounds.
@@ -39,24 +37,6 @@ def log_exception(what, e):
     log.error("%s: %r", what, e)
     if hasattr(sys, "print_exception"):
         sys.print_exception(e)
-
-
-def endpoint_urls(config):
-    """config.json's mcp_endpoint as a list of URLs: one string, or a list of them (one per
-    agent); [] without one. ConfigError for another shape or a URL given twice (one agent's
-    endpoint takes one connection: a second would push the first off)."""
-    value = config.get("mcp_endpoint")
-    if value is None or value == "":
-        return []
-    urls = [value] if isinstance(value, str) else value
-    if not isinstance(urls, list) or not all(isinstance(url, str) and url for url in urls):
-        raise ConfigError("config.json: mcp_endpoint must be a ws:// or wss:// URL, or a list of them")
-    for index, url in enumerate(urls):
-        if url in urls[index + 1:]:
-            from mcplink.endpoint import masked
-
-            raise ConfigError("config.json: mcp_endpoint lists %s twice" % masked(url))
-    return urls
 
 
 def format_mac(raw):
@@ -111,17 +91,17 @@ class Application:
             self.ota = self.fleet.check
         # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
         # and token; the MCP endpoint links where config.json names endpoints. At least one.
-        urls = endpoint_urls(config)
         self.xiaozhi = self.ota is not None
         if self.ota is None:
             try:
                 self.transport()
                 self.xiaozhi = True
             except ValueError as e:
-                if not urls:  # refuse a config without a server at once
+                if not config.get("mcp_endpoint"):  # refuse a config without a server at once
                     raise ConfigError("%s, or an mcp_endpoint" % e)
-        if urls:  # its code only with an endpoint (heap), loaded before the heap is measured
-            import mcplink.endpoint  # noqa: F401
+        endpoint = None
+        if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured
+            from mcplink import endpoint
         # Everything the session keeps is built: what is free now bounds incoming messages.
         self.max_message = config.get("max_message") or max_message_for(free_heap())
         self.server.max_message = self.max_message  # announced in initialize
@@ -130,9 +110,16 @@ class Application:
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
         # One MCP endpoint link per URL (a service), each its own client of the server.
-        self.endpoints = [self._endpoint(url) for url in urls]
-        self.services.extend(self.endpoints)
-        self.tools.endpoints = self.endpoints  # get_system_info reports them (masked)
+        self.endpoints = []
+        if endpoint is not None:
+            try:
+                self.endpoints = endpoint.configured(config, self.server, self.device_id, "umcp/%s (%s)"
+                                                     % (VERSION, self.board.name), self.trust,
+                                                     self.max_message)
+            except ValueError as e:  # its words mask the token
+                raise ConfigError("config.json: %s" % e)
+            self.services.extend(self.endpoints)
+            self.tools.endpoints = self.endpoints  # get_system_info reports them
         self._tasks = []  # the services' tasks
         self._reboot_task = None
         self._wifi_task = None
@@ -160,23 +147,6 @@ class Application:
         self.tools.resources = DeviceResources(server, self.tools, self.board, self.log_ring)
         self.tools.resources.register()
         return server
-
-    def _endpoint(self, url):
-        from mcplink.endpoint import EndpointLink
-
-        config = self.config
-        options = {"ca": self.trust, "max_message": self.max_message}
-        for key in _ENDPOINT_OPTIONS:
-            if key in config:
-                options[key] = config[key]
-        if "hello_timeout" in config:
-            options["connect_timeout"] = config["hello_timeout"]
-        try:
-            return EndpointLink(self.server, url, self.device_id,
-                                "umcp/%s (%s)" % (VERSION, self.board.name),
-                                tools=config.get("mcp_endpoint_tools"), **options)
-        except ValueError as e:  # its words mask the token
-            raise ConfigError("config.json: mcp_endpoint: %s" % e)
 
     # -- where to connect
 

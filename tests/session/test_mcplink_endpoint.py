@@ -165,7 +165,8 @@ def test_a_whole_assistant_session_the_server_going_and_coming_back_and_a_dead_l
     assert attempts >= 3  # and more if it came back before the relay did
     said = lines(logs)
     assert [line for line in said if "nothing received for 400 ms" in line] == [
-        "ws://127.0.0.1:%d/mcp_endpoint/mcp/?token=***: link lost: closed 1006 nothing received for 400 ms"
+        "ws://127.0.0.1:%d/mcp_endpoint/mcp/?token=***: link lost: ConnectionClosed WebSocket closed: 1006 "
+        "nothing received for 400 ms"
         % first.ws.local_address[1]]
     assert sum(line.endswith(": connected") for line in said) == 3
 
@@ -249,13 +250,13 @@ def test_refusals_are_logged_once_each_slow_the_retries_and_the_link_comes_back(
 
     link, refused_before, pong, codes = run(main())
     assert pong["result"] == {} and link.attempts == 3
-    assert refused_before == "closed 1008 token解密失败"  # the last refusal, until it talks to us
+    assert refused_before == "WebSocket closed: 1008 token解密失败"  # the last refusal, until it talks to us
     assert link.refused is None
     assert 0.1 <= link.last_delay <= 0.2  # the pause after a refusal: the longest at once
     errors = [r.getMessage() for r in logs.records if r.levelno >= logging.ERROR]
     name = masked(link.url)
     assert errors == [name + ": refused: HTTP 401 Unauthorized (check the URL and its token)",
-                      name + ": refused: closed 1008 token解密失败 (check the URL and its token)"]
+                      name + ": refused: WebSocket closed: 1008 token解密失败 (check the URL and its token)"]
 
 
 def test_wss_is_verified_against_the_shipped_roots_and_config_ca(certs, logs):
@@ -399,11 +400,12 @@ def test_bad_input_is_refused_logged_once_and_the_xiaozhi_link_beside_is_undistu
     assert pong["result"] == {} and xiaozhi_attempts == 1 and attempts == 3
     assert device.frames == [device.frames[-1]]  # it heard nothing of it all but its own pong
     said = lines(logs)
-    assert len([line for line in said if "a binary frame of 8 bytes: MCP is text; closing (1003)" in line]) == 1
-    assert len([line for line in said if "closed 1009 message too big" in line]) == 1
+    assert len([line for line in said if "a binary frame of 8 bytes, not MCP: closing 1003" in line]) == 1
+    assert len([line for line in said if "link lost: ConnectionClosed WebSocket closed: 1009 message too big"
+                in line]) == 1
     umcp = lines(logs, "umcp")
     assert len([line for line in umcp if "unparsable message" in line]) == 1
-    assert len([line for line in umcp if "more than 8 tool calls" in line]) == 1
+    assert len([line for line in umcp if "more than 8 tool calls queued" in line]) == 1
 
 
 # -- the same link under MicroPython

