@@ -89,11 +89,12 @@ class Board:
                 return
 
 
-def add_parts(board, config, pins=None, builtin=()):
+def add_parts(board, config, pins=None, builtin=(), chip=None):
     """config.json's "parts" onto `board`, after the board's own `builtin` entries (in the
     same form): checked first (parts.PartError, a ValueError, names a bad entry), against
-    the pins the board module's PINS names (their values; nested dicts too). `chip` in
-    config.json says which pins exist where the board cannot tell (the simulator)."""
+    the pins the board module's PINS names (their values; nested dicts too). Which pins
+    exist: the running chip's, else `chip` (the board module's), else config.json's "chip"
+    (the generic board in the simulator)."""
     entries = config.get("parts")
     if not entries and not builtin:
         return
@@ -105,7 +106,7 @@ def add_parts(board, config, pins=None, builtin=()):
         if pin not in used:
             taken[pin] = what
     names = tuple(getattr(board, "tool_names", ()))
-    board.parts = build(entries, config.get("chip"), taken, names, list(builtin))
+    board.parts = build(entries, chip or config.get("chip"), taken, names, list(builtin))
 
 
 def _pins(pins, prefix=""):

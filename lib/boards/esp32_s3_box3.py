@@ -32,6 +32,6 @@ def create(config, settings):
     board.backlight = PwmBacklight(PINS["backlight"])
     board.display = Display(320, 240, "ILI9341")
     board.wlan = network.WLAN(network.STA_IF)
-    add_parts(board, config, PINS)
+    add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
     return board

@@ -39,6 +39,6 @@ def create(config, settings):
     board.display = Display(240, 320, "ST7789")
     board.camera = optional("camera", lambda: Camera(PINS["camera"]))
     board.wlan = network.WLAN(network.STA_IF)
-    add_parts(board, config, PINS, (LAMP,))
+    add_parts(board, config, PINS, (LAMP,), "esp32s3")
     restore(board, settings)
     return board

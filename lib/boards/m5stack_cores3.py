@@ -87,6 +87,6 @@ def create(config, settings):
         board.backlight = Axp2101Backlight(i2c, PINS["axp2101_addr"])
     board.display = Display(320, 240, "ILI9342C")
     board.wlan = network.WLAN(network.STA_IF)
-    add_parts(board, config, PINS)
+    add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
     return board
