@@ -20,7 +20,7 @@ help:
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
 	@echo "make soak     100,000 hostile messages and 10,000 calls; heap before and after"
 	@echo "make bench-fleet  1000 simulated devices: MQTT (amqtt, mosquitto) and WebSocket"
-	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD) [ROMFS=1]   copy the firmware to a board"
+	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD) [ROMFS=1] [APP=my_tools.py]   copy the firmware to a board"
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin [ROMFS=1]"
 	@echo "make repl   PORT=/dev/ttyUSB0"
 
@@ -86,7 +86,7 @@ soak: setup
 	UMCP_SOAK_MESSAGES=100000 UMCP_SOAK_CALLS=10000 $(PY) -m pytest -q -s -p no:randomly tests/firmware/test_fuzz.py
 
 deploy: $(VENV)/.installed
-	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD) $(if $(ROMFS),--romfs)
+	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD) $(if $(ROMFS),--romfs) $(if $(APP),--app "$(APP)")
 
 flash: $(VENV)/.installed
 	$(PY) -m tools.board.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)" $(if $(ROMFS),--romfs)
