@@ -10,11 +10,12 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim sim-mqtt bench bench-fleet soak deploy flash repl clean
+.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim sim-mqtt sim-generic bench bench-fleet soak deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make sim-mqtt the same through the OTA check and MQTT, as a xiaozhi fleet does it"
+	@echo "make sim-generic  the generic board with a relay, a fan, LEDs, sensors, an OLED..."
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
 	@echo "make test-mosquitto   the MQTT tests against Debian's mosquitto"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
@@ -69,6 +70,10 @@ sim: $(VENV)/.installed
 # and gets MQTT credentials for the backend's embedded broker.
 sim-mqtt: $(VENV)/.installed
 	$(PY) -m tools.sim.demo --mqtt
+
+# The generic board with a part of each type from config.json (docs/boards.md), each called.
+sim-generic: $(VENV)/.installed
+	$(PY) -m tools.sim.demo --generic
 
 # Each writes its tables also to a Markdown file under docs/bench/ (docs/benchmarks.md).
 bench: setup
