@@ -1,5 +1,5 @@
-"""A button or contact input (a door switch, a reed contact). Its state is a resource,
-device://parts/<name> ({"pressed", "presses"}), and self.<name>.get_state. A press is
+"""A button or contact input (a door switch, a reed contact): no tool; its state is a
+resource, device://parts/<name> ({"pressed", "presses"}), and in self.get_device_status. A press is
 caught by the pin's interrupt (however short), counted, logged and told to every client
 as a log notification; subscribers of the resource hear of each change."""
 
@@ -33,12 +33,6 @@ class Part(parts.Sensor):
             self.presses += 1
         self._edge_ms = now
 
-    def register(self, server):
-        super().register(server)
-        self.tool(server, "get_state", "Whether the %s is pressed (closed) now, and how often "
-                  "it was pressed since the device started." % self.label, self.get_state,
-                  read_only=True)
-
     def read(self):
         presses = self.presses
         if presses != self._counted:
@@ -46,6 +40,3 @@ class Part(parts.Sensor):
             self.event = {"part": self.name, "event": "pressed", "presses": presses}
             self._counted = presses
         return {"pressed": self.pin.value() == self.active, "presses": presses}
-
-    async def get_state(self, args):
-        return await self.fresh()

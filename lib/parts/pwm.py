@@ -1,5 +1,5 @@
 """A PWM output at a level 0-100 %: a dimmer, a fan, a motor through a driver.
-self.<name>.set_level {level}, self.<name>.get_state ({"level": percent})."""
+self.<name>.set_level {level}; its level shows in self.get_device_status."""
 
 from machine import PWM, Pin
 
@@ -33,17 +33,12 @@ class Part(parts.Part):
         self.tool(server, "set_level", "Set the power of the %s in percent (0 is off, 100 is full)."
                   % self.label, self.set_level, _level_properties(), idempotent=True,
                   destructive=False)
-        self.tool(server, "get_state", "Get the power level of the %s, in percent." % self.label,
-                  self.get_state, read_only=True)
 
     def set_level(self, args):
         level = args["level"]
         self.pwm.duty_u16(self._duty(level))
         self.level = level
         return True
-
-    def get_state(self, args):
-        return self.state()
 
     def state(self):
         return {"level": self.level}

@@ -1,6 +1,6 @@
 """A hobby servo on a PWM pin: its angle is a pulse of min_us..max_us every period (50 Hz).
-self.<name>.set_angle {angle}, get_state ({"angle", "pulse_us"}). Until the first
-set_angle no pulse goes out: the servo stays where it is at boot."""
+self.<name>.set_angle {angle}; self.get_device_status shows {"angle", "pulse_us"}. Until
+the first set_angle no pulse goes out: the servo stays where it is at boot."""
 
 from machine import PWM, Pin
 
@@ -23,8 +23,6 @@ class Part(parts.Part):
         self.tool(server, "set_angle", "Turn the %s to an angle in degrees (0 to %d)."
                   % (self.label, self.range), self.set_angle, angle, idempotent=True,
                   destructive=False)
-        self.tool(server, "get_state", "The angle of the %s in degrees (null until it was set)."
-                  % self.label, self.get_state, read_only=True)
 
     def pulse_us(self, angle):
         return self.min_us + (self.max_us - self.min_us) * angle // self.range
@@ -34,9 +32,6 @@ class Part(parts.Part):
         self.pwm.duty_ns(self.pulse_us(angle) * 1000)
         self.angle = angle
         return True
-
-    def get_state(self, args):
-        return self.state()
 
     def state(self):
         pulse = None if self.angle is None else self.pulse_us(self.angle)

@@ -1,6 +1,6 @@
 """A strip of RGB LEDs (WS2812, "NeoPixel"), through MicroPython's neopixel module.
 self.<name>.set_color {red, green, blue} (every LED; 0,0,0 is off), set_pixel {index, red,
-green, blue}, get_state ({"leds", "color"}: color is null once LEDs differ)."""
+green, blue}; self.get_device_status shows {"leds", "color"} (null once the LEDs differ)."""
 
 from machine import Pin
 from neopixel import NeoPixel
@@ -44,8 +44,6 @@ class Part(parts.Part):
         self.tool(server, "set_pixel", "Set one LED of the %s to a colour (index 0 to %d)."
                   % (self.label, self.count - 1), self.set_pixel, pixel, idempotent=True,
                   destructive=False)
-        self.tool(server, "get_state", "The colour of the %s and its number of LEDs." % self.label,
-                  self.get_state, read_only=True)
 
     def set_color(self, args):
         self.color = (args["red"], args["green"], args["blue"])
@@ -61,9 +59,6 @@ class Part(parts.Part):
         self.leds.write()
         self.color = None
         return True
-
-    def get_state(self, args):
-        return self.state()
 
     def state(self):
         return {"leds": self.count, "color": None if self.color is None else list(self.color)}

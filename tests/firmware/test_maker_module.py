@@ -3,27 +3,19 @@ adds tools beside the firmware's, on the parts config.json declares; an error in
 import or in register(), is logged with its traceback, what it added is taken away, and the
 firmware runs without it. On CPython and under the MicroPython unix port."""
 
-import json
+import os
 
 import pytest
 
-from tests.support.firmware_harness import RUNTIMES, device_session, run
+from tests.support.firmware_harness import ROOT, RUNTIMES, device_session, run
 
 pytestmark = pytest.mark.timeout(90)
 
-# The README's example, as a maker writes it.
-WATERING = '''# app.py: make deploy APP=app.py puts it on the board; the firmware calls register()
-import asyncio
-from umcp import INTEGER, Property, PropertyList
-
-def register(server, board):
-    pump = board.part("pump")  # {"type": "relay", "name": "pump", "pin": 2} in config.json
-    async def water(args):
-        pump.switch(True); await asyncio.sleep(args["seconds"]); pump.switch(False)
-        return "watered for %d s" % args["seconds"]
-    server.add_tool("self.plant.water", "Water the plant for some seconds.",
-                    PropertyList([Property("seconds", INTEGER, minimum=1, maximum=30)]), water)
-'''
+# The README's example, as a maker writes it (its "Add a tool" section's code block).
+with open(os.path.join(ROOT, "README.md")) as _f:
+    _readme = _f.read()
+WATERING = _readme.split("## Add a tool", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+assert "def register(server, board):" in WATERING
 PUMP = {"board": "generic", "parts": [{"type": "relay", "name": "pump", "pin": 2}]}
 ADDS_THEN_FAILS = '''from umcp import PropertyList
 

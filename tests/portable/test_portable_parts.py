@@ -199,7 +199,7 @@ async def test_sensors_read_and_tell_of_changes():
         assert client.notifications("notifications/message")[0]["data"] == {
             "part": "door", "event": "pressed", "presses": 1}
         assert {"uri": "device://parts/door"} in client.notifications("notifications/resources/updated")[before:]
-        assert await client.call("self.door.get_state") == {"pressed": False, "presses": 1}
+        assert board.status()["parts"]["door"] == {"pressed": False, "presses": 1}
         machine.sim_set_adc(32, 0)
         for _ in range(50):
             if board.part("soil").reading["raw"] == 0:

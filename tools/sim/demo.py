@@ -54,7 +54,6 @@ GENERIC_CALLS = [
     ("light the strip", "self.leds.set_color", {"red": 255, "green": 80, "blue": 0}),
     ("turn the servo to 90 degrees", "self.arm.set_angle", {"angle": 90}),
     ("beep", "self.beeper.beep", {"frequency": 880, "duration_ms": 100}),
-    ("is the door open?", "self.door.get_state", {}),
     ("read the light sensor", "self.light.read", {}),
     ("read the room's temperature and humidity (DHT22)", "self.room.read", {}),
     ("read the water temperature (DS18B20)", "self.water.read", {}),
