@@ -192,20 +192,18 @@ async def test_sensors_read_and_tell_of_changes():
         before = len(client.notifications("notifications/resources/updated"))
         machine.sim_set_level(0, 0)  # pressed: the interrupt counts it
         machine.sim_set_level(0, 1)
-        for _ in range(50):
-            if client.notifications("notifications/message"):
-                break
-            await asyncio.sleep(0.02)
+        door = {"uri": "device://parts/door"}
+        await _until(lambda: client.notifications("notifications/message")
+                     and door in client.notifications("notifications/resources/updated")[before:])
         assert client.notifications("notifications/message")[0]["data"] == {
             "part": "door", "event": "pressed", "presses": 1}
-        assert {"uri": "device://parts/door"} in client.notifications("notifications/resources/updated")[before:]
         assert board.status()["parts"]["door"] == {"pressed": False, "presses": 1}
+        soil = {"uri": "device://parts/soil"}
+        told = len([n for n in client.notifications("notifications/resources/updated") if n == soil])
         machine.sim_set_adc(32, 0)
-        for _ in range(50):
-            if board.part("soil").reading["raw"] == 0:
-                break
-            await asyncio.sleep(0.02)
-        assert {"uri": "device://parts/soil"} in client.notifications("notifications/resources/updated")
+        await _until(lambda: len([n for n in client.notifications("notifications/resources/updated")
+                                  if n == soil]) > told)
+        assert board.part("soil").reading["raw"] == 0
     finally:
         upkeep.cancel()
     assert board.status()["battery"] == {"level": 53}
