@@ -6,7 +6,7 @@ import sys
 import boards
 from devsvc.settings import Settings
 from umcp import McpServer, __version__
-from umcp.compat import add_log_sink, get_logger
+from umcp.compat import add_log_sink, get_logger, remove_log_sink
 from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
 from umcpfw.vision import VisionClient
@@ -25,6 +25,12 @@ _MQTT_OPTIONS = ("keepalive",)
 # between these bounds.
 MAX_MESSAGE_CAP = 32768
 MAX_MESSAGE_FLOOR = 2048
+# The maker's own module on the board (/app.py, or a package /app/): its register(server,
+# board) adds tools and resources after the board's. make deploy APP=path copies it.
+MAKER_MODULE = "app"
+_STOP_S = 3  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
+# silent peer's socket is still closed by the link itself
+_MICROPYTHON = sys.implementation.name == "micropython"
 
 log = get_logger("app")
 
@@ -34,9 +40,14 @@ class ConfigError(ValueError):
 
 
 def log_exception(what, e):
+    """An error line for the log (and device://log), and the traceback on the console."""
     log.error("%s: %r", what, e)
     if hasattr(sys, "print_exception"):
         sys.print_exception(e)
+    else:
+        import traceback
+
+        traceback.print_exception(e)
 
 
 def format_mac(raw):
@@ -69,7 +80,7 @@ class Application:
         add_log_sink(self.log_ring.add)
         self.settings = Settings(SETTINGS_FILE)
         # The board puts the saved volume, brightness and theme back onto its hardware.
-        self.board = boards.load(config["board"]).create(config, self.settings)
+        self.board = self.build_board()
         self.device_id = config.get("device_id") or self.mac_address()
         self.client_id = self.settings.get("client_id")  # a UUID made once by Settings
         # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
@@ -120,10 +131,24 @@ class Application:
                 raise ConfigError("config.json: %s" % e)
             self.services.extend(self.endpoints)
             self.tools.endpoints = self.endpoints  # get_system_info reports them
-        self._tasks = []  # the services' tasks
+        self._tasks = []  # the services' tasks and the board's upkeep
+        self.stopped = False
         self._reboot_task = None
         self._wifi_task = None
         self._ota_task = None
+
+    def build_board(self):
+        """The board config.json names, with its parts; ConfigError names what is wrong (an
+        unknown board, a part entry, a pin)."""
+        name = self.config["board"]
+        try:
+            module = boards.load(name)
+        except ImportError as e:
+            raise ConfigError('config.json: board "%s": %s' % (name, e))
+        try:
+            return module.create(self.config, self.settings)
+        except ValueError as e:  # its parts (a bad entry, a pin the port refused)
+            raise ConfigError(str(e))
 
     def mac_address(self):
         """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
@@ -146,7 +171,37 @@ class Application:
         self.board.register_tools(server)
         self.tools.resources = DeviceResources(server, self.tools, self.board, self.log_ring)
         self.tools.resources.register()
+        self.add_maker_module(server)
         return server
+
+    def add_maker_module(self, server, name=MAKER_MODULE):
+        """The maker's module (/app.py or /app/): register(server, board) adds its tools and
+        resources. An error in it, at import or in register(), is logged with its traceback,
+        what it added is taken away again, and the firmware runs without it. Returns whether
+        it was added."""
+        try:
+            module = __import__(name)
+        except ImportError as e:
+            if _missing(e, name):
+                return False  # none on this board
+            log_exception("%s.py could not be imported; running without it" % name, e)
+            return False
+        except Exception as e:  # a SyntaxError, or what its top level raised
+            log_exception("%s.py could not be imported; running without it" % name, e)
+            return False
+        register = getattr(module, "register", None)
+        if not callable(register):
+            log.error("%s.py has no register(server, board); running without it", name)
+            return False
+        added = _Added(server)
+        try:
+            register(added, self.board)
+        except Exception as e:
+            log_exception("%s.py's register() failed; running without it" % name, e)
+            added.take_away()
+            return False
+        log.info("%s.py added its tools", name)
+        return True
 
     # -- where to connect
 
@@ -229,13 +284,15 @@ class Application:
 
     async def stop(self):
         """End the link and the services, each the way its transport says goodbye."""
-        for task in self._tasks:
-            task.cancel()
+        self.stopped = True
+        for task in self._tasks + [self._wifi_task, self._ota_task]:
+            if task is not None:
+                task.cancel()
         self._tasks = []
         for closing in [self.link] + self.services:
             if closing is not None:
                 try:
-                    await asyncio.wait_for(closing.stop(), 1)
+                    await asyncio.wait_for(closing.stop(), _STOP_S)
                 except BaseException:  # a goodbye that fails or hangs must not stop the rest
                     pass
 
@@ -258,6 +315,7 @@ class Application:
                  len(self.endpoints))
         for service in self.services:
             self._tasks.append(asyncio.create_task(_serve(service)))
+        self._tasks.append(asyncio.create_task(_upkeep(self.board, self.server)))
         if not self.xiaozhi:
             # MCP endpoints only: their links are services, serving on tasks of their own.
             while True:
@@ -265,7 +323,7 @@ class Application:
         if self.fleet is not None:
             await self.fleet.first_check()
             self._ota_task = asyncio.create_task(self.fleet.periodic())
-        while True:
+        while not self.stopped:
             # The link reconnects by itself; this guards against a bug escaping it, and
             # starts a new link when the OTA check brought other server settings.
             try:
@@ -305,9 +363,100 @@ async def _serve(service):
         log_exception("%s stopped" % type(service).__name__, e)
 
 
-async def main(config):
-    app = Application(config)
+class _Added:
+    """The server as the maker's register() sees it: what it adds is noted, so that a
+    register() that fails can have it taken away again. Everything else is the server's."""
+
+    def __init__(self, server):
+        self._server = server
+        self._tools = []
+        self._resources = []
+        self._templates = []
+
+    def __getattr__(self, name):
+        return getattr(self._server, name)
+
+    def add_tool(self, *args, **hints):
+        tool = self._server.add_tool(*args, **hints)
+        self._tools.append(tool.name)
+        return tool
+
+    def add_user_only_tool(self, *args, **hints):
+        tool = self._server.add_user_only_tool(*args, **hints)
+        self._tools.append(tool.name)
+        return tool
+
+    def add_resource(self, *args, **options):
+        resource = self._server.add_resource(*args, **options)
+        self._resources.append(resource.uri)
+        return resource
+
+    def add_resource_template(self, *args, **options):
+        template = self._server.add_resource_template(*args, **options)
+        self._templates.append(template.uri_template)
+        return template
+
+    def take_away(self):
+        for name in self._tools:
+            self._server.remove_tool(name)
+        for uri in self._resources:
+            self._server.remove_resource(uri)
+        for template in self._templates:
+            self._server.remove_resource_template(template)
+
+
+async def _upkeep(board, server):
+    """The board's run() (its sensors), logged rather than lost if it ends with an error."""
+    try:
+        await board.run(server)
+    except Exception as e:
+        log_exception("board upkeep stopped", e)
+
+
+def _missing(error, name):
+    """Whether an ImportError says `name` itself is not there (not something it imports)."""
+    if getattr(error, "name", None) is not None:  # CPython's ModuleNotFoundError
+        return error.name == name
+    return str(error) in ("no module named '%s'" % name, "No module named '%s'" % name)
+
+
+async def main(config, app=None):
+    app = app or Application(config)
     try:
         await app.run()
     finally:  # stopped (cancelled, Ctrl-C): say goodbye where the transport has one
         await app.stop()
+
+
+def run(config):
+    """Run the application until it stops, in the same interpreter as often as asked (the
+    REPL: `import main; main.run()` after Ctrl-C). ConfigError when config.json is unusable.
+    Ctrl-C (KeyboardInterrupt, raised again) stops it cleanly: goodbyes said, sockets
+    closed, its log sink removed, and nothing of this run left in asyncio for the next."""
+    if _MICROPYTHON:
+        asyncio.new_event_loop()  # what an earlier interrupted run left queued goes
+    app = Application(config)
+    try:
+        if not _MICROPYTHON:
+            # CPython's asyncio.run turns Ctrl-C into cancelling main(): its finally stops.
+            asyncio.run(main(config, app))
+            return
+        loop = asyncio.get_event_loop()
+        task = asyncio.create_task(main(config, app))
+        try:
+            loop.run_until_complete(task)
+        except KeyboardInterrupt:
+            # MicroPython's scheduler let the interrupt out between tasks (or from inside
+            # one, which is gone): the others are still queued, the link's among them. The
+            # goodbyes are said on the same loop, then the rest is dropped.
+            # (When it came out of main() itself, main()'s finally said them already.)
+            if not app.stopped:
+                try:
+                    loop.run_until_complete(asyncio.create_task(app.stop()))
+                except BaseException:  # a second Ctrl-C: stop trying
+                    pass
+            raise
+    finally:
+        remove_log_sink(app.log_ring.add)
+        if _MICROPYTHON:
+            asyncio.new_event_loop()

@@ -14,30 +14,11 @@ from umcp import INTEGER, STRING, ImageContent, McpServer, McpTool, Property
 from umcp.compat import join_pieces
 from umcp.server import LATEST_VERSION, SUPPORTED_VERSIONS
 
+from portable_support import Gate  # noqa: I001 (tests/portable, on the path by conftest)
+
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
-
-
-class Gate:
-    """A coroutine tool that blocks until released, recording what happened to it."""
-
-    def __init__(self, value="done"):
-        self.value = value
-        self.entered = asyncio.Event()
-        self.release = asyncio.Event()
-        self.calls = []
-        self.cancelled = False
-
-    async def __call__(self, args):
-        self.calls.append(args)
-        self.entered.set()
-        try:
-            await self.release.wait()
-        except asyncio.CancelledError:
-            self.cancelled = True
-            raise
-        return self.value
 
 
 def call(name, arguments=None, id=1, meta=None):

@@ -57,3 +57,19 @@ def test_make_sim_mqtt_goes_through_the_ota_check_to_an_mqtt_session():
     assert out.index(ota.group(0)) < out.index(hello.group(0))  # the check came first
     assert '-> tools/call self.audio_speaker.set_volume {"volume":30}\n%s: <- true' % device in out
     assert out.rstrip().endswith("demo: done")
+
+
+@pytest.mark.timeout(150)
+def test_make_sim_generic_calls_a_part_of_each_type():
+    done = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "sim-generic"], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert re.search(r"<- initialize: \{\"name\":\"generic\"", out)
+    device = re.search(r"^(\S+): connected", out, re.M).group(1)
+    for call, answer in [('self.lamp.turn_on {}', 'true'),
+                         ('self.arm.set_angle {"angle":90}', 'true'),
+                         ('self.panel.show_text {"text":"Hello from umcp"}', '{"lines":["Hello from umcp"]}')]:
+        assert '-> tools/call %s\n%s: <- %s' % (call, device, answer) in out, out
+    assert re.search(r'<- \{"temperature_c":21\.0,"humidity":45\.0\}', out)
+    assert out.rstrip().endswith("demo: done")

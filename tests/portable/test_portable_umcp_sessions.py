@@ -7,45 +7,14 @@ import json
 
 from umcp import INTEGER, McpServer, Property
 from umcp.compat import join_pieces
-from portable_support import Gate, call, settle
+from portable_support import Gate, Wire, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
 
 
-class Client:
+def Client(server, **options):
     """One session of `server`, collecting what it was sent."""
-
-    def __init__(self, server, **options):
-        self.frames = []
-        self.session = server.session(self._send, **options)
-
-    async def _send(self, pieces):
-        self.frames.append(json.loads(join_pieces(pieces)))
-
-    async def feed(self, message):
-        before = len(self.frames)
-        await self.session.handle(json.dumps(message))
-        return self.frames[before:]
-
-    async def request(self, method, params=None, id=1):
-        message = {"jsonrpc": "2.0", "id": id, "method": method}
-        if params is not None:
-            message["params"] = params
-        sent = await self.feed(message)
-        assert len(sent) == 1, sent
-        return sent[0]
-
-    async def initialize(self, version="2025-11-25"):
-        return await self.request("initialize", {"protocolVersion": version, "capabilities": {}}, id=0)
-
-    def methods(self):
-        return [frame.get("method") for frame in self.frames if "method" in frame]
-
-    def response(self, id):
-        for frame in self.frames:
-            if "method" not in frame and frame.get("id") == id:
-                return frame
-        return None
+    return Wire(server=server, **options)
 
 
 def server_with_tools():
@@ -61,13 +30,13 @@ async def test_two_clients_with_the_same_ids_each_get_their_own_answers():
     a, b = Client(server), Client(server)
     await a.feed(call("slow", id=1))
     await b.feed(call("self.set_volume", {"volume": 7}, id=1))
-    await settle(lambda: gate.entered)
+    await settle(gate.entered.is_set)
     # B's id 1 is queued behind A's running id 1: cancelling "1" from A stops A's call only.
     await a.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
-    await settle(lambda: b.response(1) is not None)
-    assert gate.cancelled and a.response(1) is None
-    assert b.response(1)["result"]["content"][0]["text"] == "7"
-    assert a.frames == []
+    await settle(lambda: b.find(1) is not None)
+    assert gate.cancelled and a.find(1) is None
+    assert b.find(1)["result"]["content"][0]["text"] == "7"
+    assert a.messages() == []
 
 
 async def test_each_client_negotiates_its_own_revision():
@@ -78,7 +47,7 @@ async def test_each_client_negotiates_its_own_revision():
     refused = await old.request("tools/call", {"name": "self.set_volume", "arguments": {"volume": 500}}, id=2)
     assert refused["error"]["code"] == -32602  # a protocol error up to 2025-06-18
     await new.feed(call("self.set_volume", {"volume": 500}, id=2))
-    assert new.response(2)["result"]["isError"] is True  # a tool result from 2025-11-25
+    assert new.find(2)["result"]["isError"] is True  # a tool result from 2025-11-25
 
 
 async def test_list_changes_reach_every_initialized_client_and_no_other():
@@ -91,7 +60,7 @@ async def test_list_changes_reach_every_initialized_client_and_no_other():
     await settle(lambda: a.methods() and b.methods())
     await asyncio.sleep(0)
     assert a.methods() == b.methods() == ["notifications/tools/list_changed"]  # one per burst
-    assert fresh.frames == []
+    assert fresh.messages() == []
 
 
 async def test_logs_go_to_the_caller_during_a_call_and_to_everyone_outside_one():
@@ -107,16 +76,16 @@ async def test_logs_go_to_the_caller_during_a_call_and_to_everyone_outside_one()
     await b.initialize()
     assert (await b.request("logging/setLevel", {"level": "error"}, id=3))["result"] == {}
     await a.feed(call("chatty", id=5))
-    await settle(lambda: a.response(5) is not None)
-    assert [f["params"]["data"] for f in a.frames if f.get("method") == "notifications/message"] == ["from the call"]
+    await settle(lambda: a.find(5) is not None)
+    assert [f["params"]["data"] for f in a.messages() if f.get("method") == "notifications/message"] == ["from the call"]
     await b.feed(call("chatty", id=5))
-    await settle(lambda: b.response(5) is not None)
+    await settle(lambda: b.find(5) is not None)
     assert "notifications/message" not in b.methods()  # b wants errors only
     await server.log("warning", "outside")
     await server.log("error", "bad")
-    assert [f["params"]["data"] for f in a.frames if f.get("method") == "notifications/message"] == [
+    assert [f["params"]["data"] for f in a.messages() if f.get("method") == "notifications/message"] == [
         "from the call", "outside", "bad"]
-    assert [f["params"]["data"] for f in b.frames if f.get("method") == "notifications/message"] == ["bad"]
+    assert [f["params"]["data"] for f in b.messages() if f.get("method") == "notifications/message"] == ["bad"]
 
 
 async def test_progress_reaches_only_the_client_that_asked():
@@ -130,9 +99,9 @@ async def test_progress_reaches_only_the_client_that_asked():
 
     server.add_tool("count", "counts", None, counting)
     await a.feed(call("count", id=1, meta={"progressToken": "t"}))
-    await settle(lambda: a.response(1) is not None)
-    assert [f["params"]["progress"] for f in a.frames if f.get("method") == "notifications/progress"] == [1, 2]
-    assert b.frames == []
+    await settle(lambda: a.find(1) is not None)
+    assert [f["params"]["progress"] for f in a.messages() if f.get("method") == "notifications/progress"] == [1, 2]
+    assert b.messages() == []
 
 
 async def test_subscriptions_are_each_clients_own():
@@ -160,10 +129,10 @@ async def test_a_closed_session_loses_its_calls_and_hears_nothing_more():
     await a.feed(call("slow", id=1))
     await a.feed(call("self.set_volume", {"volume": 3}, id=2))
     await b.feed(call("self.set_volume", {"volume": 4}, id=1))
-    await settle(lambda: gate.entered)
+    await settle(gate.entered.is_set)
     assert a.session.close() == 2  # the running call and the queued one
-    await settle(lambda: b.response(1) is not None)
-    assert gate.cancelled and a.response(1) is None and a.response(2) is None
+    await settle(lambda: b.find(1) is not None)
+    assert gate.cancelled and a.find(1) is None and a.find(2) is None
     server.add_tool("later", "after a left", None, lambda args: True)
     await settle(lambda: "notifications/tools/list_changed" in b.methods())
     assert "notifications/tools/list_changed" not in a.methods()

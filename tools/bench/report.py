@@ -29,6 +29,7 @@ import sys
 
 from tools.bench import bridge as bench_bridge
 from tools.bench import firmware as bench_firmware
+from tools.bench import generic as bench_generic
 from tools.bench import link as bench_link
 from tools.bench import record
 from tools.bench import transport as bench_transport
@@ -313,12 +314,13 @@ def print_web():
     return True
 
 
-PARTS = ("core", "link", "transport", "firmware", "bridge", "web")
+PARTS = ("core", "link", "transport", "firmware", "generic", "bridge", "web")
 TITLES = {
     "core": "MCP core: a tools/list page and a tools/call, CPython and MicroPython",
     "link": "Round trips over the device's WebSocket link",
     "transport": "tools/call over each xiaozhi transport",
     "firmware": "Whole firmware: heap through a full session",
+    "generic": "The generic board: ten parts beside the host board, and each part type's cost",
     "bridge": "The bridge: one call against the floor, and many clients",
     "web": "Web console: 20 devices",
 }
@@ -367,6 +369,8 @@ def main(argv=None):
                 section.ran = bench_transport.main() == 0
             elif part == "firmware":
                 section.ran = print_firmware(args.micropython, core, args.frozen)
+            elif part == "generic":
+                section.ran = bench_generic.print_generic(args.micropython)
             elif part == "bridge":
                 section.ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
             else:

@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import json
 import os
 import secrets
 import subprocess
@@ -36,6 +37,34 @@ CALLS = [
     ("take a photo; the vision endpoint answers", "self.camera.take_photo",
      {"question": "What do you see?"}),
 ]
+# make sim-generic: the generic board with a part of each type, as a maker's config.json
+# lists them (docs/boards.md), and a call to each.
+GENERIC_PARTS = [
+    {"type": "relay", "name": "lamp", "pin": 2, "description": "desk lamp"},
+    {"type": "pwm", "name": "fan", "pin": 4},
+    {"type": "strip", "name": "leds", "pin": 5, "count": 8},
+    {"type": "servo", "name": "arm", "pin": 13},
+    {"type": "buzzer", "name": "beeper", "pin": 15},
+    {"type": "button", "name": "door", "pin": 0},
+    {"type": "analog", "name": "light", "pin": 34, "max": 1000, "unit": "lux"},
+    {"type": "dht", "name": "room", "pin": 27},
+    {"type": "ds18b20", "name": "water", "pin": 26},
+    {"type": "battery", "name": "battery", "pin": 35},
+    {"type": "oled", "name": "panel", "sda": 21, "scl": 22},
+]
+GENERIC_CALLS = [
+    ("turn on the lamp (a relay)", "self.lamp.turn_on", {}),
+    ("run the fan at 40 %", "self.fan.set_level", {"level": 40}),
+    ("light the strip", "self.leds.set_color", {"red": 255, "green": 80, "blue": 0}),
+    ("turn the servo to 90 degrees", "self.arm.set_angle", {"angle": 90}),
+    ("beep", "self.beeper.beep", {"frequency": 880, "duration_ms": 100}),
+    ("read the light sensor", "self.light.read", {}),
+    ("read the room's temperature and humidity (DHT22)", "self.room.read", {}),
+    ("read the water temperature (DS18B20)", "self.water.read", {}),
+    ("read the battery", "self.battery.get_level", {}),
+    ("write on the OLED", "self.panel.show_text", {"text": "Hello from umcp"}),
+    ("read the device status", "self.get_device_status", {}),
+]
 
 
 def parse_args(argv=None):
@@ -46,6 +75,8 @@ def parse_args(argv=None):
     parser.add_argument("--mqtt", action="store_true",
                         help="as a xiaozhi fleet does it (make sim-mqtt): the device has only the backend's "
                              "OTA URL, checks in there and connects over MQTT through the embedded broker")
+    parser.add_argument("--generic", action="store_true",
+                        help="the generic board with a part of each type (make sim-generic)")
     parser.add_argument("--http-port", type=int, default=0, help="the web console's port (default: a free one)")
     parser.add_argument("--serve", action=argparse.BooleanOptionalAction, default=None,
                         help="keep the device and the web console running after the session "
@@ -100,6 +131,12 @@ async def session(args, out):
     await backend.start()
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
     extra = ["--mpy"] if args.mpy else []
+    calls = CALLS
+    endpoint_call = ("set the volume", "self.audio_speaker.set_volume", {"volume": 45})
+    if args.generic:
+        endpoint_call = ("turn the lamp off", "self.lamp.turn_off", {})
+        extra += ["--board", "generic", "--extra-config", json.dumps({"parts": GENERIC_PARTS})]
+        calls = GENERIC_CALLS
     if args.mqtt:  # config.json gets only the OTA URL: the OTA check says where to connect
         url = token = None
         extra += ["--ota-url", backend.ota_url]
@@ -117,9 +154,9 @@ async def session(args, out):
             with simulated_device(url, token, state_dir, device_log, args.max_payload, args.micropython,
                                   extra) as sim:
                 device = await wait_ready(backend, sim, over_xiaozhi)
-                failures += await call_tools(backend, device, out)
+                failures += await call_tools(backend, device, out, calls)
                 if not args.mqtt:
-                    failures += await through_the_endpoint(backend, sim, device, held, out)
+                    failures += await through_the_endpoint(backend, sim, device, held, out, endpoint_call)
                 if args.serve and not failures:
                     await keep_serving(backend, sim, out)
         except DemoFailed as error:
@@ -134,11 +171,11 @@ async def session(args, out):
     return 0 if not failures else 1
 
 
-async def call_tools(backend, device, out):
-    """Make the CALLS; returns how many failed."""
+async def call_tools(backend, device, out, calls=CALLS):
+    """Make the calls (title, tool, arguments); returns how many failed."""
     failures = 0
     names = {tool.get("name") for tool in device.tools}
-    for title, name, arguments in CALLS:
+    for title, name, arguments in calls:
         out("demo: %s" % title)
         if name not in names:
             out("demo: the device offers no %s" % name)
@@ -149,15 +186,16 @@ async def call_tools(backend, device, out):
     return failures
 
 
-async def through_the_endpoint(backend, sim, device, held, out):
+async def through_the_endpoint(backend, sim, device, held, out, call):
     """The board's session at the MCP endpoint (held back until now), then a call through
-    it that the xiaozhi side sees; returns how many steps failed."""
+    it (what, tool, arguments) that the xiaozhi side sees; returns how many steps failed."""
     out("demo: the same board at the backend's MCP endpoint, as a xiaozhi assistant's "
         "endpoint client sees it (plain JSON-RPC: no envelope, no hello)")
     held.release()
     provider = await wait_ready(backend, sim, at_endpoint)
-    out("demo: set the volume through the MCP endpoint")
-    result = await backend.call(provider, "self.audio_speaker.set_volume", {"volume": 45})
+    what, name, arguments = call
+    out("demo: %s through the MCP endpoint" % what)
+    result = await backend.call(provider, name, arguments)
     out("demo: read the status over the xiaozhi link: the same board")
     status = await backend.call(device, "self.get_device_status")
     return (result is None or bool(result.get("isError"))) + (status is None or bool(status.get("isError")))
