@@ -188,14 +188,14 @@ async def test_a_client_offered_some_tools_sees_and_calls_only_those():
     refused = await endpoint.request("tools/call", {"name": "self.reboot", "arguments": {}}, id=3)
     assert refused["error"]["code"] == -32602 and "unknown tool self.reboot" in refused["error"]["message"]
     await lamp_only.feed(call("self.set_volume", {"volume": 1}, id=4))
-    assert lamp_only.response(4)["error"]["code"] == -32602
+    assert lamp_only.find(4)["error"]["code"] == -32602
     await owner.feed(call("self.reboot", id=5))
     await everything.feed(call("self.reboot", id=5))
     await lamp_only.feed(call("self.lamp.turn_on", id=6))
-    await settle(lambda: owner.response(5) and everything.response(5) and lamp_only.response(6))
-    assert owner.response(5)["result"]["content"][0]["text"] == "rebooting"
-    assert everything.response(5)["result"]["content"][0]["text"] == "rebooting"
-    assert lamp_only.response(6)["result"]["content"][0]["text"] == "on"
+    await settle(lambda: owner.find(5) and everything.find(5) and lamp_only.find(6))
+    assert owner.find(5)["result"]["content"][0]["text"] == "rebooting"
+    assert everything.find(5)["result"]["content"][0]["text"] == "rebooting"
+    assert lamp_only.find(6)["result"]["content"][0]["text"] == "on"
 
 
 async def test_a_flood_of_calls_is_refused_past_the_queue_limit_and_others_still_get_through():
@@ -204,22 +204,22 @@ async def test_a_flood_of_calls_is_refused_past_the_queue_limit_and_others_still
     server.add_tool("slow", "waits", None, gate)
     flood, other = Client(server), Client(server)
     await flood.feed(call("slow", id=0))
-    await settle(lambda: gate.entered)
+    await settle(gate.entered.is_set)
     for n in range(1, 13):  # 8 may wait behind the running call; 4 are refused at once
         await flood.feed(call("self.set_volume", {"volume": n}, id=n))
-    refused = [n for n in range(1, 13) if flood.response(n) is not None]
+    refused = [n for n in range(1, 13) if flood.find(n) is not None]
     assert refused == [9, 10, 11, 12]
-    assert {flood.response(n)["error"]["code"] for n in refused} == {-32000}
+    assert {flood.find(n)["error"]["code"] for n in refused} == {-32000}
     await other.feed(call("self.set_volume", {"volume": 50}, id=1))  # its own queue is empty
-    assert other.response(1) is None  # queued, not refused
+    assert other.find(1) is None  # queued, not refused
     gate.release.set()
-    await settle(lambda: other.response(1) is not None and flood.response(8) is not None)
-    assert [flood.response(n)["result"]["content"][0]["text"] for n in range(1, 9)] == [
+    await settle(lambda: other.find(1) is not None and flood.find(8) is not None)
+    assert [flood.find(n)["result"]["content"][0]["text"] for n in range(1, 9)] == [
         str(n) for n in range(1, 9)]
-    assert other.response(1)["result"]["content"][0]["text"] == "50"
+    assert other.find(1)["result"]["content"][0]["text"] == "50"
     await flood.feed(call("self.set_volume", {"volume": 13}, id=13))  # drained: served again
-    await settle(lambda: flood.response(13) is not None)
-    assert flood.response(13)["result"]["content"][0]["text"] == "13"
+    await settle(lambda: flood.find(13) is not None)
+    assert flood.find(13)["result"]["content"][0]["text"] == "13"
 
 
 async def test_null_params_count_as_none():
