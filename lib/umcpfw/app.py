@@ -1,10 +1,11 @@
-# The application: settings, board, MCP server, the OTA check and the xiaozhi link on one
-# asyncio loop.
+# The application: settings, board, MCP server, the OTA check, the xiaozhi link and the MCP
+# endpoint links on one asyncio loop. What is built once at the start lives in umcpfw.boot,
+# loaded for that and dropped again.
 import asyncio
 import sys
 
 from umcp import __version__
-from umcp.compat import const, forget_modules, get_logger
+from umcp.compat import const, forget_modules, get_logger, remove_log_sink
 
 VERSION = __version__  # the firmware is umcp's release
 SETTINGS_FILE = "settings.json"
@@ -14,6 +15,12 @@ _LINK_RESTART_S = const(2)
 # once), no more than one block the heap can give then, between these bounds.
 MAX_MESSAGE_CAP = 32768
 MAX_MESSAGE_FLOOR = 2048
+# The maker's own module on the board (/app.py, or a package /app/): its register(server,
+# board) adds tools and resources after the board's (umcpfw.boot). make deploy APP=path copies it.
+MAKER_MODULE = "app"
+_STOP_S = 3  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
+# silent peer's socket is still closed by the link itself
+_MICROPYTHON = sys.implementation.name == "micropython"
 
 log = get_logger("app")
 
@@ -23,16 +30,23 @@ class ConfigError(ValueError):
 
 
 def log_exception(what, e):
+    """An error line for the log (and device://log), and the traceback on the console (not
+    for a MemoryError: a traceback needs heap; the heap is collected instead)."""
     log.error("%s: %r", what, e)
     if isinstance(e, MemoryError):
         import gc
 
-        gc.collect()  # and no traceback, which needs heap
-    elif hasattr(sys, "print_exception"):
-        try:
+        gc.collect()
+        return
+    try:
+        if hasattr(sys, "print_exception"):
             sys.print_exception(e)
-        except Exception:
-            pass
+        else:
+            import traceback
+
+            traceback.print_exception(e)
+    except Exception:
+        pass
 
 
 def max_message_for(free):
@@ -78,12 +92,14 @@ class Application:
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
-        self._tasks = []  # the services' tasks
+        self.endpoints = []  # one MCP endpoint link per URL (a service): umcpfw.boot
+        self._tasks = []  # the services' tasks and the board's upkeep
+        self.stopped = False
         self._reboot_task = None
         self._wifi_task = None
         self._ota_task = None
-        # Log ring, settings, board, trust, vision, server and tools, the OTA check: built
-        # by umcpfw.boot, whose code then leaves the heap.
+        # Log ring, settings, board, trust, vision, server and tools, the OTA check, the
+        # endpoints: built by umcpfw.boot, whose code then leaves the heap.
         from umcpfw import boot
 
         try:
@@ -123,9 +139,9 @@ class Application:
         log.warning("rebooting in %d ms", delay_ms)
         await asyncio.sleep(delay_ms / 1000)
         try:
-            await self.link.stop()  # a clean close tells the backend we are going
+            await self.stop()  # clean closes tell the backend and the endpoints we are going
         except Exception as e:
-            log_exception("closing the link", e)
+            log_exception("closing the links", e)
         import machine
 
         machine.reset()
@@ -142,13 +158,15 @@ class Application:
 
     async def stop(self):
         """End the link and the services, each the way its transport says goodbye."""
-        for task in self._tasks:
-            task.cancel()
+        self.stopped = True
+        for task in self._tasks + [self._wifi_task, self._ota_task]:
+            if task is not None:
+                task.cancel()
         self._tasks = []
         for closing in [self.link] + self.services:
             if closing is not None:
                 try:
-                    await asyncio.wait_for(closing.stop(), 1)
+                    await asyncio.wait_for(closing.stop(), _STOP_S)
                 except BaseException:  # a goodbye that fails or hangs must not stop the rest
                     pass
 
@@ -166,17 +184,24 @@ class Application:
             _mark_valid()
         except Exception as e:
             log_exception("marking the firmware valid", e)
-        log.info("%s %s as %s, client %s; messages up to %d bytes", self.board.name, VERSION,
-                 self.device_id, self.client_id, self.server.max_message)
+        log.info("%s %s as %s, client %s; messages up to %d bytes; %d MCP endpoint(s)",
+                 self.board.name, VERSION, self.device_id, self.client_id, self.server.max_message,
+                 len(self.endpoints))
         for service in self.services:
             self._tasks.append(asyncio.create_task(_serve(service)))
+        self._tasks.append(asyncio.create_task(_upkeep(self.board, self.server)))
+        if not self.xiaozhi:
+            # MCP endpoints only: their links are services, serving on tasks of their own.
+            while True:
+                await asyncio.sleep(3600)
         if self.fleet is not None:
             await self.fleet.first_check()
             self._ota_task = asyncio.create_task(self.fleet.periodic())
-        while True:
+        while not self.stopped:
             # The link reconnects by itself; this guards against a bug escaping it, and
             # starts a new link when the OTA check brought other server settings. Nothing
-            # ends this loop but cancellation: a MemoryError here is collected and waited out.
+            # ends this loop but stop() or cancellation: a MemoryError here is collected
+            # and waited out.
             try:
                 if not await self._run_link():
                     continue  # it waited already
@@ -221,9 +246,51 @@ async def _serve(service):
         log_exception("%s stopped" % type(service).__name__, e)
 
 
-async def main(config):
-    app = Application(config)
+async def _upkeep(board, server):
+    """The board's run() (its sensors), logged rather than lost if it ends with an error."""
+    try:
+        await board.run(server)
+    except Exception as e:
+        log_exception("board upkeep stopped", e)
+
+
+async def main(config, app=None):
+    app = app or Application(config)
     try:
         await app.run()
     finally:  # stopped (cancelled, Ctrl-C): say goodbye where the transport has one
         await app.stop()
+
+
+def run(config):
+    """Run the application until it stops, in the same interpreter as often as asked (the
+    REPL: `import main; main.run()` after Ctrl-C). ConfigError when config.json is unusable.
+    Ctrl-C (KeyboardInterrupt, raised again) stops it cleanly: goodbyes said, sockets
+    closed, its log sink removed, and nothing of this run left in asyncio for the next."""
+    if _MICROPYTHON:
+        asyncio.new_event_loop()  # what an earlier interrupted run left queued goes
+    app = Application(config)
+    try:
+        if not _MICROPYTHON:
+            # CPython's asyncio.run turns Ctrl-C into cancelling main(): its finally stops.
+            asyncio.run(main(config, app))
+            return
+        loop = asyncio.get_event_loop()
+        task = asyncio.create_task(main(config, app))
+        try:
+            loop.run_until_complete(task)
+        except KeyboardInterrupt:
+            # MicroPython's scheduler let the interrupt out between tasks (or from inside
+            # one, which is gone): the others are still queued, the link's among them. The
+            # goodbyes are said on the same loop, then the rest is dropped.
+            # (When it came out of main() itself, main()'s finally said them already.)
+            if not app.stopped:
+                try:
+                    loop.run_until_complete(asyncio.create_task(app.stop()))
+                except BaseException:  # a second Ctrl-C: stop trying
+                    pass
+            raise
+    finally:
+        remove_log_sink(app.log_ring.add)
+        if _MICROPYTHON:
+            asyncio.new_event_loop()

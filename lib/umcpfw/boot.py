@@ -1,12 +1,12 @@
 # The application's start: the parts built once (log ring, settings, board, trust, vision,
-# the MCP server and its tools, the OTA check) and the link for where to connect. Imported
+# the MCP server and its tools, the maker's module, the OTA check, the MCP endpoints) and the link for where to connect. Imported
 # by Application for that and dropped again: none of this code is needed in between
 # (the link is built again only when it must be, with this module loaded for it).
 import boards
 from devsvc.settings import Settings
 from umcp import McpServer
 from umcp.compat import add_log_sink, const
-from umcpfw.app import SETTINGS_FILE, VERSION, ConfigError, message_limit
+from umcpfw.app import MAKER_MODULE, SETTINGS_FILE, VERSION, ConfigError, log, log_exception, message_limit
 from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
 from umcpfw.vision import VisionClient
@@ -32,7 +32,7 @@ def build(app):
     add_log_sink(app.log_ring.add)
     app.settings = Settings(SETTINGS_FILE)
     # The board puts the saved volume, brightness and theme back onto its hardware.
-    app.board = boards.load(config["board"]).create(config, app.settings)
+    app.board = _board(config, app.settings)
     app.device_id = config.get("device_id") or _mac_address(app.board)
     app.client_id = app.settings.get("client_id")  # a UUID made once by Settings
     # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
@@ -49,15 +49,46 @@ def build(app):
 
         app.fleet = Fleet(app)
         app.ota = app.fleet.check
+    # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
+    # and token; the MCP endpoint links where config.json names endpoints. At least one.
+    app.xiaozhi = app.ota is not None
     if app.ota is None:
         try:
-            transport(app)  # refuse a config without a server at once
+            transport(app)
+            app.xiaozhi = True
         except ValueError as e:
-            raise ConfigError(str(e))
+            if not config.get("mcp_endpoint"):  # refuse a config without a server at once
+                raise ConfigError("%s, or an mcp_endpoint" % e)
+    endpoint = None
+    if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured
+        from mcplink import endpoint
     # The incoming message limit: config.json's, else message_limit() as each session
-    # of the link starts (and now, for other transports' initialize).
+    # of the link starts (and now, for the endpoints and other transports' initialize).
     app.max_message = config.get("max_message")
     app.server.max_message = app.max_message or message_limit()
+    if endpoint is not None:
+        try:
+            app.endpoints = endpoint.configured(config, app.server, app.device_id, "umcp/%s (%s)"
+                                                % (VERSION, app.board.name), app.trust,
+                                                app.server.max_message)
+        except ValueError as e:  # its words mask the token
+            raise ConfigError("config.json: %s" % e)
+        app.services.extend(app.endpoints)
+        app.tools.endpoints = app.endpoints  # get_system_info reports them
+
+
+def _board(config, settings):
+    """The board config.json names, with its parts; ConfigError names what is wrong (an
+    unknown board, a part entry, a pin)."""
+    name = config["board"]
+    try:
+        module = boards.load(name)
+    except ImportError as e:
+        raise ConfigError('config.json: board "%s": %s' % (name, e))
+    try:
+        return module.create(config, settings)
+    except ValueError as e:  # its parts (a bad entry, a pin the port refused)
+        raise ConfigError(str(e))
 
 
 def _mac_address(board):
@@ -82,7 +113,38 @@ def _build_server(app):
     app.board.register_tools(server)
     app.tools.resources = DeviceResources(server, app.tools, app.board, app.log_ring)
     app.tools.resources.register()
+    add_maker_module(server, app.board)
     return server
+
+
+def add_maker_module(server, board, name=MAKER_MODULE):
+    """The maker's module (/app.py or /app/): register(server, board) adds its tools and
+    resources. An error in it, at import or in register(), is logged with its traceback,
+    what it added is taken away again, and the firmware runs without it. Returns whether
+    it was added."""
+    try:
+        module = __import__(name)
+    except ImportError as e:
+        if _missing(e, name):
+            return False  # none on this board
+        log_exception("%s.py could not be imported; running without it" % name, e)
+        return False
+    except Exception as e:  # a SyntaxError, or what its top level raised
+        log_exception("%s.py could not be imported; running without it" % name, e)
+        return False
+    register = getattr(module, "register", None)
+    if not callable(register):
+        log.error("%s.py has no register(server, board); running without it", name)
+        return False
+    added = _Added(server)
+    try:
+        register(added, board)
+    except Exception as e:
+        log_exception("%s.py's register() failed; running without it" % name, e)
+        added.take_away()
+        return False
+    log.info("%s.py added its tools", name)
+    return True
 
 
 def transport(app):
@@ -129,3 +191,52 @@ def build_link(app):
         options["protocol_version"] = websocket["version"]
     return XiaozhiLink(app.server, websocket["url"], websocket.get("token") or "",
                        app.device_id, app.client_id, **options)
+
+
+class _Added:
+    """The server as the maker's register() sees it: what it adds is noted, so that a
+    register() that fails can have it taken away again. Everything else is the server's."""
+
+    def __init__(self, server):
+        self._server = server
+        self._tools = []
+        self._resources = []
+        self._templates = []
+
+    def __getattr__(self, name):
+        return getattr(self._server, name)
+
+    def add_tool(self, *args, **hints):
+        tool = self._server.add_tool(*args, **hints)
+        self._tools.append(tool.name)
+        return tool
+
+    def add_user_only_tool(self, *args, **hints):
+        tool = self._server.add_user_only_tool(*args, **hints)
+        self._tools.append(tool.name)
+        return tool
+
+    def add_resource(self, *args, **options):
+        resource = self._server.add_resource(*args, **options)
+        self._resources.append(resource.uri)
+        return resource
+
+    def add_resource_template(self, *args, **options):
+        template = self._server.add_resource_template(*args, **options)
+        self._templates.append(template.uri_template)
+        return template
+
+    def take_away(self):
+        for name in self._tools:
+            self._server.remove_tool(name)
+        for uri in self._resources:
+            self._server.remove_resource(uri)
+        for template in self._templates:
+            self._server.remove_resource_template(template)
+
+
+def _missing(error, name):
+    """Whether an ImportError says `name` itself is not there (not something it imports)."""
+    if getattr(error, "name", None) is not None:  # CPython's ModuleNotFoundError
+        return error.name == name
+    return str(error) in ("no module named '%s'" % name, "No module named '%s'" % name)

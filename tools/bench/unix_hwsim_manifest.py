@@ -5,5 +5,6 @@
 # the heap holds. asyncio is frozen as in every ESP32 build. docs/benchmarks.md says which
 # build to make with it. Paths are relative to this file (tools/bench/).
 include("$(MPY_DIR)/extmod/asyncio")
-for name in ("machine", "esp32", "network", "camera", "neopixel", "simhistory", "hwsim"):
+for name in ("machine", "esp32", "network", "camera", "neopixel", "dht", "onewire", "ds18x20",
+             "simoled", "siminputs", "simhistory", "hwsim"):
     module(name + ".py", base_path="../sim/hwsim")
