@@ -58,6 +58,10 @@ ARGUMENT_ERRORS = [
     ("self.no_such_tool", {}),
 ]
 LONG_CALLS = 10000  # then this many plain calls: the heap after them shows any creep
+# The measuring form's fuzz (tools/bench/fuzz.py): this many hostile messages at the
+# smallest heap for the full session plus FUZZ_HEADROOM.
+FUZZ_MESSAGES = 10000
+FUZZ_HEADROOM = 16 * 1024
 # Reconnections come quickly; nothing else differs from a board's defaults.
 LINK_CONFIG = {"backoff_min": 0.05, "backoff_max": 0.2}
 # The full session's calls after make sim's CALLS: every other common tool and the host
@@ -612,6 +616,10 @@ def measure(micropython, forms=FORMS, frozen=None, hardware_frozen=None):
         figures["mpy_board" + ENDPOINT] = measure_form(board_binary, "mpy_board", endpoint=True)
         figures["imports"] = {"form": "mpy_board", "micropython": board_binary,
                               "rows": measure_imports(board_binary, "mpy_board")}
+        from tools.bench import fuzz
+
+        heapsize = figures["mpy_board"]["smallest_heapsize"] + FUZZ_HEADROOM
+        figures["fuzz"] = fuzz.figures(fuzz.measure_fuzz(board_binary, heapsize, FUZZ_MESSAGES))
     elif "mpy" in forms:
         figures["imports"] = {"form": "mpy", "micropython": micropython,
                               "rows": measure_imports(micropython, "mpy")}

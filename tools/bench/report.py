@@ -233,6 +233,18 @@ def imports_lines(imports):
     return lines
 
 
+def fuzz_lines(fuzz):
+    """The measuring form's fuzz (tools/bench/fuzz.py), in words."""
+    return ["Fuzz, .mpy files with the hardware frozen, at the smallest heap plus %s (-X heapsize=%d):"
+            % (_kb(bench_firmware.FUZZ_HEADROOM), fuzz["heapsize"]),
+            "%d hostile messages within the %s-byte limit the device announced: %d of %d requests"
+            % (fuzz["sent"], fuzz["limit"], fuzz["answered"], fuzz["requests"]),
+            "answered with their id (%d unanswered, %d out of memory), %d of %d null-id errors owed,"
+            % (fuzz["unanswered"], fuzz["out_of_memory"], fuzz["null_errors"], fuzz["expected_null"]),
+            "%d link drop(s) other than RFC 6455's 1009 for a message over the limit, %d unreadable frame(s)."
+            % (fuzz["drops"], fuzz["bad"])] + list(fuzz["problems"])
+
+
 # Modules of tools/sim/hwsim beside SIMULATED_MODULES that the host board imports.
 SIMULATED_EXTRA = ("simhistory", "simoled", "siminputs", "dht", "onewire", "ds18x20")
 
@@ -286,6 +298,8 @@ def print_firmware(micropython, core, frozen=None, hardware_frozen=None):
                   "would hold it, from a build of tools/bench/unix_hwsim_manifest.py (a build with the",
                   "firmware frozen too keeps the firmware's names in its image and flatters this column)."]
     lines = [line for line in lines if line]
+    if "fuzz" in figures:
+        lines += [""] + fuzz_lines(figures["fuzz"])
     if "imports" in figures:
         lines += [""] + imports_lines(figures["imports"])
     if figures["bits"] != 32:
