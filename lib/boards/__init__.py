@@ -75,7 +75,7 @@ class Board:
         """The board's upkeep on the main loop (the application runs it as a task): the
         parts' sensors read on their schedules. Returns at once where there is none."""
         if [part for part in self.parts if part.poll_ms]:
-            from parts import serve
+            from parts.sensor import serve
 
             await serve(self.parts, server)
 

@@ -14,7 +14,15 @@ _CELL = 8  # framebuf's text is 8x8 pixels a character
 _FREQ = 400000
 
 
-class Part(parts.Part):
+def make(entry):
+    return Oled(entry)
+
+
+class Oled(parts.Part):
+    TOOLS = (("show_text", "Show text on the %s (a %dx%d OLED screen), replacing what it showed.",
+              parts.SETS, "show_text"),
+             ("clear", "Clear the %s (a %dx%d OLED screen).", parts.SETS, "clear"))
+
     def __init__(self, entry):
         super().__init__(entry)
         self.width, self.height = entry["width"], entry["height"]
@@ -37,15 +45,15 @@ class Part(parts.Part):
             self.display = SSD1306(self.i2c, self.width, self.height, self.addr)
         return self.display
 
-    def register(self, server):
-        text = PropertyList([Property("text", STRING, description=(
+    def values(self):
+        return (self.label, self.width, self.height)
+
+    def properties(self, verb):
+        if verb == "clear":
+            return None
+        return PropertyList([Property("text", STRING, description=(
             "what to show: lines of up to %d characters, %d lines; longer lines wrap, a "
             "newline starts a line" % (self.columns, self.rows)))])
-        self.tool(server, "show_text", "Show text on the %s (a %dx%d OLED screen), replacing "
-                  "what it showed." % (self.label, self.width, self.height), self.show_text, text,
-                  idempotent=True, destructive=False)
-        self.tool(server, "clear", "Clear the %s." % self.label, self.clear, idempotent=True,
-                  destructive=False)
 
     def show(self, lines):
         """Draw `lines` (cut to the panel), one per text row; OSError when it does not answer."""

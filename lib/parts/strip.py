@@ -27,7 +27,16 @@ def _properties(count):
     return _COLOR, _PIXEL
 
 
-class Part(parts.Part):
+def make(entry):
+    return Strip(entry)
+
+
+class Strip(parts.Part):
+    TOOLS = (("set_color", "Set every LED of the %s (%d LEDs) to one colour; 0,0,0 turns them "
+              "off.", parts.SETS, "set_color"),
+             ("set_pixel", "Set one LED of the %s (%d LEDs, the first is index 0) to a colour.",
+              parts.SETS, "set_pixel"))
+
     def __init__(self, entry):
         super().__init__(entry)
         self.count = entry["count"]
@@ -36,14 +45,12 @@ class Part(parts.Part):
         self.leds.fill(self.color)
         self.leds.write()
 
-    def register(self, server):
+    def values(self):
+        return (self.label, self.count)
+
+    def properties(self, verb):
         color, pixel = _properties(self.count)
-        self.tool(server, "set_color", "Set every LED of the %s (%d LEDs) to one colour; 0,0,0 "
-                  "turns them off." % (self.label, self.count), self.set_color, color,
-                  idempotent=True, destructive=False)
-        self.tool(server, "set_pixel", "Set one LED of the %s to a colour (index 0 to %d)."
-                  % (self.label, self.count - 1), self.set_pixel, pixel, idempotent=True,
-                  destructive=False)
+        return color if verb == "set_color" else pixel
 
     def set_color(self, args):
         self.color = (args["red"], args["green"], args["blue"])
