@@ -1,17 +1,16 @@
 """Peripherals a board takes from config.json's "parts": small classes with their tools
-(and, for sensors, a resource that tells subscribers of a change), a few modules holding
-the types that are alike, so that ten parts cost little heap.
+(and, for sensors, a resource that tells subscribers of a change).
 
-Types and their modules: `output` holds `relay` (on/off output), `pwm` (dimmer, fan),
-`servo` (hobby servo) and `buzzer` (tones); `sensor` holds the Sensor base, serve() (their
-upkeep), `button` (button or contact input), `analog` (ADC input, scaled), `battery`
-(voltage through a divider), `dht` (DHT11/DHT22) and `ds18b20` (1-Wire thermometer);
-`strip` (RGB LEDs, NeoPixel) and `oled` (I2C SSD1306) have their own. `check` checks the
-entries before any hardware is touched (loaded for the boot only). A module is imported
-only when config.json names one of its types.
+What a part does at run time is in the module of its kind, resident while the firmware
+runs: `output` (relay, pwm, servo, buzzer), `sensor` (the Sensor base, serve() that reads
+them, button, analog, battery, dht, ds18b20), `strip` (RGB LEDs, NeoPixel), `oled` (I2C
+SSD1306). How parts are made and which tools they offer is boot work, in modules that
+leave the heap once it is done: `check` (the entries checked before any hardware is
+touched) and `setup` (the parts made, their pins and drivers wired, their tools
+registered). A runtime module is imported only when config.json names one of its types.
 
     parts = build(entries, chip, taken)   # PartError: one line naming the entry
-    part.register(server); part.state(); await parts.sensor.serve(parts, server)
+    register(parts, server); part.state(); await parts.sensor.serve(parts, server)
 """
 
 import sys
@@ -21,25 +20,12 @@ from umcp.compat import get_logger
 TYPES = ("relay", "pwm", "strip", "servo", "buzzer", "button", "analog", "dht", "ds18b20",
          "battery", "oled")
 URI = "device://parts/"  # + the part's name: a sensor's resource
-# A tool's hints: (read_only, destructive, idempotent).
-READS = (True, None, None)
-SETS = (None, False, True)  # sets a state: again is the same
-ACTS = (None, False, None)  # does something each time (a beep)
 
 log = get_logger("parts")
 
 
 class PartError(ValueError):
     """A config.json entry that cannot be used; the message names the entry."""
-
-
-def module_of(kind):
-    """The module (in parts) that holds a type."""
-    if kind in ("relay", "pwm", "servo", "buzzer"):
-        return "output"
-    if kind in ("button", "analog", "battery", "dht", "ds18b20"):
-        return "sensor"
-    return kind
 
 
 def build(entries, chip=None, taken=None, names=(), builtin=()):
@@ -51,32 +37,38 @@ def build(entries, chip=None, taken=None, names=(), builtin=()):
 
     try:
         entries = check.entries(entries, chip, taken, names, builtin)
-    finally:  # only the boot needs it: its bytecode leaves the heap
-        sys.modules.pop("parts.check", None)
-        if hasattr(sys.modules["parts"], "check"):
-            delattr(sys.modules["parts"], "check")
-    made = []
-    for entry in entries:
-        name = module_of(entry["type"])
-        module = getattr(__import__("parts." + name), name)
-        try:
-            made.append(module.make(entry))
-        except ValueError as e:  # the port refused a pin or a setting
-            raise PartError("%s: %s" % (entry["where"], e))
-    return made
+    finally:  # one boot-only module at a time: the peak of the boot stays low
+        drop("check")
+    from parts import setup
+
+    try:
+        return setup.make(entries)
+    finally:
+        drop("setup")
+
+
+def register(parts, server):
+    """Add the parts' tools to the server (parts.setup, loaded for this only)."""
+    from parts import setup
+
+    try:
+        setup.register(parts, server)
+    finally:
+        drop("setup")
+
+
+def drop(name):
+    """Take the boot-only module parts.<name> off the heap: only the boot needs its code."""
+    sys.modules.pop("parts." + name, None)
+    if hasattr(sys.modules["parts"], name):
+        delattr(sys.modules["parts"], name)
 
 
 class Part:
-    """What every part has: its name, its words for the model, its tools.
-
-    TOOLS, a class's table: (verb, description template, hints, method) for each tool
-    self.<name>.<verb>, which calls self.<method>(args) with the parameters
-    self.properties(verb) gives (None: none). The templates are formatted with
-    self.values() when a tools/list page is written (umcp.tool): a part keeps no
-    description of its own on the heap."""
+    """What every part has: its name, its words for the model, where config.json has it.
+    A type's class adds what its tools call (parts.setup says which) and its state()."""
 
     poll_ms = 0  # sensors: how often serve() reads them
-    TOOLS = ()
 
     def __init__(self, entry):
         self.name = entry["name"]
@@ -85,35 +77,18 @@ class Part:
         # descriptions say "the <label>".
         label = entry.get("description") or self.name.replace("_", " ")
         self.label = label[4:] if label[:4] in ("the ", "The ") else label
-        self.where = entry["where"]
+        self.index = entry["index"]  # where config.json has it: `where` says it in words
 
-    def values(self):
-        """What the tools' description templates are formatted with."""
-        return self.label
+    def place(self):
+        """Where config.json has it, for messages: "config.json parts[2] (relay 'lamp')"."""
+        index = self.index
+        return "%s (%s '%s')" % ("config.json parts[%d]" % index if index >= 0 else
+                                 "the board's own part", self.kind, self.name)
 
-    def properties(self, verb):
-        """The parameters (a PropertyList, shared by the parts of a type) of a tool."""
-        return None
+    # Made when a message needs it: no string of its own on the heap.
+    where = property(place)
 
-    def register(self, server):
-        """Add this part's tools."""
-        values = self.values()
-        for verb, template, hints, method in self.TOOLS:
-            server.add_tool("self.%s.%s" % (self.name, verb), (template, values),
-                            self.properties(verb), getattr(self, method), read_only=hints[0],
-                            destructive=hints[1], idempotent=hints[2])
-
-    def state(self):
-        """What get_device_status shows of it: from memory, never a slow hardware read."""
+    def state(self, args=None):
+        """What get_device_status shows of it: from memory, never a slow hardware read
+        (also a tool's callback, as a relay's get_state)."""
         return {}
-
-
-_SHARED = {}  # name -> a PropertyList made by the first part that needs it
-
-
-def shared(name, make):
-    """The PropertyList `make()` gives, made once and shared by every part that asks."""
-    found = _SHARED.get(name)
-    if found is None:
-        found = _SHARED[name] = make()
-    return found

@@ -93,7 +93,8 @@ def running_chip():
 
 def entries(parts, chip=None, taken=None, names=(), builtin=()):
     """The entries (the board's `builtin` ones first), checked, with every option's default
-    filled in and "where" (the entry's name for messages) added. `chip`: config.json's, for
+    filled in, "where" (the entry's name for messages) and "index" (its place in
+    config.json's list; the board's own: below 0) added. `chip`: config.json's, for
     where the running chip cannot be told; `taken`: {pin: what the board uses it for};
     `names`: the board's own tool namespaces."""
     if parts is None:
@@ -127,7 +128,7 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
         if name in seen:
             raise PartError("%s: the name '%s' is taken by %s" % (where, name, seen[name]))
         seen[name] = where
-        out = {"type": kind, "name": name, "where": where}
+        out = {"type": kind, "name": name, "where": where, "index": index}
         try:
             _options(entry, OPTIONS[kind], out, chip)
             _rules(out)

@@ -1,6 +1,6 @@
-"""Sensors: parts read on a schedule into a resource, device://parts/<name>, whose
-subscribers hear of each change; serve() is their upkeep. In one module because they are
-alike and small (one module's overhead instead of five).
+"""Sensors at run time: parts read on a schedule into a resource, device://parts/<name>,
+whose subscribers hear of each change; serve() is their upkeep (parts.setup makes them and
+says which tools call what). In one module because they are alike and small.
 
 - button: a button or contact input (a door switch, a reed contact): no tool; its state is
   the resource ({"pressed", "presses"}). A press is caught by the pin's interrupt (however
@@ -20,47 +20,28 @@ carries it); the device carries on.
 
 import asyncio
 
-from machine import ADC, Pin
-
 import parts
 from umcp.compat import const, iscoroutine, ticks_diff, ticks_ms
 
 _FULL = const(65535)
-_BUTTON_POLL_MS = const(100)  # how soon a press reaches the log and the clients
-
-
-def make(entry):
-    kind = entry["type"]
-    if kind == "button":
-        return Button(entry)
-    if kind == "analog":
-        return Analog(entry)
-    if kind == "battery":
-        return Battery(entry)
-    return Dht(entry) if kind == "dht" else Ds18b20(entry)
 
 
 class Sensor(parts.Part):
     """A part read on a schedule: its resource holds the last reading (and the error,
     while reading fails); serve() reads it every poll_ms and tells the resource's
-    subscribers when it changed. Its tool (TOOLS' method "tool_read") answers with a reading
-    no older than rest_ms."""
+    subscribers when it changed. Its tool calls tool_read(): a reading no older than
+    rest_ms."""
 
+    # poll_ms, uri (device://parts/<name>): set by parts.setup
     rest_ms = 0
-
-    def __init__(self, entry):
-        super().__init__(entry)
-        self.poll_ms = entry.get("interval_ms") or 1000
-        self.uri = parts.URI + self.name
-        self.reading = None  # the last good reading (a dict), or None
-        self.error = None  # why the last read failed, or None
-        self.last = None  # ticks_ms of the last poll
-        self.event = None  # something to tell every client (a button press), or None
-        self.server = None  # set by register()
-
-    def register(self, server):
-        self.server = server
-        super().register(server)
+    # (key, step): a reading tells subscribers when a key moved by its step or more;
+    # None: when the reading differs at all.
+    steps = None
+    reading = None  # the last good reading (a dict), or None
+    error = None  # why the last read failed, or None
+    last = None  # ticks_ms of the last poll
+    event = None  # something to tell every client (a button press), or None
+    server = None  # the server its tool is registered with
 
     def read(self):
         """A fresh reading (a dict), or an exception (the part does not answer). May be a
@@ -69,7 +50,12 @@ class Sensor(parts.Part):
 
     def changed(self, old, new):
         """Whether subscribers should hear of the new reading."""
-        return old != new
+        if self.steps is None:
+            return old != new
+        for key, step in self.steps:
+            if abs(new[key] - old[key]) >= step:
+                return True
+        return False
 
     async def poll(self):
         """Read now; True when the resource changed (a reading moved, an error came or
@@ -108,7 +94,7 @@ class Sensor(parts.Part):
     async def tool_read(self, args):
         return await self.fresh(self.rest_ms)
 
-    def state(self):
+    def state(self, args=None):
         if self.error is not None:
             return {"error": self.error}
         return self.reading or {}
@@ -141,21 +127,9 @@ async def serve(parts, server):
 
 
 class Button(Sensor):
-    def __init__(self, entry):
-        entry["interval_ms"] = _BUTTON_POLL_MS
-        super().__init__(entry)
-        self.active = 1 if entry["active"] == "high" else 0
-        self.debounce_ms = entry["debounce_ms"]
-        self.presses = 0
-        self._counted = 0  # presses already logged
-        self._edge_ms = None
-        pull = entry["pull"]
-        if pull == "none":
-            self.pin = Pin(entry["pin"], Pin.IN)
-        else:
-            self.pin = Pin(entry["pin"], Pin.IN, Pin.PULL_UP if pull == "up" else Pin.PULL_DOWN)
-        self.pin.irq(self._edge, Pin.IRQ_RISING if self.active else Pin.IRQ_FALLING)
-        self.reading = self.read()
+    # active, debounce_ms, pin (its interrupt set), presses, _counted (presses already
+    # logged), _edge_ms: set by parts.setup (instance attributes before the first
+    # interrupt: the handler must not allocate)
 
     def _edge(self, pin):
         # An interrupt: count and return, nothing more (a hard IRQ may not allocate).
@@ -174,81 +148,39 @@ class Button(Sensor):
 
 
 class Analog(Sensor):
-    TOOLS = (("read", "Read the %s now: its value from %g to %g %s.", parts.READS, "tool_read"),)
-
-    def __init__(self, entry):
-        super().__init__(entry)
-        self.low = entry["min"]
-        self.high = entry["max"]
-        self.unit = entry["unit"]
-        self.step = entry["step"] if entry["step"] is not None else abs(self.high - self.low) / 100
-        self.adc = ADC(Pin(entry["pin"]), atten=ADC.ATTN_11DB)
-
-    def values(self):
-        return (self.label, self.low, self.high, self.unit)
+    # low, high, unit, adc, steps: set by parts.setup
 
     def read(self):
         raw = self.adc.read_u16()
         value = self.low + (self.high - self.low) * raw / _FULL
         return {"value": round(value, 2), "unit": self.unit, "raw": raw}
 
-    def changed(self, old, new):
-        return abs(new["value"] - old["value"]) >= self.step
-
 
 class Battery(Sensor):
-    TOOLS = (("get_level", "The charge of the %s in percent, and its voltage.", parts.READS,
-              "tool_read"),)
-
-    def __init__(self, entry):
-        super().__init__(entry)
-        self.divider = entry["divider"]
-        self.empty = entry["empty_v"]
-        self.full = entry["full_v"]
-        self.adc = ADC(Pin(entry["pin"]), atten=ADC.ATTN_11DB)
+    # divider, empty, full, adc: set by parts.setup
+    steps = (("level", 1),)
 
     def read(self):
         volts = self.adc.read_uv() * self.divider / 1000000
         level = (volts - self.empty) * 100 / (self.full - self.empty)
         return {"level": int(max(0, min(100, level)) + 0.5), "voltage": round(volts, 2)}
 
-    def changed(self, old, new):
-        return old["level"] != new["level"]
-
 
 class Dht(Sensor):
-    TOOLS = (("read", "Read the %s: temperature in degrees Celsius and relative humidity in "
-              "percent.", parts.READS, "tool_read"),)
-
-    def __init__(self, entry):
-        super().__init__(entry)
-        import dht  # MicroPython's module: imports are absolute
-
-        dht11 = entry["model"] == "dht11"
-        self.sensor = (dht.DHT11 if dht11 else dht.DHT22)(Pin(entry["pin"]))
-        self.rest_ms = 1000 if dht11 else 2000  # the sensor's rest between two measurements
+    # sensor (dht.DHT11 or DHT22), rest_ms (its rest between two measurements): set by
+    # parts.setup
+    steps = (("temperature_c", 0.1), ("humidity", 1))
 
     def read(self):
         self.sensor.measure()  # a few ms; OSError when the sensor does not answer
         return {"temperature_c": self.sensor.temperature(), "humidity": self.sensor.humidity()}
 
-    def changed(self, old, new):
-        return abs(new["temperature_c"] - old["temperature_c"]) >= 0.1 or \
-            abs(new["humidity"] - old["humidity"]) >= 1
-
 
 class Ds18b20(Sensor):
-    TOOLS = (("read", "Read the %s: temperature in degrees Celsius.", parts.READS, "tool_read"),)
+    # sensors (ds18x20.DS18X20 on its pin), rom (found at the first reading, again after
+    # the sensor went away), _lock (one conversion at a time on the bus): set by parts.setup
+    steps = (("temperature_c", 0.1),)
     rest_ms = 1000
-
-    def __init__(self, entry):
-        super().__init__(entry)
-        import ds18x20
-        import onewire
-
-        self.sensors = ds18x20.DS18X20(onewire.OneWire(Pin(entry["pin"])))
-        self.rom = None  # found at the first reading, again after the sensor went away
-        self._lock = asyncio.Lock()  # one conversion at a time on the bus
 
     async def read(self):
         async with self._lock:
@@ -266,5 +198,3 @@ class Ds18b20(Sensor):
                 raise
         return {"temperature_c": round(celsius, 2)}
 
-    def changed(self, old, new):
-        return abs(new["temperature_c"] - old["temperature_c"]) >= 0.1

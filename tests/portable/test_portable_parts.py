@@ -261,3 +261,10 @@ def test_build_loads_only_the_types_named():
     assert [part.name for part in made] == ["lamp"]
     assert "parts.sensor" not in sys.modules and "parts.strip" not in sys.modules
     assert "parts.check" not in sys.modules  # the boot's check leaves the heap again
+    assert "parts.setup" not in sys.modules  # and so does the making of the parts
+    board = Board("generic")
+    board.parts = made
+    client = Client(board)  # registers the tools: parts.setup again, for that only
+    assert "parts.setup" not in sys.modules
+    assert [tool.name for tool in client.server._tools] == [
+        "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]
