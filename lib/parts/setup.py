@@ -9,6 +9,7 @@ from machine import ADC, PWM, Pin
 
 import parts
 from umcp import INTEGER, STRING, Property, PropertyList
+from umcp.compat import const
 
 # type: (its runtime module in parts, its class there)
 KINDS = {"relay": ("output", "Relay"), "pwm": ("output", "Pwm"), "servo": ("output", "Servo"),
@@ -18,9 +19,9 @@ KINDS = {"relay": ("output", "Relay"), "pwm": ("output", "Pwm"), "servo": ("outp
          "ds18b20": ("sensor", "Ds18b20"), "oled": ("oled", "Oled")}
 
 # A tool's hints: (read_only, destructive, idempotent).
-_READS = (True, None, None)
-_SETS = (None, False, True)  # sets a state: again is the same
-_ACTS = (None, False, None)  # does something each time (a beep)
+_READS = const((True, None, None))
+_SETS = const((None, False, True))  # sets a state: again is the same
+_ACTS = const((None, False, None))  # does something each time (a beep)
 
 # Per type: its tools, (verb, description, hints, method): self.<name>.<verb> calls
 # part.<method>(args). A description is a template, formatted when a tools/list page is
@@ -63,9 +64,7 @@ def make(entries):
         cls = getattr(getattr(__import__("parts." + module), module), name)
         try:
             part = cls(entry)
-            wire = _WIRING.get(kind)
-            if wire is not None:
-                wire(part, entry)
+            _wire(part, entry)
         except ValueError as e:  # the port refused a pin or a setting
             raise parts.PartError("%s: %s" % (entry["where"], e))
         made.append(part)
@@ -92,107 +91,86 @@ def module_of(kind):
     return KINDS[kind][0]
 
 
-# -- the wiring: each type's pins and drivers, on the part Part(entry) made -------------
+# -- the wiring -------------------------------------------------------------------------
 
-def _relay(part, entry):
-    part.invert = entry["invert"]
-    part.power = False
-    part.pin = Pin(entry["pin"], Pin.OUT, value=1 if part.invert else 0)  # off at boot
+def _wire(part, entry):
+    """Each type's pins and drivers, on the part Part(entry) made (the OLED wires itself:
+    its constructor sets the panel up, again after a loose wire). One function, not one
+    a type: a name is heap for good once a module is loaded."""
+    kind = part.kind
+    if kind == "relay":
+        part.invert = entry["invert"]
+        part.power = False
+        part.pin = Pin(entry["pin"], Pin.OUT, value=1 if part.invert else 0)  # off at boot
+    elif kind == "pwm":
+        part.invert = entry["invert"]
+        part.level = 0
+        part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=part.duty(0))
+    elif kind == "servo":
+        part.min_us = entry["min_us"]
+        part.max_us = entry["max_us"]
+        part.range = entry["range"]
+        part.angle = None
+        part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=0)
+    elif kind == "buzzer":
+        part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=2000, duty_u16=0)
+    elif kind == "strip":
+        from neopixel import NeoPixel
 
-
-def _pwm(part, entry):
-    part.invert = entry["invert"]
-    part.level = 0
-    part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=part.duty(0))
-
-
-def _servo(part, entry):
-    part.min_us = entry["min_us"]
-    part.max_us = entry["max_us"]
-    part.range = entry["range"]
-    part.angle = None
-    part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=0)
-
-
-def _buzzer(part, entry):
-    part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=2000, duty_u16=0)
-
-
-def _strip(part, entry):
-    from neopixel import NeoPixel
-
-    part.count = entry["count"]
-    part.leds = NeoPixel(Pin(entry["pin"], Pin.OUT), part.count)
-    part.color = (0, 0, 0)
-    part.leds.fill(part.color)
-    part.leds.write()
-
-
-def _sensor(part, entry):
-    part.poll_ms = entry.get("interval_ms") or 1000
-    part.uri = parts.URI + part.name
+        part.count = entry["count"]
+        part.leds = NeoPixel(Pin(entry["pin"], Pin.OUT), part.count)
+        part.color = (0, 0, 0)
+        part.leds.fill(part.color)
+        part.leds.write()
+    elif kind != "oled":  # a sensor
+        if kind == "button":
+            entry["interval_ms"] = 100  # how soon a press reaches the log and the clients
+        part.poll_ms = entry.get("interval_ms") or 1000
+        part.uri = parts.URI + part.name
+        _wire_sensor(part, entry, kind)
 
 
-def _button(part, entry):
-    entry["interval_ms"] = 100  # how soon a press reaches the log and the clients
-    _sensor(part, entry)
-    part.active = 1 if entry["active"] == "high" else 0
-    part.debounce_ms = entry["debounce_ms"]
-    # Set before the interrupt is: its handler must not allocate.
-    part.presses = part._counted = 0
-    part._edge_ms = None
-    pull = entry["pull"]
-    if pull == "none":
-        part.pin = Pin(entry["pin"], Pin.IN)
-    else:
-        part.pin = Pin(entry["pin"], Pin.IN, Pin.PULL_UP if pull == "up" else Pin.PULL_DOWN)
-    part.pin.irq(part._edge, Pin.IRQ_RISING if part.active else Pin.IRQ_FALLING)
-    part.reading = part.read()
+def _wire_sensor(part, entry, kind):
+    if kind == "button":
+        part.active = 1 if entry["active"] == "high" else 0
+        part.debounce_ms = entry["debounce_ms"]
+        # Set before the interrupt is: its handler must not allocate.
+        part.presses = part._counted = 0
+        part._edge_ms = None
+        pull = entry["pull"]
+        if pull == "none":
+            part.pin = Pin(entry["pin"], Pin.IN)
+        else:
+            part.pin = Pin(entry["pin"], Pin.IN, Pin.PULL_UP if pull == "up" else Pin.PULL_DOWN)
+        part.pin.irq(part._edge, Pin.IRQ_RISING if part.active else Pin.IRQ_FALLING)
+        part.reading = part.read()
+    elif kind == "analog":
+        part.low = entry["min"]
+        part.high = entry["max"]
+        part.unit = entry["unit"]
+        step = entry["step"]  # default: 1 % of the range
+        part.steps = (("value", abs(part.high - part.low) / 100 if step is None else step),)
+        part.adc = ADC(Pin(entry["pin"]), atten=ADC.ATTN_11DB)
+    elif kind == "battery":
+        part.divider = entry["divider"]
+        part.empty = entry["empty_v"]
+        part.full = entry["full_v"]
+        part.adc = ADC(Pin(entry["pin"]), atten=ADC.ATTN_11DB)
+    elif kind == "dht":
+        import dht  # MicroPython's module: imports are absolute
 
+        dht11 = entry["model"] == "dht11"
+        part.sensor = (dht.DHT11 if dht11 else dht.DHT22)(Pin(entry["pin"]))
+        part.rest_ms = 1000 if dht11 else 2000  # the sensor's rest between two measurements
+    else:  # ds18b20
+        import asyncio
 
-def _analog(part, entry):
-    _sensor(part, entry)
-    part.low = entry["min"]
-    part.high = entry["max"]
-    part.unit = entry["unit"]
-    step = entry["step"]  # default: 1 % of the range
-    part.steps = (("value", abs(part.high - part.low) / 100 if step is None else step),)
-    part.adc = ADC(Pin(entry["pin"]), atten=ADC.ATTN_11DB)
+        import ds18x20
+        import onewire
 
-
-def _battery(part, entry):
-    _sensor(part, entry)
-    part.divider = entry["divider"]
-    part.empty = entry["empty_v"]
-    part.full = entry["full_v"]
-    part.adc = ADC(Pin(entry["pin"]), atten=ADC.ATTN_11DB)
-
-
-def _dht(part, entry):
-    import dht  # MicroPython's module: imports are absolute
-
-    _sensor(part, entry)
-    dht11 = entry["model"] == "dht11"
-    part.sensor = (dht.DHT11 if dht11 else dht.DHT22)(Pin(entry["pin"]))
-    part.rest_ms = 1000 if dht11 else 2000  # the sensor's rest between two measurements
-
-
-def _ds18b20(part, entry):
-    import asyncio
-
-    import ds18x20
-    import onewire
-
-    _sensor(part, entry)
-    part.sensors = ds18x20.DS18X20(onewire.OneWire(Pin(entry["pin"])))
-    part.rom = None  # found at the first reading
-    part._lock = asyncio.Lock()  # one conversion at a time on the bus
-
-
-# The OLED wires itself (its constructor: it sets the panel up again after a loose wire).
-_WIRING = {"relay": _relay, "pwm": _pwm, "servo": _servo, "buzzer": _buzzer, "strip": _strip,
-           "button": _button, "analog": _analog, "battery": _battery, "dht": _dht,
-           "ds18b20": _ds18b20}
+        part.sensors = ds18x20.DS18X20(onewire.OneWire(Pin(entry["pin"])))
+        part.rom = None  # found at the first reading
+        part._lock = asyncio.Lock()  # one conversion at a time on the bus
 
 
 # -- the tools' parameters ---------------------------------------------------------------

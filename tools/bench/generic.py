@@ -73,9 +73,11 @@ gc.collect()
 print(modules - base, gc.mem_alloc() - before)
 """
 # One part type's cost: everything it needs loaded first (the core, a board, a server, the
-# parts package, the module of its type, the simulated chip); then the part made and its
-# tools registered (with the simulated Pin, PWM, ADC... objects it made, a few bytes of C
-# on a board: an upper bound); then its resource.
+# parts package, the module of its type, the simulated chip) and a first part of the type
+# made (what any boot leaves, such as the names of parts.check and parts.setup, interned
+# for good); then a part made on a board of its own and its tools registered with a server
+# of its own (with the simulated Pin, PWM, ADC... objects it made, a few bytes of C on a
+# board: an upper bound); then its resource.
 PART_SCRIPT = """import gc
 import hwsim, machine, dht, onewire, ds18x20, neopixel, simoled
 from umcp import McpServer
@@ -84,9 +86,12 @@ from boards import Board, add_parts
 import parts
 entry = %(entry)s
 hwsim.solder([entry])
+__import__("parts." + %(module)r)
+first = Board("generic")
+add_parts(first, {"parts": [entry]})
+first.register_tools(McpServer("bench", "1"))
 server = McpServer("bench", "1")
 board = Board("generic")
-__import__("parts." + %(module)r)
 gc.collect()
 before = gc.mem_alloc()
 add_parts(board, {"parts": [entry]})
