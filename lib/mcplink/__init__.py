@@ -1,3 +1,6 @@
 """Plain MCP transports, without the xiaozhi envelope: the ways a client reaches the
 board's McpServer directly. Each serves through a Session of the application's server.
-(Modules arrive with the features that need them.)"""
+
+`endpoint` (EndpointLink: the board connects out to an MCP endpoint, MCP 接入点, and
+serves its tools to a xiaozhi assistant as plain JSON-RPC over the WebSocket). Imports
+nothing itself; take what you need."""

@@ -94,6 +94,7 @@ class CommonTools:
         # The DeviceResources that keeps the last photo (set by the app), or None.
         self.resources = None
         self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
+        self.endpoints = ()  # the app's MCP endpoint links (get_system_info: status(), masked)
 
     def register(self):
         s, b = self.server, self.board
@@ -232,6 +233,10 @@ class CommonTools:
             info["ota"] = partitions
         if self.offer:
             info["firmware_offer"] = self.offer
+        if self.endpoints:
+            states = info["mcp_endpoints"] = []
+            for link in self.endpoints:
+                states.append(link.status())
         rtc = _rtc()
         if rtc:
             info["rtc"] = rtc
