@@ -37,3 +37,16 @@ def test_the_table_puts_the_boards_side_by_side():
     assert "| relay | 700 B | | 3.7 KB |" in lines and "| dht | 800 B | 150 B | 4.8 KB |" in lines
     # 1024 + 2048 + 3072 B of code, then 700 + 800 B of parts
     assert lines[-1] == "| all 2 types, one part each (their code once) | 7.5 KB | | |"
+
+
+def test_the_table_shows_the_interned_names_pools_when_measured():
+    board = {"tools": 8, "boot": 140000, "session": 150000, "smallest": 160 * 1024, "simulated": 30000,
+             "qstrs_boot": (6, 1239, 23142), "qstrs_session": (7, 1272, 32440)}
+    other = dict(board, tools=13, qstrs_boot=(7, 1307, 32666), qstrs_session=(7, 1307, 32666))
+    figures = {"bits": 32, "micropython": "mp", "boards": {"host": board, "generic": other},
+               "types": (1024, {}, {})}
+    lines = generic.table(figures)
+    assert "| of the heap in use after boot: names interned (qstrs), in pools | 1239 in 6: 22.6 KB | " \
+        "1307 in 7: 31.9 KB | +9.3 KB |" in lines
+    assert generic._qstr_pools("qstr pool: n_pool=7, n_qstr=1307, n_str_data_bytes=13654, "
+                               "n_total_bytes=31654") == (7, 1307, 31654)
