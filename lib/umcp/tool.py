@@ -2,14 +2,14 @@
 
 from binascii import b2a_base64
 
-from .compat import dumps
+from .compat import const, dumps
 from .schema import NO_PROPERTIES, PropertyList
 
-_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+_NAME_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 # MCP annotation keys, in the order of McpTool's hint arguments.
-_HINT_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-_NO_HINTS = (None, None, None, None, None)
+_HINT_KEYS = const(("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"))
+_NO_HINTS = const((None, None, None, None, None))
 _SHARED_HINTS = []  # one tuple for each set of hints in use: most tools share a handful
 
 
@@ -102,10 +102,10 @@ class McpTool:
 
 
 # A CallToolResult's last piece; revision 2026-07-28 results also say `resultType`.
-_OK_END = '}],"isError":false}'
-_OK_END_MODERN = '}],"isError":false,"resultType":"complete"}'
-_ERROR_END = '}],"isError":true}'
-_ERROR_END_MODERN = '}],"isError":true,"resultType":"complete"}'
+_OK_END = const('}],"isError":false}')
+_OK_END_MODERN = const('}],"isError":false,"resultType":"complete"}')
+_ERROR_END = const('}],"isError":true}')
+_ERROR_END_MODERN = const('}],"isError":true,"resultType":"complete"}')
 
 
 def result_pieces(value, modern=False):
