@@ -10,6 +10,7 @@ _NAME_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 # MCP annotation keys, in the order of McpTool's hint arguments.
 _HINT_KEYS = const(("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"))
 _NO_HINTS = const((None, None, None, None, None))
+_SHARED_HINTS = []  # one tuple for each set of hints in use: most tools share a handful
 
 
 def check_name(name):
@@ -64,6 +65,10 @@ class McpTool:
     serialized when a page is built, not kept: the description is the one string
     the caller gave (in flash, when frozen), and only the entry's size stays on the
     heap (tools never change after construction, so the size holds).
+
+    `description` may also be a (template, values) tuple, formatted (`template % values`)
+    only when the entry is serialized: tools made per part or per instance then share one
+    template and keep no formatted string on the heap.
     """
 
     def __init__(self, name, description, properties, callback, user_only=False, title=None,
@@ -83,15 +88,27 @@ class McpTool:
         # A tuple, not the annotations dict: a third of its heap, and the dict is only
         # wanted while an entry is serialized.
         hints = (title, read_only, destructive, idempotent, open_world)
-        self.hints = hints if hints != _NO_HINTS else None
+        if hints == _NO_HINTS:
+            hints = None
+        elif title is None:  # a title is a tool's own: nothing to share
+            for known in _SHARED_HINTS:
+                if known == hints:
+                    hints = known
+                    break
+            else:
+                _SHARED_HINTS.append(hints)
+        self.hints = hints
         # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
         self.json_bytes = len(self.json().encode())
 
     def json(self):
         """The tools/list entry's JSON text."""
         entry = {"name": self.name}
-        if self.description is not None:
-            entry["description"] = self.description
+        description = self.description
+        if description is not None:
+            if isinstance(description, tuple):
+                description = description[0] % description[1]
+            entry["description"] = description
         entry["inputSchema"] = self.properties.schema()
         annotations = self.annotations()
         if annotations:
