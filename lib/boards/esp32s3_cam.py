@@ -38,7 +38,9 @@ class CamBoard(Board):
 
     def register_tools(self, server):
         server.add_tool("self.lamp.get_state", "Get the power state of the lamp",
-                        PropertyList([]), self._lamp_state, read_only=True)
+                        PropertyList([]), self._lamp_state, read_only=True,
+                        output_schema='{"type":"object","properties":{"power":{"type":"boolean"}},'
+                                      '"required":["power"]}')
         server.add_tool("self.lamp.turn_on", "Turn on the lamp", PropertyList([]),
                         lambda args: self._switch(1), idempotent=True, destructive=False)
         server.add_tool("self.lamp.turn_off", "Turn off the lamp", PropertyList([]),
