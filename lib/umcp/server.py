@@ -618,10 +618,13 @@ class McpServer:
                   - len(opening) - len(id_json.encode()))
         pieces = [FRAME_OPEN, id_json, opening]
         used = 0  # bytes of the entries and their commas
+        tools = items is self._tools
+        structured = tools and _structured(session, modern)
         index = _next_listed(items, start, with_user_tools)
         while index >= 0:
             after = _next_listed(items, index + 1, with_user_tools)
-            size = used + (1 if used else 0) + items[index].json_bytes
+            entry = items[index].entry_bytes(structured) if tools else items[index].json_bytes
+            size = used + (1 if used else 0) + entry
             if after < 0:
                 tail = len(page_end)
             else:
@@ -630,8 +633,8 @@ class McpServer:
                 break
             if used:
                 pieces.append(",")
-            if items is self._tools:
-                pieces.append(items[index].json(session.portable, _structured(session, modern)))
+            if tools:
+                pieces.append(items[index].json(session.portable, structured))
             else:
                 pieces.append(items[index].json())
             used = size

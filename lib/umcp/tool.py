@@ -73,10 +73,14 @@ class McpTool:
         self.hints = hints if hints != _NO_HINTS else None
         if output_schema is not None:
             self.output_schema = _schema_text(name, output_schema)
-        # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped. With
-        # the output schema: a page for an older client, which gets none, is planned a
-        # little too big, never too small.
+        # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
         self.json_bytes = len(self.json().encode())
+
+    def entry_bytes(self, structured):
+        """The entry's size for a client with (or without) output schemas."""
+        if structured or self.output_schema is None:
+            return self.json_bytes
+        return self.json_bytes - len(_OUTPUT_KEY) - len(self.output_schema.encode())
 
     def json(self, portable_name=False, structured=True):
         """The tools/list entry's JSON text: `portable_name` gives the name in the form
