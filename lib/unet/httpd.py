@@ -280,7 +280,7 @@ class _Connection:
                 return
             self.end += count
 
-    async def discard(self, limit, timeout_s=1):
+    async def discard(self, limit, timeout_s=0.25):
         """Read and drop what the client still sends (a refused body), so that closing
         does not reset the connection before it read the answer."""
         try:

@@ -6,7 +6,8 @@
 # - the simulated flash (both OTA partitions and the boot choice) is kept in hwsim-flash.json,
 #   so an image installed with set_boot() is the one running after machine.reset();
 # - when the firmware stops (reset, or SIGINT from the simulator), one JSON line recording
-#   what the drivers did during that boot is appended to hwsim.jsonl, for tests to read.
+#   what the drivers did during that boot (and the network host name it set) is appended
+#   to hwsim.jsonl, for tests to read.
 import sys
 
 sys.path.pop(0)  # this folder (tools/sim/): the device's own path follows
@@ -18,6 +19,7 @@ import json
 import esp32
 import machine
 import neopixel
+import network
 
 import main
 from boards.host import PINS
@@ -92,6 +94,7 @@ def record(reason):
         "set_boot_calls": list(esp32.sim_set_boot_calls()),
         "written_blocks": dict((label, list(esp32.sim_partition(label).writes)) for label in _LABELS),
         "marked_valid": esp32.sim_marked_valid(),
+        "hostname": network.hostname(),
     }
     with open(RECORD_FILE, "a") as f:
         f.write(json.dumps(line) + "\n")
