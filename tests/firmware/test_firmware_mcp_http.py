@@ -188,6 +188,51 @@ async def test_the_sdk_client_in_both_modes_straight_to_the_board(board):
     assert "notifications/message" in server_methods(legacy_tap.lines())
 
 
+@pytest.mark.anyio
+async def test_progress_comes_on_the_request_s_stream_and_a_cancelled_call_frees_the_queue(board):
+    """A call that reports progress answers as text/event-stream, the progress first; a
+    call its client gives up on (2026-07-28: it hangs up; legacy: notifications/cancelled)
+    is cancelled on the board, so the next call does not wait behind it."""
+    image = esp_image(160 * 1024)  # progress comes every 64 KiB
+
+    async def ignore_progress(value, total, message):
+        pass
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        with ImageServer(image, cut_at=100 * 1024) as broken:  # the download breaks after 100 KiB
+            for mode in ("auto", "legacy"):
+                progress, recorder = [], tap()
+
+                async def on_progress(value, total, message):
+                    progress.append((value, total))
+
+                async with Client(recorder.transport(board["url"]), mode=mode, read_timeout_seconds=WAIT_S) as client:
+                    failed = await client.call_tool("self_upgrade_firmware", {"url": broken.url},
+                                                    progress_callback=on_progress)
+                assert failed.is_error, failed
+                assert progress and all(total == len(image) for _, total in progress), (mode, progress)
+                assert [value for value, _ in progress] == sorted(value for value, _ in progress)
+                assert any(kind.startswith("text/event-stream") and b"notifications/progress" in b"".join(chunks)
+                           for _, kind, chunks in recorder.exchanges), mode
+                assert check_messages(recorder.lines()) >= 3  # discover or initialize, progress, result
+        with ImageServer(image, hold=True) as held:
+            for mode in ("auto", "legacy"):
+                held.received.clear()
+                async with Client(tap().transport(board["url"]), mode=mode, read_timeout_seconds=WAIT_S) as client:
+                    async with anyio.create_task_group() as group:
+                        # with a progress token the call lasts as long as the upgrade
+                        group.start_soon(client.call_tool, "self_upgrade_firmware", {"url": held.url}, None,
+                                         ignore_progress)
+                        await anyio.to_thread.run_sync(held.received.wait, WAIT_S)
+                        assert held.received.is_set()
+                        group.cancel_scope.cancel()
+                    with anyio.fail_after(WAIT_S / 2):  # the upgrade is still held: not behind it
+                        status = await client.call_tool("self_get_device_status", {})
+                    assert not status.is_error and status.structured_content["board"] == "host", mode
+            held.release()
+
+
 def test_the_names_a_raw_client_gets_are_portable_too(board):
     """With withUserTools (as the xiaozhi console asks): the owner's tools as well."""
     for params in ({}, {"withUserTools": True}):
