@@ -135,9 +135,10 @@ class Application:
     # -- MCP over HTTP on the board (config.json's mcp_http)
 
     def build_mcp_http(self, options):
-        """The board's own MCP endpoint (mcplink.http), imported only when configured: a
-        board without it pays no heap for its code. Sets the network host name first (mDNS
-        answers it as <hostname>.local once Wi-Fi connects)."""
+        """The board's own MCP endpoint (umcpfw.mcp_http listening; mcplink.http loaded at
+        the first connection): a board without it, or whose endpoint no client uses, pays
+        no heap for its code. Sets the network host name first (mDNS answers it as
+        <hostname>.local once Wi-Fi connects)."""
         if not isinstance(options, dict):
             raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
         token = options.get("token")
@@ -153,17 +154,22 @@ class Application:
                               '"-" (not first or last)' % (hostname,))
         self.hostname = hostname
         set_hostname(hostname)
-        from mcplink.http import McpHttp  # only with mcp_http (heap)
+        from umcpfw.mcp_http import McpHttpService  # only with mcp_http (heap)
 
         wlan = self.board.wlan
-        service = McpHttp(self.server, token, port, options.get("bind", "0.0.0.0"),
-                          max_message=self.max_message,
-                          max_requests=options.get("max_requests", 4),
-                          max_sessions=options.get("max_sessions", 4), hostname=hostname,
-                          address=None if wlan is None else (lambda: wlan.ifconfig()[0]),
-                          origins=options.get("origins") or ())
+        bind = options.get("bind", "0.0.0.0")
+
+        def endpoint():  # at the first connection: the endpoint's code loads then
+            from mcplink.http import McpHttp
+
+            return McpHttp(self.server, token, port, bind, max_message=self.max_message,
+                           max_requests=options.get("max_requests", 4),
+                           max_sessions=options.get("max_sessions", 4), hostname=hostname,
+                           address=None if wlan is None else (lambda: wlan.ifconfig()[0]),
+                           origins=options.get("origins") or ())
+
         self.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
-        return service
+        return McpHttpService(endpoint, bind, port)
 
     # -- where to connect
 
