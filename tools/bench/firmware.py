@@ -53,8 +53,11 @@ MORE_CALLS = [
                                "sha256": "0" * 64}),
 ]
 # The sources as they are; the .mpy files make deploy copies; the same in a ROMFS image
-# (make deploy ROMFS=1), run from the image in place.
-FORMS = ("py", "mpy", "romfs")
+# (make deploy ROMFS=1), run from the image in place; the .mpy files and the ROMFS image with
+# the board's own MCP endpoint enabled (config.json's mcp_http), used by a client during the
+# session (HTTP_EXCHANGES).
+FORMS = ("py", "mpy", "romfs", "mpy_http", "romfs_http")
+HTTP_TOKEN = "bench-http-token"
 ROMFS_BOOT = "romfs_boot.py"
 FROZEN_MARK = "frozen"  # in a stage folder: the binary has everything frozen in
 # In a stage folder: the staged .mpy files go before .frozen, so only asyncio and the
@@ -157,11 +160,12 @@ def main_py(stage_dir):
     return boot if os.path.isfile(boot) else os.path.join(stage_dir, "main.py")
 
 
-async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
+async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, http=False):
     """Boot the staged firmware (`stage_dir` None: the sources) with `heapsize` bytes of
     heap and run the full session; returns the heap in use (bytes) after onboarding and
     after the session, as get_system_info reports it, and with `long_calls` after that many
-    more plain calls ("after_long"). Raises FirmwareFailed."""
+    more plain calls ("after_long"). With `http` the board also serves MCP over HTTP, and
+    the session includes HTTP_EXCHANGES. Raises FirmwareFailed."""
     token = secrets.token_hex(8)
     said = []
     backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
@@ -171,6 +175,10 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
         config = {"wifi": {"ssid": "", "password": ""}, "board": BOARD, "token": token,
                   "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port}
         config.update(LINK_CONFIG)
+        http_port = None
+        if http:
+            http_port = _free_port()
+            config["mcp_http"] = {"port": http_port, "token": HTTP_TOKEN, "bind": "127.0.0.1"}
         with open(os.path.join(cwd, "config.json"), "w") as sink:
             json.dump(config, sink)
         firmware = subprocess.Popen(
@@ -178,7 +186,7 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
             cwd=cwd, env=firmware_env(stage_dir), stdin=subprocess.DEVNULL, stdout=device_log,
             stderr=subprocess.STDOUT)
         try:
-            figures = await asyncio.wait_for(_session(backend, firmware, said.append, long_calls),
+            figures = await asyncio.wait_for(_session(backend, firmware, said.append, long_calls, http_port),
                                              RUN_TIMEOUT + long_calls / 100)
             device_log.seek(0)
             for line in device_log.read().splitlines():
@@ -198,7 +206,7 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
             await backend.close()
 
 
-async def _session(backend, firmware, out, long_calls=0):
+async def _session(backend, firmware, out, long_calls=0, http_port=None):
     device = await wait_ready(backend, firmware)
     connected = await _heap_used(backend, device)
     calls = [(name, arguments) for _, name, arguments in CALLS] + [
@@ -206,6 +214,8 @@ async def _session(backend, firmware, out, long_calls=0):
         for name, arguments in MORE_CALLS]
     for name, arguments in calls:
         await _call(backend, device, name, arguments)
+    if http_port:
+        await http_exchanges(http_port)
     for _ in range(RECONNECTS):
         await device.connection.close(1001, "bench: reconnect")
         device = await wait_ready(backend, firmware)
@@ -223,6 +233,56 @@ async def _session(backend, firmware, out, long_calls=0):
     return figures
 
 
+def _free_port():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def http_exchanges(port):
+    """What a client of the board's own endpoint does in the session: a 2026-07-28 discover,
+    list and call; a legacy session (initialize, its GET stream opened and left, list, call,
+    DELETE); raises DemoFailed when an answer is not what it should be."""
+    import httpx2
+
+    url = "http://127.0.0.1:%d/mcp" % port
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {"Authorization": "Bearer " + HTTP_TOKEN, "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+
+    def expect(response, what):
+        if response.status_code not in (200, 202, 204) or b'"error"' in response.content:
+            raise DemoFailed("HTTP %s: %d %s" % (what, response.status_code, response.text[:300]))
+
+    async with httpx2.AsyncClient(timeout=RUN_TIMEOUT) as client:
+        for method, params in (("server/discover", {}), ("tools/list", {}),
+                               ("tools/call", {"name": "self_get_device_status"})):
+            extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+            if method == "tools/call":
+                extra["Mcp-Name"] = params["name"]
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params, _meta=meta)}
+            expect(await client.post(url, json=body, headers=dict(headers, **extra)), method)
+        init = await client.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "bench", "version": "1"}}})
+        expect(init, "initialize")
+        session = dict(headers, **{"Mcp-Session-Id": init.headers["mcp-session-id"],
+                                   "MCP-Protocol-Version": "2025-11-25"})
+        expect(await client.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"}),
+               "initialized")
+        async with client.stream("GET", url, headers=dict(session, Accept="text/event-stream")) as stream:
+            if stream.status_code != 200:
+                raise DemoFailed("HTTP GET stream: %d" % stream.status_code)
+            for n, (method, params) in enumerate((("tools/list", {}), ("tools/call", {
+                    "name": "self_audio_speaker_set_volume", "arguments": {"volume": 44}}))):
+                expect(await client.post(url, headers=session, json={
+                    "jsonrpc": "2.0", "id": n + 2, "method": method, "params": params}), method)
+        expect(await client.delete(url, headers=session), "DELETE")
+
+
 async def _call(backend, device, name, arguments):
     result = await backend.call(device, name, arguments)
     if result is None or result.get("isError"):
@@ -236,7 +296,7 @@ async def _heap_used(backend, device):
     return json.loads(result["content"][0]["text"])["heap_used"]
 
 
-async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE):
+async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE, http=False):
     """Bisect between 0 and `works` (a heap size the firmware ran with) down to
     HEAPSIZE_STEP; returns (the smallest size that ran, runs made). For the ROMFS form the
     size is the heap besides the image's bytes."""
@@ -245,7 +305,7 @@ async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE):
         middle = (fails + works) // 2 // HEAPSIZE_STEP * HEAPSIZE_STEP or HEAPSIZE_STEP
         runs += 1
         try:
-            image = (await run_firmware(micropython, stage_dir, middle)).get("image_heap", 0)
+            image = (await run_firmware(micropython, stage_dir, middle, http=http)).get("image_heap", 0)
             works = middle
         except FirmwareFailed:
             fails = middle
@@ -294,10 +354,11 @@ def measure_form(micropython, form):
     """The figures of one form ("py": the sources, "mpy": staged as make deploy stages),
     with "simulated": the simulated hardware's share of them (simulated_hardware_heap)."""
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-") if form != "py" else None
+    http = form.endswith("_http")
     try:
-        if form == "mpy":
+        if form in ("mpy", "mpy_http"):
             stage_firmware(stage_dir)
-        elif form == "romfs":
+        elif form in ("romfs", "romfs_http"):
             shutil.rmtree(stage_dir)
             stage_romfs(stage_dir)
         elif form == "frozen":
@@ -306,11 +367,11 @@ def measure_form(micropython, form):
             stage_firmware(stage_dir)
             open(os.path.join(stage_dir, FIRST_MARK), "w").close()
         hwsim = HWSIM
-        if form in ("mpy", "romfs"):
+        if form in ("mpy", "romfs", "mpy_http", "romfs_http"):
             hwsim = stage_simulated_hardware(stage_dir)
-        figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, LONG_CALLS))
+        figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, LONG_CALLS, http=http))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
-            smallest_heapsize(micropython, stage_dir))
+            smallest_heapsize(micropython, stage_dir, http=http))
         figures["simulated"] = simulated_hardware_heap(micropython, hwsim)
     finally:
         if stage_dir:

@@ -4,9 +4,12 @@ The device side (tools/bench/link_device.py: an McpServer behind the firmware's 
 XiaozhiLink and unet.ws) runs in CPython and in a MicroPython unix port; this host side is
 a `websockets` server on loopback that answers hello, then times, one at a time, CALLS
 round trips each of: an MCP `ping`, a `tools/call` of a small tool (set_volume), and the
-floor, a WebSocket ping the device's unet.ws answers with a pong (no JSON, no MCP). Each
-figure is the median (and 90th percentile) of those, from sending the request to reading
-the whole answer. Figures, not a test: nothing asserts on time.
+floor, a WebSocket ping the device's unet.ws answers with a pong (no JSON, no MCP). The
+same server also serves MCP over HTTP (mcplink.http, the board's own endpoint): the same
+tools/call as a 2026-07-28 POST on one kept-alive connection, against the call over the
+WebSocket (target: at most 1.5 times it). Each figure is the median (and 90th percentile)
+of those, from sending the request to reading the whole answer. Figures, not a test:
+nothing asserts on time.
 
     python -m tools.bench.link [--micropython PATH] [--calls N]
 
@@ -30,6 +33,7 @@ from websockets.asyncio.server import serve
 from tools.mpy import ROOT, micropython_env
 
 DEVICE = os.path.join(ROOT, "tools", "bench", "link_device.py")
+HTTP_HEAP = os.path.join(ROOT, "tools", "bench", "http_heap.py")
 LIB = os.path.join(ROOT, "lib")
 CALLS = 300
 WARMUP = 20
@@ -83,6 +87,41 @@ class _Host:
         await asyncio.wait_for(await self.ws.ping(), WAIT_S)
 
 
+class _HttpClient:
+    """One kept-alive connection to the device's MCP endpoint, posting tools/call as a
+    2026-07-28 client does (the headers it sends, the body; the answer read whole)."""
+
+    HEAD = ("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nAuthorization: Bearer bench-token\r\n"
+            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n"
+            "Mcp-Name: self_audio_speaker_set_volume\r\nContent-Length: %d\r\n\r\n")
+
+    def __init__(self, port):
+        self.port = port
+        self.reader = self.writer = None
+        self._ids = itertools.count(1)
+
+    async def open(self):
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+
+    async def call(self, volume):
+        body = json.dumps({"jsonrpc": "2.0", "id": next(self._ids), "method": "tools/call", "params": {
+            "name": "self_audio_speaker_set_volume", "arguments": {"volume": volume},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+        self.writer.write((self.HEAD % (self.port, len(body))).encode() + body)
+        await self.writer.drain()
+        head = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), WAIT_S)
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        answer = await asyncio.wait_for(self.reader.readexactly(length), WAIT_S)
+        if not head.startswith(b"HTTP/1.1 200") or b'"isError":false' not in answer:
+            raise RuntimeError("unexpected HTTP answer: %r %r" % (head, answer))
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.close()
+
+
 async def _timed(action, calls):
     for _ in range(WARMUP):
         await action()
@@ -103,10 +142,12 @@ def _summary(times):
 async def measure(command, env, calls=CALLS):
     """Start the device with `command`, time its round trips -> figures (dict)."""
     host = _Host()
+    http_port = _free_port()
+    http = _HttpClient(http_port)
     async with serve(host.handler, "127.0.0.1", 0, ping_interval=None, max_size=None) as server:
         url = "ws://127.0.0.1:%d/xiaozhi/v1/" % server.sockets[0].getsockname()[1]
         proc = await asyncio.create_subprocess_exec(
-            *command, url, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            *command, url, str(http_port), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL)
         try:
             try:
@@ -119,14 +160,17 @@ async def measure(command, env, calls=CALLS):
             await host.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
                                               "clientInfo": {"name": "bench", "version": "1"}})
             volume = itertools.cycle(range(101))
+            await http.open()
             figures = {
                 "floor": _summary(await _timed(host.ws_ping, calls)),
                 "ping": _summary(await _timed(lambda: host.request("ping"), calls)),
                 "call": _summary(await _timed(lambda: host.request("tools/call", {
                     "name": "self.audio_speaker.set_volume",
                     "arguments": {"volume": next(volume)}}), calls)),
+                "http_call": _summary(await _timed(lambda: http.call(next(volume)), calls)),
             }
         finally:
+            http.close()
             if proc.returncode is None:
                 proc.kill()
             await proc.wait()
@@ -143,7 +187,18 @@ ROWS = (
     ("MCP ping", lambda r: _ms(r["ping"])),
     ("tools/call set_volume", lambda r: _ms(r["call"])),
     ("WebSocket ping/pong (floor)", lambda r: _ms(r["floor"])),
+    ("tools/call set_volume over HTTP", lambda r: _ms(r["http_call"])),
+    ("  HTTP / WebSocket tools/call (target <= 1.5)",
+     lambda r: "%.2fx" % (r["http_call"]["median_ms"] / r["call"]["median_ms"])),
 )
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def table(columns):
@@ -184,8 +239,54 @@ def print_link(micropython, calls=CALLS):
         print()
         print("The MicroPython column ran %s." % os.path.abspath(micropython))
         print("The floor is the device's unet.ws answering a WebSocket ping: the round trip")
-        print("without JSON or MCP, on the same interpreter and socket.")
-    return ok
+        print("without JSON or MCP, on the same interpreter and socket. Over HTTP: the same server")
+        print("behind mcplink.http (the board's own endpoint), a 2026-07-28 tools/call POSTed with")
+        print("its headers on one kept-alive connection, the JSON answer read whole; the ratio is")
+        print("its median over the WebSocket call's.")
+    return print_http_heap(micropython) and ok
+
+
+def http_heap(micropython):
+    """tools/bench/http_heap.py's figures in `micropython`, the firmware's .mpy files as
+    make deploy stages them on its path (a dict), or raise RuntimeError."""
+    import shutil
+    import tempfile
+
+    from tools.bench.firmware import stage_firmware
+
+    stage = tempfile.mkdtemp(prefix="umcp-bench-http-")
+    try:
+        stage_firmware(stage)
+        done = subprocess.run([os.path.abspath(micropython), HTTP_HEAP, str(_free_port())],
+                              env=micropython_env([os.path.join(stage, "lib")]), capture_output=True, text=True,
+                              timeout=60)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(done.stdout + done.stderr)
+    return json.loads(lines[-1])
+
+
+def print_http_heap(micropython):
+    """The heap the board's MCP endpoint takes, in the MicroPython unix port."""
+    try:
+        figures = http_heap(micropython)
+    except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
+        print("the HTTP endpoint's heap was not measured:\n%s" % e)
+        return False
+    print()
+    print("Heap of the board's MCP endpoint (mcplink.http on unet.httpd) in the MicroPython column's")
+    print("build, as the .mpy files make deploy copies:")
+    print("  its code and objects, listening (import, McpHttp, the server)  %6.1f KB" % (figures["resident"] / 1024))
+    print("  one open kept-alive connection (both ends: this process is its own client)  %6.1f KB"
+          % (figures["connection"] / 1024))
+    print("  allocated per tools/call request, collector off (the client's share included)  %6.1f KB"
+          % (figures["request"] / 1024))
+    print("  the same request's body handed to a Session in memory (floor)  %6.1f KB" % (figures["floor"] / 1024))
+    print("Allocated-per-request is garbage an allocation with the collector on frees again; the")
+    print("firmware table below gives the whole session with mcp_http enabled and used.")
+    return True
 
 
 def main(argv=None):
