@@ -10,17 +10,18 @@ BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
 
-.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim sim-mqtt bench bench-fleet soak deploy flash repl clean
+.PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim sim-mqtt sim-generic bench bench-fleet soak deploy flash repl clean
 
 help:
 	@echo "make sim      simulated device + local backend, prints a session transcript"
 	@echo "make sim-mqtt the same through the OTA check and MQTT, as a xiaozhi fleet does it"
+	@echo "make sim-generic  the generic board with a relay, a fan, LEDs, sensors, an OLED..."
 	@echo "make test     everything CI runs (sets up .venv and node_modules itself)"
 	@echo "make test-mosquitto   the MQTT tests against Debian's mosquitto"
 	@echo "make bench    MCP core figures (CPython, MicroPython) and the whole firmware's heap"
 	@echo "make soak     100,000 hostile messages and 10,000 calls; heap before and after"
 	@echo "make bench-fleet  1000 simulated devices: MQTT (amqtt, mosquitto) and WebSocket"
-	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD) [ROMFS=1]   copy the firmware to a board"
+	@echo "make deploy PORT=/dev/ttyUSB0 BOARD=$(BOARD) [ROMFS=1] [APP=my_tools.py]   copy the firmware to a board"
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin [ROMFS=1]"
 	@echo "make repl   PORT=/dev/ttyUSB0"
 
@@ -70,6 +71,10 @@ sim: $(VENV)/.installed
 sim-mqtt: $(VENV)/.installed
 	$(PY) -m tools.sim.demo --mqtt
 
+# The generic board with a part of each type from config.json (docs/boards.md), each called.
+sim-generic: $(VENV)/.installed
+	$(PY) -m tools.sim.demo --generic
+
 # Each writes its tables also to a Markdown file under docs/bench/ (docs/benchmarks.md).
 bench: setup
 	$(PY) -m tools.bench --record docs/bench/latest.md
@@ -86,7 +91,7 @@ soak: setup
 	UMCP_SOAK_MESSAGES=100000 UMCP_SOAK_CALLS=10000 $(PY) -m pytest -q -s -p no:randomly tests/firmware/test_fuzz.py
 
 deploy: $(VENV)/.installed
-	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD) $(if $(ROMFS),--romfs)
+	$(PY) -m tools.board.deploy --port $(PORT) --board $(BOARD) $(if $(ROMFS),--romfs) $(if $(APP),--app "$(APP)")
 
 flash: $(VENV)/.installed
 	$(PY) -m tools.board.flash --port $(PORT) --chip $(CHIP) --baud $(BAUD) --firmware "$(FIRMWARE)" $(if $(ROMFS),--romfs)

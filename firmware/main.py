@@ -9,9 +9,7 @@ import gc
 if hasattr(gc, "threshold"):
     gc.threshold(max(4096, (gc.mem_free() + gc.mem_alloc()) // 32))
 
-import asyncio
 import json
-import sys
 
 from umcpfw import app
 from umcpfw.app import ConfigError
@@ -48,13 +46,18 @@ def setup_logging():
 
 
 def run():
+    """Run the firmware until it stops; again after Ctrl-C at the REPL (`main.run()`).
+    True when it ran; False when config.json is unusable: its one line is printed and the
+    board stays at the REPL (a SystemExit here would soft-reset into main.py again, a loop).
+    Ctrl-C stops it cleanly and is raised again (the REPL shows it)."""
     setup_logging()
     try:
-        asyncio.run(app.main(load_config()))
+        app.run(load_config())
     except ConfigError as e:
         # Printed where `make repl` shows it; nothing else can run without a config.
         print("umcp cannot start:", e)
-        sys.exit(1)
+        return False
+    return True
 
 
 if __name__ == "__main__":

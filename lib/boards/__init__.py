@@ -1,10 +1,12 @@
 """Board descriptions: one module per board with NAME, PINS and create(config, settings):
-`esp32_s3_box3`, `m5stack_cores3`, `esp32s3_cam`, and `host`, the simulated board (it
-needs tools/sim/hwsim). On a board only this file and the chosen board's module are copied.
+`generic` (any ESP32: the peripherals config.json's "parts" lists), `esp32_s3_box3`,
+`m5stack_cores3`, `esp32s3_cam`, and `host`, the simulated board (it needs tools/sim/hwsim).
+On a board only this file and the chosen board's module are copied.
 
 create() returns a Board whose peripherals are driver objects, or None where the board has
 none (or where one did not answer at start-up: that is logged, and the device carries on
-without it). It restores the saved volume, brightness and theme.
+without it). It restores the saved volume, brightness and theme. Every board takes
+config.json's "parts" (add_parts, lib/parts): a bad entry is a ValueError naming it.
 """
 
 from umcp.compat import get_logger
@@ -33,15 +35,88 @@ class Board:
         # The chip ("esp32s3"...) firmware images must be built for; None: the platform
         # says (sys.implementation._machine on a board).
         self.chip = None
-        # show_activation_code(code, message): a board with a way to show text defines it;
-        # the code is logged on every board.
+        # config.json's parts (lib/parts), made by add_parts(): their tools follow the
+        # board's own, sensors are read by run().
+        self.parts = []
+
+    def part(self, name):
+        """The part of that name, or None (for a maker's module: board.part("lamp"))."""
+        for part in self.parts:
+            if part.name == name:
+                return part
+        return None
 
     def status(self):
-        """Extra facts for self.get_device_status."""
-        return {"board": self.name}
+        """Extra facts for self.get_device_status: the parts' state (from memory) too."""
+        status = {"board": self.name}
+        if self.parts:
+            status["parts"] = dict((part.name, part.state()) for part in self.parts)
+            for part in self.parts:
+                if part.kind == "battery" and part.reading:  # as the CoreS3 shows its own
+                    status["battery"] = {"level": part.reading["level"]}
+                    break
+        return status
 
     def register_tools(self, server):
-        """Board-only tools, registered after the common ones."""
+        """Board-only tools, registered after the common ones: the parts' (a board with
+        tools of its own calls this first); the sensors' resources come at a client's first
+        resources/* request."""
+        for part in self.parts:
+            part.register(server)
+        if [part for part in self.parts if part.poll_ms]:
+            server.add_resources_later(self._part_resources)
+
+    def _part_resources(self, server):
+        for part in self.parts:
+            if part.poll_ms:
+                part.resource(server)
+
+    async def run(self, server):
+        """The board's upkeep on the main loop (the application runs it as a task): the
+        parts' sensors read on their schedules. Returns at once where there is none."""
+        if [part for part in self.parts if part.poll_ms]:
+            from parts import serve
+
+            await serve(self.parts, server)
+
+    def show_activation_code(self, code, message):
+        """On the first OLED among the parts (the code is logged on every board)."""
+        for part in self.parts:
+            if part.kind == "oled":
+                from parts.oled import wrap
+
+                part.show(["Activation code", code] + wrap(message, part.columns))
+                return
+
+
+def add_parts(board, config, pins=None, builtin=(), chip=None):
+    """config.json's "parts" onto `board`, after the board's own `builtin` entries (in the
+    same form): checked first (parts.PartError, a ValueError, names a bad entry), against
+    the pins the board module's PINS names (their values; nested dicts too). Which pins
+    exist: the running chip's, else `chip` (the board module's), else config.json's "chip"
+    (the generic board in the simulator)."""
+    entries = config.get("parts")
+    if not entries and not builtin:
+        return
+    from parts import build
+
+    used = [entry.get("pin") for entry in builtin]
+    taken = {}
+    for what, pin in _pins(pins or {}):
+        if pin not in used:
+            taken[pin] = what
+    names = tuple(getattr(board, "tool_names", ()))
+    board.parts = build(entries, chip or config.get("chip"), taken, names, list(builtin))
+
+
+def _pins(pins, prefix=""):
+    for what, pin in pins.items():
+        if isinstance(pin, dict):
+            for inner in _pins(pin, prefix + what + " "):
+                yield inner
+        # Addresses are no pins; a button (BOOT) stays free for a button part.
+        elif isinstance(pin, int) and pin >= 0 and what.split("_")[-1] not in ("addr", "button"):
+            yield prefix + what, pin
 
 
 def optional(what, make):

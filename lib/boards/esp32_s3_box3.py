@@ -6,7 +6,7 @@ Pins and addresses from the reference firmware (xiaozhi-esp32 main/boards/esp-bo
 import network
 from machine import I2C, Pin
 
-from boards import Board, optional, restore
+from boards import Board, add_parts, optional, restore
 from drivers.backlight import PwmBacklight
 from drivers.display import Display
 from drivers.es8311 import ES8311
@@ -32,5 +32,6 @@ def create(config, settings):
     board.backlight = PwmBacklight(PINS["backlight"])
     board.display = Display(320, 240, "ILI9341")
     board.wlan = network.WLAN(network.STA_IF)
+    add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
     return board

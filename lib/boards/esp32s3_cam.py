@@ -3,17 +3,16 @@ with a 240x320 ST7789 SPI LCD and PWM backlight, as the reference firmware's
 bread-compact-wifi-s3cam (xiaozhi-esp32 main/boards/bread-compact-wifi-s3cam).
 
 Its speaker is a MAX98357A I2S amplifier, which has no volume control to drive: no speaker
-here. A lamp on GPIO 14 gives the reference's self.lamp.* tools.
+here. The lamp on GPIO 14 is a relay part (lib/parts), declared as config.json's parts are:
+the reference's self.lamp.* tools.
 """
 
 import network
-from machine import Pin
 
-from boards import Board, optional, restore
+from boards import Board, add_parts, optional, restore
 from drivers.backlight import PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
-from umcp import PropertyList
 
 NAME = "esp32s3_cam"
 # Modules the board's MicroPython build must have (make deploy checks them): the camera
@@ -31,34 +30,15 @@ PINS = {
 }
 
 
-class CamBoard(Board):
-    def __init__(self):
-        super().__init__(NAME)
-        self.lamp = Pin(PINS["lamp"], Pin.OUT, value=0)
-
-    def register_tools(self, server):
-        server.add_tool("self.lamp.get_state", "Get the power state of the lamp",
-                        PropertyList([]), self._lamp_state, read_only=True,
-                        output_schema='{"type":"object","properties":{"power":{"type":"boolean"}},'
-                                      '"required":["power"]}')
-        server.add_tool("self.lamp.turn_on", "Turn on the lamp", PropertyList([]),
-                        lambda args: self._switch(1), idempotent=True, destructive=False)
-        server.add_tool("self.lamp.turn_off", "Turn off the lamp", PropertyList([]),
-                        lambda args: self._switch(0), idempotent=True, destructive=False)
-
-    def _lamp_state(self, args):
-        return {"power": self.lamp.value() == 1}
-
-    def _switch(self, level):
-        self.lamp.value(level)
-        return True
+LAMP = {"type": "relay", "name": "lamp", "pin": PINS["lamp"]}
 
 
 def create(config, settings):
-    board = CamBoard()
+    board = Board(NAME)
     board.backlight = PwmBacklight(PINS["backlight"])
     board.display = Display(240, 320, "ST7789")
     board.camera = optional("camera", lambda: Camera(PINS["camera"]))
     board.wlan = network.WLAN(network.STA_IF)
+    add_parts(board, config, PINS, (LAMP,), "esp32s3")
     restore(board, settings)
     return board

@@ -9,7 +9,7 @@ import machine
 import neopixel
 from machine import I2C, Pin
 
-from boards import Board, restore
+from boards import Board, add_parts, restore
 from drivers.backlight import PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
@@ -33,6 +33,8 @@ SAMPLE_RATE = 24000
 
 
 class HostBoard(Board):
+    tool_names = ("led_strip", "host")  # its own tools' namespaces: no part may take them
+
     def __init__(self):
         super().__init__(NAME)
         self.chip = "esp32s3"  # the simulated board takes ESP32-S3 images
@@ -53,6 +55,7 @@ class HostBoard(Board):
         return status
 
     def register_tools(self, server):
+        super().register_tools(server)  # config.json's parts, if any
         server.add_tool(
             "self.led_strip.set_color",
             "Set every LED of the board's RGB strip to one colour. Use when the user asks "
@@ -87,5 +90,6 @@ class HostBoard(Board):
 
 def create(config, settings):
     board = HostBoard()
+    add_parts(board, config, PINS)
     restore(board, settings)
     return board

@@ -9,7 +9,7 @@ import time
 import network
 from machine import I2C, Pin
 
-from boards import Board, optional, restore
+from boards import Board, add_parts, optional, restore
 from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight
 from drivers.display import Display
@@ -87,5 +87,6 @@ def create(config, settings):
         board.backlight = Axp2101Backlight(i2c, PINS["axp2101_addr"])
     board.display = Display(320, 240, "ILI9342C")
     board.wlan = network.WLAN(network.STA_IF)
+    add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
     return board

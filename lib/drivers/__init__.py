@@ -1,6 +1,7 @@
 """Small drivers for the peripherals umcp's tools act on: `es8311` (codec) and `aw88298`
 (amplifier) set the volume, on the curve `codec` shares with Espressif's esp_codec_dev;
-`backlight` (PWM, or the AXP2101 PMIC), `display`, `camera`. check_percent() is the
+`backlight` (PWM, or the AXP2101 PMIC), `display`, `camera`, `ssd1306` (OLED, a framebuf
+FrameBuffer). check_percent() is the
 argument check both volume setters share."""
 
 

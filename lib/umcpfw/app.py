@@ -1,12 +1,12 @@
-# The application: settings, board, MCP server, the OTA check and the xiaozhi link on one
-# asyncio loop.
+# The application: settings, board, MCP server, the OTA check, the xiaozhi link and the MCP
+# endpoint links on one asyncio loop.
 import asyncio
 import sys
 
 import boards
 from devsvc.settings import Settings
 from umcp import McpServer, __version__
-from umcp.compat import add_log_sink, get_logger
+from umcp.compat import add_log_sink, get_logger, remove_log_sink
 from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
 from umcpfw.vision import VisionClient
@@ -25,6 +25,12 @@ _MQTT_OPTIONS = ("keepalive",)
 # between these bounds.
 MAX_MESSAGE_CAP = 32768
 MAX_MESSAGE_FLOOR = 2048
+# The maker's own module on the board (/app.py, or a package /app/): its register(server,
+# board) adds tools and resources after the board's. make deploy APP=path copies it.
+MAKER_MODULE = "app"
+_STOP_S = 3  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
+# silent peer's socket is still closed by the link itself
+_MICROPYTHON = sys.implementation.name == "micropython"
 
 log = get_logger("app")
 
@@ -34,9 +40,14 @@ class ConfigError(ValueError):
 
 
 def log_exception(what, e):
+    """An error line for the log (and device://log), and the traceback on the console."""
     log.error("%s: %r", what, e)
     if hasattr(sys, "print_exception"):
         sys.print_exception(e)
+    else:
+        import traceback
+
+        traceback.print_exception(e)
 
 
 def format_mac(raw):
@@ -69,7 +80,7 @@ class Application:
         add_log_sink(self.log_ring.add)
         self.settings = Settings(SETTINGS_FILE)
         # The board puts the saved volume, brightness and theme back onto its hardware.
-        self.board = boards.load(config["board"]).create(config, self.settings)
+        self.board = self.build_board()
         self.device_id = config.get("device_id") or self.mac_address()
         self.client_id = self.settings.get("client_id")  # a UUID made once by Settings
         # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
@@ -89,11 +100,19 @@ class Application:
 
             self.fleet = Fleet(self)
             self.ota = self.fleet.check
+        # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
+        # and token; the MCP endpoint links where config.json names endpoints. At least one.
+        self.xiaozhi = self.ota is not None
         if self.ota is None:
             try:
-                self.transport()  # refuse a config without a server at once
+                self.transport()
+                self.xiaozhi = True
             except ValueError as e:
-                raise ConfigError(str(e))
+                if not config.get("mcp_endpoint"):  # refuse a config without a server at once
+                    raise ConfigError("%s, or an mcp_endpoint" % e)
+        endpoint = None
+        if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured
+            from mcplink import endpoint
         # Everything the session keeps is built: what is free now bounds incoming messages.
         self.max_message = config.get("max_message") or max_message_for(free_heap())
         self.server.max_message = self.max_message  # announced in initialize
@@ -101,13 +120,38 @@ class Application:
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
-        self.hostname = None  # the board's network name, set for the MCP endpoint
+        self.hostname = None  # the board's network name, set for its HTTP endpoint (mcp_http)
         if config.get("mcp_http") is not None:
             self.services.append(self.build_mcp_http(config["mcp_http"]))
-        self._tasks = []  # the services' tasks
+        # One MCP endpoint link per URL (a service), each its own client of the server.
+        self.endpoints = []
+        if endpoint is not None:
+            try:
+                self.endpoints = endpoint.configured(config, self.server, self.device_id, "umcp/%s (%s)"
+                                                     % (VERSION, self.board.name), self.trust,
+                                                     self.max_message)
+            except ValueError as e:  # its words mask the token
+                raise ConfigError("config.json: %s" % e)
+            self.services.extend(self.endpoints)
+            self.tools.endpoints = self.endpoints  # get_system_info reports them
+        self._tasks = []  # the services' tasks and the board's upkeep
+        self.stopped = False
         self._reboot_task = None
         self._wifi_task = None
         self._ota_task = None
+
+    def build_board(self):
+        """The board config.json names, with its parts; ConfigError names what is wrong (an
+        unknown board, a part entry, a pin)."""
+        name = self.config["board"]
+        try:
+            module = boards.load(name)
+        except ImportError as e:
+            raise ConfigError('config.json: board "%s": %s' % (name, e))
+        try:
+            return module.create(self.config, self.settings)
+        except ValueError as e:  # its parts (a bad entry, a pin the port refused)
+            raise ConfigError(str(e))
 
     def mac_address(self):
         """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
@@ -130,6 +174,7 @@ class Application:
         self.board.register_tools(server)
         self.tools.resources = DeviceResources(server, self.tools, self.board, self.log_ring)
         self.tools.resources.register()
+        self.add_maker_module(server)
         return server
 
     # -- MCP over HTTP on the board (config.json's mcp_http)
@@ -170,6 +215,35 @@ class Application:
 
         self.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
         return McpHttpService(endpoint, bind, port)
+
+    def add_maker_module(self, server, name=MAKER_MODULE):
+        """The maker's module (/app.py or /app/): register(server, board) adds its tools and
+        resources. An error in it, at import or in register(), is logged with its traceback,
+        what it added is taken away again, and the firmware runs without it. Returns whether
+        it was added."""
+        try:
+            module = __import__(name)
+        except ImportError as e:
+            if _missing(e, name):
+                return False  # none on this board
+            log_exception("%s.py could not be imported; running without it" % name, e)
+            return False
+        except Exception as e:  # a SyntaxError, or what its top level raised
+            log_exception("%s.py could not be imported; running without it" % name, e)
+            return False
+        register = getattr(module, "register", None)
+        if not callable(register):
+            log.error("%s.py has no register(server, board); running without it", name)
+            return False
+        added = _Added(server)
+        try:
+            register(added, self.board)
+        except Exception as e:
+            log_exception("%s.py's register() failed; running without it" % name, e)
+            added.take_away()
+            return False
+        log.info("%s.py added its tools", name)
+        return True
 
     # -- where to connect
 
@@ -233,9 +307,9 @@ class Application:
         log.warning("rebooting in %d ms", delay_ms)
         await asyncio.sleep(delay_ms / 1000)
         try:
-            await self.link.stop()  # a clean close tells the backend we are going
+            await self.stop()  # clean closes tell the backend and the endpoints we are going
         except Exception as e:
-            log_exception("closing the link", e)
+            log_exception("closing the links", e)
         import machine
 
         machine.reset()
@@ -252,13 +326,15 @@ class Application:
 
     async def stop(self):
         """End the link and the services, each the way its transport says goodbye."""
-        for task in self._tasks:
-            task.cancel()
+        self.stopped = True
+        for task in self._tasks + [self._wifi_task, self._ota_task]:
+            if task is not None:
+                task.cancel()
         self._tasks = []
         for closing in [self.link] + self.services:
             if closing is not None:
                 try:
-                    await asyncio.wait_for(closing.stop(), 1)
+                    await asyncio.wait_for(closing.stop(), _STOP_S)
                 except BaseException:  # a goodbye that fails or hangs must not stop the rest
                     pass
 
@@ -276,14 +352,20 @@ class Application:
             _mark_valid()
         except Exception as e:
             log_exception("marking the firmware valid", e)
-        log.info("%s %s as %s, client %s; messages up to %d bytes", self.board.name, VERSION,
-                 self.device_id, self.client_id, self.max_message)
+        log.info("%s %s as %s, client %s; messages up to %d bytes; %d MCP endpoint(s)",
+                 self.board.name, VERSION, self.device_id, self.client_id, self.max_message,
+                 len(self.endpoints))
         for service in self.services:
             self._tasks.append(asyncio.create_task(_serve(service)))
+        self._tasks.append(asyncio.create_task(_upkeep(self.board, self.server)))
+        if not self.xiaozhi:
+            # MCP endpoints only: their links are services, serving on tasks of their own.
+            while True:
+                await asyncio.sleep(3600)
         if self.fleet is not None:
             await self.fleet.first_check()
             self._ota_task = asyncio.create_task(self.fleet.periodic())
-        while True:
+        while not self.stopped:
             # The link reconnects by itself; this guards against a bug escaping it, and
             # starts a new link when the OTA check brought other server settings.
             try:
@@ -354,9 +436,100 @@ async def _serve(service):
         log_exception("%s stopped" % type(service).__name__, e)
 
 
-async def main(config):
-    app = Application(config)
+class _Added:
+    """The server as the maker's register() sees it: what it adds is noted, so that a
+    register() that fails can have it taken away again. Everything else is the server's."""
+
+    def __init__(self, server):
+        self._server = server
+        self._tools = []
+        self._resources = []
+        self._templates = []
+
+    def __getattr__(self, name):
+        return getattr(self._server, name)
+
+    def add_tool(self, *args, **hints):
+        tool = self._server.add_tool(*args, **hints)
+        self._tools.append(tool.name)
+        return tool
+
+    def add_user_only_tool(self, *args, **hints):
+        tool = self._server.add_user_only_tool(*args, **hints)
+        self._tools.append(tool.name)
+        return tool
+
+    def add_resource(self, *args, **options):
+        resource = self._server.add_resource(*args, **options)
+        self._resources.append(resource.uri)
+        return resource
+
+    def add_resource_template(self, *args, **options):
+        template = self._server.add_resource_template(*args, **options)
+        self._templates.append(template.uri_template)
+        return template
+
+    def take_away(self):
+        for name in self._tools:
+            self._server.remove_tool(name)
+        for uri in self._resources:
+            self._server.remove_resource(uri)
+        for template in self._templates:
+            self._server.remove_resource_template(template)
+
+
+async def _upkeep(board, server):
+    """The board's run() (its sensors), logged rather than lost if it ends with an error."""
+    try:
+        await board.run(server)
+    except Exception as e:
+        log_exception("board upkeep stopped", e)
+
+
+def _missing(error, name):
+    """Whether an ImportError says `name` itself is not there (not something it imports)."""
+    if getattr(error, "name", None) is not None:  # CPython's ModuleNotFoundError
+        return error.name == name
+    return str(error) in ("no module named '%s'" % name, "No module named '%s'" % name)
+
+
+async def main(config, app=None):
+    app = app or Application(config)
     try:
         await app.run()
     finally:  # stopped (cancelled, Ctrl-C): say goodbye where the transport has one
         await app.stop()
+
+
+def run(config):
+    """Run the application until it stops, in the same interpreter as often as asked (the
+    REPL: `import main; main.run()` after Ctrl-C). ConfigError when config.json is unusable.
+    Ctrl-C (KeyboardInterrupt, raised again) stops it cleanly: goodbyes said, sockets
+    closed, its log sink removed, and nothing of this run left in asyncio for the next."""
+    if _MICROPYTHON:
+        asyncio.new_event_loop()  # what an earlier interrupted run left queued goes
+    app = Application(config)
+    try:
+        if not _MICROPYTHON:
+            # CPython's asyncio.run turns Ctrl-C into cancelling main(): its finally stops.
+            asyncio.run(main(config, app))
+            return
+        loop = asyncio.get_event_loop()
+        task = asyncio.create_task(main(config, app))
+        try:
+            loop.run_until_complete(task)
+        except KeyboardInterrupt:
+            # MicroPython's scheduler let the interrupt out between tasks (or from inside
+            # one, which is gone): the others are still queued, the link's among them. The
+            # goodbyes are said on the same loop, then the rest is dropped.
+            # (When it came out of main() itself, main()'s finally said them already.)
+            if not app.stopped:
+                try:
+                    loop.run_until_complete(asyncio.create_task(app.stop()))
+                except BaseException:  # a second Ctrl-C: stop trying
+                    pass
+            raise
+    finally:
+        remove_log_sink(app.log_ring.add)
+        if _MICROPYTHON:
+            asyncio.new_event_loop()

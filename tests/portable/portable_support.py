@@ -1,6 +1,10 @@
 # Helpers shared by the portable test cases (and the host OTA tests); MicroPython-compatible.
 
 import asyncio
+import json
+
+from umcp import McpServer
+from umcp.compat import join_pieces
 
 
 def raises(exc, fn, *args):
@@ -98,19 +102,79 @@ def call(name, arguments=None, id=1, meta=None):
 
 
 class Gate:
-    """A coroutine tool that waits until released."""
+    """A coroutine tool that blocks until released, recording what happened to it:
+    `calls` (its arguments), `entered` (an Event), `cancelled`."""
 
     def __init__(self, value="done"):
         self.value = value
+        self.entered = asyncio.Event()
         self.release = asyncio.Event()
-        self.entered = False
+        self.calls = []
         self.cancelled = False
 
     async def __call__(self, args):
-        self.entered = True
+        self.calls.append(args)
+        self.entered.set()
         try:
             await self.release.wait()
         except asyncio.CancelledError:
             self.cancelled = True
             raise
         return self.value
+
+
+class Wire:
+    """Collects what a server sends to one client: the default session of a server made
+    here (its page limit `page_limit`, 8000 if None), or, given `server`, a session of its
+    own with that page limit, `max_message` (None: the server's) and `offered` (None: every
+    tool)."""
+
+    def __init__(self, page_limit=None, overhead=0, server=None, max_message=None, offered=None):
+        self.frames = []
+        if server is None:
+            self.server = McpServer(name="dev", version="9", page_limit=page_limit or 8000)
+            self.server.set_sender(self._send, overhead)
+            self.session = self.server.default
+        else:
+            self.server = server
+            self.session = server.session(self._send, overhead, page_limit, max_message, offered)
+        self.overhead = overhead
+
+    async def _send(self, pieces):
+        self.frames.append(join_pieces(pieces))
+
+    def messages(self):
+        return [json.loads(frame) for frame in self.frames]
+
+    def methods(self):
+        """The methods of the notifications it was sent, in order."""
+        return [message["method"] for message in self.messages() if "method" in message]
+
+    async def feed(self, message):
+        """What the server sent while handling `message`, parsed."""
+        before = len(self.frames)
+        await self.session.handle(message if isinstance(message, str) else json.dumps(message))
+        return [json.loads(frame) for frame in self.frames[before:]]
+
+    async def request(self, method, params=None, id=1):
+        message = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            message["params"] = params
+        sent = await self.feed(message)
+        assert len(sent) == 1, sent
+        return sent[0]
+
+    async def initialize(self, version="2025-11-25"):
+        return await self.request("initialize", {"protocolVersion": version, "capabilities": {}}, id=0)
+
+    async def response(self, id):
+        """The response to a tools/call, once its task has run."""
+        await settle(lambda: self.find(id) is not None)
+        return self.find(id)
+
+    def find(self, id):
+        """The response with this id (and its type), or None."""
+        for message in self.messages():
+            if "method" not in message and message.get("id") == id and type(message.get("id")) is type(id):
+                return message
+        return None

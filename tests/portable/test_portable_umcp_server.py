@@ -7,53 +7,9 @@ from binascii import a2b_base64
 
 from umcp import INTEGER, STRING, ImageContent, McpServer, Property
 from umcp.compat import join_pieces
-from portable_support import Gate, call, settle
+from portable_support import Gate, Wire, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
-
-
-class Wire:
-    """Collects what a server sends."""
-
-    def __init__(self, page_limit=8000, overhead=0):
-        self.server = McpServer(name="dev", version="9", page_limit=page_limit)
-        self.overhead = overhead
-        self.frames = []
-        self.server.set_sender(self._send, overhead)
-
-    async def _send(self, pieces):
-        self.frames.append(join_pieces(pieces))
-
-    def messages(self):
-        return [json.loads(frame) for frame in self.frames]
-
-    async def feed(self, message):
-        """What the server sent while handling `message`, parsed."""
-        before = len(self.frames)
-        await self.server.handle(message if isinstance(message, str) else json.dumps(message))
-        return [json.loads(frame) for frame in self.frames[before:]]
-
-    async def request(self, method, params=None, id=1):
-        message = {"jsonrpc": "2.0", "id": id, "method": method}
-        if params is not None:
-            message["params"] = params
-        sent = await self.feed(message)
-        assert len(sent) == 1, sent
-        return sent[0]
-
-    async def initialize(self, version="2025-11-25"):
-        return await self.request("initialize", {"protocolVersion": version, "capabilities": {}}, id=0)
-
-    async def response(self, id):
-        """The response to a tools/call, once its task has run."""
-        await settle(lambda: self._find(id) is not None)
-        return self._find(id)
-
-    def _find(self, id):
-        for message in self.messages():
-            if "method" not in message and message.get("id") == id and type(message.get("id")) is type(id):
-                return message
-        return None
 
 
 async def test_initialize_negotiates_the_version():
@@ -254,10 +210,10 @@ async def test_a_slow_tool_does_not_stop_ping_or_tools_list():
     gate = Gate()
     wire.server.add_tool("slow", "d", None, gate)
     assert await wire.feed(call("slow", id=1)) == []
-    await settle(lambda: gate.entered)
+    await settle(gate.entered.is_set)
     assert (await wire.request("ping", id=2))["result"] == {}
     assert (await wire.request("tools/list", id=3))["result"]["tools"][0]["name"] == "slow"
-    assert wire._find(1) is None
+    assert wire.find(1) is None
     gate.release.set()
     assert (await wire.response(1))["result"]["content"][0]["text"] == "done"
 
@@ -272,11 +228,11 @@ async def test_cancellation_sends_no_response():
     await wire.feed(call("running", id=1))
     await wire.feed(call("queued", id=2))
     await wire.feed(call("last", id=3))
-    await settle(lambda: running.entered)
+    await settle(running.entered.is_set)
     assert await wire.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}) == []
     await wire.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
     await wire.response(3)
-    assert running.cancelled and not queued.entered
+    assert running.cancelled and not queued.entered.is_set()
     assert [m["id"] for m in wire.messages()] == [3]
 
 
@@ -289,7 +245,7 @@ async def test_cancel_calls_drops_every_owed_response_and_counts_them():
     await wire.feed(call("running", id=1))
     await wire.feed(call("queued", id=2))
     await wire.feed(call("queued", id=3))
-    await settle(lambda: running.entered)
+    await settle(running.entered.is_set)
     assert wire.server.cancel_calls() == 3
     await settle(lambda: running.cancelled)
     assert wire.server.cancel_calls() == 0  # nothing is owed any more
@@ -298,7 +254,7 @@ async def test_cancel_calls_drops_every_owed_response_and_counts_them():
     wire.server.add_tool("later", "d", None, later)
     await wire.feed(call("later", id=4))  # the next session's calls run as usual
     assert (await wire.response(4))["result"]["content"][0]["text"] == "later"
-    assert not queued.entered
+    assert not queued.entered.is_set()
     assert [m["id"] for m in wire.messages()] == [4]
 
 

@@ -9,6 +9,8 @@
 - `mqtt_harness`: a backend speaking MQTT as xiaozhi-mqtt-gateway does.
 - `mqtt_device`: a scripted device on MQTT, for the backend.
 - `otacheck_server`: a scripted OTA check-in server (check and activate).
+- `oled_text`: the text a simulated SSD1306's RAM shows, read with the glyphs of the framebuf
+  that drew it.
 - `web_harness`: the browser tests' backend, devices and Chromium.
 - `hostile`: the hostile-input fuzzer (make test and make soak).
 - `mpy_clients`: client scripts run under the MicroPython unix port (`run_script`).

@@ -376,8 +376,12 @@ def test_the_bench_freezes_what_deploy_copies_for_the_host_board():
               for source, target in deploy.device_files(ROOT, "host") if target != "main.py"}
     hwsim = {target: source for target, source in frozen.items() if "/tools/sim/hwsim/" in source}
     assert {target: source for target, source in frozen.items() if target not in hwsim} == copied
-    assert sorted(hwsim) == ["camera.py", "esp32.py", "hwsim.py", "machine.py", "neopixel.py",
-                             "network.py", "simhistory.py"]
+    assert sorted(hwsim) == ["camera.py", "dht.py", "ds18x20.py", "esp32.py", "hwsim.py", "machine.py",
+                             "neopixel.py", "network.py", "onewire.py", "simhistory.py", "siminputs.py",
+                             "simoled.py"]
+    # Every simulated module but framebuf, which every MicroPython has built in (and finds first).
+    assert sorted(hwsim) == sorted(name for name in os.listdir(os.path.join(ROOT, "tools", "sim", "hwsim"))
+                                   if name.endswith(".py") and name != "framebuf.py")
 
 
 def test_manifest_without_a_board_freezes_every_real_board():
@@ -400,3 +404,34 @@ def test_deploy_takes_an_ota_url_instead_of_url_and_token(tree, recorder, capsys
     (tree / "config.json").write_text(json.dumps({"wifi": {"ssid": "home", "password": "pw"}}))
     assert run_deploy(tree, recorder) == 1
     assert "lacks url, token" in capsys.readouterr().err
+
+
+def test_deploy_takes_the_makers_module_along_as_source(tree, recorder, tmp_path):
+    mine = tmp_path / "watering.py"
+    mine.write_text("def register(server, board):\n    pass\n")
+    assert run_deploy(tree, recorder, "--app", str(mine)) == 0
+    stage = tree / "build" / "deploy" / "devkit"
+    assert (stage / "app.py").read_text() == mine.read_text()  # as source: tracebacks keep lines
+    copied = recorder.recorded()[1]
+    assert str(stage / "app.py") in copied and copied[-1] == ":"
+    package = tmp_path / "tools_pkg"
+    (package / "more").mkdir(parents=True)
+    (package / "__init__.py").write_text("from app.more.x import register\n")
+    (package / "more" / "x.py").write_text("def register(server, board):\n    pass\n")
+    assert run_deploy(tree, recorder, "--app", str(package)) == 0
+    assert (stage / "app" / "more" / "x.py").exists() and not (stage / "app.py").exists()
+
+
+@pytest.mark.parametrize("files, problem", [
+    ({"broken.py": "def register(server, board)\n    pass\n"}, "mpy-cross app.py failed"),
+    ({"notes.txt": "hello"}, "give a .py file or a package's folder"),
+    ({"folder/x.py": ""}, "a folder needs an __init__.py"),
+])
+def test_deploy_refuses_a_module_that_cannot_run(tree, recorder, tmp_path, capsys, files, problem):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    path = tmp_path / next(iter(files)).split("/")[0]
+    assert run_deploy(tree, recorder, "--app", str(path)) == 1
+    assert problem in capsys.readouterr().err
+    assert recorder.recorded() == []  # nothing reached the board

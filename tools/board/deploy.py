@@ -8,6 +8,10 @@
    (nothing is installed behind your back);
 3. copies the files and config.json with mpremote, then resets the board.
 
+With --app PATH (make deploy APP=path) the maker's own module goes along: a .py file as
+/app.py, or a package's folder as /app/, as source (a traceback then names its lines),
+checked with mpy-cross first. The firmware calls its register(server, board) at boot.
+
 With --romfs (make deploy ROMFS=1) step 3 puts the compiled lib/ into the board's ROMFS
 partition instead (an image built with `mpremote romfs build`, written with `mpremote romfs
 deploy`): MicroPython runs .mpy files there in place, from flash, like frozen code, so their
@@ -26,6 +30,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIN_VERSION = (1, 24, 0)
@@ -65,6 +70,8 @@ def parse_args(argv=None):
     parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
     parser.add_argument("--romfs", action="store_true",
                         help="put lib/ into the board's ROMFS partition (runs from flash, no heap for bytecode)")
+    parser.add_argument("--app", help="your own module (a .py file, or a package's folder) to copy as /app.py "
+                        "or /app/: its register(server, board) adds tools at boot")
     return parser.parse_args(argv)
 
 
@@ -137,7 +144,41 @@ def check_inputs(args):
 def build(args, config):
     """Compile into a fresh build folder laid out as the board's filesystem; returns it."""
     stage_dir = args.build_dir or os.path.join(args.root, "build", "deploy", args.board)
-    return stage(args.root, args.board, stage_dir, config, args.mpy_cross, functools.partial(print, flush=True))
+    log = functools.partial(print, flush=True)
+    stage(args.root, args.board, stage_dir, config, args.mpy_cross, log)
+    if args.app:
+        stage_app(args.app, stage_dir, args.mpy_cross, log)
+    return stage_dir
+
+
+APP_NAME = "app"  # the maker's module on the board (lib/umcpfw/app.py's MAKER_MODULE)
+
+
+def stage_app(app, stage_dir, mpy_cross=None, log=print):
+    """The maker's module into `stage_dir` as app.py or app/ (sources: its tracebacks keep
+    their lines), each file compiled once with mpy-cross to find syntax errors before the
+    board does; DeployError names what is wrong."""
+    if os.path.isdir(app):
+        if not os.path.isfile(os.path.join(app, "__init__.py")):
+            raise DeployError("--app %s: a folder needs an __init__.py (a package) with register(server, board)" % app)
+        files = []
+        for folder, subfolders, names in os.walk(app):
+            subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+            files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+        target = lambda source: os.path.join(APP_NAME, os.path.relpath(source, app))
+    elif app.endswith(".py") and os.path.isfile(app):
+        files = [app]
+        target = lambda source: APP_NAME + ".py"
+    else:
+        raise DeployError("--app %s: give a .py file or a package's folder" % app)
+    with tempfile.TemporaryDirectory(prefix="umcp-app-") as scratch:
+        for source in files:
+            name = target(source).replace(os.sep, "/")
+            log("  %s (your module, from %s)" % (name, source))
+            compile_mpy(source, os.path.join(scratch, "check.mpy"), name, mpy_cross)
+            out = os.path.join(stage_dir, name)
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            shutil.copyfile(source, out)
 
 
 def compile_mpy(source, out, name, mpy_cross=None):

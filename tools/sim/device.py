@@ -7,10 +7,15 @@
 #   so an image installed with set_boot() is the one running after machine.reset();
 # - when the firmware stops (reset, or SIGINT from the simulator), one JSON line recording
 #   what the drivers did during that boot (and the network host name it set) is appended
-#   to hwsim.jsonl, for tests to read.
+#   to hwsim.jsonl, for tests to read;
+# - the chips config.json's "parts" name are soldered on (hwsim.solder), their records go
+#   into that line ("hwsim": hwsim.snapshot()), and inputs (a button, an ADC, a sensor that
+#   stops answering) come from hwsim-inputs.json as tests write it (siminputs.py).
 import sys
 
 sys.path.pop(0)  # this folder (tools/sim/): the device's own path follows
+# The board's "" (its / : main.py, config.json, a maker's app.py) is the state directory.
+sys.path.insert(0, "")
 
 import binascii
 import errno
@@ -22,10 +27,10 @@ import neopixel
 import network
 
 import main
-from boards.host import PINS
 
 FLASH_FILE = "hwsim-flash.json"
 RECORD_FILE = "hwsim.jsonl"
+INPUT_FILE = "hwsim-inputs.json"
 _BLOCK = 4096
 _LABELS = ("ota_0", "ota_1")
 
@@ -78,12 +83,34 @@ def save_flash():
         f.write("}}")
 
 
-def record(reason):
+def solder():
+    """The simulated chips for config.json's parts, and the inputs file; the hwsim module
+    when there are parts (a board without any loads none of it), else None."""
+    try:
+        with open("config.json") as f:
+            parts = json.load(f).get("parts")
+    except (OSError, ValueError, AttributeError):
+        return None  # the firmware says what is wrong with it
+    if not parts:
+        return None
+    import hwsim
+    import siminputs
+
+    hwsim.solder(parts)
+    siminputs.watch(INPUT_FILE)
+    return hwsim
+
+
+def record(reason, parts=None):
     """One line about this boot: the codec's register writes, backlight duties, LED frames,
     and the OTA partitions' story (each the last entries hwsim kept: its records are bounded)."""
-    codec = machine.sim_i2c_device(0, PINS["es8311_addr"])
-    pwm = machine.sim_pwm(PINS["backlight"])
-    strip = neopixel.sim_strip(PINS["led_strip"])
+    try:
+        from boards.host import PINS  # the host board's parts (staged .mpy: other boards apart)
+    except ImportError:
+        PINS = {}
+    codec = machine.sim_i2c_device(0, PINS["es8311_addr"]) if PINS else None
+    pwm = machine.sim_pwm(PINS["backlight"]) if PINS else None
+    strip = neopixel.sim_strip(PINS["led_strip"]) if PINS else None
     line = {
         "reason": reason,
         "es8311_writes": list(codec.writes) if codec else [],
@@ -96,6 +123,8 @@ def record(reason):
         "marked_valid": esp32.sim_marked_valid(),
         "hostname": network.hostname(),
     }
+    if parts is not None:
+        line["hwsim"] = parts.snapshot()
     with open(RECORD_FILE, "a") as f:
         f.write(json.dumps(line) + "\n")
 
@@ -119,18 +148,22 @@ def quiet_reset_reports():
 def run():
     quiet_reset_reports()
     load_flash()
+    parts = solder()
     reason = "exit"
+    started = True
     try:
-        main.run()
+        started = main.run()
     except KeyboardInterrupt:
         reason = "stop"  # the simulator is shutting down
     except machine.ResetRequested:
         # machine.reset() already let the simulated bootloader choose the next image.
         save_flash()
-        record("reset")
+        record("reset", parts)
         raise
     save_flash()
-    record(reason)
+    record(reason if started is not False else "config", parts)
+    if started is False:
+        sys.exit(1)  # config.json is unusable (the firmware said why): tools.sim says so
 
 
 run()

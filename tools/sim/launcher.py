@@ -46,6 +46,9 @@ def parse_args(argv=None):
     p.add_argument("--token", help="access token sent as Authorization: Bearer")
     p.add_argument("--ota-url", help="the OTA server to ask where to connect (then --url and "
                    "--token are not needed: config.json holds only Wi-Fi and this URL)")
+    p.add_argument("--mcp-endpoint", action="append", metavar="URL",
+                   help="an MCP endpoint of a xiaozhi agent to serve the tools at, ws:// or wss:// with its "
+                   "?token=...; repeat it for several agents; with or without --url")
     p.add_argument("--device-id", help="Device-Id to send instead of the simulated MAC")
     p.add_argument("--state-dir", help="where config.json and settings live (default: a temporary "
                    "dir, removed on exit)")
@@ -62,10 +65,13 @@ def parse_args(argv=None):
     p.add_argument("--mcp-http-token", metavar="TOKEN",
                    help="the Bearer token the HTTP endpoint wants (default: a random one, printed)")
     p.add_argument("--extra-config", default="{}", metavar="JSON",
-                   help="JSON object merged into config.json (e.g. reconnect timings)")
+                   help="JSON object merged into config.json (e.g. reconnect timings; \"parts\" "
+                   "with --board generic)")
+    p.add_argument("--app", metavar="PATH", help="a maker's module (a .py file, or a package's "
+                   "folder): copied into the state dir as app.py (app/), as make deploy APP= does")
     args = p.parse_args(argv)
-    if not args.ota_url and not (args.url and args.token):
-        p.error("give --url and --token, or --ota-url")
+    if not args.ota_url and not (args.url and args.token) and not args.mcp_endpoint:
+        p.error("give --url and --token, or --ota-url, or --mcp-endpoint")
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
     if args.mpy and not args.micropython:
@@ -77,6 +83,9 @@ def parse_args(argv=None):
         if found is None:
             p.error("--micropython: %s is not an executable" % args.micropython)
         args.micropython = os.path.abspath(found)
+    if args.app and not (os.path.isfile(args.app) and args.app.endswith(".py")
+                         or os.path.isfile(os.path.join(args.app, "__init__.py"))):
+        p.error("--app: %s is neither a .py file nor a package's folder" % args.app)
     try:
         args.extra_config = json.loads(args.extra_config)
     except ValueError as e:
@@ -101,6 +110,9 @@ def device_config(args):
         config["url"] = args.url
     if args.token:
         config["token"] = args.token
+    if args.mcp_endpoint:
+        endpoints = args.mcp_endpoint
+        config["mcp_endpoint"] = endpoints[0] if len(endpoints) == 1 else endpoints
     if args.device_id:
         config["device_id"] = args.device_id
     if args.max_payload:
@@ -114,7 +126,26 @@ def device_config(args):
     return config
 
 
-STAGED_HWSIM = "hwsim"  # in a folder of staged .mpy files: the simulated hardware's
+STAGED_HWSIM = "hwsim-mpy"  # in a folder of staged .mpy files: the simulated hardware's (not
+# a name Python could import: the folder would shadow the module hwsim)
+
+
+def place_app(app, state_dir):
+    """The maker's module into the state dir (the board's /) as app.py or app/, replacing
+    what was there; nothing when `app` is None."""
+    if app is None:
+        return
+    for old in ("app.py", "app"):
+        target = os.path.join(state_dir, old)
+        if os.path.isdir(target):
+            shutil.rmtree(target)
+        elif os.path.exists(target):
+            os.remove(target)
+    if os.path.isdir(app):
+        shutil.copytree(app, os.path.join(state_dir, "app"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copyfile(app, os.path.join(state_dir, "app.py"))
 
 
 def compile_hwsim(out_dir):
@@ -137,7 +168,8 @@ def stage_mpy(args, stage_dir):
     from tools.board import deploy
 
     try:
-        deploy.stage(ROOT, args.board, stage_dir, device_config(args), deploy.mpy_cross_command(),
+        config = device_config(args)  # its "board" (--extra-config may name one) is staged
+        deploy.stage(ROOT, config["board"], stage_dir, config, deploy.mpy_cross_command(),
                      lambda line: None)
         hwsim = compile_hwsim(os.path.join(stage_dir, STAGED_HWSIM))
     except deploy.DeployError as e:
@@ -199,6 +231,7 @@ class Simulator:
         os.makedirs(state_dir, exist_ok=True)
         with open(os.path.join(state_dir, "config.json"), "w") as f:
             json.dump(device_config(args), f, indent=1)
+        place_app(args.app, state_dir)
         cmd, env = firmware_command(args, device_path)
         reset_code = reset_exit_code()
         log("state dir %s" % state_dir)

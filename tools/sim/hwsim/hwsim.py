@@ -1,10 +1,17 @@
-"""Reset every simulated module at once, so each test starts from power-on."""
+"""Reset every simulated module at once, so each test starts from power-on; solder the
+simulated chips config.json's parts name onto the simulated board; snapshot what the
+drivers did, as JSON, for tests to read."""
+
+import binascii
 
 import camera
+import dht
 import esp32
 import machine
 import neopixel
 import network
+import onewire
+import simoled
 
 
 def reset(app_size=0x100000):
@@ -14,3 +21,48 @@ def reset(app_size=0x100000):
     network.sim_reset()
     camera.sim_reset()
     neopixel.sim_reset()
+    dht.sim_reset()
+    onewire.sim_reset()
+
+
+def solder(parts):
+    """Put a simulated chip where each entry of config.json's "parts" (a list of dicts)
+    expects one: an SSD1306 on its I2C bus and address, a DHT on its pin, a DS18B20 on its
+    1-Wire pin. Outputs, buttons and ADCs need nothing: the pins are there. Entries the
+    firmware would refuse are left alone (it says why)."""
+    for entry in parts if isinstance(parts, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        kind, pin = entry.get("type"), entry.get("pin")
+        if kind == "oled":
+            machine.sim_attach_i2c(entry.get("i2c", 0), entry.get("addr", 0x3C),
+                                   simoled.SSD1306(entry.get("width", 128), entry.get("height", 64)))
+        elif kind == "dht" and isinstance(pin, int):
+            dht.sim_attach(pin)
+        elif kind == "ds18b20" and isinstance(pin, int):
+            onewire.sim_attach(pin)
+
+
+def snapshot():
+    """What the outputs show now, as JSON-ready dicts keyed by pin (as text): output pin
+    levels (each Pin's last levels), PWMs (frequency, last duties, pulse width, last
+    frequencies set), LED strips (last frames), SSD1306s ("bus:address": on, contrast,
+    inverted, size and RAM as hex)."""
+    pins = {}
+    for pin, p in machine.sim_pins().items():
+        if p.mode != machine.Pin.IN and p.history.count:
+            pins[str(pin)] = list(p.history)
+    pwm = {}
+    for pin, p in machine.sim_pwms().items():
+        pwm[str(pin)] = {"freq": p.freq(), "duty_u16": list(p.history), "duty_ns": p.duty_ns(),
+                         "freqs": list(p.freqs), "active": p.active}
+    strips = {}
+    for pin, strip in neopixel.sim_strips().items():
+        strips[str(pin)] = [[list(pixel) for pixel in frame] for frame in strip.frames]
+    oleds = {}
+    for (bus, addr), device in machine.sim_devices().items():
+        if isinstance(device, simoled.SSD1306):
+            oleds["%d:%d" % (bus, addr)] = {
+                "on": device.on, "contrast": device.contrast, "inverted": device.inverted,
+                "width": device.width, "height": device.height, "ram": binascii.hexlify(device.ram).decode()}
+    return {"pins": pins, "pwm": pwm, "strips": strips, "oleds": oleds}

@@ -8,6 +8,11 @@ can assert on it:
   `regs` (current values) and `writes` (the last (register, value) pairs written, in order).
 - `sim_pwm(pin)` is the PWM on a pin; its `history` lists the last duty_u16 values it was given.
 - `sim_pin(pin)` is the last Pin object made for a pin number; its `history`, the last levels.
+- Inputs: `sim_set_level(pin, level)` is what the outside world puts on a pin (a button):
+  an input Pin reads it (else its pull: PULL_UP reads 1), and a level change runs the
+  handler `Pin.irq()` gave for that edge. `sim_set_adc(pin, u16)` is what an ADC on that pin
+  reads (read_u16; read_uv scales it to 0..3.3 V). `sim_input_hook(fn)` has fn() run before
+  every input read (tools/sim/hwsim/siminputs.py applies a file of inputs that way).
 
 The records are simhistory.History objects: bounded (the last WRITES_KEPT, DUTIES_KEPT,
 LEVELS_KEPT entries, and `.count` of all), so a simulated session may run for days on a
@@ -29,6 +34,7 @@ from simhistory import History
 RESET_EXIT_CODE = 75
 WRITES_KEPT = 64  # I2C register writes kept per device: an ES8311 start-up is about 40
 DUTIES_KEPT = 16  # PWM duty values kept per PWM
+FREQS_KEPT = 16  # PWM frequencies set (after the first) kept per PWM
 LEVELS_KEPT = 16  # levels kept per Pin
 
 PWRON_RESET = 1
@@ -49,28 +55,46 @@ def _pin_id(pin):
     return pin.id if isinstance(pin, Pin) else pin
 
 
+def _before_input():
+    if _input_hook is not None:
+        _input_hook()
+
+
 class Pin:
     IN = 1
     OUT = 3
     OPEN_DRAIN = 7
     PULL_UP = 2
     PULL_DOWN = 1
+    IRQ_RISING = 1
+    IRQ_FALLING = 2
 
     def __init__(self, id, mode=-1, pull=-1, value=None):
+        if not isinstance(id, int) or isinstance(id, bool) or id < 0:
+            raise ValueError("invalid pin")
         self.id = id
         self.mode = mode
         self.pull = pull
         self.history = History(LEVELS_KEPT)  # the last levels driven onto the pin
         self._value = 0
+        self._irq = None  # (handler, trigger)
         if value is not None:
             self.value(value)
         _state["pins"][id] = self
 
     def value(self, v=None):
         if v is None:
+            if self.mode == Pin.IN:
+                _before_input()
+                return _level(self.id, self.pull)
             return self._value
         self._value = 1 if v else 0
         self.history.append(self._value)
+
+    def irq(self, handler=None, trigger=3, priority=1, wake=None, hard=False):
+        """Run handler(pin) on the trigger's edges (sim_set_level makes them)."""
+        self._irq = (handler, trigger) if handler is not None else None
+        return self
 
     def __call__(self, v=None):
         return self.value(v)
@@ -118,6 +142,14 @@ class I2CDevice:
         return [v for r, v in self.writes if r == reg]
 
 
+def _level(pin, pull):
+    """What an input reads: the level put on the pin from outside, else its pull."""
+    level = _state["levels"].get(pin)
+    if level is None:
+        return 1 if pull == Pin.PULL_UP else 0
+    return level
+
+
 class I2C:
     def __init__(self, id=0, *, scl=None, sda=None, freq=400000, timeout=50000):
         self.id = id
@@ -143,6 +175,10 @@ class I2C:
             dev.write(buf[0], bytes(buf[1:]))
         return len(buf)
 
+    def writevto(self, addr, vector, stop=True):
+        # The pieces go out as one transaction: the first byte of the first is the register.
+        return self.writeto(addr, b"".join(bytes(piece) for piece in vector), stop)
+
     def readfrom(self, addr, nbytes, stop=True):
         dev = self._device(addr)
         return dev.read(dev._pointer, nbytes)
@@ -158,15 +194,19 @@ class I2C:
 
 
 class PWM:
-    def __init__(self, dest, *, freq=None, duty_u16=None, duty=None, invert=False):
+    def __init__(self, dest, *, freq=None, duty_u16=None, duty_ns=None, duty=None, invert=False):
         self.pin = _pin_id(dest)
         self.invert = invert
         self.history = History(DUTIES_KEPT)  # the last duty_u16 values set, oldest first
+        self.freqs = History(FREQS_KEPT)  # the frequencies set after the first, oldest first
         self.active = True
         self._freq = 5000 if freq is None else freq
         self._duty_u16 = 0
+        self._duty_ns = None  # what duty_ns() was given last, until duty_u16() is
         if duty_u16 is not None:
             self.duty_u16(duty_u16)
+        elif duty_ns is not None:
+            self.duty_ns(duty_ns)
         elif duty is not None:
             self.duty(duty)
         _state["pwm"][self.pin] = self
@@ -174,7 +214,10 @@ class PWM:
     def freq(self, value=None):
         if value is None:
             return self._freq
+        if not 0 < value <= 40000000:
+            raise ValueError("frequency must be from 1Hz to 40MHz")
         self._freq = value
+        self.freqs.append(value)
 
     def duty_u16(self, value=None):
         if value is None:
@@ -182,7 +225,20 @@ class PWM:
         if not 0 <= value <= 65535:
             raise ValueError("duty_u16 must be 0..65535")
         self._duty_u16 = value
+        self._duty_ns = None
         self.history.append(value)
+
+    def duty_ns(self, value=None):
+        """The pulse width in ns; setting it records the duty_u16 it comes to as well."""
+        if value is None:
+            if self._duty_ns is not None:
+                return self._duty_ns
+            return self._duty_u16 * 1000000000 // (self._freq * 65535)
+        duty = (value * self._freq * 65535 + 500000000) // 1000000000
+        if not 0 <= duty <= 65535:
+            raise ValueError("duty_ns is longer than the period")
+        self.duty_u16(duty)
+        self._duty_ns = value
 
     def duty(self, value=None):
         # The ESP32 port's 10-bit duty (0..1023), kept for older drivers.
@@ -192,6 +248,35 @@ class PWM:
 
     def deinit(self):
         self.active = False
+
+
+class ADC:
+    """An ADC channel on a pin: reads what sim_set_adc() put there (0 until then)."""
+
+    ATTN_0DB = 0
+    ATTN_2_5DB = 1
+    ATTN_6DB = 2
+    ATTN_11DB = 3
+
+    def __init__(self, pin, *, atten=None):
+        self.pin = _pin_id(pin)
+        self._atten = atten
+        self.reads = 0  # how many readings were taken
+        _state["adcs"][self.pin] = self
+
+    def atten(self, value):
+        self._atten = value
+
+    def read_u16(self):
+        _before_input()
+        self.reads += 1
+        return _state["adc"].get(self.pin, 0)
+
+    def read_uv(self):
+        return self.read_u16() * 3300000 // 65535
+
+    def read(self):
+        return self.read_u16() >> 4
 
 
 def unique_id():
@@ -238,8 +323,10 @@ def reset():
 def sim_reset():
     """Back to power-on: no devices, pins or PWMs; reset_cause() is PWRON_RESET."""
     global _state
+    global _input_hook
     _state = {"pins": {}, "pwm": {}, "i2c": {}, "devices": {}, "freq": 240000000,
-              "reset_cause": PWRON_RESET, "rtc": None}
+              "reset_cause": PWRON_RESET, "rtc": None, "levels": {}, "adc": {}, "adcs": {}}
+    _input_hook = None
 
 
 def sim_attach_i2c(bus_id, addr, device):
@@ -263,6 +350,57 @@ def sim_pwm(pin):
 
 def sim_pin(pin):
     return _state["pins"].get(pin)
+
+
+def sim_pins():
+    """{pin number: the last Pin object made for it}."""
+    return _state["pins"]
+
+
+def sim_pwms():
+    """{pin number: its PWM}."""
+    return _state["pwm"]
+
+
+def sim_devices():
+    """{(bus, address): the I2C device attached there}."""
+    return _state["devices"]
+
+
+def sim_set_level(pin, level):
+    """Put `level` (0 or 1) on `pin` from outside; runs the pin's irq handler on a matching
+    edge. None: nothing drives it any more (it reads its pull)."""
+    pull = _state["pins"][pin].pull if pin in _state["pins"] else -1
+    before = _level(pin, pull)
+    _state["levels"][pin] = None if level is None else (1 if level else 0)
+    after = _level(pin, pull)
+    listener = _state["pins"].get(pin)
+    if listener is None or listener._irq is None or after == before:
+        return
+    handler, trigger = listener._irq
+    if trigger & (Pin.IRQ_RISING if after else Pin.IRQ_FALLING):
+        handler(listener)
+
+
+def sim_set_adc(pin, value):
+    """What an ADC on `pin` reads with read_u16() (0..65535)."""
+    if not 0 <= value <= 65535:
+        raise ValueError("an ADC reads 0..65535")
+    _state["adc"][pin] = value
+
+
+def sim_adc(pin):
+    """The last ADC made for `pin`, or None."""
+    return _state["adcs"].get(pin)
+
+
+def sim_input_hook(fn):
+    """Run fn() before every input read (None: no hook)."""
+    global _input_hook
+    _input_hook = fn
+
+
+_input_hook = None
 
 
 sim_reset()

@@ -50,4 +50,9 @@ def sim_strip(pin):
     return _strips.get(pin)
 
 
+def sim_strips():
+    """{pin number: its strip}."""
+    return _strips
+
+
 _strips = {}

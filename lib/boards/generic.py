@@ -1,0 +1,20 @@
+"""Any ESP32, ESP32-S3 or ESP32-C3 board (a DevKit with a relay, an LED strip, a sensor...):
+what config.json's "parts" lists (lib/parts, docs/boards.md) and Wi-Fi, nothing else.
+config.json's "chip" names the chip where the firmware cannot tell (the simulator); on a
+board the running chip decides which pins exist. An OLED among the parts shows the
+activation code.
+"""
+
+import network
+
+from boards import Board, add_parts
+
+NAME = "generic"
+PINS = {}  # the board's own: none; every pin is the maker's
+
+
+def create(config, settings):
+    board = Board(NAME)
+    board.wlan = network.WLAN(network.STA_IF)
+    add_parts(board, config, PINS)
+    return board

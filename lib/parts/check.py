@@ -1,0 +1,269 @@
+"""config.json's "parts" entries checked before any hardware is touched: each entry's type,
+name, pins and options, against the chip's GPIOs and the pins already in use. Loaded for
+the boot only (parts.build drops it again). A problem is a PartError naming the entry:
+
+    config.json parts[2] (relay 'lamp'): GPIO 34 is input-only on the esp32: an output needs another pin
+"""
+
+import sys
+
+from parts import TYPES, PartError
+
+# Pin kinds an option needs: an output, an input, both (a bus line), an ADC input.
+OUT = "out"
+IN = "in"
+IO = "io"
+ADC = "adc"
+INT = "int"
+NUMBER = "number"
+BOOL = "bool"
+TEXT = "text"
+REQUIRED = "required"
+
+# Per type: (option, kind or choices, default, lowest, highest). "name", "type" and
+# "description" are every entry's.
+OPTIONS = {
+    "relay": (("pin", OUT, REQUIRED), ("invert", BOOL, False)),
+    "pwm": (("pin", OUT, REQUIRED), ("freq", INT, 1000, 1, 100000), ("invert", BOOL, False)),
+    "strip": (("pin", OUT, REQUIRED), ("count", INT, 8, 1, 1024)),
+    "servo": (("pin", OUT, REQUIRED), ("min_us", INT, 500, 100, 5000),
+              ("max_us", INT, 2500, 100, 5000), ("range", INT, 180, 1, 360),
+              ("freq", INT, 50, 40, 400)),
+    "buzzer": (("pin", OUT, REQUIRED),),
+    "button": (("pin", IN, REQUIRED), ("pull", ("up", "down", "none"), "up"),
+               ("active", ("low", "high"), None), ("debounce_ms", INT, 50, 0, 1000)),
+    "analog": (("pin", ADC, REQUIRED), ("min", NUMBER, 0), ("max", NUMBER, 100),
+               ("unit", TEXT, "%"), ("step", NUMBER, None, 0, None),
+               ("interval_ms", INT, 2000, 100, 86400000)),
+    "dht": (("pin", IO, REQUIRED), ("model", ("dht11", "dht22"), "dht22"),
+            ("interval_ms", INT, 10000, 2000, 86400000)),
+    "ds18b20": (("pin", IO, REQUIRED), ("interval_ms", INT, 10000, 1000, 86400000)),
+    "battery": (("pin", ADC, REQUIRED), ("divider", NUMBER, 2.0, 1, 20),
+                ("empty_v", NUMBER, 3.3, 0, 60), ("full_v", NUMBER, 4.2, 0, 60),
+                ("interval_ms", INT, 30000, 1000, 86400000)),
+    "oled": (("sda", IO, REQUIRED), ("scl", IO, REQUIRED), ("i2c", INT, 0, 0, 1),
+             ("addr", INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64)),
+}
+# Tool namespaces of the common tools (self.<name>.*): a part may not take them.
+RESERVED = ("audio_speaker", "screen", "camera", "assets", "system", "network")
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+NAME_MAX = 24  # self.<name>.<verb> stays well within MCP's tool name limit
+TEXT_MAX = 60
+
+# Per chip: GPIO ranges, then the pins that are not free, the input-only ones and the ADC
+# pins the firmware can read (ADC1: ADC2 stops while Wi-Fi is on).
+CHIPS = {
+    "esp32": {"gpio": ((0, 19), (21, 23), (25, 27), (32, 39)),
+              "busy": {6: "wired to the flash chip", 7: "wired to the flash chip",
+                       8: "wired to the flash chip", 9: "wired to the flash chip",
+                       10: "wired to the flash chip", 11: "wired to the flash chip",
+                       1: "the serial console's TX (the REPL and make deploy need it)",
+                       3: "the serial console's RX (the REPL and make deploy need it)"},
+              "input_only": (34, 39), "adc": (32, 39)},
+    "esp32s3": {"gpio": ((0, 21), (26, 48)),
+                "busy": {26: "wired to the flash/PSRAM", 27: "wired to the flash/PSRAM",
+                         28: "wired to the flash/PSRAM", 29: "wired to the flash/PSRAM",
+                         30: "wired to the flash/PSRAM", 31: "wired to the flash/PSRAM",
+                         32: "wired to the flash/PSRAM",
+                         19: "the USB D- line", 20: "the USB D+ line",
+                         43: "the serial console's TX (the REPL and make deploy need it)",
+                         44: "the serial console's RX (the REPL and make deploy need it)"},
+                "input_only": None, "adc": (1, 10)},
+    "esp32c3": {"gpio": ((0, 21),),
+                "busy": {12: "wired to the flash chip", 13: "wired to the flash chip",
+                         14: "wired to the flash chip", 15: "wired to the flash chip",
+                         16: "wired to the flash chip", 17: "wired to the flash chip",
+                         18: "the USB D- line", 19: "the USB D+ line",
+                         20: "the serial console's RX (the REPL and make deploy need it)",
+                         21: "the serial console's TX (the REPL and make deploy need it)"},
+                "input_only": None, "adc": (0, 4)},
+}
+DEFAULT_CHIP = "esp32"
+
+
+def running_chip():
+    """"esp32s3"... from the board's sys.implementation._machine ("... with ESP32S3"),
+    or None off a board."""
+    machine = getattr(sys.implementation, "_machine", "")
+    if " with " not in machine:
+        return None
+    chip = machine.split(" with ")[-1].strip().lower()
+    return chip if chip in CHIPS else None
+
+
+def entries(parts, chip=None, taken=None, names=(), builtin=()):
+    """The entries (the board's `builtin` ones first), checked, with every option's default
+    filled in and "where" (the entry's name for messages) added. `chip`: config.json's, for
+    where the running chip cannot be told; `taken`: {pin: what the board uses it for};
+    `names`: the board's own tool namespaces."""
+    if parts is None:
+        parts = []
+    if not isinstance(parts, list):
+        raise PartError('config.json "parts" must be a list of objects, got %s' % _kind(parts))
+    if chip is not None and chip not in CHIPS:
+        raise PartError('config.json "chip" %r is not one of %s' % (chip, ", ".join(sorted(CHIPS))))
+    chip = running_chip() or chip or DEFAULT_CHIP
+    pins = {}  # pin -> who uses it
+    for pin, what in (taken or {}).items():
+        pins[pin] = "the board's " + what
+    buses = {}  # I2C bus -> (sda, scl, who)
+    addresses = {}  # (bus, address) -> who
+    seen = {}  # part name -> where
+    checked = []
+    for index, entry in enumerate(list(builtin) + parts):
+        index -= len(builtin)
+        where = "config.json parts[%d]" % index if index >= 0 else "the board's own part"
+        if not isinstance(entry, dict):
+            raise PartError("%s must be an object like {\"type\": \"relay\", \"name\": \"lamp\", "
+                            "\"pin\": 2}, got %s" % (where, _kind(entry)))
+        kind = entry.get("type")
+        if kind not in TYPES:
+            raise PartError("%s: unknown type %r; the types are %s" % (where, kind, ", ".join(TYPES)))
+        name = entry.get("name")
+        problem = _bad_name(name, names)
+        if problem:
+            raise PartError("%s (%s): %s" % (where, kind, problem))
+        where = "%s (%s '%s')" % (where, kind, name)
+        if name in seen:
+            raise PartError("%s: the name '%s' is taken by %s" % (where, name, seen[name]))
+        seen[name] = where
+        out = {"type": kind, "name": name, "where": where}
+        try:
+            _options(entry, OPTIONS[kind], out, chip)
+            _rules(out)
+        except PartError as e:
+            raise PartError("%s: %s" % (where, e))
+        if kind == "oled":
+            _bus(out, where, pins, buses, addresses)
+        else:
+            for option in OPTIONS[kind]:
+                if option[1] in (OUT, IN, IO, ADC):
+                    pin = out[option[0]]
+                    if pin in pins:
+                        raise PartError("%s: GPIO %d is already used by %s" % (where, pin, pins[pin]))
+                    pins[pin] = where
+        checked.append(out)
+    return checked
+
+
+def _options(entry, options, out, chip):
+    known = ["type", "name", "description"] + [option[0] for option in options]
+    for key in entry:
+        if key not in known:
+            raise PartError("unknown option %r (%s takes %s)" % (key, out["type"], ", ".join(known[2:])))
+    description = entry.get("description")
+    if description is not None:
+        if not isinstance(description, str) or not 0 < len(description) <= TEXT_MAX or \
+                [c for c in description if c < " "]:
+            raise PartError("description must be text of 1 to %d characters on one line" % TEXT_MAX)
+        out["description"] = description
+    for option in options:
+        key, kind, default = option[0], option[1], option[2]
+        value = entry.get(key, default)
+        if value is REQUIRED:
+            raise PartError("%r is missing" % key)
+        if value is not None:
+            _value(key, kind, value, option[3:], chip)
+            if kind == NUMBER:
+                value = float(value)
+        out[key] = value
+
+
+def _value(key, kind, value, bounds, chip):
+    if isinstance(kind, tuple):
+        if value not in kind or isinstance(value, bool):
+            raise PartError("%s must be one of %s, got %r" % (key, ", ".join(repr(c) for c in kind), value))
+        return
+    if kind in (OUT, IN, IO, ADC):
+        _pin(key, kind, value, chip)
+        return
+    if kind == BOOL:
+        if not isinstance(value, bool):
+            raise PartError("%s must be true or false, got %r" % (key, value))
+        return
+    if kind == TEXT:
+        if not isinstance(value, str) or not 0 < len(value) <= 12:
+            raise PartError("%s must be text of 1 to 12 characters, got %r" % (key, value))
+        return
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number and (value != value or value in (float("inf"), float("-inf"))):
+        number = False  # NaN and the infinities (Python's json reads them) are no setting
+    if not number or kind == INT and value != int(value):
+        raise PartError("%s must be %s, got %r" % (key, "a whole number" if kind == INT else "a number", value))
+    low = bounds[0] if bounds else None
+    high = bounds[1] if len(bounds) > 1 else None
+    if low is not None and value < low or high is not None and value > high:
+        raise PartError("%s must be %s..%s, got %r" % (key, low, "" if high is None else high, value))
+
+
+def _pin(key, kind, pin, chip):
+    if not isinstance(pin, int) or isinstance(pin, bool):
+        raise PartError("%s must be a GPIO number, got %r" % (key, pin))
+    table = CHIPS[chip]
+    if not [r for r in table["gpio"] if r[0] <= pin <= r[1]]:
+        raise PartError("%s: GPIO %d does not exist on the %s (its GPIOs: %s)"
+                        % (key, pin, chip, ", ".join("%d-%d" % r for r in table["gpio"])))
+    if pin in table["busy"]:
+        raise PartError("%s: GPIO %d is %s on the %s; pick another" % (key, pin, table["busy"][pin], chip))
+    only = table["input_only"]
+    if kind in (OUT, IO) and only and only[0] <= pin <= only[1]:
+        raise PartError("%s: GPIO %d is input-only on the %s: %s needs a pin that can drive"
+                        % (key, pin, chip, "an output" if kind == OUT else "a bus line"))
+    adc = table["adc"]
+    if kind == ADC and not adc[0] <= pin <= adc[1]:
+        raise PartError("%s: GPIO %d has no ADC the firmware can read on the %s (ADC2 stops "
+                        "while Wi-Fi is on): use one of GPIO %d-%d" % (key, pin, chip, adc[0], adc[1]))
+
+
+def _rules(out):
+    """What one option says about another."""
+    kind = out["type"]
+    if kind == "servo" and out["min_us"] >= out["max_us"]:
+        raise PartError("min_us (%d) must be below max_us (%d)" % (out["min_us"], out["max_us"]))
+    if kind == "servo" and out["max_us"] * out["freq"] >= 1000000:
+        raise PartError("max_us %d is longer than one period at %d Hz" % (out["max_us"], out["freq"]))
+    if kind == "analog" and out["min"] == out["max"]:
+        raise PartError("min and max must differ")
+    if kind == "battery" and out["empty_v"] >= out["full_v"]:
+        raise PartError("empty_v (%s) must be below full_v (%s)" % (out["empty_v"], out["full_v"]))
+    if kind == "button" and out["active"] is None:
+        out["active"] = "high" if out["pull"] == "down" else "low"
+
+
+def _bus(out, where, pins, buses, addresses):
+    """An I2C part: its two lines may be shared with the other parts on the same bus."""
+    bus, sda, scl = out["i2c"], out["sda"], out["scl"]
+    if sda == scl:
+        raise PartError("%s: sda and scl must be two pins, both are GPIO %d" % (where, sda))
+    known = buses.get(bus)
+    if known is None:
+        for pin in (sda, scl):
+            if pin in pins:
+                raise PartError("%s: GPIO %d is already used by %s" % (where, pin, pins[pin]))
+            pins[pin] = where
+        buses[bus] = (sda, scl, where)
+    elif known[:2] != (sda, scl):
+        raise PartError("%s: I2C %d is on GPIO %d/%d for %s; put it there, or on the other bus"
+                        % (where, bus, known[0], known[1], known[2]))
+    if (bus, out["addr"]) in addresses:
+        raise PartError("%s: address 0x%02X on I2C %d is taken by %s"
+                        % (where, out["addr"], bus, addresses[(bus, out["addr"])]))
+    addresses[(bus, out["addr"])] = where
+
+
+def _bad_name(name, names):
+    if not isinstance(name, str) or not name:
+        return '"name" is missing: give it a short name like "lamp" (its tools are self.<name>.*)'
+    if len(name) > NAME_MAX or [c for c in name if c not in NAME_CHARS] or name[0] not in NAME_CHARS[:26]:
+        return "name %r must be 1 to %d of a-z, 0-9 and _, starting with a letter" % (name, NAME_MAX)
+    if name in RESERVED or name in names:
+        return "the name %r is taken by the firmware's own tools (self.%s.*)" % (name, name)
+    return None
+
+
+def _kind(value):
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return repr(value)

@@ -1,0 +1,262 @@
+# config.json's parts on the simulated hardware, in process: every entry problem named in
+# one line, each type's tools and records, sensors that stop answering, the upkeep that
+# tells subscribers. Runs under pytest and inside MicroPython (unix port, WebAssembly).
+import asyncio
+import json
+
+import dht
+import hwsim
+import machine
+import neopixel
+import onewire
+from boards import Board, add_parts, load
+from parts import PartError, build, serve
+from parts.check import entries
+from umcp import McpServer
+from umcp.compat import join_pieces
+
+
+
+async def _until(condition, seconds=5):
+    """Let the loop run until `condition()` holds (a sensor's read may take 750 ms)."""
+    for _ in range(int(seconds * 100)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    assert condition(), "condition never held"
+
+
+def _problem(parts, chip="esp32", taken=None, names=()):
+    try:
+        entries(parts, chip, taken, names)
+    except PartError as e:
+        return str(e)
+    return None
+
+
+def test_each_bad_entry_is_named_in_one_line():
+    cases = [
+        ("x", 'config.json "parts" must be a list of objects, got \'x\''),
+        ([3], "config.json parts[0] must be an object like"),
+        ([{"type": "laser", "name": "a", "pin": 2}], "config.json parts[0]: unknown type 'laser'"),
+        ([{"type": "relay", "pin": 2}], 'config.json parts[0] (relay): "name" is missing'),
+        ([{"type": "relay", "name": "Lamp", "pin": 2}], "name 'Lamp' must be 1 to 24 of a-z"),
+        ([{"type": "relay", "name": "screen", "pin": 2}], "the name 'screen' is taken by the firmware's own tools"),
+        ([{"type": "relay", "name": "lamp"}], "config.json parts[0] (relay 'lamp'): 'pin' is missing"),
+        ([{"type": "relay", "name": "lamp", "pin": "2"}], "pin must be a GPIO number, got '2'"),
+        ([{"type": "relay", "name": "lamp", "pin": 20}], "GPIO 20 does not exist on the esp32 (its GPIOs: 0-19, 21-23, 25-27, 32-39)"),
+        ([{"type": "relay", "name": "lamp", "pin": 6}], "GPIO 6 is wired to the flash chip on the esp32"),
+        ([{"type": "relay", "name": "lamp", "pin": 1}], "GPIO 1 is the serial console's TX"),
+        ([{"type": "relay", "name": "lamp", "pin": 36}], "GPIO 36 is input-only on the esp32: an output needs a pin that can drive"),
+        ([{"type": "dht", "name": "t", "pin": 36}], "GPIO 36 is input-only on the esp32: a bus line needs a pin that can drive"),
+        ([{"type": "analog", "name": "a", "pin": 25}], "GPIO 25 has no ADC the firmware can read on the esp32 (ADC2 stops while Wi-Fi is on): use one of GPIO 32-39"),
+        ([{"type": "relay", "name": "lamp", "pin": 2, "invert": 1}], "invert must be true or false, got 1"),
+        ([{"type": "pwm", "name": "fan", "pin": 2, "freq": 0}], "freq must be 1..100000, got 0"),
+        ([{"type": "pwm", "name": "fan", "pin": 2, "freq": 2.5}], "freq must be a whole number, got 2.5"),
+        ([{"type": "servo", "name": "arm", "pin": 2, "min_us": 2500}], "min_us (2500) must be below max_us (2500)"),
+        ([{"type": "button", "name": "b", "pin": 0, "pull": "sideways"}], "pull must be one of 'up', 'down', 'none', got 'sideways'"),
+        ([{"type": "battery", "name": "b", "pin": 35, "empty_v": 5}], "empty_v (5.0) must be below full_v (4.2)"),
+        ([{"type": "relay", "name": "lamp", "pin": 2, "description": "a\nb"}], "description must be text of 1 to 60 characters on one line"),
+        ([{"type": "relay", "name": "a", "pin": 2}, {"type": "relay", "name": "b", "pin": 2}],
+         "config.json parts[1] (relay 'b'): GPIO 2 is already used by config.json parts[0] (relay 'a')"),
+        ([{"type": "relay", "name": "a", "pin": 2}, {"type": "pwm", "name": "a", "pin": 4}],
+         "config.json parts[1] (pwm 'a'): the name 'a' is taken by config.json parts[0] (relay 'a')"),
+        ([{"type": "oled", "name": "o", "sda": 21, "scl": 21}], "sda and scl must be two pins, both are GPIO 21"),
+        ([{"type": "oled", "name": "o", "sda": 21, "scl": 22}, {"type": "oled", "name": "p", "sda": 18, "scl": 19}],
+         "config.json parts[1] (oled 'p'): I2C 0 is on GPIO 21/22 for config.json parts[0] (oled 'o')"),
+        ([{"type": "oled", "name": "o", "sda": 21, "scl": 22}, {"type": "oled", "name": "p", "sda": 21, "scl": 22}],
+         "config.json parts[1] (oled 'p'): address 0x3C on I2C 0 is taken by config.json parts[0] (oled 'o')"),
+    ]
+    for parts, line in cases:
+        said = _problem(parts)
+        assert said is not None and line in said, (parts, said)
+        assert "\n" not in said
+
+
+def test_pins_follow_the_chip_and_the_board():
+    assert "GPIO 33 is wired" not in (_problem([{"type": "relay", "name": "l", "pin": 33}], "esp32s3") or "")
+    assert "GPIO 27 is wired to the flash/PSRAM on the esp32s3" in _problem(
+        [{"type": "relay", "name": "l", "pin": 27}], "esp32s3")
+    assert "use one of GPIO 1-10" in _problem([{"type": "analog", "name": "a", "pin": 34}], "esp32s3")
+    assert _problem([{"type": "relay", "name": "l", "pin": 48}], "esp32s3") is None
+    assert "GPIO 18 is the USB D- line on the esp32c3" in _problem(
+        [{"type": "relay", "name": "l", "pin": 18}], "esp32c3")
+    assert "is not one of esp32, esp32c3, esp32s3" in _problem([], "esp8266")
+    assert "GPIO 47 is already used by the board's backlight" in _problem(
+        [{"type": "relay", "name": "l", "pin": 47}], "esp32s3", {47: "backlight"})
+    assert "taken by the firmware's own tools (self.led_strip.*)" in _problem(
+        [{"type": "relay", "name": "led_strip", "pin": 2}], names=("led_strip",))
+    # Two OLEDs share one bus at two addresses; a relay may not take a bus line.
+    assert _problem([{"type": "oled", "name": "o", "sda": 21, "scl": 22},
+                     {"type": "oled", "name": "p", "sda": 21, "scl": 22, "addr": 61}]) is None
+    assert "GPIO 22 is already used by config.json parts[0] (oled 'o')" in _problem(
+        [{"type": "oled", "name": "o", "sda": 21, "scl": 22}, {"type": "relay", "name": "r", "pin": 22}])
+
+
+def test_a_board_refuses_a_bad_entry_and_keeps_its_own_pins():
+    hwsim.reset()
+    try:
+        load("esp32s3_cam").create({"parts": [{"type": "relay", "name": "lamp", "pin": 2}]}, None)
+        assert False, "a second lamp was taken"
+    except ValueError as e:
+        assert "the name 'lamp' is taken by the board's own part" in str(e)
+    try:
+        load("esp32_s3_box3").create({"parts": [{"type": "relay", "name": "r", "pin": 46}]}, None)
+        assert False, "the amplifier's pin was taken"
+    except ValueError as e:
+        assert "GPIO 46 is already used by the board's pa" in str(e)
+    board = load("esp32_s3_box3").create({"parts": [{"type": "button", "name": "boot", "pin": 0}]}, None)
+    assert board.part("boot").kind == "button"  # the BOOT button is free for a part
+
+
+class Client:
+    """A client of a fresh server: calls and what the server sent it."""
+
+    def __init__(self, board):
+        self.server = McpServer("parts", "1")
+        self.sent = []
+        self.server.set_sender(lambda pieces: self.sent.append(json.loads(join_pieces(pieces))))
+        board.register_tools(self.server)
+        self.ids = 0
+
+    async def request(self, method, params=None):
+        self.ids += 1
+        ident = self.ids
+        await self.server.handle({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}})
+        await _until(lambda: [m for m in self.sent if m.get("id") == ident])
+        return [m for m in self.sent if m.get("id") == ident][0]
+
+    async def call(self, name, arguments=None):
+        reply = await self.request("tools/call", {"name": name, "arguments": arguments or {}})
+        result = reply["result"]
+        text = result["content"][0]["text"]
+        if result.get("isError"):
+            return "error: " + text
+        return json.loads(text)
+
+    def notifications(self, method):
+        return [m["params"] for m in self.sent if m.get("method") == method]
+
+
+def _board(parts):
+    hwsim.reset()
+    hwsim.solder(parts)
+    board = Board("generic")
+    add_parts(board, {"parts": parts})
+    return board
+
+
+async def test_outputs_drive_the_pins():
+    board = _board([{"type": "relay", "name": "lamp", "pin": 2, "invert": True},
+                    {"type": "pwm", "name": "fan", "pin": 4, "invert": True},
+                    {"type": "strip", "name": "leds", "pin": 5, "count": 3},
+                    {"type": "servo", "name": "arm", "pin": 13, "range": 90},
+                    {"type": "buzzer", "name": "beeper", "pin": 15}])
+    client = Client(board)
+    assert machine.sim_pin(2).history == [1]  # an inverted relay is off at the high level
+    assert await client.call("self.lamp.turn_on") is True
+    assert machine.sim_pin(2).value() == 0
+    assert await client.call("self.lamp.get_state") == {"power": True}
+    assert await client.call("self.fan.set_level", {"level": 25}) is True
+    assert machine.sim_pwm(4).duty_u16() == 65535 - 25 * 65535 // 100
+    assert await client.call("self.leds.set_color", {"red": 1, "green": 2, "blue": 3}) is True
+    assert neopixel.sim_strip(5).frames[-1] == [(1, 2, 3)] * 3
+    assert await client.call("self.arm.set_angle", {"angle": 90}) is True
+    assert machine.sim_pwm(13).duty_ns() == 2500 * 1000  # the range's end: max_us
+    assert machine.sim_pwm(13).freq() == 50
+    assert await client.call("self.beeper.beep", {"frequency": 880, "duration_ms": 10})
+    assert machine.sim_pwm(15).duty_u16() == 32768 and machine.sim_pwm(15).freq() == 880
+    await _until(lambda: machine.sim_pwm(15).duty_u16() == 0)  # its own task ends the tone
+    assert board.status()["parts"]["arm"] == {"angle": 90, "pulse_us": 2500}
+
+
+async def test_sensors_read_and_tell_of_changes():
+    board = _board([{"type": "button", "name": "door", "pin": 0, "debounce_ms": 0},
+                    {"type": "analog", "name": "soil", "pin": 32, "min": 0, "max": 10, "unit": "V",
+                     "interval_ms": 100},
+                    {"type": "battery", "name": "cell", "pin": 33, "interval_ms": 1000},
+                    {"type": "dht", "name": "room", "pin": 27, "model": "dht11"}])
+    client = Client(board)
+    await client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "t", "version": "1"}})
+    for uri in ("device://parts/door", "device://parts/soil"):
+        assert (await client.request("resources/subscribe", {"uri": uri}))["result"] == {}
+    machine.sim_set_adc(32, 65535)
+    machine.sim_set_adc(33, 37500)  # 1.888 V on the pin: 3.78 V at the battery
+    upkeep = asyncio.create_task(serve(board.parts, client.server))
+    try:
+        await _until(lambda: board.part("soil").reading is not None)
+        assert await client.call("self.soil.read") == {"value": 10.0, "unit": "V", "raw": 65535}
+        assert await client.call("self.cell.get_level") == {"level": 53, "voltage": 3.78}
+        assert await client.call("self.room.read") == {"temperature_c": 21, "humidity": 45}
+        before = len(client.notifications("notifications/resources/updated"))
+        machine.sim_set_level(0, 0)  # pressed: the interrupt counts it
+        machine.sim_set_level(0, 1)
+        door = {"uri": "device://parts/door"}
+        await _until(lambda: client.notifications("notifications/message")
+                     and door in client.notifications("notifications/resources/updated")[before:])
+        assert client.notifications("notifications/message")[0]["data"] == {
+            "part": "door", "event": "pressed", "presses": 1}
+        assert board.status()["parts"]["door"] == {"pressed": False, "presses": 1}
+        soil = {"uri": "device://parts/soil"}
+        told = len([n for n in client.notifications("notifications/resources/updated") if n == soil])
+        machine.sim_set_adc(32, 0)
+        await _until(lambda: len([n for n in client.notifications("notifications/resources/updated")
+                                  if n == soil]) > told)
+        assert board.part("soil").reading["raw"] == 0
+    finally:
+        upkeep.cancel()
+    assert board.status()["battery"] == {"level": 53}
+
+
+async def test_a_sensor_that_stops_answering_gives_an_error_not_a_crash():
+    board = _board([{"type": "dht", "name": "room", "pin": 27},
+                    {"type": "ds18b20", "name": "water", "pin": 26},
+                    {"type": "ds18b20", "name": "lost", "pin": 25}])
+    onewire.sim_devices(25)[:] = []  # nothing on that bus
+    client = Client(board)
+    dht.sim_fail(27)
+    said = await client.call("self.room.read")
+    assert said.startswith("error: config.json parts[0] (dht 'room') did not answer: OSError 110")
+    dht.sim_fail(27, False)
+    assert await client.call("self.room.read") == {"temperature_c": 21.0, "humidity": 45.0}
+    assert await client.call("self.water.read") == {"temperature_c": 21.5}
+    onewire.sim_devices(26)[0].failing = True
+    board.part("water").last = None  # the reading is due again
+    assert "did not answer" in await client.call("self.water.read")
+    assert board.status()["parts"]["water"] == {
+        "error": "config.json parts[1] (ds18b20 'water') did not answer: OneWireError"}
+    assert await client.call("self.lost.read") == \
+        "error: config.json parts[2] (ds18b20 'lost') did not answer: OSError no DS18B20 found"
+
+
+async def test_the_oled_shows_text_and_survives_a_loose_wire():
+    parts = [{"type": "oled", "name": "panel", "sda": 21, "scl": 22, "height": 32}]
+    hwsim.reset()  # nothing soldered: the panel does not answer at boot
+    board = Board("generic")
+    add_parts(board, {"parts": parts})
+    client = Client(board)
+    said = await client.call("self.panel.show_text", {"text": "hi"})
+    assert said.startswith("error: config.json parts[0] (oled 'panel') (I2C 0 at 0x3C, SDA GPIO 21, SCL GPIO 22) does not answer")
+    hwsim.solder(parts)  # wired up now
+    shown = await client.call("self.panel.show_text", {"text": "Temperature: 21.5 C\nsecond line\nthird\nfourth\nfifth"})
+    assert shown == {"lines": ["Temperature:", "21.5 C", "second line", "third"]}  # 4 rows of 32
+    oled = machine.sim_i2c_device(0, 0x3C)
+    assert oled.on and oled.data_bytes == 2 * 128 * 4  # cleared at set-up, then the text
+    assert sum(oled.ram[:128]) > 0  # "Temperature:" drawn on the first page
+    assert await client.call("self.panel.clear") is True
+    assert sum(oled.ram[:512]) == 0
+    board.show_activation_code("123456", "")
+    assert board.part("panel").lines == ["Activation code", "123456", ""][:4]
+
+
+def test_build_loads_only_the_types_named():
+    import sys
+
+    hwsim.reset()
+    for name in ("parts.servo", "parts.check"):
+        sys.modules.pop(name, None)
+    made = build([{"type": "relay", "name": "lamp", "pin": 2}])
+    assert [part.name for part in made] == ["lamp"]
+    assert "parts.servo" not in sys.modules
+    assert "parts.check" not in sys.modules  # the boot's check leaves the heap again

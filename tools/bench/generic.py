@@ -1,0 +1,302 @@
+"""The generic board's heap beside the host board's, and what each part type costs: make
+bench's "generic" table.
+
+Both boards are staged as `make deploy` stages them (.mpy files; the simulated hardware
+compiled beside them, its share measured apart and left out, as tools/bench/firmware.py
+does), booted in the MicroPython unix port against the local backend on loopback, and run
+through a session: onboarding (initialize, every tools/list page), then a call of every
+tool the board offers the model, then a reconnection and a call. The heap in use is read
+from inside (self.get_system_info collects first) after onboarding ("after boot") and after
+the session; then the smallest -X heapsize that completes the whole session is bisected.
+The generic board carries ten parts, one of each type but the OLED (the status view that
+draws on it comes later): tools/sim/demo.py's GENERIC_PARTS.
+
+Each part type's resident cost: in a fresh interpreter, the heap a part of that type adds
+to a board (its module's bytecode, the part, its tools) once the simulated chip it talks to
+is soldered on, the parts package itself counted once, apart.
+"""
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+
+from tools.backend import Backend
+from tools.bench import firmware as bench_firmware
+from tools.board import deploy
+from tools.mpy import micropython_env
+from tools.sim.demo import CALLS, GENERIC_CALLS, GENERIC_PARTS, DemoFailed, stop_process, wait_ready
+from tools.sim.launcher import STAGED_HWSIM, compile_hwsim
+
+HEAPSIZE = 512 * 1024
+RUN_TIMEOUT = 12.0
+BOOT = "bench_boot.py"
+# The simulated chips are soldered on before main.py runs (tools/sim/device.py does it so).
+BOOT_SCRIPT = """import json
+import hwsim
+with open("config.json") as f:
+    hwsim.solder(json.load(f).get("parts"))
+import main
+main.run()
+"""
+TEN_PARTS = [entry for entry in GENERIC_PARTS if entry["type"] != "oled"]
+BOARDS = {
+    # board: (config.json's extra keys, the session's calls)
+    "host": ({}, [(name, arguments) for _, name, arguments in CALLS]),
+    "generic": ({"parts": TEN_PARTS},
+                [(name, arguments) for _, name, arguments in GENERIC_CALLS if not name.startswith("self.panel.")]),
+}
+# The simulated hardware's share: its modules and what the board's start-up leaves in them.
+SIMULATED_SCRIPT = """import gc, json
+gc.collect()
+base = gc.mem_alloc()
+import hwsim, machine, esp32, network, camera, neopixel, dht, onewire, ds18x20, simoled, simhistory
+gc.collect()
+modules = gc.mem_alloc()
+import boards, %(board_module)s
+parts = %(parts)s
+# A first start-up loads every firmware module the board needs (not the hardware's share).
+hwsim.solder(parts)
+board = %(board_module)s.create({"parts": parts}, None)
+board = None
+hwsim.reset()
+gc.collect()
+before = gc.mem_alloc()
+hwsim.solder(parts)
+board = %(board_module)s.create({"parts": parts}, None)
+board = None
+gc.collect()
+print(modules - base, gc.mem_alloc() - before)
+"""
+# One part type's cost: everything it needs but the part loaded first (the core, a board,
+# a server, the parts package, the simulated chip); then its module; then the part made
+# and its tools registered (with the simulated Pin, PWM, ADC... objects it made, a few
+# bytes of C on a board: an upper bound); then its resource.
+PART_SCRIPT = """import gc
+import hwsim, machine, dht, onewire, ds18x20, neopixel, simoled
+from umcp import McpServer
+import umcp.tool, umcp.schema, umcp.resource
+from boards import Board, add_parts
+import parts
+entry = %(entry)s
+hwsim.solder([entry])
+server = McpServer("bench", "1")
+board = Board("generic")
+gc.collect()
+start = gc.mem_alloc()
+__import__("parts." + entry["type"])
+gc.collect()
+before = gc.mem_alloc()
+add_parts(board, {"parts": [entry]})
+board.register_tools(server)
+gc.collect()
+after = gc.mem_alloc()
+board._part_resources(server) if [p for p in board.parts if p.poll_ms] else None
+gc.collect()
+print(before - start, after - before, gc.mem_alloc() - after)
+"""
+PACKAGE_SCRIPT = """import gc
+import hwsim, machine
+from umcp import McpServer
+import umcp.tool, umcp.schema
+from boards import Board
+gc.collect()
+before = gc.mem_alloc()
+import parts
+gc.collect()
+print(gc.mem_alloc() - before)
+"""
+
+
+class GenericFailed(Exception):
+    pass
+
+
+def stage(board, stage_dir):
+    """`board` staged as make deploy stages it, the simulated hardware compiled beside it,
+    and the boot script that solders the parts' chips on before main.py."""
+    config = {"wifi": {"ssid": "", "password": ""}, "url": "", "token": "", "board": board}
+    deploy.stage(deploy.ROOT, board, stage_dir, config, deploy.mpy_cross_command(), lambda line: None)
+    compile_hwsim(os.path.join(stage_dir, STAGED_HWSIM))
+    with open(os.path.join(stage_dir, BOOT), "w") as sink:
+        sink.write(BOOT_SCRIPT)
+    return stage_dir
+
+
+def device_path(stage_dir):
+    return [stage_dir, os.path.join(stage_dir, "lib"), os.path.join(stage_dir, STAGED_HWSIM)]
+
+
+async def run_board(micropython, board, stage_dir, heapsize):
+    """One boot of `board` with `heapsize` bytes of heap through the session; returns
+    {"boot": heap in use after onboarding, "session": after the session, "tools": count}."""
+    extra, calls = BOARDS[board]
+    token = secrets.token_hex(8)
+    said = []
+    backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
+    await backend.start()
+    with tempfile.TemporaryDirectory(prefix="umcp-bench-generic-") as cwd, \
+            open(os.path.join(cwd, "device.log"), "w+") as log:
+        config = {"wifi": {"ssid": "", "password": ""}, "board": board, "token": token,
+                  "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port}
+        config.update(bench_firmware.LINK_CONFIG)
+        config.update(extra)
+        with open(os.path.join(cwd, "config.json"), "w") as sink:
+            json.dump(config, sink)
+        process = subprocess.Popen([micropython, "-X", "heapsize=%d" % heapsize, os.path.join(stage_dir, BOOT)],
+                                   cwd=cwd, env=micropython_env(device_path(stage_dir)),
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            return await asyncio.wait_for(_session(backend, process, calls), RUN_TIMEOUT)
+        except (DemoFailed, asyncio.TimeoutError) as error:
+            log.seek(0)
+            raise GenericFailed("%s\n%s\n%s" % (error or "timed out", "\n".join(said[-20:]), log.read()[-3000:])) from None
+        finally:
+            stop_process(process)
+            await backend.close()
+
+
+async def _session(backend, process, calls):
+    device = await wait_ready(backend, process)
+    figures = {"tools": len(device.tools), "boot": await _heap(backend, device)}
+    for name, arguments in calls:
+        result = await backend.call(device, name, arguments)
+        if result is None or result.get("isError"):
+            raise DemoFailed("%s failed: %s" % (name, result))
+    await device.connection.close(1001, "bench: reconnect")
+    device = await wait_ready(backend, process)
+    await backend.call(device, "self.get_device_status", {})
+    figures["session"] = await _heap(backend, device)
+    return figures
+
+
+async def _heap(backend, device):
+    result = await backend.call(device, "self.get_system_info")
+    if result is None or result.get("isError"):
+        raise DemoFailed("self.get_system_info failed")
+    return json.loads(result["content"][0]["text"])["heap_used"]
+
+
+async def smallest_heapsize(micropython, board, stage_dir, works=HEAPSIZE):
+    fails = 0
+    while works - fails > bench_firmware.HEAPSIZE_STEP:
+        middle = (fails + works) // 2 // bench_firmware.HEAPSIZE_STEP * bench_firmware.HEAPSIZE_STEP
+        try:
+            await run_board(micropython, board, stage_dir, middle)
+            works = middle
+        except GenericFailed:
+            fails = middle
+    return works
+
+
+def _micropython(micropython, script, path):
+    done = subprocess.run([micropython, "-c", script], env=micropython_env(path), capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT)
+    if done.returncode != 0:
+        raise GenericFailed(done.stdout + done.stderr)
+    return [int(word) for word in done.stdout.split()]
+
+
+def simulated(micropython, board, stage_dir):
+    """The simulated hardware's heap in this board's runs: modules, and state."""
+    parts = BOARDS[board][0].get("parts", [])
+    modules, state = _micropython(micropython, SIMULATED_SCRIPT % {"board_module": "boards." + board,
+                                                                  "parts": repr(parts)}, device_path(stage_dir))
+    return modules + state
+
+
+def measure_board(micropython, board):
+    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-generic-stage-")
+    try:
+        stage(board, stage_dir)
+        figures = asyncio.run(run_board(micropython, board, stage_dir, HEAPSIZE))
+        figures["smallest"] = asyncio.run(smallest_heapsize(micropython, board, stage_dir))
+        figures["simulated"] = simulated(micropython, board, stage_dir)
+        return figures
+    finally:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def measure_types(micropython):
+    """{type: (resident bytes, resources bytes)} and the parts package's own bytes."""
+    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-parts-")
+    try:
+        stage("generic", stage_dir)
+        path = device_path(stage_dir)
+        package = _micropython(micropython, PACKAGE_SCRIPT, path)[0]
+        costs = {}
+        for entry in GENERIC_PARTS:
+            costs[entry["type"]] = tuple(_micropython(micropython, PART_SCRIPT % {"entry": repr(entry)}, path))
+        return package, costs
+    finally:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def measure(micropython):
+    return {"bits": bench_firmware.word_bits(micropython), "micropython": micropython,
+            "boards": dict((board, measure_board(micropython, board)) for board in BOARDS),
+            "types": measure_types(micropython)}
+
+
+def table(figures):
+    host, generic = figures["boards"]["host"], figures["boards"]["generic"]
+    lines = ["| | host board | generic board, ten parts | difference |", "|---|---|---|---|"]
+
+    def row(title, key, simulated=True):
+        a = host[key] - (host["simulated"] if simulated else 0)
+        b = generic[key] - (generic["simulated"] if simulated else 0)
+        lines.append("| %s | %d KB | %d KB | %+.1f KB |" % (title, a // 1024, b // 1024, (b - a) / 1024))
+
+    lines.append("| tools offered to the model | %d | %d | |" % (host["tools"], generic["tools"]))
+    row("heap in use after boot (the firmware's own)", "boot")
+    row("heap in use after the session (the firmware's own)", "session")
+    row("smallest heap for the session (simulated hardware included)", "smallest", False)
+    lines.append("| simulated hardware in those figures (left out above) | %.1f KB | %.1f KB | |"
+                 % (host["simulated"] / 1024, generic["simulated"] / 1024))
+    package, costs = figures["types"]
+    lines += ["", "| part type | resident: its module | resident: the part and its tools (simulated "
+              "objects it made included) | its resource (at the first resources/*) |", "|---|---|---|---|",
+              "| the parts package itself (once) | %d B | | |" % package]
+    total = package
+    for kind, (module, part, resource) in costs.items():
+        lines.append("| %s | %d B | %d B |%s|" % (kind, module, part, " %d B " % resource if resource > 32 else " "))
+        total += module + part
+    lines.append("| all %d types, one part each | %.1f KB | | |" % (len(costs), total / 1024))
+    return lines
+
+
+def print_generic(micropython):
+    """Print the table; returns whether it ran."""
+    print("The generic board (ten parts, one of each type but the OLED) beside the host board, as .mpy "
+          "files (make deploy) on %s:" % micropython)
+    try:
+        figures = measure(micropython)
+    except (GenericFailed, deploy.DeployError, OSError, ValueError, subprocess.TimeoutExpired) as e:
+        print("the generic board bench did not run:\n%s" % e)
+        return False
+    if figures["bits"] != 32:
+        print("(a %d-bit build: objects are larger than an ESP32's; UMCP_MICROPYTHON picks a 32-bit one)"
+              % figures["bits"])
+    print()
+    print("\n".join(table(figures)))
+    print()
+    print("Sessions: the host board's make sim calls (volume, status, a photo); the generic board's")
+    print("make sim-generic calls (one per part, the OLED's apart), then a reconnection and a call.")
+    print("The firmware's own heap leaves out the simulated hardware (its .mpy modules and state:")
+    print("a board has them in C and silicon). A part type's resident cost: its module's bytecode,")
+    print("the part and its tools, measured alone in a fresh interpreter; a sensor's resource is")
+    print("registered at a client's first resources/* request and costs the second column then.")
+    return True
+
+
+def main():
+    return 0 if print_generic(bench_firmware.default_micropython()) else 1
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
