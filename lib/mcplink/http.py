@@ -46,6 +46,9 @@ _SSE = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
 _EVENT_OPEN = "event: message\r\ndata: "
 _EVENT_END = "\r\n\r\n"
 _KEEPALIVE = b":\r\n\r\n"  # an SSE comment: quiet streams stay open through idle timeouts
+# Loop turns a request waits for its answer before it watches for the client hanging up
+# (a task of its own each): a quick tool's call task answers within them.
+_QUICK_TURNS = const(3)
 
 _log = get_logger("mcp-http")
 
@@ -401,6 +404,10 @@ class McpHttp:
                 state.protocol = exchange.session.protocol
                 state.min_log_level = exchange.session.min_log_level
                 state.subscriptions = exchange.session.subscriptions
+            for _ in range(_QUICK_TURNS):  # a quick tool answers in these: no watcher task for it
+                if exchange.answered:
+                    break
+                await asyncio.sleep(0)
             if not exchange.answered:
                 watcher = asyncio.create_task(self._watch(exchange))
                 try:

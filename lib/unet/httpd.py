@@ -32,6 +32,7 @@ MAX_LINE = const(2048)  # longest request or header line
 MAX_HEADERS = const(48)  # header lines of one request
 BUF_START = const(512)  # a connection's read buffer to begin with
 _SWEEP_MS = const(1000)  # how often deadlines and stream keep-alives are looked at
+_JOINED_MAX = const(1024)  # a response up to this size is written in one piece
 
 _STATUS = ((100, "HTTP/1.1 100 Continue"), (200, "HTTP/1.1 200 OK"), (202, "HTTP/1.1 202 Accepted"),
            (204, "HTTP/1.1 204 No Content"), (400, "HTTP/1.1 400 Bad Request"),
@@ -138,7 +139,8 @@ class Response:
 
     async def send(self, status, headers=None, body=None):
         """The whole response: `headers` (name, value) pairs, `body` None, a str, a
-        bytes-like or a list/tuple of those (written as they are, never joined)."""
+        bytes-like or a list/tuple of those (joined with the head into one write up to
+        _JOINED_MAX bytes; beyond, written as they are, never copied)."""
         if self.sent:
             raise RuntimeError("response already sent")
         if body is None:
@@ -146,7 +148,16 @@ class Response:
         elif not isinstance(body, (list, tuple)):
             body = (body,)
         self.sent = True
-        await self._write_all(body, self._head(status, headers, body_length(body)))
+        length = body_length(body)
+        head = self._head(status, headers, length)
+        if length + len(head) <= _JOINED_MAX and len(body):
+            # A small answer goes as one write: one send, one segment (a write per piece
+            # costs a system call each, and the client waits for the last).
+            joined = bytearray(utf8(head))
+            for piece in body:
+                joined += utf8(piece)
+            body, head = (joined,), None
+        await self._write_all(body, head)
 
     async def start(self, status, headers=None):
         """Begin a streamed response (e.g. text/event-stream): the connection ends with it."""
