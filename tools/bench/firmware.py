@@ -234,7 +234,12 @@ async def _session(backend, firmware, out, long_calls=0, endpoint=False, http_po
     for name, arguments in calls:
         await _call(backend, device, name, arguments)
     if http_port:
-        await http_exchanges(http_port)
+        import httpx2
+
+        try:
+            await http_exchanges(http_port)
+        except httpx2.HTTPError as e:  # the board closed the connection (its heap ran out)
+            raise DemoFailed("HTTP: %r" % e)
     if provider is not None:
         await _call(backend, provider, "self.audio_speaker.set_volume", {"volume": 45})
     for _ in range(RECONNECTS):
