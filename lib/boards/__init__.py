@@ -9,10 +9,10 @@ without it). It restores the saved volume, brightness and theme. Every board tak
 config.json's "parts" (add_parts, lib/parts): a bad entry is a ValueError naming it.
 """
 
-from umcp.compat import get_logger
+from umcp.compat import const, get_logger
 
 _log = get_logger("boards")
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def load(name):

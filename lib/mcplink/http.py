@@ -27,9 +27,9 @@ import os
 
 from umcp.compat import const, dumps, get_logger
 from umcp.jsonin import loads
-from umcp.rpc import (INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+from umcp.rpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
                       UNSUPPORTED_VERSION, error_code, error_frame, is_response, valid_id)
-from umcp.server import ALL_VERSIONS, MODERN_VERSION, SUPPORTED_VERSIONS, Session
+from umcp.server import MODERN_VERSION, SUPPORTED_VERSIONS, Session
 from unet.httpd import HttpServer
 
 HEADER_MISMATCH = const(-32020)
@@ -288,6 +288,10 @@ class McpHttp:
         except ValueError as e:
             await self._error(response, 400, PARSE_ERROR, "Parse error: %s" % e)
             return
+        except MemoryError:  # the heap could not hold it parsed: this request only
+            body = None
+            await self._error(response, 503, INTERNAL_ERROR, "Out of memory: the request was not read")
+            return
         body = None  # the text's memory goes before the call runs
         if not isinstance(message, dict):
             await self._error(response, 400, INVALID_REQUEST, "the body must be one JSON-RPC message")
@@ -344,9 +348,9 @@ class McpHttp:
         await self._answer(exchange, message, True)
 
     async def _unsupported(self, response, version, id_json):
-        data = dumps({"supported": ALL_VERSIONS, "requested": version})
-        await response.send(400, _JSON, error_frame(id_json, UNSUPPORTED_VERSION, "Unsupported protocol version",
-                                                    data))
+        from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)
+
+        await response.send(400, _JSON, unsupported_version_frame(id_json, version))
 
     async def _legacy(self, request, response, message, streams):
         headers = request.headers

@@ -2,18 +2,18 @@
 
 from binascii import b2a_base64
 
-from .compat import dumps
+from .compat import const, dumps
 from .jsonin import loads
 from .names import MAX_PORTABLE, portable
 from .schema import NO_PROPERTIES, PropertyList
 
-_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+_NAME_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 # An entry's outputSchema sits between its inputSchema and its annotations.
-_OUTPUT_KEY = ',"outputSchema":'
+_OUTPUT_KEY = const(',"outputSchema":')
 
 # MCP annotation keys, in the order of McpTool's hint arguments.
-_HINT_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-_NO_HINTS = (None, None, None, None, None)
+_HINT_KEYS = const(("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"))
+_NO_HINTS = const((None, None, None, None, None))
 
 
 def check_name(name):
@@ -112,6 +112,22 @@ class McpTool:
         return annotations
 
 
+class ListedTool:
+    """A tool's tools/list entry as one client gets it, where that differs from the tool's
+    own json(): the portable name (umcp.names), or no output schema for a revision before
+    2025-06-18. A page hands it to the transport as it hands an McpTool (json(),
+    json_bytes: umcp.compat.piece_utf8), so it too is serialized only as it is written."""
+
+    def __init__(self, tool, portable_name, structured):
+        self.tool = tool
+        self.portable_name = portable_name
+        self.structured = structured
+        self.json_bytes = tool.entry_bytes(structured)  # a portable name is as long
+
+    def json(self):
+        return self.tool.json(self.portable_name, self.structured)
+
+
 def _schema_text(name, schema):
     """An output schema as JSON text, checked: a JSON object whose type is "object"."""
     text = schema if isinstance(schema, str) else dumps(schema)
@@ -125,10 +141,10 @@ def _schema_text(name, schema):
 
 
 # A CallToolResult's last piece; revision 2026-07-28 results also say `resultType`.
-_OK_END = '}],"isError":false}'
-_OK_END_MODERN = '}],"isError":false,"resultType":"complete"}'
-_ERROR_END = '}],"isError":true}'
-_ERROR_END_MODERN = '}],"isError":true,"resultType":"complete"}'
+_OK_END = const('}],"isError":false}')
+_OK_END_MODERN = const('}],"isError":false,"resultType":"complete"}')
+_ERROR_END = const('}],"isError":true}')
+_ERROR_END_MODERN = const('}],"isError":true,"resultType":"complete"}')
 
 
 def result_pieces(value, modern=False, structured=False):

@@ -24,7 +24,7 @@
 # line) and, while a request is served, the headers kept and its body.
 import asyncio
 
-from umcp.compat import const, get_logger, ticks_diff, ticks_ms
+from umcp.compat import const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 from . import conn as _conn
 
@@ -63,20 +63,16 @@ def status_line(status):
 
 def utf8(piece):
     """A piece as bytes-like for a stream: a str's UTF-8 (on MicroPython a view of the
-    str itself, no copy)."""
-    if not isinstance(piece, str):
-        return piece
-    try:
-        return memoryview(piece)
-    except TypeError:  # CPython: str has no buffer
-        return piece.encode()
+    str itself, no copy), or a listed entry's (umcp.compat.piece_utf8: a tools/list page
+    hands out its entries, serialized only as they are written)."""
+    return piece_utf8(piece)
 
 
 def body_length(pieces):
     """Bytes the pieces take on the wire."""
     total = 0
     for piece in pieces:
-        total += len(utf8(piece)) if isinstance(piece, str) else len(piece)
+        total += piece_size(piece)
     return total
 
 
