@@ -359,15 +359,15 @@ async def full_session(backend, board, out, long_calls=0, endpoint=False, http_p
         for name, arguments in MORE_CALLS]
     for name, arguments in calls:
         await _call(backend, device, name, arguments)
-    if http_port:
+    # The upgrade answered at once; its download (of a missing image) ends in the background.
+    await onboarded.logged(board, UPGRADE_OUTCOME)
+    if http_port:  # after the upgrade's outcome: a log outside a call goes to the running call's client
         import httpx2
 
         try:
             await http_exchanges(http_port)
         except httpx2.HTTPError as e:  # the board closed the connection (its heap ran out)
             raise DemoFailed("HTTP: %r" % e)
-    # The upgrade answered at once; its download (of a missing image) ends in the background.
-    await onboarded.logged(board, UPGRADE_OUTCOME)
     for name, arguments in ARGUMENT_ERRORS:
         await _refused(device, name, arguments)
     # Reconnections: the backend closes; the TCP connection is cut without a close frame;
