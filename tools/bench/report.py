@@ -232,7 +232,9 @@ def http_growth(figures):
     if lines:
         lines = ["\"+ mcp_http\": config.json's mcp_http enabled, and a client using it in the session (a",
                  "2026-07-28 discover, list and call; a legacy session with its GET stream, a list, a call,",
-                 "DELETE: tools/bench/firmware.py's http_exchanges)."] + lines
+                 "DELETE: tools/bench/firmware.py's http_exchanges). The session ends with a restart, so",
+                 "\"after the session\" is the endpoint listening, unused since boot; the smallest heap is",
+                 "the one that also serves the HTTP client (the endpoint's code loaded at its first request)."] + lines
     return lines
 
 
