@@ -10,7 +10,8 @@ import machine
 import neopixel
 import onewire
 from boards import Board, add_parts, load
-from parts import PartError, build, serve
+from parts import PartError, build
+from parts.sensor import serve
 from parts.check import entries
 from umcp import McpServer
 from umcp.compat import join_pieces
@@ -254,9 +255,16 @@ def test_build_loads_only_the_types_named():
     import sys
 
     hwsim.reset()
-    for name in ("parts.servo", "parts.check"):
+    for name in ("parts.sensor", "parts.strip", "parts.check"):
         sys.modules.pop(name, None)
     made = build([{"type": "relay", "name": "lamp", "pin": 2}])
     assert [part.name for part in made] == ["lamp"]
-    assert "parts.servo" not in sys.modules
+    assert "parts.sensor" not in sys.modules and "parts.strip" not in sys.modules
     assert "parts.check" not in sys.modules  # the boot's check leaves the heap again
+    assert "parts.setup" not in sys.modules  # and so does the making of the parts
+    board = Board("generic")
+    board.parts = made
+    client = Client(board)  # registers the tools: parts.setup again, for that only
+    assert "parts.setup" not in sys.modules
+    assert [tool.name for tool in client.server._tools] == [
+        "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]
