@@ -51,6 +51,10 @@ TOOLS = {
               "showed.", _SETS, "show_text"),
              ("clear", "Clear the %s (a %dx%d OLED screen).", _SETS, "clear")),
 }
+# Output schemas (JSON text, in flash when frozen) of the tools that answer an object:
+# clients of 2025-06-18 and later get it and the answer as structuredContent (umcp.tool).
+SCHEMAS = {"relay.get_state": '{"type":"object","properties":{"power":{"type":"boolean"}},'
+                              '"required":["power"]}'}
 VALUES = {"servo": ("label", "range"), "strip": ("label", "count"),
           "analog": ("label", "low", "high", "unit"), "oled": ("label", "width", "height")}
 
@@ -81,7 +85,8 @@ def register(made, server):
         for verb, template, hints, method in TOOLS.get(kind, ()):
             server.add_tool("self.%s.%s" % (part.name, verb), (template, values),
                             _parameters(part, verb, shared), getattr(part, method),
-                            read_only=hints[0], destructive=hints[1], idempotent=hints[2])
+                            read_only=hints[0], destructive=hints[1], idempotent=hints[2],
+                            output_schema=SCHEMAS.get("%s.%s" % (kind, verb)))
         if part.poll_ms:
             part.server = server  # a tool's fresh reading tells the resource's subscribers
 

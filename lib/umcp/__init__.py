@@ -5,7 +5,8 @@ results), `resource` (resources and templates, their registration and the resour
 requests, loaded at the first one), `modern` (revision 2026-07-28's server/discover and
 version error, loaded at the first such request), `server` (the server: methods, paging,
 both protocol eras), `rpc` (JSON-RPC frames, codes, lookups), `jsonin` (bounded JSON
-input), `compat` (the CPython/MicroPython shims and logging).
+input), `names` (tool names every client accepts), `compat` (the CPython/MicroPython
+shims and logging).
 
 Its names load their module at first use (`from umcp import McpServer` works as
 ever): code that needs only `umcp.compat`, such as the network clients, does not

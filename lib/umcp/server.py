@@ -22,11 +22,12 @@ import gc
 from . import __version__
 from .compat import const, dumps, get_logger, iscoroutine
 from .jsonin import loads, read_id
+from .names import same
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
                   INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, describe,
                   error_frame, find, result_frame, valid_id)
 from .schema import InvalidParams
-from .tool import McpTool, error_result_pieces, result_pieces
+from .tool import ListedTool, McpTool, error_result_pieces, result_pieces
 
 # The versions an initialize handshake negotiates (the legacy era).
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -40,6 +41,8 @@ _DEFAULT_VERSION = const("2024-11-05")
 # From 2025-11-25 on, argument validation errors are tool results, not protocol errors
 # (versions are ISO dates, so they compare as strings).
 _ARGS_AS_RESULTS_FROM = const("2025-11-25")
+# From 2025-06-18 on, tools have output schemas and results structuredContent.
+_STRUCTURED_FROM = const("2025-06-18")
 
 # At most this many tool calls of one client wait behind the running one; more are refused
 # at once (a flood must not fill the heap, nor hold up the other clients' calls for long).
@@ -107,7 +110,11 @@ class Session:
     transport accepts, announced in initialize (None: the server's); `offered`: which
     tools this client sees and may call, `offered(tool) -> bool`, each listed whatever
     `withUserTools` says (None: every tool, the user-only ones listed on `withUserTools`).
+    A transport whose clients need tool names of `^[a-zA-Z0-9_-]{1,64}$` sets `portable`
+    (umcp.names): tools/list gives them so; tools/call takes either form on every session.
     """
+
+    portable = False  # tools/list names in the portable form (a class default: no heap)
 
     def __init__(self, server, send=None, overhead=0, page_limit=None, max_message=None,
                  offered=None):
@@ -216,8 +223,13 @@ class McpServer:
         """Register an McpTool, or build one from the same arguments McpTool takes."""
         if not isinstance(tool, McpTool):
             tool = McpTool(tool, description, properties, callback, **hints)
-        if self._index(tool.name) >= 0:
-            raise ValueError("a tool named %s is already registered" % tool.name)
+        for known in self._tools:
+            # Two names with one portable form (self.a_b, self_a.b) could not be told
+            # apart by a client that needs it: refused like a duplicate.
+            if same(known.name, tool.name):
+                raise ValueError("a tool named %s is already registered%s" % (
+                    known.name, "" if known.name == tool.name else " (the same as %s for clients "
+                    "that need names without dots)" % tool.name))
         self._tools.append(tool)
         self._tools_changed()
         return tool
@@ -646,10 +658,13 @@ class McpServer:
                   - len(opening) - len(id_json.encode()))
         pieces = [FRAME_OPEN, id_json, opening]
         used = 0  # bytes of the entries and their commas
+        tools = items is self._tools
+        structured = tools and _structured(session, modern)
         index = _next_listed(items, start, with_user_tools, offered)
         while index >= 0:
             after = _next_listed(items, index + 1, with_user_tools, offered)
-            size = used + (1 if used else 0) + items[index].json_bytes
+            entry_size = items[index].entry_bytes(structured) if tools else items[index].json_bytes
+            size = used + (1 if used else 0) + entry_size
             if after < 0:
                 tail = len(page_end)
             else:
@@ -658,7 +673,10 @@ class McpServer:
                 break
             if used:
                 pieces.append(",")
-            pieces.append(items[index])  # serialized as the transport writes it
+            entry = items[index]
+            if tools and (session.portable or not structured and entry.output_schema is not None):
+                entry = ListedTool(entry, session.portable, structured)  # this client's form of it
+            pieces.append(entry)  # serialized as the transport writes it
             used = size
             index = after
         if index < 0:
@@ -675,7 +693,14 @@ class McpServer:
         return pieces
 
     def _index(self, name):
-        return find(self._tools, "name", name)
+        """The tool called `name`, or whose portable form it is (add_tool keeps those
+        unique), or -1."""
+        index = find(self._tools, "name", name)
+        if index < 0:
+            for i in range(len(self._tools)):
+                if same(self._tools[i].name, name):
+                    return i
+        return index
 
     def _tools_changed(self):
         if self._list_changed_pending or not self._initialized():
@@ -741,7 +766,8 @@ class McpServer:
                     value = call.tool.callback(call.args)
                     if iscoroutine(value):
                         value = await value
-                    pieces = result_pieces(value, call.modern)
+                    pieces = result_pieces(value, call.modern, call.tool.output_schema is not None
+                                           and _structured(call.session, call.modern))
                 except MemoryError:
                     pass
                 except Exception as e:  # CancelledError is no Exception: it goes to the outer try
@@ -799,6 +825,11 @@ class McpServer:
                 del self._queue[index]
                 return
 
+
+
+def _structured(session, modern):
+    """Whether the client's revision has output schemas and structuredContent."""
+    return modern or (session.protocol or "") >= _STRUCTURED_FROM
 
 
 def _next_listed(items, start, with_user_tools, offered=None):

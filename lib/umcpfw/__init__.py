@@ -3,4 +3,5 @@ loop), `boot` (what app builds once at the start, and the link: loaded for that 
 `common_tools` (the self.* tools), `upgrading` (self.upgrade_firmware and
 auto_upgrade, loaded only while an upgrade runs), `resources` (device://status, system, log,
 photo/last), `vision` (the photo upload), `wifi` (the station and the clock), `fleet` (the
-OTA check's side of the application, loaded only with ota_url). /main.py starts it."""
+OTA check's side of the application, loaded only with ota_url), `mcp_http` (the board's own
+MCP endpoint as a service, loaded only with mcp_http). /main.py starts it."""

@@ -92,6 +92,7 @@ class Application:
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
+        self.hostname = None  # the board's network name, where mcp_http set it (umcpfw.mcp_http)
         self.endpoints = []  # one MCP endpoint link per URL (a service): umcpfw.boot
         self._tasks = []  # the services' tasks and the board's upkeep
         self.stopped = False

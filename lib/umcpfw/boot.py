@@ -1,5 +1,6 @@
 # The application's start: the parts built once (log ring, settings, board, trust, vision,
-# the MCP server and its tools, the maker's module, the OTA check, the MCP endpoints) and the link for where to connect. Imported
+# the MCP server and its tools, the maker's module, the OTA check, the MCP endpoints, the
+# HTTP endpoint's service) and the link for where to connect. Imported
 # by Application for that and dropped again: none of this code is needed in between
 # (the link is built again only when it must be, with this module loaded for it).
 import boards
@@ -75,6 +76,10 @@ def build(app):
             raise ConfigError("config.json: %s" % e)
         app.services.extend(app.endpoints)
         app.tools.endpoints = app.endpoints  # get_system_info reports them
+    if config.get("mcp_http") is not None:
+        from umcpfw import mcp_http  # only with mcp_http (heap)
+
+        app.services.append(mcp_http.configured(app, config["mcp_http"]))
 
 
 def _board(config, settings):

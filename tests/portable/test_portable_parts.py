@@ -171,6 +171,18 @@ async def test_outputs_drive_the_pins():
     assert board.status()["parts"]["arm"] == {"angle": 90, "pulse_us": 2500}
 
 
+async def test_a_relay_s_state_is_structured_for_clients_that_take_it():
+    client = Client(_board([{"type": "relay", "name": "lamp", "pin": 2}]))
+    await client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "t", "version": "1"}})
+    listing = (await client.request("tools/list"))["result"]["tools"]
+    entry = [tool for tool in listing if tool["name"] == "self.lamp.get_state"][0]
+    assert entry["outputSchema"]["properties"]["power"] == {"type": "boolean"}
+    assert "outputSchema" not in [tool for tool in listing if tool["name"] == "self.lamp.turn_on"][0]
+    reply = await client.request("tools/call", {"name": "self.lamp.get_state", "arguments": {}})
+    assert reply["result"]["structuredContent"] == {"power": False}
+
+
 async def test_sensors_read_and_tell_of_changes():
     board = _board([{"type": "button", "name": "door", "pin": 0, "debounce_ms": 0},
                     {"type": "analog", "name": "soil", "pin": 32, "min": 0, "max": 10, "unit": "V",

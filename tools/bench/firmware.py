@@ -79,8 +79,11 @@ MORE_CALLS = [
                                "sha256": "0" * 64}),
 ]
 # The sources as they are; the .mpy files make deploy copies; the same in a ROMFS image
-# (make deploy ROMFS=1), run from the image in place.
-FORMS = ("py", "mpy", "romfs")
+# (make deploy ROMFS=1), run from the image in place; the .mpy files and the ROMFS image with
+# the board's own MCP endpoint enabled (config.json's mcp_http), used by a client during the
+# session (HTTP_EXCHANGES).
+FORMS = ("py", "mpy", "romfs", "mpy_http", "romfs_http")
+HTTP_TOKEN = "bench-http-token"
 ROMFS_BOOT = "romfs_boot.py"
 FROZEN_MARK = "frozen"  # in a stage folder: the binary has everything frozen in
 # In a stage folder: the staged .mpy files go before .frozen, so only asyncio and the
@@ -200,7 +203,8 @@ def board_root(stage_dir, cwd):
 IMPORT_SCRIPT = "import_profile.py"  # in the board's root: main.py, each first import measured
 
 
-async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=False, imports=False):
+async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=False, http=False,
+                       imports=False):
     """Boot the staged firmware (`stage_dir` None: the sources) with `heapsize` bytes of
     heap and run the full session (full_session); returns its figures: the heap in use
     (bytes, as get_system_info reports it) after onboarding ("connected") and after the
@@ -224,6 +228,10 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
                 sink.write(bench_imports.profile_script())
         board = FirmwareProcess(micropython, stage_dir, heapsize, root, device_log, script)
         options = {}
+        http_port = None
+        if http:
+            http_port = _free_port()
+            options["mcp_http"] = {"port": http_port, "token": HTTP_TOKEN, "bind": "127.0.0.1"}
         if endpoint:
             options["mcp_endpoint"] = backend.endpoint_url
         if endpoint == "info":
@@ -231,7 +239,7 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
         board.configure(backend, **options)
         try:
             figures, backend = await asyncio.wait_for(
-                full_session(backend, board, said.append, long_calls, endpoint),
+                full_session(backend, board, said.append, long_calls, endpoint, http_port),
                 SESSION_TIMEOUT + long_calls / 100)
             device_log.seek(0)
             output = device_log.read().splitlines()
@@ -346,14 +354,15 @@ class Onboarded:
         return device
 
 
-async def full_session(backend, board, out, long_calls=0, endpoint=False):
+async def full_session(backend, board, out, long_calls=0, endpoint=False, http_port=None):
     """The session a board lives through, as a backend drives it: hello, initialize, every
     tools/list page at 8000 bytes (both lists), every common and board tool, argument
     errors, a photo; reconnections after a close, an abort and a server restart; a reboot
     (self.reboot) and the settings it kept; a restart with 1500-byte pages (every page
     again), the settings kept again. With `endpoint` the board is at the backend's MCP
-    endpoint too, and a call goes through it (run_firmware). Returns (figures, the backend
-    now serving)."""
+    endpoint too, and a call goes through it (run_firmware); with `http_port`, a client of
+    the board's HTTP endpoint makes its exchanges (http_exchanges). Returns (figures, the
+    backend now serving)."""
     onboarded = Onboarded()
     onboarded.watch(backend)
     board.start()
@@ -371,6 +380,13 @@ async def full_session(backend, board, out, long_calls=0, endpoint=False):
         await _call(backend, device, name, arguments)
     # The upgrade answered at once; its download (of a missing image) ends in the background.
     await onboarded.logged(board, UPGRADE_OUTCOME)
+    if http_port:  # after the upgrade's outcome: a log outside a call goes to the running call's client
+        import httpx2
+
+        try:
+            await http_exchanges(http_port)
+        except httpx2.HTTPError as e:  # the board closed the connection (its heap ran out)
+            raise DemoFailed("HTTP: %r" % e)
     for name, arguments in ARGUMENT_ERRORS:
         await _refused(device, name, arguments)
     # Reconnections: the backend closes; the TCP connection is cut without a close frame;
@@ -450,6 +466,57 @@ async def _check_settings(backend, device):
         raise DemoFailed("settings after a restart: %s, not %s" % (kept, SETTINGS_SET))
 
 
+def _free_port():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def http_exchanges(port):
+    """What a client of the board's own endpoint does in the session: a 2026-07-28 discover,
+    list and call; a legacy session (initialize, its GET stream opened and left, list, call,
+    DELETE); raises DemoFailed when an answer is not what it should be."""
+    import httpx2
+
+    url = "http://127.0.0.1:%d/mcp" % port
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {"Authorization": "Bearer " + HTTP_TOKEN, "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+
+    def expect(response, what):
+        if response.status_code not in (200, 202, 204) or b'"error"' in response.content:
+            raise DemoFailed("HTTP %s: %d %s" % (what, response.status_code, response.text[:300]))
+
+    async with httpx2.AsyncClient(timeout=RUN_TIMEOUT) as client:
+        for method, params in (("server/discover", {}), ("tools/list", {}),
+                               ("tools/call", {"name": "self_get_device_status"})):
+            extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+            if method == "tools/call":
+                extra["Mcp-Name"] = params["name"]
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params, _meta=meta)}
+            expect(await client.post(url, json=body, headers=dict(headers, **extra)), method)
+        init = await client.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "bench", "version": "1"}}})
+        expect(init, "initialize")
+        session = dict(headers, **{"Mcp-Session-Id": init.headers["mcp-session-id"],
+                                   "MCP-Protocol-Version": "2025-11-25"})
+        expect(await client.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"}),
+               "initialized")
+        async with client.stream("GET", url, headers=dict(session, Accept="text/event-stream")) as stream:
+            if stream.status_code != 200:
+                raise DemoFailed("HTTP GET stream: %d" % stream.status_code)
+            # (a call that changes nothing: the session checks the settings it set later)
+            for n, (method, params) in enumerate((("tools/list", {}), ("tools/call", {
+                    "name": "self_get_device_status", "arguments": {}}))):
+                expect(await client.post(url, headers=session, json={
+                    "jsonrpc": "2.0", "id": n + 2, "method": method, "params": params}), method)
+        expect(await client.delete(url, headers=session), "DELETE")
+
+
 async def _call(backend, device, name, arguments):
     result = await backend.call(device, name, arguments)
     if result is None or result.get("isError"):
@@ -464,7 +531,7 @@ async def _heap_used(backend, device):
 
 
 async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE, endpoint=False, fails=0,
-                           step=HEAPSIZE_STEP):
+                           step=HEAPSIZE_STEP, http=False):
     """Bisect between `fails` (a heap size too small, or 0) and `works` (one the firmware
     ran with) down to `step`; returns (the smallest size that ran, runs made). For the ROMFS
     form the size is the heap besides the image's bytes."""
@@ -473,7 +540,8 @@ async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE, endpoint=Fal
         middle = (fails + works) // 2 // step * step or step
         runs += 1
         try:
-            image = (await run_firmware(micropython, stage_dir, middle, endpoint=endpoint)).get("image_heap", 0)
+            image = (await run_firmware(micropython, stage_dir, middle, endpoint=endpoint,
+                                         http=http)).get("image_heap", 0)
             works = middle
         except FirmwareFailed:
             fails = middle
@@ -530,10 +598,11 @@ def measure_form(micropython, form, endpoint=False):
     with `endpoint`, of the board at the MCP endpoint too (no long calls: the drift is the
     form's own figure)."""
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-") if form != "py" else None
+    http = form.endswith("_http")
     try:
-        if form == "mpy":
+        if form in ("mpy", "mpy_http"):
             stage_firmware(stage_dir)
-        elif form == "romfs":
+        elif form in ("romfs", "romfs_http"):
             shutil.rmtree(stage_dir)
             stage_romfs(stage_dir)
         elif form == "frozen":
@@ -542,12 +611,12 @@ def measure_form(micropython, form, endpoint=False):
             stage_firmware(stage_dir)
             open(os.path.join(stage_dir, FIRST_MARK), "w").close()
         hwsim = HWSIM
-        if form in ("mpy", "romfs"):
+        if form in ("mpy", "romfs", "mpy_http", "romfs_http"):
             hwsim = stage_simulated_hardware(stage_dir)
         figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, 0 if endpoint else LONG_CALLS,
-                                           "info" if endpoint else False))
+                                           "info" if endpoint else False, http))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
-            smallest_heapsize(micropython, stage_dir, endpoint=endpoint))
+            smallest_heapsize(micropython, stage_dir, endpoint=endpoint, http=http))
         if form in ENDPOINT_FORMS:  # from the 4 KB step on down to FINE_STEP
             smallest = figures["smallest_heapsize"]
             figures["fine_heapsize"], runs = asyncio.run(smallest_heapsize(
