@@ -59,18 +59,3 @@ def test_rows_are_read_once_per_module_and_ranked_by_their_own_share():
     assert table[2:4] == ["| b | 200 B | 200 B |", "| a | 100 B | 300 B |"]
     assert table[4] == "| 3 modules in all: the firmware's | 300 B | |"
     assert table[5] == "| the simulated hardware's (nothing on a board) | 50 B | |"
-
-
-def test_the_measuring_port_is_built_from_the_hardware_manifest_outside_the_checkout(tmp_path):
-    from tools.bench import build_port
-
-    command = build_port.make_command("/src/micropython", str(tmp_path / "out"))
-    assert command[:3] == ["make", "-C", "/src/micropython/ports/unix"]
-    assert "BUILD=%s" % (tmp_path / "out") in command
-    assert "FROZEN_MANIFEST=%s" % os.path.join(ROOT, "tools", "bench", "unix_hwsim_manifest.py") in command
-    assert "CFLAGS_EXTRA=-m32" in command and "LDFLAGS_EXTRA=-m32 -static" in command
-    frozen = build_port.make_command("/src/micropython", "out", firmware_too=True)
-    assert "FROZEN_MANIFEST=%s" % os.path.join(ROOT, "tools", "bench", "unix_frozen_manifest.py") in frozen
-    # Not a checkout: said so, nothing built.
-    with pytest.raises(SystemExit):
-        build_port.main(["--source", str(tmp_path), "--build", str(tmp_path / "b")])
