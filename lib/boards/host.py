@@ -66,10 +66,14 @@ class HostBoard(Board):
             self._set_color, idempotent=True, destructive=False)
         server.add_tool(
             "self.led_strip.get_state", "The LED strip's colour and number of LEDs.",
-            PropertyList([]), self._led_state, read_only=True)
+            PropertyList([]), self._led_state, read_only=True,
+            output_schema='{"type":"object","properties":{"color":{"type":"array","items":'
+                          '{"type":"integer"}},"leds":{"type":"integer"}},"required":["color","leds"]}')
         server.add_tool(
             "self.host.get_temperature", "The chip's temperature in degrees Celsius.",
-            PropertyList([]), self._temperature, read_only=True)
+            PropertyList([]), self._temperature, read_only=True,
+            output_schema='{"type":"object","properties":{"celsius":{"type":"number"}},'
+                          '"required":["celsius"]}')
 
     def _set_color(self, args):
         self.led_color = (args["red"], args["green"], args["blue"])

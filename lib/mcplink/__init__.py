@@ -1,3 +1,3 @@
 """Plain MCP transports, without the xiaozhi envelope: the ways a client reaches the
-board's McpServer directly. Each serves through a Session of the application's server.
-(Modules arrive with the features that need them.)"""
+board's McpServer directly. Each serves through Sessions of the application's server.
+`http`: MCP over Streamable HTTP on the board (config.json's mcp_http), on unet.httpd."""

@@ -6,6 +6,8 @@ from machine import Pin
 
 import parts
 
+POWER_SCHEMA = '{"type":"object","properties":{"power":{"type":"boolean"}},"required":["power"]}'
+
 
 class Part(parts.Part):
     def __init__(self, entry):
@@ -17,7 +19,7 @@ class Part(parts.Part):
     def register(self, server):
         label = self.label
         self.tool(server, "get_state", "Get the power state of the %s" % label, self.get_state,
-                  read_only=True)
+                  read_only=True, output_schema=POWER_SCHEMA)
         self.tool(server, "turn_on", "Turn on the %s" % label, self.turn_on, idempotent=True,
                   destructive=False)
         self.tool(server, "turn_off", "Turn off the %s" % label, self.turn_off, idempotent=True,

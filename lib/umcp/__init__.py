@@ -3,7 +3,8 @@
 Its modules: `schema` (properties and argument checks), `tool` (tools and their
 results), `resource` (resources and templates, loaded at the first one), `server` (the
 server: methods, paging, both protocol eras), `rpc` (JSON-RPC frames, codes, lookups),
-`jsonin` (bounded JSON input), `compat` (the CPython/MicroPython shims and logging).
+`jsonin` (bounded JSON input), `names` (tool names every client accepts), `compat` (the
+CPython/MicroPython shims and logging).
 
 Its names load their module at first use (`from umcp import McpServer` works as
 ever): code that needs only `umcp.compat`, such as the network clients, does not

@@ -57,3 +57,30 @@ def error_frame(id_json, code, message, data_json=None):
         return ('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}' % (id_json, code, dumps(message)),)
     return ('{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s,"data":%s}}'
             % (id_json, code, dumps(message), data_json),)
+
+
+def is_response(pieces):
+    """Whether a message the server sends is a response (its frame starts with the id),
+    not a notification: what a transport that answers each request on its own stream
+    needs to know of a message."""
+    return pieces[0].startswith(FRAME_OPEN)
+
+
+_CODE_AT = '"error":{"code":'
+
+
+def error_code(pieces):
+    """The code of an error frame made by error_frame(), or None for any other message
+    (a transport's HTTP status follows it)."""
+    if len(pieces) != 1:
+        return None
+    text = pieces[0]
+    start = text.find(_CODE_AT, len(FRAME_OPEN))
+    if start < 0:
+        return None
+    start += len(_CODE_AT)
+    end = text.find(",", start)
+    try:
+        return int(text[start:end])
+    except ValueError:
+        return None

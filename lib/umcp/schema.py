@@ -47,15 +47,26 @@ def _kind(value):
     return "object"
 
 
+def _quoted(text, limit=40):
+    """A client's string for an error message: quoted, and cut when long."""
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return '"%s"' % text
+
+
 class Property:
     """One named parameter of a tool: boolean, integer, number or string.
 
     A property without a default is required. Only integers and numbers take a
-    range, and a default must fit it: both mistakes raise ValueError when the
-    tool is built. A NUMBER's callback gets a float (an int argument counts).
+    range, only strings an `enum` (the values allowed, a tuple of strings), and a
+    default must fit them: each mistake raises ValueError when the tool is built.
+    A NUMBER's callback gets a float (an int argument counts).
     """
 
-    def __init__(self, name, type, default=_REQUIRED, minimum=None, maximum=None, description=None):
+    enum = None  # the strings allowed, when the property has an enum
+
+    def __init__(self, name, type, default=_REQUIRED, minimum=None, maximum=None, description=None,
+                 enum=None):
         if not isinstance(name, str) or not name:
             raise ValueError("property name must be a non-empty string")
         if type not in _TYPES:
@@ -67,6 +78,13 @@ class Property:
                 raise ValueError("property %s: minimum/maximum must be %ss" % (name, type))
         if minimum is not None and maximum is not None and minimum > maximum:
             raise ValueError("property %s: minimum %s is above maximum %s" % (name, minimum, maximum))
+        if enum is not None:
+            if type != STRING:
+                raise ValueError("property %s: enum applies to strings only" % name)
+            enum = tuple(enum)
+            if not enum or not all(isinstance(value, str) for value in enum):
+                raise ValueError("property %s: enum must list one string or more" % name)
+            self.enum = enum  # set only when given: the class's None costs no heap
         self.name = name
         self.type = type
         self.minimum = minimum
@@ -87,6 +105,9 @@ class Property:
                 return value
         elif self.type == STRING:
             if isinstance(value, str):
+                if self.enum is not None and value not in self.enum:
+                    raise InvalidParams("%s: %s is not one of %s"
+                                        % (self.name, _quoted(value), ", ".join(self.enum)))
                 return value
         elif self.type == NUMBER:
             # A JSON true is no number; NaN and the infinities (Python's json reads them) are refused.
@@ -122,6 +143,8 @@ class Property:
             fragment["minimum"] = self.minimum
         if self.maximum is not None:
             fragment["maximum"] = self.maximum
+        if self.enum is not None:
+            fragment["enum"] = list(self.enum)
         return fragment
 
 

@@ -21,6 +21,7 @@ import asyncio
 from . import __version__
 from .compat import const, dumps, get_logger, iscoroutine
 from .jsonin import loads
+from .names import same
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
                   INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION, describe,
                   error_frame, find, result_frame, valid_id)
@@ -41,6 +42,8 @@ _DEFAULT_VERSION = "2024-11-05"
 # From 2025-11-25 on, argument validation errors are tool results, not protocol errors
 # (versions are ISO dates, so they compare as strings).
 _ARGS_AS_RESULTS_FROM = "2025-11-25"
+# From 2025-06-18 on, tools have output schemas and results structuredContent.
+_STRUCTURED_FROM = "2025-06-18"
 
 # At most this many resources/subscribe URIs are remembered (each costs its string).
 MAX_SUBSCRIPTIONS = const(8)
@@ -79,8 +82,12 @@ class Session:
     pieces of JSON text (`compat.join_pieces` makes them one str). `overhead`: the bytes
     the transport's envelope adds to a message; `page_limit`: the largest list frame,
     envelope included (None: the server's); `max_message`: the largest message the
-    transport accepts, announced in initialize (None: the server's).
+    transport accepts, announced in initialize (None: the server's). A transport whose
+    clients need tool names of `^[a-zA-Z0-9_-]{1,64}$` sets `portable` (umcp.names):
+    tools/list gives them so; tools/call takes either form on every session.
     """
+
+    portable = False  # tools/list names in the portable form (a class default: no heap)
 
     def __init__(self, server, send=None, overhead=0, page_limit=None, max_message=None):
         self.server = server
@@ -174,8 +181,13 @@ class McpServer:
         """Register an McpTool, or build one from the same arguments McpTool takes."""
         if not isinstance(tool, McpTool):
             tool = McpTool(tool, description, properties, callback, **hints)
-        if self._index(tool.name) >= 0:
-            raise ValueError("a tool named %s is already registered" % tool.name)
+        for known in self._tools:
+            # Two names with one portable form (self.a_b, self_a.b) could not be told
+            # apart by a client that needs it: refused like a duplicate.
+            if same(known.name, tool.name):
+                raise ValueError("a tool named %s is already registered%s" % (
+                    known.name, "" if known.name == tool.name else " (the same as %s for clients "
+                    "that need names without dots)" % tool.name))
         self._tools.append(tool)
         self._tools_changed()
         return tool
@@ -606,10 +618,13 @@ class McpServer:
                   - len(opening) - len(id_json.encode()))
         pieces = [FRAME_OPEN, id_json, opening]
         used = 0  # bytes of the entries and their commas
+        tools = items is self._tools
+        structured = tools and _structured(session, modern)
         index = _next_listed(items, start, with_user_tools)
         while index >= 0:
             after = _next_listed(items, index + 1, with_user_tools)
-            size = used + (1 if used else 0) + items[index].json_bytes
+            entry = items[index].entry_bytes(structured) if tools else items[index].json_bytes
+            size = used + (1 if used else 0) + entry
             if after < 0:
                 tail = len(page_end)
             else:
@@ -618,7 +633,10 @@ class McpServer:
                 break
             if used:
                 pieces.append(",")
-            pieces.append(items[index].json())
+            if tools:
+                pieces.append(items[index].json(session.portable, structured))
+            else:
+                pieces.append(items[index].json())
             used = size
             index = after
         if index < 0:
@@ -635,7 +653,14 @@ class McpServer:
         return pieces
 
     def _index(self, name):
-        return find(self._tools, "name", name)
+        """The tool called `name`, or whose portable form it is (add_tool keeps those
+        unique), or -1."""
+        index = find(self._tools, "name", name)
+        if index < 0:
+            for i in range(len(self._tools)):
+                if same(self._tools[i].name, name):
+                    return i
+        return index
 
     def _tools_changed(self):
         if self._list_changed_pending or not self._initialized():
@@ -689,7 +714,8 @@ class McpServer:
                 value = call.tool.callback(call.args)
                 if iscoroutine(value):
                     value = await value
-                pieces = result_pieces(value, call.modern)
+                pieces = result_pieces(value, call.modern, call.tool.output_schema is not None
+                                       and _structured(call.session, call.modern))
             except Exception as e:  # CancelledError is no Exception: it goes to the outer try
                 _log.warning("tool %s failed: %s", call.tool.name, describe(e))
                 pieces = error_result_pieces(describe(e), call.modern)
@@ -741,6 +767,11 @@ class McpServer:
 
 # Methods revision 2026-07-28 removed: a request in its form gets -32601 for them.
 _LEGACY_ONLY = ("ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
+
+
+def _structured(session, modern):
+    """Whether the client's revision has output schemas and structuredContent."""
+    return modern or (session.protocol or "") >= _STRUCTURED_FROM
 
 
 def _next_listed(items, start, with_user_tools):

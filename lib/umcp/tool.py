@@ -3,9 +3,13 @@
 from binascii import b2a_base64
 
 from .compat import dumps
+from .jsonin import loads
+from .names import MAX_PORTABLE, portable
 from .schema import NO_PROPERTIES, PropertyList
 
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+# An entry's outputSchema sits between its inputSchema and its annotations.
+_OUTPUT_KEY = ',"outputSchema":'
 
 # MCP annotation keys, in the order of McpTool's hint arguments.
 _HINT_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -13,9 +17,10 @@ _NO_HINTS = (None, None, None, None, None)
 
 
 def check_name(name):
-    """MCP tool names: 1 to 128 characters of A-Z a-z 0-9 _ - ."""
-    if not isinstance(name, str) or not 1 <= len(name) <= 128:
-        raise ValueError("tool name must be 1 to 128 characters: %r" % (name,))
+    """Tool names: 1 to 64 characters of A-Z a-z 0-9 _ - . (MCP allows 128, but the
+    portable form clients need, umcp.names, allows 64, and is as long as the name)."""
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_PORTABLE:
+        raise ValueError("tool name must be 1 to %d characters: %r" % (MAX_PORTABLE, name))
     for char in name:
         if char not in _NAME_CHARS:
             raise ValueError("tool name %r has a character outside A-Z a-z 0-9 _ - ." % (name,))
@@ -37,10 +42,19 @@ class McpTool:
     serialized when a page is built, not kept: the description is the one string
     the caller gave (in flash, when frozen), and only the entry's size stays on the
     heap (tools never change after construction, so the size holds).
+
+    `output_schema`: the JSON Schema (an object's) of what the callback returns, as a
+    dict or as its JSON text (kept as text: a literal is in flash when frozen, and a
+    str takes less heap than the dicts). Clients of 2025-06-18 and later then get it
+    in the entry, and each result also as `structuredContent`; the callback must
+    return a dict.
     """
 
+    output_schema = None  # JSON text; the class's None costs a tool without one no heap
+
     def __init__(self, name, description, properties, callback, user_only=False, title=None,
-                 read_only=None, destructive=None, idempotent=None, open_world=None):
+                 read_only=None, destructive=None, idempotent=None, open_world=None,
+                 output_schema=None):
         check_name(name)
         if properties is not None and not isinstance(properties, PropertyList):
             properties = PropertyList(properties)
@@ -57,19 +71,33 @@ class McpTool:
         # wanted while an entry is serialized.
         hints = (title, read_only, destructive, idempotent, open_world)
         self.hints = hints if hints != _NO_HINTS else None
+        if output_schema is not None:
+            self.output_schema = _schema_text(name, output_schema)
         # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
         self.json_bytes = len(self.json().encode())
 
-    def json(self):
-        """The tools/list entry's JSON text."""
-        entry = {"name": self.name}
+    def entry_bytes(self, structured):
+        """The entry's size for a client with (or without) output schemas."""
+        if structured or self.output_schema is None:
+            return self.json_bytes
+        return self.json_bytes - len(_OUTPUT_KEY) - len(self.output_schema.encode())
+
+    def json(self, portable_name=False, structured=True):
+        """The tools/list entry's JSON text: `portable_name` gives the name in the form
+        every client accepts (umcp.names, same length); `structured` says whether the
+        client's revision has output schemas (2025-06-18 on)."""
+        entry = {"name": portable(self.name) if portable_name else self.name}
         if self.description is not None:
             entry["description"] = self.description
         entry["inputSchema"] = self.properties.schema()
         annotations = self.annotations()
         if annotations:
             entry["annotations"] = annotations
-        return dumps(entry)
+        text = dumps(entry)
+        if structured and self.output_schema is not None:
+            # Spliced in as the text it is kept as (a JSON object's text ends in "}").
+            text = text[:-1] + _OUTPUT_KEY + self.output_schema + "}"
+        return text
 
     def annotations(self):
         """The entry's MCP annotations, as a dict (empty when the tool has none)."""
@@ -84,6 +112,18 @@ class McpTool:
         return annotations
 
 
+def _schema_text(name, schema):
+    """An output schema as JSON text, checked: a JSON object whose type is "object"."""
+    text = schema if isinstance(schema, str) else dumps(schema)
+    try:
+        parsed = loads(text)
+    except ValueError as e:
+        raise ValueError("tool %s: output_schema is not JSON: %s" % (name, e))
+    if not isinstance(parsed, dict) or parsed.get("type") != "object":
+        raise ValueError('tool %s: output_schema must be an object\'s schema ("type": "object")' % name)
+    return text
+
+
 # A CallToolResult's last piece; revision 2026-07-28 results also say `resultType`.
 _OK_END = '}],"isError":false}'
 _OK_END_MODERN = '}],"isError":false,"resultType":"complete"}'
@@ -91,14 +131,17 @@ _ERROR_END = '}],"isError":true}'
 _ERROR_END_MODERN = '}],"isError":true,"resultType":"complete"}'
 
 
-def result_pieces(value, modern=False):
+def result_pieces(value, modern=False, structured=False):
     """A tool's return value as the pieces of a CallToolResult's JSON text.
 
     Pieces, so that a large image is never copied into one string: its base64
     goes out as the bytes b2a_base64 made (ASCII, nothing to escape). A string is
     sent as is; anything else (bool, int, None, dict, list) as its JSON text, which
     is what the xiaozhi backend parses. Raises TypeError for what JSON cannot carry.
-    `modern`: the request came in revision 2026-07-28's form.
+    `modern`: the request came in revision 2026-07-28's form. `structured`: the tool
+    has an output schema and the client's revision knows it: the dict goes out as
+    `structuredContent` too (its one JSON text in both places); a value that is not a
+    dict is a TypeError then.
     """
     end = _OK_END_MODERN if modern else _OK_END
     if isinstance(value, ImageContent):
@@ -109,6 +152,13 @@ def result_pieces(value, modern=False):
             dumps(value.mime_type),
             end,
         )
+    if structured:
+        if not isinstance(value, dict):
+            raise TypeError("the tool has an output schema but returned %s, not an object"
+                            % type(value).__name__)
+        text = dumps(value)
+        return ('{"content":[{"type":"text","text":', dumps(text), '}],"structuredContent":', text,
+                end[2:])
     text = value if isinstance(value, str) else dumps(value)
     return ('{"content":[{"type":"text","text":', dumps(text), end)
 

@@ -112,6 +112,9 @@ class Application:
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
+        self.hostname = None  # the board's network name, set for the MCP endpoint
+        if config.get("mcp_http") is not None:
+            self.services.append(self.build_mcp_http(config["mcp_http"]))
         self._tasks = []  # the services' tasks and the board's upkeep
         self.stopped = False
         self._reboot_task = None
@@ -183,6 +186,39 @@ class Application:
             return False
         log.info("%s.py added its tools", name)
         return True
+
+    # -- MCP over HTTP on the board (config.json's mcp_http)
+
+    def build_mcp_http(self, options):
+        """The board's own MCP endpoint (mcplink.http), imported only when configured: a
+        board without it pays no heap for its code. Sets the network host name first (mDNS
+        answers it as <hostname>.local once Wi-Fi connects)."""
+        if not isinstance(options, dict):
+            raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
+        token = options.get("token")
+        if not isinstance(token, str) or not token:
+            raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
+                              '"Authorization: Bearer <token>"')
+        port = options.get("port", 80)
+        if not isinstance(port, int) or not 0 < port < 65536:
+            raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
+        hostname = options.get("hostname") or hostname_for(self.device_id)
+        if not valid_hostname(hostname):
+            raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
+                              '"-" (not first or last)' % (hostname,))
+        self.hostname = hostname
+        set_hostname(hostname)
+        from mcplink.http import McpHttp  # only with mcp_http (heap)
+
+        wlan = self.board.wlan
+        service = McpHttp(self.server, token, port, options.get("bind", "0.0.0.0"),
+                          max_message=self.max_message,
+                          max_requests=options.get("max_requests", 4),
+                          max_sessions=options.get("max_sessions", 4), hostname=hostname,
+                          address=None if wlan is None else (lambda: wlan.ifconfig()[0]),
+                          origins=options.get("origins") or ())
+        self.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
+        return service
 
     # -- where to connect
 
@@ -315,6 +351,37 @@ class Application:
             except Exception as e:
                 log_exception("link stopped", e)
             await asyncio.sleep(_LINK_RESTART_S)
+
+
+def hostname_for(device_id):
+    """The default network name: umcp- and the last 6 hex digits of the MAC
+    (aa:bb:cc:dd:ee:ff -> umcp-ddeeff), or the device id made a name."""
+    digits = "".join(c for c in device_id.lower() if c in "0123456789abcdef")
+    if len(digits) == 12 and len(device_id) in (12, 17):
+        return "umcp-" + digits[-6:]
+    name = "".join(c if c.isalpha() or c.isdigit() else "-" for c in device_id.lower())
+    return (name.strip("-")[:32] or "umcp").strip("-")
+
+
+def valid_hostname(name):
+    """A DNS label of at most 32 characters (MicroPython's limit): letters, digits, '-'."""
+    if not isinstance(name, str) or not 1 <= len(name) <= 32 or name[0] == "-" or name[-1] == "-":
+        return False
+    for c in name:
+        if not (c == "-" or ("a" <= c.lower() <= "z") or ("0" <= c <= "9")):
+            return False
+    return True
+
+
+def set_hostname(name):
+    """network.hostname(name) where the port has it: DHCP and mDNS take it when Wi-Fi
+    connects, which is later (MicroPython applies it at connection)."""
+    try:
+        import network
+
+        network.hostname(name)
+    except (ImportError, AttributeError, OSError, ValueError) as e:
+        log.warning("host name %s not set: %r", name, e)
 
 
 def _mark_valid():

@@ -7,7 +7,8 @@ import gc
 import sys
 import time
 
-from umcp import INTEGER, STRING, ImageContent, Property, PropertyList
+from drivers.display import THEMES
+from umcp import INTEGER, STRING, ImageContent, McpTool, Property, PropertyList
 from umcp.compat import const, get_logger
 from umcpfw.resources import STATUS_URI
 from unet import conn
@@ -33,6 +34,33 @@ PHOTO_DESCRIPTION = (
     "  `question`: The question that you want to ask about the photo.\n"
     "Return:\n"
     "  A JSON object that provides the photo information.")
+
+
+# What the JSON-returning tools return, for clients of 2025-06-18 and later (outputSchema,
+# structuredContent). JSON text, not dicts: a literal is in flash when frozen, and text takes
+# less heap than nested dicts. Objects may carry more than listed (a board's own facts).
+STATUS_SCHEMA = (
+    '{"type":"object","properties":{'
+    '"network":{"type":"object","properties":{"type":{"type":"string"},'
+    '"connected":{"type":"boolean"},"ssid":{"type":"string"},"rssi":{"type":"integer"}}},'
+    '"audio_speaker":{"type":"object","properties":{"volume":{"type":"integer"}}},'
+    '"screen":{"type":"object","properties":{"brightness":{"type":"integer"},'
+    '"theme":{"type":"string"}}},'
+    '"board":{"type":"string"}},"required":["network","board"]}')
+SYSTEM_SCHEMA = (
+    '{"type":"object","properties":{"firmware_version":{"type":"string"},'
+    '"board":{"type":"string"},"runtime":{"type":"string"},"platform":{"type":"string"},'
+    '"device_id":{"type":"string"},"client_id":{"type":"string"},'
+    '"uptime_s":{"type":"integer"},"max_message":{"type":"integer"},'
+    '"free_heap":{"type":"integer"},"heap_used":{"type":"integer"},'
+    '"ota":{"type":"object","properties":{"running":{"type":"string"},"boot":{"type":"string"}}},'
+    '"firmware_offer":{"type":"object"},"rtc":{"type":"array","items":{"type":"integer"}},'
+    '"mcp_url":{"type":"string"}},'
+    '"required":["firmware_version","board","runtime","device_id","uptime_s"]}')
+SCREEN_SCHEMA = (
+    '{"type":"object","properties":{"width":{"type":"integer"},"height":{"type":"integer"},'
+    '"type":{"type":"string"},"monochrome":{"type":"boolean"},"theme":{"type":"string"}},'
+    '"required":["width","height"]}')
 
 
 def _runtime():
@@ -94,11 +122,12 @@ class CommonTools:
         # The DeviceResources that keeps the last photo (set by the app), or None.
         self.resources = None
         self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
+        self.mcp_url = None  # the board's own MCP endpoint, where config.json enables it
 
     def register(self):
         s, b = self.server, self.board
-        s.add_tool("self.get_device_status", STATUS_DESCRIPTION, PropertyList([]),
-                   self.get_device_status, read_only=True)
+        s.add_tool(McpTool("self.get_device_status", STATUS_DESCRIPTION, None,
+                           self.get_device_status, read_only=True, output_schema=STATUS_SCHEMA))
         if b.speaker:
             s.add_tool(
                 "self.audio_speaker.set_volume",
@@ -115,7 +144,7 @@ class CommonTools:
             s.add_tool(
                 "self.screen.set_theme",
                 "Set the theme of the screen. The theme can be `light` or `dark`.",
-                PropertyList([Property("theme", STRING)]),
+                PropertyList([Property("theme", STRING, enum=THEMES)]),
                 self.set_theme, destructive=False, idempotent=True, open_world=False)
         if b.camera:
             s.add_tool("self.camera.take_photo", PHOTO_DESCRIPTION,
@@ -125,8 +154,9 @@ class CommonTools:
 
     def _register_user_only(self):
         s = self.server
-        s.add_user_only_tool("self.get_system_info", "Get the system information",
-                             PropertyList([]), self.get_system_info, read_only=True)
+        s.add_tool(McpTool("self.get_system_info", "Get the system information", None,
+                           self.get_system_info, user_only=True, read_only=True,
+                           output_schema=SYSTEM_SCHEMA))
         s.add_user_only_tool("self.reboot", "Reboot the system", PropertyList([]),
                              self.reboot_tool, destructive=True, open_world=False)
         s.add_user_only_tool(
@@ -148,10 +178,11 @@ class CommonTools:
                 "self.camera.get_photo", "Take a photo and return it as a JPEG image.",
                 PropertyList([]), self.get_photo, read_only=True, open_world=False)
         if self.board.display:
-            s.add_user_only_tool(
+            s.add_tool(McpTool(
                 "self.screen.get_info",
                 "Information about the screen, including width, height, etc.",
-                PropertyList([]), self.screen_info, read_only=True)
+                None, self.screen_info, user_only=True, read_only=True,
+                output_schema=SCREEN_SCHEMA))
         s.add_user_only_tool(
             "self.assets.set_download_url", "Set the download url for the assets",
             PropertyList([Property("url", STRING)]),
@@ -200,7 +231,7 @@ class CommonTools:
         return True
 
     def set_theme(self, args):
-        theme = args["theme"].lower()
+        theme = args["theme"]  # one of THEMES: the enum is checked before the call
         self.board.display.set_theme(theme)  # the driver refuses anything but light/dark
         self.settings.set("theme", theme)
         self.server.resource_updated(STATUS_URI)
@@ -232,6 +263,8 @@ class CommonTools:
             info["ota"] = partitions
         if self.offer:
             info["firmware_offer"] = self.offer
+        if self.mcp_url:
+            info["mcp_url"] = self.mcp_url
         rtc = _rtc()
         if rtc:
             info["rtc"] = rtc

@@ -99,7 +99,10 @@ async def test_the_console_drives_the_simulated_device(tmp_path):
             await page.wait_for_function(
                 "document.querySelector('details[data-tool=\"%s\"] input[type=range]').value === '70'" % VOLUME)
             assert await volume.locator("input[type=number]").input_value() == "70"
-            assert await tool(page, "self.screen.set_theme").locator("input[name=theme]").input_value() == "light"
+            # The theme's enum is a select, starting at the device's theme.
+            theme = tool(page, "self.screen.set_theme").locator("select[name=theme]")
+            assert await theme.locator("option").all_text_contents() == ["choose…", "light", "dark"]
+            assert await theme.evaluate("s => s.options[s.selectedIndex].text") == "light"
             assert await volume.locator(".required").count() == 1
             await shots.take(page, "device-online")
 

@@ -24,9 +24,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
-from mcp_types import methods
 
 from tests.support.fake_device import FakeDevice
+from tests.support.mcp_http import HttpTap, check_messages, server_methods
+from tests.support.tool_names import check_tool_names
 from tests.backend.test_backend import simulated_photo
 from tools.sim.demo import ROOT, simulated_device, stop_process
 
@@ -37,7 +38,7 @@ READ_TIMEOUT = 30
 KITCHEN, SECOND, FAKE = "aa:aa:aa:aa:aa:01", "bb:bb:bb:bb:bb:02", "fa:ce:00:00:00:03"
 ALIASES = ("--alias", KITCHEN + "=kitchen", "--alias", FAKE + "=lab")  # SECOND keeps its default
 SECOND_ALIAS = "dev-bbbb02"
-USER_ONLY = {"self.reboot", "self.camera.get_photo"}
+USER_ONLY = {"reboot", "camera_get_photo"}  # self.reboot, self.camera.get_photo, as the bridge names them
 STATUS = "umcp://lab/device/status"  # the fake's device://status, as the bridge names it
 FAST_RECONNECT = json.dumps({"backoff_min": 0.1, "backoff_max": 0.3, "stable_after": 1})
 
@@ -101,7 +102,7 @@ async def devices_online(client, count=3):
     """Until `count` devices are online (they reconnect to each new bridge)."""
     with anyio.fail_after(READ_TIMEOUT):
         while True:
-            result = await client.call_tool("bridge.list_devices", {})
+            result = await client.call_tool("bridge__list_devices", {})
             devices = result.structured_content["devices"]
             if sum(d["online"] for d in devices) >= count:
                 return {d["alias"]: d for d in devices}
@@ -117,44 +118,43 @@ async def exercise(client, rig, user_tools):
     listing = await client.list_tools()
     assert listing.next_cursor is None  # the bridge followed every device's pages itself
     names = [tool.name for tool in listing.tools]
-    assert len(names) == len(set(names)) and "bridge.list_devices" in names
+    assert len(names) == len(set(names)) and "bridge__list_devices" in names
     for alias in ("kitchen", SECOND_ALIAS):
-        mine = [tool for tool in listing.tools if tool.name.startswith(alias + ".")]
+        mine = [tool for tool in listing.tools if tool.name.startswith(alias + "__")]
         wire = sum(len(json.dumps(tool.model_dump(by_alias=True, exclude_none=True))) for tool in mine)
         assert wire > 2 * PAGE_LIMIT  # so each device had to page, and every page arrived
-        short = {tool.name[len(alias) + 1:] for tool in mine}
-        assert {"self.get_device_status", "self.audio_speaker.set_volume", "self.camera.take_photo"} <= short
+        short = {tool.name[len(alias) + 2:] for tool in mine}
+        assert {"get_device_status", "audio_speaker_set_volume", "camera_take_photo"} <= short
         assert bool(USER_ONLY & short) == user_tools
-    assert {"lab.self.chatty", "lab.self.audio_speaker.set_volume"} <= set(names)
-    for name in names:
-        assert 1 <= len(name) <= 128 and all(c.isalnum() or c in "_-." for c in name)
-    volume = next(tool for tool in listing.tools if tool.name == "kitchen.self.audio_speaker.set_volume")
+    assert {"lab__chatty", "lab__audio_speaker_set_volume"} <= set(names)
+    check_tool_names(names)  # what Claude Desktop, Codex, Copilot CLI and OpenAI accept
+    volume = next(tool for tool in listing.tools if tool.name == "kitchen__audio_speaker_set_volume")
     assert volume.input_schema["properties"]["volume"] == {"type": "integer", "minimum": 0, "maximum": 100}
 
     # A call on each device lands on that device only.
     for alias, value in (("kitchen", 42), (SECOND_ALIAS, 17)):
-        result = await client.call_tool(alias + ".self.audio_speaker.set_volume", {"volume": value})
+        result = await client.call_tool(alias + "__audio_speaker_set_volume", {"volume": value})
         assert not result.is_error and result.content[0].text == "true"
     for alias, value in (("kitchen", 42), (SECOND_ALIAS, 17)):
-        status = await client.call_tool(alias + ".self.get_device_status", {})
+        status = await client.call_tool(alias + "__get_device_status", {})
         assert json.loads(status.content[0].text)["audio_speaker"]["volume"] == value
 
     # Errors: an unknown tool, device or argument, named.
-    for name in ("kitchen.self.no_such_tool", "attic.self.get_device_status", "nodot"):
+    for name in ("kitchen__no_such_tool", "attic__get_device_status", "nodot"):
         with pytest.raises(MCPError) as unknown:
             await client.call_tool(name, {})
         assert unknown.value.code == -32602 and name in unknown.value.message
     # From 2025-11-25 an argument error is a tool result the model can read.
-    bad = await client.call_tool("kitchen.self.audio_speaker.set_volume", {"volume": 101})
+    bad = await client.call_tool("kitchen__audio_speaker_set_volume", {"volume": 101})
     assert bad.is_error and "volume" in bad.content[0].text
 
     # take_photo: the JPEG the device uploaded to the bridge's vision endpoint, as an image.
-    photo = await client.call_tool(SECOND_ALIAS + ".self.camera.take_photo", {"question": "Anyone there?"})
+    photo = await client.call_tool(SECOND_ALIAS + "__camera_take_photo", {"question": "Anyone there?"})
     assert not photo.is_error and photo.content[0].type == "image"
     assert photo.content[0].mime_type == "image/jpeg"
     assert base64.b64decode(photo.content[0].data, validate=True) == simulated_photo()
     if user_tools:  # the device's own image block passes through unchanged
-        photo = await client.call_tool("kitchen.self.camera.get_photo", {})
+        photo = await client.call_tool("kitchen__camera_get_photo", {})
         assert (photo.content[0].type, photo.content[0].mime_type) == ("image", "image/jpeg")
         assert base64.b64decode(photo.content[0].data, validate=True) == simulated_photo()
 
@@ -180,12 +180,12 @@ async def hang_up_while_watching(client, rig, changed):
     client hears that the lists changed, and the same names work once it is back."""
     with anyio.fail_after(5):  # far below the 30 s request timeout: nothing waits for it
         with pytest.raises(MCPError) as gone:
-            await client.call_tool("lab.self.hang_up", {})
+            await client.call_tool("lab__hang_up", {})
     assert "lab" in gone.value.message and FAKE in gone.value.message
     with anyio.fail_after(READ_TIMEOUT):
         await changed.wait()
     await devices_online(client)  # it reconnected: same alias, same tool names
-    result = await client.call_tool("lab.self.audio_speaker.set_volume", {"volume": 5})
+    result = await client.call_tool("lab__audio_speaker_set_volume", {"volume": 5})
     assert result.content[0].text == "true"
 
 
@@ -206,7 +206,7 @@ async def run_modern(target, rig, user_tools):
 
         # A log message during a call that asked for warnings (per-request _meta logLevel);
         # the level went on to the device.
-        result = await client.call_tool("lab.self.chatty", {})
+        result = await client.call_tool("lab__chatty", {})
         assert result.content[0].text == "said something"
         assert ("warning", "chatty: warning") in logs and ("info", "chatty: info") not in logs
         assert rig["fake"].methods("logging/setLevel")[-1]["params"] == {"level": "warning"}
@@ -214,7 +214,7 @@ async def run_modern(target, rig, user_tools):
         # A subscription (subscriptions/listen) receives the update after set_volume.
         async with client.listen(resource_subscriptions=[STATUS], tools_list_changed=True) as sub:
             assert sub.honored.resource_subscriptions == [STATUS]
-            await client.call_tool("lab.self.audio_speaker.set_volume", {"volume": 64})
+            await client.call_tool("lab__audio_speaker_set_volume", {"volume": 64})
             with anyio.fail_after(10):
                 event = await sub.__anext__()
             assert event == ResourceUpdated(uri=STATUS)
@@ -259,7 +259,7 @@ async def run_legacy(target, rig, user_tools):
             # logging/setLevel is kept for this session and forwarded to the devices.
             await client.set_logging_level("warning")
             assert rig["fake"].methods("logging/setLevel")[-1]["params"] == {"level": "warning"}
-            await client.call_tool("lab.self.chatty", {})
+            await client.call_tool("lab__chatty", {})
             with anyio.fail_after(5):
                 while ("warning", "chatty: warning") not in logs:
                     await anyio.sleep(0.02)
@@ -268,7 +268,7 @@ async def run_legacy(target, rig, user_tools):
                 # The real firmware's own log: an upgrade from nowhere fails after the answer,
                 # and the device says so in a notifications/message (error).
                 port = free_port()
-                started = await client.call_tool("kitchen.self.upgrade_firmware", {
+                started = await client.call_tool("kitchen__upgrade_firmware", {
                     "url": "http://127.0.0.1:%d/app.bin" % port, "sha256": "0" * 64})
                 assert "upgrade started" in started.content[0].text
                 with anyio.fail_after(15):
@@ -276,7 +276,7 @@ async def run_legacy(target, rig, user_tools):
                         await anyio.sleep(0.05)
 
             await client.subscribe_resource(STATUS)
-            await client.call_tool("lab.self.audio_speaker.set_volume", {"volume": 33})
+            await client.call_tool("lab__audio_speaker_set_volume", {"volume": 33})
             with anyio.fail_after(10):
                 await updated.wait()
             await client.unsubscribe_resource(STATUS)
@@ -290,104 +290,6 @@ def check_wire(path):
     """Every line the bridge wrote to stdout (tests/support/wire_tap.py's log), checked."""
     with open(path) as log:
         return check_messages([json.loads(line) for line in log])
-
-
-class HttpTap:
-    """An httpx2 transport for the SDK client that keeps every exchange with the bridge:
-    the request body and each message of the answer (JSON, or SSE events, GET streams too)."""
-
-    def __init__(self):
-        import httpx2
-
-        self.exchanges = []  # [request body bytes, content type, [response chunks]]
-        self.client = httpx2.AsyncClient(transport=self._Transport(self), timeout=httpx2.Timeout(30, read=300))
-
-    class _Transport:
-        def __init__(self, tap):
-            import httpx2
-
-            self.tap = tap
-            self.inner = httpx2.AsyncHTTPTransport()
-
-        async def handle_async_request(self, request):
-            import httpx2
-
-            body = await request.aread()
-            response = await self.inner.handle_async_request(request)
-            chunks = []
-            self.tap.exchanges.append((body, response.headers.get("content-type", ""), chunks))
-            inner = response.stream
-
-            class Tee(httpx2.AsyncByteStream):
-                async def __aiter__(self):
-                    async for chunk in inner:
-                        chunks.append(chunk)
-                        yield chunk
-
-                async def aclose(self):
-                    await inner.aclose()
-
-            return httpx2.Response(response.status_code, headers=response.headers, stream=Tee(),
-                                   extensions=response.extensions)
-
-        async def aclose(self):
-            await self.inner.aclose()
-
-    def transport(self, url):
-        from mcp.client.streamable_http import streamable_http_client
-
-        return streamable_http_client(url, http_client=self.client)
-
-    def lines(self):
-        """As check_messages wants them: ("c", what the client sent), ("s", each message back)."""
-        out = []
-        for body, content_type, chunks in self.exchanges:
-            if body:
-                out.append(["c", body.decode()])
-            text = b"".join(chunks).decode()
-            if content_type.startswith("text/event-stream"):
-                for event in text.replace("\r\n", "\n").split("\n\n"):
-                    data = "\n".join(line[5:].lstrip() for line in event.split("\n") if line.startswith("data:"))
-                    if data:
-                        out.append(["s", data])
-            elif content_type.startswith("application/json") and text:
-                out.append(["s", text])
-        return out
-
-
-def server_methods(lines):
-    return {json.loads(text).get("method") for direction, text in lines if direction == "s"}
-
-
-def check_messages(lines):
-    """Every message the bridge sent: JSON-RPC, and valid for the revision in use
-    (2026-07-28 requests carry it in _meta; older ones: what initialize negotiated)."""
-    requests, negotiated, checked = {}, None, 0
-    for direction, text in lines:
-        message = json.loads(text)
-        if direction == "c":
-            if "id" in message and "method" in message:
-                meta = (message.get("params") or {}).get("_meta") or {}
-                requests[message["id"]] = (message["method"], meta.get("io.modelcontextprotocol/protocolVersion"))
-            continue
-        assert message.get("jsonrpc") == "2.0", text
-        if "method" in message:
-            version = "2026-07-28" if negotiated is None else negotiated
-            if (message.get("params") or {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId") \
-                    or message["method"] == "notifications/subscriptions/acknowledged":
-                version = "2026-07-28"
-            methods.parse_server_notification(message["method"], version, message.get("params"))
-        elif "error" in message:
-            types.JSONRPCError.model_validate(message)
-        else:
-            method, version = requests[message["id"]]
-            if method == "initialize":
-                negotiated = message["result"]["protocolVersion"]
-            methods.validate_server_result(method, version or negotiated, message["result"])
-            if (version or negotiated) == "2026-07-28":
-                assert message["result"].get("resultType") == "complete", text
-        checked += 1
-    return checked
 
 
 async def test_default_mode_over_stdio(rig, tmp_path):
@@ -427,7 +329,7 @@ async def cancel_mid_call(client, rig):
     calls = len(fake.methods("tools/call"))
     with anyio.move_on_after(READ_TIMEOUT):
         async with anyio.create_task_group() as group:
-            group.start_soon(client.call_tool, "lab.self.slow", {})
+            group.start_soon(client.call_tool, "lab__slow", {})
             while len(fake.methods("tools/call")) == calls:  # it reached the device
                 await anyio.sleep(0.02)
             group.cancel_scope.cancel()
@@ -449,7 +351,7 @@ async def test_progress_reaches_the_client_that_asked(rig, http_bridge):
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             async with Client(http_bridge["url"], mode=mode, read_timeout_seconds=READ_TIMEOUT) as client:
                 await devices_online(client)
-                result = await client.call_tool("lab.self.steps", {}, progress_callback=on_progress)
+                result = await client.call_tool("lab__steps", {}, progress_callback=on_progress)
         assert result.content[0].text == "stepped"
         assert progress == [(1, 2), (2, 2)], mode
 
@@ -483,9 +385,9 @@ def post(url, body, version=MODERN, method=None, name=None, raw=None):
 
 def test_bad_input_gets_the_spec_error_and_everything_stays_up(rig, http_bridge):
     url = http_bridge["url"]
-    call = modern_request("tools/call", {"name": "kitchen.self.get_device_status", "arguments": {}})
+    call = modern_request("tools/call", {"name": "kitchen__get_device_status", "arguments": {}})
     # the Mcp-Name header disagrees with the body: HeaderMismatch
-    status, body = post(url, call, name="kitchen.self.reboot")
+    status, body = post(url, call, name="kitchen__reboot")
     assert status == 400 and body["error"]["code"] == -32020
     # a required header missing
     status, body = post(url, call)
@@ -507,14 +409,14 @@ def test_bad_input_gets_the_spec_error_and_everything_stays_up(rig, http_bridge)
     status, body = post(url, modern_request("tools/destroy"))
     assert status == 404 and body["error"]["code"] == -32601
     # an unknown tool and an unknown resource: -32602 with the name in it
-    unknown = modern_request("tools/call", {"name": "attic.self.x", "arguments": {}})
-    status, body = post(url, unknown, name="attic.self.x")
-    assert body["error"]["code"] == -32602 and "attic.self.x" in body["error"]["message"]
+    unknown = modern_request("tools/call", {"name": "attic__x", "arguments": {}})
+    status, body = post(url, unknown, name="attic__x")
+    assert body["error"]["code"] == -32602 and "attic__x" in body["error"]["message"]
     read = modern_request("resources/read", {"uri": "umcp://attic/device/status"})
     status, body = post(url, read, name="umcp://attic/device/status")
     assert body["error"]["code"] == -32602 and "umcp://attic/device/status" in body["error"]["message"]
     # a good request still works: the bridge and its devices are up
-    status, body = post(url, call, name="kitchen.self.get_device_status")
+    status, body = post(url, call, name="kitchen__get_device_status")
     assert status == 200 and body["result"]["resultType"] == "complete"
     assert json.loads(body["result"]["content"][0]["text"])["audio_speaker"]
     assert http_bridge["process"].poll() is None
@@ -542,7 +444,7 @@ async def test_a_simulated_device_leaving_while_clients_watch(rig, http_bridge, 
                                      extra=("--device-id", device_id)) as sim:
                 devices = await devices_online(modern, 4)
                 assert devices[alias]["device_id"] == device_id
-                assert not (await legacy.call_tool(alias + ".self.get_device_status", {})).is_error
+                assert not (await legacy.call_tool(alias + "__get_device_status", {})).is_error
                 async with modern.listen(tools_list_changed=True, resource_subscriptions=["bridge://devices"]) as sub:
                     legacy_changed = anyio.Event()
                     await anyio.to_thread.run_sync(stop_process, sim)  # it goes while they watch
@@ -555,7 +457,7 @@ async def test_a_simulated_device_leaving_while_clients_watch(rig, http_bridge, 
             assert [d["online"] for d in online if d["alias"] == alias] == [False]
             for client in (modern, legacy):
                 with anyio.fail_after(2), pytest.raises(MCPError) as gone:
-                    await client.call_tool(alias + ".self.get_device_status", {})
+                    await client.call_tool(alias + "__get_device_status", {})
                 assert gone.value.code == -32602 and alias in gone.value.message and "offline" in gone.value.message
 
 
@@ -569,7 +471,7 @@ async def test_the_real_firmwares_resources_through_the_bridge(rig, http_bridge)
                     "umcp://%s/device/log" % alias} <= uris
         status = "umcp://kitchen/device/status"
         async with client.listen(resource_subscriptions=[status]) as sub:
-            await client.call_tool("kitchen.self.audio_speaker.set_volume", {"volume": 21})
+            await client.call_tool("kitchen__audio_speaker_set_volume", {"volume": 21})
             with anyio.fail_after(10):
                 assert await sub.__anext__() == ResourceUpdated(uri=status)
         read = await client.read_resource(status)
@@ -585,7 +487,7 @@ async def test_the_real_firmwares_resources_through_the_bridge(rig, http_bridge)
         async with Client(http_bridge["url"], mode="legacy", read_timeout_seconds=READ_TIMEOUT,
                           message_handler=on_message) as client:
             await client.subscribe_resource(status)
-            await client.call_tool("kitchen.self.audio_speaker.set_volume", {"volume": 22})
+            await client.call_tool("kitchen__audio_speaker_set_volume", {"volume": 22})
             with anyio.fail_after(10):
                 await updated.wait()
 
@@ -609,7 +511,7 @@ async def test_a_photo_with_a_vision_model_comes_with_its_answer():
     try:
         async with Client(bridge.mcp, read_timeout_seconds=READ_TIMEOUT) as client:
             await devices_online(client, 1)
-            photo = await client.call_tool("lab.self.camera.take_photo", {"question": "What is there?"})
+            photo = await client.call_tool("lab__camera_take_photo", {"question": "What is there?"})
     finally:
         await anyio.to_thread.run_sync(fake.stop)  # the bridge shares this loop: keep it running
         await bridge.close()
@@ -637,11 +539,11 @@ def test_bad_input_over_stdio_gets_an_error_and_the_bridge_answers_on(rig):
         unknown = exchange(json.dumps(modern_request("tools/list", request_id=2, version="2099-01-01")))
         assert unknown["id"] == 2 and unknown["error"]["code"] == -32022
         assert MODERN in unknown["error"]["data"]["supported"]
-        missing = exchange(json.dumps(modern_request("tools/call", {"name": "attic.x", "arguments": {}}, 3)))
-        assert missing["id"] == 3 and missing["error"]["code"] == -32602 and "attic.x" in missing["error"]["message"]
+        missing = exchange(json.dumps(modern_request("tools/call", {"name": "attic__x", "arguments": {}}, 3)))
+        assert missing["id"] == 3 and missing["error"]["code"] == -32602 and "attic__x" in missing["error"]["message"]
         good = exchange(json.dumps(modern_request("tools/list", request_id=4)))
         assert good["id"] == 4 and good["result"]["resultType"] == "complete"
-        assert good["result"]["tools"][0]["name"] == "bridge.list_devices"
+        assert good["result"]["tools"][0]["name"] == "bridge__list_devices"
     finally:
         process.stdin.close()
         stop_process(process)

@@ -55,7 +55,7 @@ def bridge(tmp_path_factory):
 async def online(client):
     with anyio.fail_after(30):
         while True:
-            result = await client.call_tool("bridge.list_devices", {})
+            result = await client.call_tool("bridge__list_devices", {})
             if any(d["online"] for d in result.structured_content["devices"]):
                 return
             await anyio.sleep(0.1)
@@ -71,11 +71,11 @@ async def test_the_client_sees_the_panel_resource_and_the_tools_that_show_it(bri
     async with Client(bridge, mode=mode, read_timeout_seconds=30) as client:
         await online(client)
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        show = tools["bridge.show_panel"].model_dump(by_alias=True, exclude_none=True)
+        show = tools["bridge__show_panel"].model_dump(by_alias=True, exclude_none=True)
         assert show["_meta"] == {"ui": {"resourceUri": "ui://umcp/panel"}, "ui/resourceUri": "ui://umcp/panel"}
-        listing = tools["bridge.device_tools"].model_dump(by_alias=True, exclude_none=True)
+        listing = tools["bridge__device_tools"].model_dump(by_alias=True, exclude_none=True)
         assert listing["_meta"]["ui"] == {"resourceUri": "ui://umcp/panel", "visibility": ["app"]}
-        assert "_meta" not in tools["kitchen." + VOLUME].model_dump(by_alias=True, exclude_none=True)
+        assert "_meta" not in tools["kitchen__audio_speaker_set_volume"].model_dump(by_alias=True, exclude_none=True)
 
         resources = {str(r.uri): r for r in (await client.list_resources()).resources}
         assert resources["ui://umcp/panel"].mime_type == "text/html;profile=mcp-app"
@@ -95,15 +95,17 @@ async def test_the_client_sees_the_panel_resource_and_the_tools_that_show_it(bri
         assert adapter[adapter.index("function failure"):adapter.index("export function bridgeHost")] in html
         assert html.count("<script") == 1 and html.count("</script>") == 1 and "<script src" not in html
 
-        shown = await client.call_tool("bridge.show_panel", {"device": "kitchen"})
+        shown = await client.call_tool("bridge__show_panel", {"device": "kitchen"})
         assert shown.structured_content["device"] == "kitchen" and not shown.is_error
-        assert (await client.call_tool("bridge.show_panel", {})).structured_content["device"] == "kitchen"
-        missing = await client.call_tool("bridge.show_panel", {"device": "attic"})
+        assert (await client.call_tool("bridge__show_panel", {})).structured_content["device"] == "kitchen"
+        missing = await client.call_tool("bridge__show_panel", {"device": "attic"})
         assert missing.is_error and "no device 'attic'" in missing.content[0].text
-        plain = (await client.call_tool("bridge.device_tools", {"device": "kitchen"})).structured_content["tools"]
-        every = (await client.call_tool("bridge.device_tools", {"device": "kitchen", "withUserTools": True}))
+        plain = (await client.call_tool("bridge__device_tools", {"device": "kitchen"})).structured_content["tools"]
+        every = (await client.call_tool("bridge__device_tools", {"device": "kitchen", "withUserTools": True}))
         names = {t["name"] for t in plain}
         assert VOLUME in names and "self.reboot" not in names
+        # each with the name the bridge lists it by, the one the panel calls it by
+        assert all(t["bridgeName"] in tools for t in plain) and len(plain) > 5
         owner = {t["name"] for t in every.structured_content["tools"] if t.get("userOnly")}
         assert {"self.reboot", "self.camera.get_photo"} <= owner and not owner & names
 
@@ -146,7 +148,7 @@ def test_the_bundler_keeps_modules_apart():
 HOST_SCRIPT = """async () => {
   const { AppBridge, PostMessageTransport } = window.ExtAppsHost;
   const tools = await window.relay("tools/list", {});
-  const show = tools.tools.find((t) => t.name === "bridge.show_panel");
+  const show = tools.tools.find((t) => t.name === "bridge__show_panel");
   const uri = show._meta.ui.resourceUri;
   const read = await window.relay("resources/read", { uri });
   const content = read.contents[0];
@@ -169,7 +171,7 @@ HOST_SCRIPT = """async () => {
   await initialized;
   const args = { device: "kitchen" };
   await bridge.sendToolInput({ arguments: args });
-  await bridge.sendToolResult(await window.relay("tools/call", { name: "bridge.show_panel", arguments: args }));
+  await bridge.sendToolResult(await window.relay("tools/call", { name: "bridge__show_panel", arguments: args }));
   window.appBridge = bridge;
   return { app: bridge.getAppVersion() };
 }"""
@@ -238,12 +240,12 @@ async def test_an_apps_host_shows_the_panel_and_its_slider_calls_the_device(brid
         frame = await (await page.query_selector("iframe")).content_frame()
         await frame.wait_for_selector('#panel[data-ready="true"] details[data-tool="%s"]' % VOLUME, timeout=30000)
         shown = await frame.eval_on_selector_all("#panel details.tool[data-tool]", "ds => ds.map(d => d.dataset.tool)")
-        listed = (await client.call_tool("bridge.device_tools", {"device": "kitchen"})).structured_content["tools"]
+        listed = (await client.call_tool("bridge__device_tools", {"device": "kitchen"})).structured_content["tools"]
         assert shown == [t["name"] for t in listed] and len(shown) > 5
         assert await frame.text_content("#panel h2") == "kitchen: tools"
-        assert calls[:3] == [("bridge.show_panel", {"device": "kitchen"}),
-                             ("bridge.device_tools", {"device": "kitchen", "withUserTools": False}),
-                             ("kitchen.self.get_device_status", {})]
+        assert calls[:3] == [("bridge__show_panel", {"device": "kitchen"}),
+                             ("bridge__device_tools", {"device": "kitchen", "withUserTools": False}),
+                             ("kitchen__get_device_status", {})]
         # The slider starts where the device is (the settings' default), as in the console.
         await frame.wait_for_function(
             "document.querySelector('details[data-tool=\"%s\"] input[type=range]').value === '70'" % VOLUME)
@@ -254,8 +256,8 @@ async def test_an_apps_host_shows_the_panel_and_its_slider_calls_the_device(brid
         volume = frame.locator('details[data-tool="%s"] .result[data-state=ok]' % VOLUME)
         await volume.wait_for(timeout=15000)
         assert (await volume.text_content()).startswith("true")
-        assert ("kitchen." + VOLUME, {"volume": 42}) in calls
-        status = await client.call_tool("kitchen.self.get_device_status", {})
+        assert ("kitchen__audio_speaker_set_volume", {"volume": 42}) in calls  # VOLUME, as the bridge names it
+        status = await client.call_tool("kitchen__get_device_status", {})
         assert json.loads(status.content[0].text)["audio_speaker"]["volume"] == 42
         await shot(page, "02-volume-42")
 
@@ -268,13 +270,14 @@ async def test_an_apps_host_shows_the_panel_and_its_slider_calls_the_device(brid
         refused = raw.locator(".result[data-state=error]")
         await refused.wait_for()
         text = await refused.text_content()
-        assert text.startswith("error -32602: ") and "kitchen.self.no_such_tool" in text, text
-        assert calls[-1] == ("kitchen.self.no_such_tool", {})
+        # (a name the device does not list goes as ALIAS__name, for the bridge to refuse)
+        assert text.startswith("error -32602: ") and "kitchen__self.no_such_tool" in text, text
+        assert calls[-1] == ("kitchen__self.no_such_tool", {})
 
         # The owner's tools behind the switch, as in the console (the bridge has --user-tools).
         await frame.check(".panel-head input.switch")
         await frame.wait_for_selector('details[data-tool="self.reboot"] .badge.user')
-        assert ("bridge.device_tools", {"device": "kitchen", "withUserTools": True}) in calls[-2:]
+        assert ("bridge__device_tools", {"device": "kitchen", "withUserTools": True}) in calls[-2:]
         # Relisted, the forms start from the status read again: the slider stays at 42.
         await frame.wait_for_function(
             "document.querySelector('details[data-tool=\"%s\"] input[type=range]').value === '42'" % VOLUME)

@@ -122,12 +122,12 @@ def test_inspector_cli_lists_and_calls_tools_over_stdio(tmp_path):
         for config_file in (None, config):  # the Inspector's default era is legacy; then modern
             listing = run("--method", "tools/list", config_file=config_file)
             names = {tool["name"] for tool in listing["tools"]}
-            assert {"bridge.list_devices", "lab.self.audio_speaker.set_volume", "lab.self.chatty"} <= names
+            assert {"bridge__list_devices", "lab__audio_speaker_set_volume", "lab__chatty"} <= names
             volume = 11 if config_file is None else 12
-            result = run("--method", "tools/call", "--tool-name", "lab.self.audio_speaker.set_volume",
+            result = run("--method", "tools/call", "--tool-name", "lab__audio_speaker_set_volume",
                          "--tool-arg", "volume=%d" % volume, config_file=config_file)
             assert result["content"][0]["text"] == "true" and fake.volume == volume
-            devices = run("--method", "tools/call", "--tool-name", "bridge.list_devices", config_file=config_file)
+            devices = run("--method", "tools/call", "--tool-name", "bridge__list_devices", config_file=config_file)
             assert devices["structuredContent"]["devices"][0]["alias"] == "lab"
     finally:
         fake.stop()

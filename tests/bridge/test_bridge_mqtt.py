@@ -39,9 +39,9 @@ async def test_a_device_over_mqtt_beside_one_over_websocket(tmp_path):
                 assert devices["dev-ddee43"]["transport"] == "websocket"
                 with anyio.fail_after(30):
                     for alias, volume in (("dev-ddee42", 37), ("dev-ddee43", 38)):
-                        result = await client.call_tool(alias + ".self.audio_speaker.set_volume", {"volume": volume})
+                        result = await client.call_tool(alias + "__audio_speaker_set_volume", {"volume": volume})
                         assert not result.is_error, result
-                        status = await client.call_tool(alias + ".self.get_device_status", {})
+                        status = await client.call_tool(alias + "__get_device_status", {})
                         assert json.loads(status.content[0].text)["audio_speaker"]["volume"] == volume
     finally:
         stop_process(bridge)

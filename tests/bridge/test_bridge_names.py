@@ -3,7 +3,9 @@
 import pytest
 
 from tools.bridge.__main__ import parse_args
-from tools.bridge.naming import (MAX_TOOL_NAME, default_alias, from_bridge_uri, parse_aliases, split_tool_name,
+from tests.support.tool_names import check_tool_names
+from tools.bridge.calls import OWN_TOOLS
+from tools.bridge.naming import (MAX_TOOL_NAME, ToolNames, default_alias, from_bridge_uri, guess_alias, parse_aliases,
                                  to_bridge_uri, tool_name, unique_alias)
 
 
@@ -51,10 +53,40 @@ def test_two_devices_that_would_share_an_alias_keep_apart():
     assert unique_alias("###", "---", {"---"}) == "dev"
 
 
-def test_tool_names_are_the_alias_a_dot_and_the_device_s_name():
-    assert tool_name("kitchen", "self.audio_speaker.set_volume") == "kitchen.self.audio_speaker.set_volume"
-    assert split_tool_name("kitchen.self.audio_speaker.set_volume") == ("kitchen", "self.audio_speaker.set_volume")
-    assert split_tool_name("kitchen") == ("kitchen", "")
-    longest = "t" * (MAX_TOOL_NAME - len("kitchen."))
-    assert tool_name("kitchen", longest) == "kitchen." + longest
-    assert tool_name("kitchen", longest + "t") is None  # over 128 characters: left out
+def test_tool_names_are_the_alias_and_the_device_s_name_made_portable():
+    assert MAX_TOOL_NAME == 64
+    assert tool_name("kitchen", "self.audio_speaker.set_volume") == "kitchen__audio_speaker_set_volume"
+    assert tool_name("kitchen", "self.") == "kitchen__self_"  # nothing after the prefix: kept
+    assert tool_name("dev-ddeeff", "reboot") == "dev-ddeeff__reboot"
+    assert tool_name("lab", "odd:name/x y") == "lab__odd_name_x_y"  # a device of another firmware
+    assert guess_alias("kitchen__audio") == "kitchen" and guess_alias("nodot") is None
+    assert OWN_TOOLS == ("bridge__list_devices", "bridge__show_panel", "bridge__device_tools")
+    check_tool_names(OWN_TOOLS)
+
+
+def test_every_tool_gets_a_name_clients_accept_and_the_same_one_each_time():
+    kitchen = [("kitchen", name) for name in ("self.get_device_status", "self.audio_speaker.set_volume",
+                                               "self.a_b", "self.a.b", "get_device_status")]
+    # two devices whose tools collide once mapped: kit + chen__lamp.on, kit__chen + self.lamp.on
+    colliding = [("kit", "chen__lamp.on"), ("kit__chen", "self.lamp.on")]
+    long = [("lab", "self." + "t" * 70), ("lab", "self." + "t" * 69 + "u")]
+    own = [("bridge", "list_devices")]  # (an alias no device may take, but it would not win)
+    entries = kitchen + colliding + long + own
+    names = ToolNames(entries, OWN_TOOLS)
+    given = check_tool_names(list(names.names) + list(OWN_TOOLS))
+    assert len(given) == len(entries) + len(OWN_TOOLS)  # none left out, none shared
+    assert names.of[("kitchen", "self.audio_speaker.set_volume")] == "kitchen__audio_speaker_set_volume"
+    for entry in entries:  # each maps back to the device's own name
+        assert names.find(names.of[entry]) == entry
+    # a name two tools would share: each gets a suffix of its own, 64 characters at most
+    for entry in [("kitchen", "self.a_b"), ("kitchen", "self.a.b"), ("kitchen", "self.get_device_status"),
+                  ("kitchen", "get_device_status")] + colliding + long + own:
+        name = names.of[entry]
+        assert name != tool_name(*entry) and len(name) <= 64 and name[-7] == "_", name
+    # the same tools in any order, any time: the same names
+    again = ToolNames(list(reversed(entries)), OWN_TOOLS)
+    assert again.names == names.names
+    # a device's names do not depend on another device that does not collide with it
+    alone = ToolNames(kitchen, OWN_TOOLS)
+    assert all(alone.of[entry] == names.of[entry] for entry in kitchen)
+    assert names.find("kitchen__nothing") is None

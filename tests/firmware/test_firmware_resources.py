@@ -65,8 +65,9 @@ def test_resources_of_the_host_board(tmp_path, micropython):
             assert jpeg == [data for name, _, _, data in parts if name == "file"][0]
             assert jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9"
 
-            # the recent log: the warning a refused theme logs lands there, lines bounded
-            await device.request("tools/call", {"name": "self.screen.set_theme", "arguments": {"theme": "sepia"}})
+            # the recent log: what the server logs of a client's message lands there, lines
+            # bounded (a theme outside the enum no longer reaches the tool to be logged)
+            await device.send_mcp({"jsonrpc": "2.0", "method": "notifications/sepia"})
             log = (await read(device, "device://log"))["text"]
             lines = log.splitlines()
             assert 0 < len(lines) <= 32 and all(len(line) <= 120 for line in lines)

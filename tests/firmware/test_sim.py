@@ -70,6 +70,7 @@ def test_uses_a_temporary_state_dir_when_none_is_given():
     (["--token", "t"], "--url"),
     (["--url", "ws://h/", "--token", "t", "--micropython", "no/such/micropython"],
      "is not an executable"),
+    (["--url", "ws://h/", "--token", "t", "--mcp-http-token", "x"], "--mcp-http-token needs --mcp-http"),
 ])
 def test_bad_arguments_are_refused(args, message):
     done = subprocess.run(sim_command(*args), cwd=ROOT, capture_output=True, text=True,
@@ -93,6 +94,12 @@ def test_a_firmware_that_cannot_start_ends_the_simulator(tmp_path):
 @pytest.mark.parametrize("extra, words", [
     ({"tls_verify": "maybe"}, "tls_verify must be true or false"),
     ({"ca": "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"}, "config.json: "),
+    # The board's own MCP endpoint: never without a token, and with a port and name that work
+    ({"mcp_http": {"port": 8080}}, '"mcp_http" needs a "token"'),
+    ({"mcp_http": {"port": 8080, "token": ""}}, '"mcp_http" needs a "token"'),
+    ({"mcp_http": "on"}, '"mcp_http" must be an object'),
+    ({"mcp_http": {"token": "t", "port": 70000}}, "port must be 1..65535"),
+    ({"mcp_http": {"token": "t", "hostname": "my board"}}, "hostname 'my board'"),
 ])
 def test_a_config_the_firmware_cannot_use_is_reported_in_words(tmp_path, extra, words):
     # Not a traceback: the line `make repl` shows a maker, saying what to fix.

@@ -4,7 +4,7 @@ import os
 import sys
 
 from main import ConfigError, load_config
-from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, max_message_for
+from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, hostname_for, max_message_for, valid_hostname
 
 PATH = "test_config_%s.json" % sys.implementation.name
 
@@ -54,3 +54,16 @@ def test_the_message_limit_follows_the_free_heap():
     assert max_message_for(50000) == 6 * 1024
     assert max_message_for(4096) == MAX_MESSAGE_FLOOR
     assert max_message_for(4 * 1024 * 1024) == MAX_MESSAGE_CAP  # PSRAM: the link's default
+
+
+def test_the_network_name_comes_from_the_device_id():
+    # the board answers mDNS as <name>.local: the MAC's end, or the id made a name
+    assert hostname_for("24:0a:c4:12:34:56") == "umcp-123456"
+    assert hostname_for("240AC4123456") == "umcp-123456"
+    assert hostname_for("Kitchen Board #2") == "kitchen-board--2"
+    assert hostname_for("--") == "umcp"
+    assert len(hostname_for("x" * 80)) == 32
+    for name in ("umcp-123456", "kitchen", "a", "A-9"):
+        assert valid_hostname(name), name
+    for name in ("", "-a", "a-", "a b", "a.local", "x" * 33, None, "é"):
+        assert not valid_hostname(name), name

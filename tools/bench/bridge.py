@@ -25,6 +25,7 @@ import time
 
 import httpx2 as httpx
 
+from tools.bridge.naming import tool_name
 from tools.hub.xiaozhi import XiaozhiServer
 from tools.sim.demo import ROOT, sim_command, stop_process
 
@@ -129,7 +130,7 @@ async def online(client, count, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            result = await client.call_tool("bridge.list_devices")
+            result = await client.call_tool("bridge__list_devices")
             devices = [d for d in result["structuredContent"]["devices"] if d["online"]]
             if len(devices) >= count:
                 return [d["alias"] for d in devices]
@@ -177,10 +178,10 @@ async def ratio(calls, out):
             device = floor_device["device"]
             for _ in range(20):  # warm both paths
                 await device.call_tool(TOOL, {})
-                await client.call_tool("%s.%s" % (alias, TOOL))
+                await client.call_tool(tool_name(alias, TOOL))
             floor = await timed(lambda: device.call_tool(TOOL, {}), calls)
-            through = await timed(lambda: client.call_tool("%s.%s" % (alias, TOOL)), calls)
-            own = await timed(lambda: client.call_tool("bridge.list_devices"), calls)
+            through = await timed(lambda: client.call_tool(tool_name(alias, TOOL)), calls)
+            own = await timed(lambda: client.call_tool("bridge__list_devices"), calls)
         finally:
             await client.close()
             bridge.stop()
@@ -191,7 +192,7 @@ async def ratio(calls, out):
     out("  straight to the device over its WebSocket (floor)   %7.2f ms (%.2f)" % (f, pct(floor, 99)))
     out("  through the bridge, streamable HTTP, 2026-07-28      %7.2f ms (%.2f)" % (t, pct(through, 99)))
     out("  bridge / floor                                       %7.2fx   (target <= 1.3)" % (t / f))
-    out("  of which the SDK's HTTP request alone: bridge.list_devices, no device, %.2f ms (%.2f)"
+    out("  of which the SDK's HTTP request alone: bridge__list_devices, no device, %.2f ms (%.2f)"
         % (statistics.median(own), pct(own, 99)))
     return t / f
 
@@ -222,7 +223,7 @@ async def load(clients, devices, seconds, out):
                                   else (TOOL, {}))
                     start = time.perf_counter()
                     try:
-                        await client.call_tool("%s.%s" % (alias, name), args)
+                        await client.call_tool(tool_name(alias, name), args)
                         latencies.append((time.perf_counter() - start) * 1000)
                     except Exception as error:  # counted, and the run goes on
                         errors.append(repr(error))

@@ -30,7 +30,7 @@ def parse_args(argv=None):
     parser.add_argument("--http", type=int, metavar="HTTP_PORT",
                         help="serve streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp instead of stdio")
     parser.add_argument("--alias", action="append", default=[], metavar="DEVICE_ID=NAME",
-                        help="name a device's tools and resources NAME.* / umcp://NAME/... "
+                        help="name a device's tools and resources NAME__* / umcp://NAME/... "
                              "(default: dev- and the last 3 bytes of its MAC); repeatable")
     parser.add_argument("--device-wait", type=float, default=10.0,
                         help="seconds a list waits for devices that connected but are still onboarding")

@@ -12,13 +12,14 @@ to us over stdio or streamable HTTP, in either revision family:
   session's standalone channel.
 
 What the bridge adds: one namespace over many devices. Each device gets an alias
-(`--alias ID=NAME`, else `dev-` + the last 3 bytes of its MAC); its tools are listed as
-`ALIAS.` + the device's name and its resources as `umcp://ALIAS/SCHEME/REST` (for the
-device's `SCHEME://REST`), so names stay the same across reconnects and when another
-device arrives. `bridge.list_devices` (tool) and `bridge://devices` (resource) say which
-devices are online. Every result is a typed model (a bare dict fails the 2026 result
+(`--alias ID=NAME`, else `dev-` + the last 3 bytes of its MAC); its tools are listed by
+names every MCP client accepts, `ALIAS__` + the device's name without `self.`, made
+portable (naming.py: `kitchen__audio_speaker_set_volume`), and its resources as
+`umcp://ALIAS/SCHEME/REST` (for the device's `SCHEME://REST`), so names stay the same
+across reconnects. `bridge__list_devices` (tool) and `bridge://devices` (resource) say
+which devices are online. Every result is a typed model (a bare dict fails the 2026 result
 check), with honest caching hints. Photos a device uploads to our vision endpoint during
-a call come back as MCP image content. `bridge.show_panel` and `ui://umcp/panel` offer the
+a call come back as MCP image content. `bridge__show_panel` and `ui://umcp/panel` offer the
 web console's device panel as an MCP App (tools/bridge/app.py).
 
 Where its parts live: the names (naming.py), the device slots and their onboarding
@@ -81,7 +82,7 @@ class Bridge:
         self.mcp = _Server(
             "umcp-bridge", version=VERSION,
             instructions="umcp devices (ESP32 boards) behind one bridge. Tools and resources are "
-                         "named per device (ALIAS.tool, umcp://ALIAS/...); %s lists the devices." % LIST_DEVICES,
+                         "named per device (ALIAS__tool, umcp://ALIAS/...); %s lists the devices." % LIST_DEVICES,
             # Per-method defaults; each list handler sets its own TTL (DeviceSlots.list_ttl).
             cache_hints={m: hint for m in _CACHEABLE_LISTS + ("resources/read",)},
             on_list_tools=self.calls.list_tools, on_call_tool=self.calls.call_tool,
@@ -93,7 +94,7 @@ class Bridge:
             # Mcp-Param-* header checks (2026 HTTP) want the called tool's schema: from the
             # slot, instead of the SDK running the whole tools/list for every call.
             get_tool_input_schema=self.calls.input_schema)
-        # The MCP Apps extension (SEP-2133 `extensions`): bridge.show_panel has a UI.
+        # The MCP Apps extension (SEP-2133 `extensions`): bridge__show_panel has a UI.
         self.mcp.extensions[panel_app.EXTENSION_ID] = {}
         # Registered this way, not with on_set_logging_level=, to avoid the deprecation warning
         # (the method is gone from 2026-07-28; older clients still use it).

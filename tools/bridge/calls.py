@@ -1,5 +1,7 @@
-"""The bridge's tools: its own (bridge.list_devices, bridge.show_panel, bridge.device_tools)
-and every online device's as ALIAS.NAME, listed in one page and called on the device.
+"""The bridge's tools: its own (bridge__list_devices, bridge__show_panel,
+bridge__device_tools) and every online device's under the names naming.ToolNames gives
+them (kitchen__audio_speaker_set_volume), listed in one page and called on the device by
+the device's own name.
 
 A call is resolved against the slot's listed tools (unknown device, offline device,
 unknown tool: -32602 naming it, nothing sent). A device's -32602 becomes an `isError`
@@ -20,13 +22,14 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tools.bridge import app as panel_app
 from tools.bridge.clients import LEVELS
-from tools.bridge.naming import MAX_TOOL_NAME, split_tool_name, tool_name
+from tools.bridge.naming import ToolNames, guess_alias, own_tool
 from tools.hub.vision import VisionService
 from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
-LIST_DEVICES = "bridge.list_devices"
-SHOW_PANEL = "bridge.show_panel"      # an MCP Apps host renders the device panel for it
-DEVICE_TOOLS = "bridge.device_tools"  # what the panel lists a device's tools with
+LIST_DEVICES = own_tool("list_devices")
+SHOW_PANEL = own_tool("show_panel")      # an MCP Apps host renders the device panel for it
+DEVICE_TOOLS = own_tool("device_tools")  # what the panel lists a device's tools with
+OWN_TOOLS = (LIST_DEVICES, SHOW_PANEL, DEVICE_TOOLS)
 
 
 class BridgeVision(VisionService):
@@ -93,13 +96,21 @@ class ToolHandlers:
             meta=panel_app.tool_meta()),
             types.Tool(
             name=DEVICE_TOOLS, title="A device's tools, by its own names",
-            description="The tools/list entries of one device as the device names them (call them "
-                        "as ALIAS.name); withUserTools marks the owner's tools userOnly (they are "
-                        "there only when the bridge runs with --user-tools). The panel uses it.",
+            description="The tools/list entries of one device as the device names them, each with "
+                        "bridgeName, the name to call it by here; withUserTools marks the owner's "
+                        "tools userOnly (they are there only when the bridge runs with --user-tools). "
+                        "The panel uses it.",
             input_schema={"type": "object", "properties": {"device": device, "withUserTools": {"type": "boolean"}},
                           "required": ["device"], "additionalProperties": False},
             annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
             meta=panel_app.tool_meta(visibility=["app"]))]
+
+    def names(self):
+        """The names of every known device's tools (naming.ToolNames), made afresh: they
+        depend only on which tools the devices have, never on who is online or asks."""
+        entries = [(slot.alias, name) for slot in self.devices.slots.values() for name in slot.tools
+                   if isinstance(name, str)]
+        return ToolNames(entries, OWN_TOOLS)
 
     async def list_tools(self, ctx, params):
         if params is not None and params.cursor:
@@ -107,15 +118,12 @@ class ToolHandlers:
                            % params.cursor)
         await self.devices.wait_settled()
         tools = self.bridge_tools()
+        names = self.names()
         for slot in self.devices.online():
             for name, entry in slot.tools.items():
-                full = tool_name(slot.alias, name)
-                if full is None:
-                    self.log("%s: tool %s left out: name over %d characters" % (slot.alias, name, MAX_TOOL_NAME))
-                    continue
                 try:
-                    tools.append(types.Tool.model_validate(dict(entry, name=full)))
-                except ValueError as error:
+                    tools.append(types.Tool.model_validate(dict(entry, name=names.of[(slot.alias, name)])))
+                except (KeyError, ValueError) as error:
                     self.log("%s: tool %s left out: %s" % (slot.alias, name, error))
         return types.ListToolsResult(tools=tools, ttl_ms=self.devices.list_ttl(), cache_scope="private")
 
@@ -123,25 +131,26 @@ class ToolHandlers:
         for tool in self.bridge_tools():
             if tool.name == name:
                 return tool.input_schema
-        alias, tool = split_tool_name(name)
-        slot = self.devices.by_alias(alias)
-        entry = slot.tools.get(tool) if slot is not None and slot.online else None
+        found = self.names().find(name)
+        slot = self.devices.by_alias(found[0]) if found else None
+        entry = slot.tools.get(found[1]) if slot is not None and slot.online else None
         return entry.get("inputSchema") if entry else None
 
     def _resolve_tool(self, name):
-        alias, tool = split_tool_name(name)
-        slot = self.devices.by_alias(alias)
-        if slot is None or not tool:
+        found = self.names().find(name)
+        alias = found[0] if found else guess_alias(name)
+        slot = self.devices.by_alias(alias) if alias else None
+        if slot is None:
             known = ", ".join(s.alias for s in self.devices.online()) or "none online"
             raise MCPError(types.INVALID_PARAMS, "Unknown tool: %s (no device %r; devices: %s)"
                            % (name, alias, known))
         if not slot.online:
             raise MCPError(types.INVALID_PARAMS, "Unknown tool: %s: device %s (%s) is offline"
                            % (name, slot.alias, slot.id))
-        if tool not in slot.tools:
-            raise MCPError(types.INVALID_PARAMS, "Unknown tool: %s (device %s has no tool %s)"
-                           % (name, slot.alias, tool))
-        return slot, tool
+        if found is None:
+            raise MCPError(types.INVALID_PARAMS, "Unknown tool: %s (device %s has no such tool; %s "
+                           "lists them)" % (name, slot.alias, LIST_DEVICES))
+        return slot, found[1]
 
     async def call_tool(self, ctx, params):
         if params.name == LIST_DEVICES:
@@ -228,7 +237,9 @@ class ToolHandlers:
         slot, error = self._panel_device(arguments["device"])
         if error:
             return types.CallToolResult(is_error=True, content=[types.TextContent(text=error)])
-        tools = list(slot.tools.values())
+        names = self.names()
+        tools = [dict(entry, bridgeName=names.of[(slot.alias, name)]) for name, entry in slot.tools.items()
+                 if isinstance(name, str)]
         if self.devices.user_tools:  # slot.tools has the owner's tools too: which are they?
             try:
                 plain = {t.get("name") for t in await slot.device.list_all("tools/list", "tools")

@@ -3,17 +3,33 @@ the bridge is here, and only here.
 
 - A device is known by an alias: `--alias ID=NAME`, else `default_alias(id)` (`dev-` and
   the last 3 bytes of its MAC); `unique_alias` settles two devices that would share one.
-- Its tools are `ALIAS.NAME` (`tool_name`, `split_tool_name`), at most MAX_TOOL_NAME long.
+- Its tools have names every MCP client accepts, `^[a-zA-Z0-9_-]{1,64}$` (umcp.names: Claude
+  Desktop refuses the whole list over one dotted name, OpenAI-style function calling answers
+  400): `ALIAS__NAME`, NAME the device's name without its `self.` prefix (the xiaozhi
+  protocol's, on every umcp tool) in its portable form: `kitchen__audio_speaker_set_volume`
+  for `self.audio_speaker.set_volume` on `kitchen`. `ToolNames` gives every known device's
+  tools their names at once and maps a called name back: a name two tools would share (on
+  one device or on two), one over 64 characters, or one of the bridge's own, is cut to 57
+  characters and given `_` and 6 hex digits of SHA-1 of `ALIAS.NAME` (`_suffixed`), so
+  no tool is ever left out and each keeps its name while the set of tools stays the same.
 - Its resources are `umcp://ALIAS/SCHEME/REST` for the device's `SCHEME://REST`
   (`to_bridge_uri`, `from_bridge_uri`); a URI without `://` is `umcp://ALIAS/~/URI`.
-- `bridge` is the bridge's own prefix: no device may take it.
+- `bridge` is the bridge's own prefix: no device may take it. Its own tools follow the rule
+  as well: `bridge__list_devices`, `bridge__show_panel`, `bridge__device_tools`.
 """
 
+import hashlib
 import re
+
+import tools.devicelib  # noqa: F401 (lib/ on sys.path: umcp.names, the rule the device uses too)
+from umcp.names import MAX_PORTABLE, portable  # noqa: E402
 
 BRIDGE = "bridge"  # the bridge's own tools and resources; no device may take this alias
 URI_SCHEME = "umcp"
-MAX_TOOL_NAME = 128
+MAX_TOOL_NAME = MAX_PORTABLE  # 64
+SEPARATOR = "__"  # between the alias and the tool's own name
+_DEVICE_PREFIX = "self."  # the xiaozhi protocol's namespace of device tools
+_SUFFIX_DIGITS = 6
 _ALIAS = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 _MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-]?[0-9A-Fa-f]{2}){5}$")
 
@@ -51,17 +67,72 @@ def unique_alias(device_id, alias, taken):
     return alias
 
 
+def own_tool(name):
+    """One of the bridge's own tools: bridge__NAME."""
+    return BRIDGE + SEPARATOR + name
+
+
 def tool_name(alias, name):
-    """The bridge's name of the device tool `name`: ALIAS.NAME, or None when that is over
-    MAX_TOOL_NAME characters (the tool is then left out)."""
-    full = "%s.%s" % (alias, name)
-    return full if len(full) <= MAX_TOOL_NAME else None
+    """The plain name of the device tool `name` on `alias` (ToolNames decides when it
+    needs a suffix): ALIAS__NAME, without `self.`, in the portable form (not shortened)."""
+    if name.startswith(_DEVICE_PREFIX) and len(name) > len(_DEVICE_PREFIX):
+        name = name[len(_DEVICE_PREFIX):]
+    return alias + SEPARATOR + portable(name)
 
 
-def split_tool_name(full):
-    """ALIAS.NAME -> (alias, the device's tool name); the name is "" without a dot."""
-    alias, _, name = full.partition(".")
-    return alias, name
+def _suffixed(plain, alias, name, digits=_SUFFIX_DIGITS):
+    """`plain` cut to leave room for `_` and `digits` hex digits of SHA-1 of ALIAS.NAME."""
+    digest = hashlib.sha1(("%s.%s" % (alias, name)).encode()).hexdigest()[:digits]
+    return plain[:MAX_TOOL_NAME - 1 - digits] + "_" + digest
+
+
+class ToolNames:
+    """The names of every known device's tools at once (the bridge's own reserved).
+
+    `entries`: (alias, the device's tool name) pairs, of every device seen (online or not:
+    a device's names stay while it is away). Each gets tool_name(), unless that is over 64
+    characters, reserved, or shared with another entry: then _suffixed() (longer digits in
+    the unlikely case the suffixed name is taken). Decided in sorted order, so the same
+    tools always get the same names."""
+
+    def __init__(self, entries, reserved=()):
+        self.names = {}  # the bridge's name -> (alias, the device's name)
+        self.of = {}  # (alias, the device's name) -> the bridge's name
+        taken = set(reserved)
+        entries = sorted(set(entries))
+        plain = {entry: tool_name(*entry) for entry in entries}
+        count = {}
+        for name in plain.values():
+            count[name] = count.get(name, 0) + 1
+        later = []
+        for entry in entries:
+            name = plain[entry]
+            if len(name) <= MAX_TOOL_NAME and count[name] == 1 and name not in taken:
+                self._give(entry, name, taken)
+            else:
+                later.append(entry)
+        for entry in later:  # after every plain name: a suffixed name never takes one
+            digits = _SUFFIX_DIGITS
+            name = _suffixed(plain[entry], *entry, digits=digits)
+            while name in taken:
+                digits += 2
+                name = _suffixed(plain[entry], *entry, digits=digits)
+            self._give(entry, name, taken)
+
+    def _give(self, entry, name, taken):
+        taken.add(name)
+        self.names[name] = entry
+        self.of[entry] = name
+
+    def find(self, name):
+        """(alias, the device's tool name) for one of the names given, else None."""
+        return self.names.get(name)
+
+
+def guess_alias(name):
+    """The alias part of what looks like a device tool's name (for error messages)."""
+    alias, sep, _ = name.partition(SEPARATOR)
+    return alias if sep else None
 
 
 def to_bridge_uri(alias, uri):

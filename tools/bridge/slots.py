@@ -80,7 +80,7 @@ class DeviceSlots:
         return next((s for s in self.slots.values() if s.alias == alias), None)
 
     def info(self):
-        """Every slot's info(), by alias: what bridge.list_devices answers."""
+        """Every slot's info(), by alias: what bridge__list_devices answers."""
         return [slot.info() for slot in sorted(self.slots.values(), key=lambda s: s.alias)]
 
     def onboarding(self):

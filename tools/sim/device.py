@@ -6,7 +6,8 @@
 # - the simulated flash (both OTA partitions and the boot choice) is kept in hwsim-flash.json,
 #   so an image installed with set_boot() is the one running after machine.reset();
 # - when the firmware stops (reset, or SIGINT from the simulator), one JSON line recording
-#   what the drivers did during that boot is appended to hwsim.jsonl, for tests to read;
+#   what the drivers did during that boot (and the network host name it set) is appended
+#   to hwsim.jsonl, for tests to read;
 # - the chips config.json's "parts" name are soldered on (hwsim.solder), their records go
 #   into that line ("hwsim": hwsim.snapshot()), and inputs (a button, an ADC, a sensor that
 #   stops answering) come from hwsim-inputs.json as tests write it (siminputs.py).
@@ -23,6 +24,7 @@ import json
 import esp32
 import machine
 import neopixel
+import network
 
 import main
 
@@ -119,6 +121,7 @@ def record(reason, parts=None):
         "set_boot_calls": list(esp32.sim_set_boot_calls()),
         "written_blocks": dict((label, list(esp32.sim_partition(label).writes)) for label in _LABELS),
         "marked_valid": esp32.sim_marked_valid(),
+        "hostname": network.hostname(),
     }
     if parts is not None:
         line["hwsim"] = parts.snapshot()

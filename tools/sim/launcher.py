@@ -56,6 +56,11 @@ def parse_args(argv=None):
                    help="run the .mpy files make deploy copies to a board (with --micropython)")
     p.add_argument("--board", default="host", help="board module (default: host)")
     p.add_argument("--ca", help="CA certificate file for wss:// (PEM)")
+    p.add_argument("--mcp-http", type=int, metavar="PORT",
+                   help="also serve MCP over HTTP at http://127.0.0.1:PORT/mcp (config.json's "
+                   "mcp_http, bound to loopback here)")
+    p.add_argument("--mcp-http-token", metavar="TOKEN",
+                   help="the Bearer token the HTTP endpoint wants (default: a random one, printed)")
     p.add_argument("--extra-config", default="{}", metavar="JSON",
                    help="JSON object merged into config.json (e.g. reconnect timings; \"parts\" "
                    "with --board generic)")
@@ -84,6 +89,12 @@ def parse_args(argv=None):
         p.error("--extra-config: %s" % e)
     if not isinstance(args.extra_config, dict):
         p.error("--extra-config must be a JSON object")
+    if args.mcp_http_token and not args.mcp_http:
+        p.error("--mcp-http-token needs --mcp-http")
+    if args.mcp_http and not args.mcp_http_token:
+        import secrets
+
+        args.mcp_http_token = secrets.token_hex(8)
     return args
 
 
@@ -103,6 +114,8 @@ def device_config(args):
     if args.ca:
         with open(args.ca) as f:
             config["ca"] = f.read()
+    if args.mcp_http:
+        config["mcp_http"] = {"port": args.mcp_http, "token": args.mcp_http_token, "bind": "127.0.0.1"}
     config.update(args.extra_config)
     return config
 
@@ -216,6 +229,9 @@ class Simulator:
         cmd, env = firmware_command(args, device_path)
         reset_code = reset_exit_code()
         log("state dir %s" % state_dir)
+        if args.mcp_http:
+            log("MCP endpoint http://127.0.0.1:%d/mcp, header Authorization: Bearer %s"
+                % (args.mcp_http, args.mcp_http_token))
         while not self.stopping:
             log("booting firmware: %s" % " ".join(cmd))
             # Own session: a Ctrl-C reaches only the simulator, which stops the child.

@@ -2,19 +2,21 @@
 //
 // The bridge serves this module, panel.js, form.js, style.css and ext-apps' App class
 // inlined into one HTML document (tools/bridge/app.py): an Apps-capable client loads it
-// in a sandboxed iframe when `bridge.show_panel` is called, and every request goes
+// in a sandboxed iframe when `bridge__show_panel` is called, and every request goes
 // through the client (postMessage JSON-RPC, the MCP Apps extension), never to us directly.
 //
 // The panel's host contract on top of the App API:
-//   listTools    -> tools/call bridge.device_tools {device, withUserTools}
-//   callTool     -> tools/call ALIAS.name (the bridge's name for the device's tool)
+//   listTools    -> tools/call bridge__device_tools {device, withUserTools}
+//   callTool     -> tools/call of the bridge's name for the device's tool (the listing's
+//                   bridgeName; a name it does not list goes as ALIAS__name, for the
+//                   bridge to answer that there is no such tool)
 //   onNotification: a view only hears what its host sends it (tool input and result, host
 //                   context), not the server's notifications: the feed stays empty here.
 
 import { App } from "./ext-apps-app.js";
 import { mountDevicePanel, settingsFromStatus } from "./panel.js";
 
-export const DEVICE_TOOLS = "bridge.device_tools";
+export const DEVICE_TOOLS = "bridge__device_tools";
 const STATUS_TOOL = "self.get_device_status";
 
 function failure(result) {
@@ -23,14 +25,16 @@ function failure(result) {
 }
 
 export function bridgeHost(app, alias) {
+  const bridgeNames = new Map(); // the device's tool name -> the bridge's
   return {
     async listTools({ withUserTools } = {}) {
       const result = await app.callServerTool({ name: DEVICE_TOOLS, arguments: { device: alias, withUserTools: !!withUserTools } });
       if (result.isError) throw failure(result);
+      for (const tool of result.structuredContent.tools) bridgeNames.set(tool.name, tool.bridgeName);
       return result.structuredContent.tools;
     },
     callTool(name, args) {
-      return app.callServerTool({ name: `${alias}.${name}`, arguments: args || {} });
+      return app.callServerTool({ name: bridgeNames.get(name) || `${alias}__${name}`, arguments: args || {} });
     },
     onNotification() {
       return () => {};

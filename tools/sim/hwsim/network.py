@@ -3,7 +3,9 @@
 `sim_fail_connects(n, status)` makes the next `n` connect() calls fail with `status` (e.g.
 STAT_NO_AP_FOUND), so retry logic can be tested; `sim_drop()` loses the link. Every
 connect() is recorded as (ssid, key) in `sim_connects()` (the last CONNECTS_KEPT, a
-simhistory.History with `.count` of all). `sim_reset()` starts afresh.
+simhistory.History with `.count` of all). `hostname(name)` keeps the name as the ESP32
+port does (at most 32 characters; DHCP and mDNS would take it at the next connection);
+`sim_hostnames()` is every name set. `sim_reset()` starts afresh.
 """
 
 from simhistory import History
@@ -74,12 +76,29 @@ class WLAN:
         self._config.update(kwargs)
 
 
+def hostname(name=None):
+    """The name DHCP and mDNS announce (`<name>.local`); set it before connecting."""
+    if name is None:
+        return _state["hostname"]
+    if not isinstance(name, str):
+        raise TypeError("hostname must be a str")
+    if len(name) > 32:
+        raise ValueError("hostname too long")
+    _state["hostname"] = name
+    _state["hostnames"].append(name)
+
+
 # --- simulation control (not part of MicroPython's network) ---
 
 def sim_reset():
     global _state
     _state = {"active": False, "status": STAT_IDLE, "failures": 0,
-              "fail_status": STAT_NO_AP_FOUND, "connects": History(CONNECTS_KEPT)}
+              "fail_status": STAT_NO_AP_FOUND, "connects": History(CONNECTS_KEPT),
+              "hostname": "ESP32", "hostnames": History(CONNECTS_KEPT)}
+
+
+def sim_hostnames():
+    return _state["hostnames"]
 
 
 def sim_fail_connects(n, status=STAT_NO_AP_FOUND):

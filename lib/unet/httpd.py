@@ -1,0 +1,585 @@
+# A small HTTP/1.1 server on asyncio streams, for CPython 3.11+ and MicroPython 1.24+.
+#
+# Generic: it reads a request (line, the headers its handler asked for, a body of bounded
+# size), calls the handler with it and a Response, and keeps the connection for the next
+# request. The MCP endpoint (mcplink.http) is one handler; a setup page can be another:
+#
+#     async def handler(request, response):
+#         if request.path != "/":
+#             await response.send(404)
+#             return
+#         await response.send(200, (("Content-Type", "text/plain"),), "hello")
+#
+#     httpd = HttpServer(handler, keep=("host",), max_body=4096)
+#     await httpd.run("0.0.0.0", 80)           # until httpd.stop()
+#
+# Bounds, each answered without calling the handler and freed at once: a request line or
+# header line over MAX_LINE bytes or more than MAX_HEADERS lines (431), a body over
+# max_body (413, not read), a chunked body (411: Content-Length is required), a request
+# line that is not one (400), an HTTP version other than 1.0/1.1 (505); more than
+# max_requests requests at once (503, Retry-After); a head or body not complete within
+# request_timeout, or a connection idle for idle_timeout (closed). A connection beyond
+# max_connections closes the longest idle one, or is answered 503. Every connection's
+# memory is its stream, a read buffer (BUF_START bytes, grown to MAX_LINE for a long
+# line) and, while a request is served, the headers kept and its body.
+import asyncio
+
+from umcp.compat import const, get_logger, ticks_diff, ticks_ms
+
+from . import conn as _conn
+
+MAX_LINE = const(2048)  # longest request or header line
+MAX_HEADERS = const(48)  # header lines of one request
+BUF_START = const(512)  # a connection's read buffer to begin with
+_SWEEP_MS = const(1000)  # how often deadlines and stream keep-alives are looked at
+
+_STATUS = ("100 Continue", "200 OK", "202 Accepted", "204 No Content", "400 Bad Request",
+           "401 Unauthorized", "403 Forbidden", "404 Not Found", "405 Method Not Allowed",
+           "406 Not Acceptable", "408 Request Timeout", "409 Conflict", "411 Length Required",
+           "413 Content Too Large", "415 Unsupported Media Type",
+           "431 Request Header Fields Too Large", "500 Internal Server Error",
+           "501 Not Implemented", "503 Service Unavailable", "505 HTTP Version Not Supported")
+
+# Connection states (for the sweeper)
+_IDLE = const(0)  # waiting for a request's first byte (keep-alive)
+_READING = const(1)  # a request's head or body is arriving
+_SERVING = const(2)  # the handler has it
+
+_log = get_logger("httpd")
+
+
+def status_line(status):
+    """'HTTP/1.1 404 Not Found' for 404."""
+    code = "%d " % status
+    for line in _STATUS:
+        if line.startswith(code):
+            return "HTTP/1.1 " + line
+    return "HTTP/1.1 %d Unknown" % status
+
+
+def utf8(piece):
+    """A piece as bytes-like for a stream: a str's UTF-8 (on MicroPython a view of the
+    str itself, no copy)."""
+    if not isinstance(piece, str):
+        return piece
+    try:
+        return memoryview(piece)
+    except TypeError:  # CPython: str has no buffer
+        return piece.encode()
+
+
+def body_length(pieces):
+    """Bytes the pieces take on the wire."""
+    return sum(len(utf8(piece)) for piece in pieces)
+
+
+class _Refusal(Exception):
+    """A request answered by the server itself: status and a short reason."""
+
+    def __init__(self, status, reason):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class Request:
+    """One request: `method` ("POST"), `path` ("/mcp"), `query` ("a=1" or ""), `headers`
+    (lowercase name -> value, only the names the server was told to keep; a repeated
+    header's values joined by ", "), `body` (a bytearray, or None without one; the
+    handler may set it to None to free it early), `keep_alive`."""
+
+    def __init__(self, method, path, query, keep_alive):
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = {}
+        self.body = None
+        self.keep_alive = keep_alive
+
+
+class Response:
+    """How a handler answers: once with send(), or as a stream with start() then
+    write() (the connection closes when the handler returns: no length is known).
+    `sent`: the head went out; `gone`: the client hung up (a write failed, or
+    until_gone() saw it)."""
+
+    def __init__(self, connection, keep_alive):
+        self._conn = connection
+        self.keep_alive = keep_alive
+        self.sent = False
+        self.streaming = False
+        self.gone = False
+        self.keepalive = None  # bytes a quiet stream sends every keepalive_s (an SSE comment)
+        self.keepalive_s = 20
+        self._last_write = ticks_ms()
+        self._lock = None
+
+    def _head(self, status, headers, length):
+        lines = [status_line(status)]
+        for name, value in headers or ():
+            value = str(value)
+            if "\r" in value or "\n" in value:
+                raise ValueError("line break in response header " + name)
+            lines.append("%s: %s" % (name, value))
+        if length is not None:
+            lines.append("Content-Length: %d" % length)
+        if not self.keep_alive:
+            lines.append("Connection: close")
+        lines.append("\r\n")
+        return "\r\n".join(lines)
+
+    async def send(self, status, headers=None, body=None):
+        """The whole response: `headers` (name, value) pairs, `body` None, a str, a
+        bytes-like or a list/tuple of those (written as they are, never joined)."""
+        if self.sent:
+            raise RuntimeError("response already sent")
+        if body is None:
+            body = ()
+        elif not isinstance(body, (list, tuple)):
+            body = (body,)
+        self.sent = True
+        await self._write_all([self._head(status, headers, body_length(body))] + list(body))
+
+    async def start(self, status, headers=None):
+        """Begin a streamed response (e.g. text/event-stream): the connection ends with it."""
+        if self.sent:
+            raise RuntimeError("response already sent")
+        self.sent = True
+        self.streaming = True
+        self.keep_alive = False
+        self._lock = asyncio.Lock()
+        # A stream may stay open long (an event stream): it no longer counts among the
+        # requests being answered, so open streams never starve requests (whoever opens
+        # streams bounds them: the MCP endpoint has one per session).
+        server = self._conn.server
+        server.active -= 1
+        server.streams += 1
+        await self._write_all((self._head(status, headers, None),))
+
+    async def write(self, pieces):
+        """More of a streamed response: one str or bytes-like, or a list of them."""
+        if not isinstance(pieces, (list, tuple)):
+            pieces = (pieces,)
+        async with self._lock:  # the keep-alive may write meanwhile
+            await self._write_all(pieces)
+
+    async def _write_all(self, pieces):
+        if self.gone:
+            raise OSError("the client has gone")
+        writer = self._conn.writer
+        try:
+            for piece in pieces:
+                writer.write(utf8(piece))
+            await writer.drain()
+        except Exception:
+            self.gone = True
+            raise
+        self._last_write = ticks_ms()
+
+    async def _keep_alive(self):
+        if self._lock.locked():
+            return
+        try:
+            await self.write(self.keepalive)
+        except Exception:  # gone: the handler finds out at its next write or until_gone()
+            pass
+
+    async def until_gone(self):
+        """Return when the client hangs up (while the handler waits for something else).
+        What it sends meanwhile (a pipelined request) is kept for the next request."""
+        await self._conn.until_gone()
+        self.gone = True
+
+
+class _Connection:
+    def __init__(self, server, reader, writer):
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.buf = bytearray(BUF_START)
+        self.start = 0  # unread bytes are buf[start:end]
+        self.end = 0
+        self.state = _IDLE
+        self.deadline = None  # ms after `since` at which the sweeper closes it, or None
+        self.since = ticks_ms()
+        self.task = None
+        self.response = None
+        self.requests = 0
+
+    def _wait(self, state, timeout_s):
+        self.state = state
+        self.since = ticks_ms()
+        self.deadline = None if timeout_s is None else int(timeout_s * 1000)
+
+    def _room(self):
+        """Free space at the buffer's end: what is unread moves to the front, and a full
+        buffer grows (up to MAX_LINE). False when it cannot."""
+        if self.start:
+            self.end = _shift(self.buf, self.start, self.end)
+            self.start = 0
+        if self.end < len(self.buf):
+            return True
+        if len(self.buf) >= MAX_LINE:
+            return False
+        self.buf.extend(bytes(min(len(self.buf), MAX_LINE - len(self.buf))))
+        return True
+
+    async def _fill(self):
+        """More bytes into the buffer; EOFError when the client closed."""
+        if not self._room():
+            raise _Refusal(431, "line over %d bytes" % MAX_LINE)
+        count = await _read_into(self.reader, self.buf, self.end)
+        if not count:
+            raise EOFError
+        self.end += count
+
+    async def line(self):
+        """(first, stop): where the next line (CRLF or LF ended) is in the buffer, without
+        its end; valid until the next read."""
+        while True:
+            index = self.buf.find(b"\n", self.start, self.end)
+            if index >= 0:
+                first = self.start
+                self.start = index + 1
+                if index > first and self.buf[index - 1] == 13:
+                    index -= 1
+                return first, index
+            await self._fill()
+
+    def text(self, first, stop):
+        try:
+            return str(memoryview(self.buf)[first:stop], "utf-8")
+        except ValueError:  # CPython: not UTF-8
+            raise _Refusal(400, "a request head must be UTF-8")
+
+    async def body(self, length):
+        """The next `length` bytes, as a bytearray of their own."""
+        body = bytearray(length)
+        have = min(length, self.end - self.start)
+        body[:have] = memoryview(self.buf)[self.start:self.start + have]
+        self.start += have
+        while have < length:
+            count = await _read_into(self.reader, body, have)
+            if not count:
+                raise EOFError
+            have += count
+        return body
+
+    async def until_gone(self):
+        """Read until the client closes; what it sends meanwhile stays for the next request
+        (a full buffer of it: dropped, and the connection ends after this response)."""
+        while True:
+            if not self._room():
+                self.response.keep_alive = False
+                self.start = self.end = 0
+            try:
+                count = await _read_into(self.reader, self.buf, self.end)
+            except OSError:
+                count = 0
+            if not count:
+                return
+            self.end += count
+
+    async def discard(self, limit, timeout_s=0.25):
+        """Read and drop what the client still sends (a refused body), so that closing
+        does not reset the connection before it read the answer."""
+        try:
+            while limit > 0:
+                self.start = self.end = 0
+                count = await asyncio.wait_for(_read_into(self.reader, self.buf, 0), timeout_s)
+                if not count:
+                    return
+                limit -= count
+        except Exception:  # timeout, reset: done either way
+            pass
+
+    async def request(self, keep):
+        """The next request (its body not read yet); None when the client closed between
+        requests."""
+        server = self.server
+        self._wait(_IDLE, server.idle_timeout)
+        while self.start == self.end:
+            try:
+                await self._fill()
+            except EOFError:
+                return None
+        self._wait(_READING, server.request_timeout)
+        first, stop = await self.line()
+        if first == stop and self.requests:  # a stray CRLF after a body (RFC 9112 2.2)
+            first, stop = await self.line()
+        parts = self.text(first, stop).split(" ")
+        if len(parts) != 3 or not parts[0] or not parts[1]:
+            raise _Refusal(400, "malformed request line")
+        method, target, version = parts
+        if version not in ("HTTP/1.1", "HTTP/1.0"):
+            raise _Refusal(505 if version.startswith("HTTP/") else 400, "unsupported HTTP version")
+        if not target.startswith("/"):
+            raise _Refusal(400, "the request target must be a path")
+        path, _, query = target.partition("?")
+        request = Request(method, path, query, version == "HTTP/1.1")
+        length = None
+        chunked = False
+        buf = self.buf
+        for count in range(MAX_HEADERS + 1):
+            first, stop = await self.line()
+            if first == stop:
+                break
+            if count == MAX_HEADERS:
+                raise _Refusal(431, "over %d header lines" % MAX_HEADERS)
+            colon = buf.find(b":", first, stop)
+            if colon <= first:
+                raise _Refusal(400, "malformed header line")
+            if colon - first not in server._lengths:  # a header nobody reads: nothing allocated
+                continue
+            for i in range(first, colon):
+                code = buf[i]
+                if 65 <= code <= 90:  # names are case-insensitive: lowercase in place
+                    buf[i] = code + 32
+            name = self.text(first, colon)
+            if name not in keep and name not in _FRAMING:
+                continue
+            value = self.text(colon + 1, stop).strip()
+            if name == "content-length":
+                if not value.isdigit() or (length is not None and int(value) != length):
+                    raise _Refusal(400, "bad Content-Length")
+                length = int(value)
+            elif name == "transfer-encoding":
+                chunked = True
+            elif name == "connection":
+                lowered = value.lower()
+                if "close" in lowered:
+                    request.keep_alive = False
+                elif "keep-alive" in lowered:
+                    request.keep_alive = True
+            elif name == "expect":
+                request.expect = value.lower()
+            if name in keep:
+                known = request.headers.get(name)
+                request.headers[name] = value if known is None else known + ", " + value
+        if chunked:
+            raise _Refusal(411, "chunked request bodies are not taken: send Content-Length")
+        if length:
+            if length > server.max_body:
+                request.length = length
+                raise _Refusal(413, "body over %d bytes" % server.max_body)
+            request.length = length
+        return request
+
+    async def read_body(self, request):
+        if request.expect == "100-continue":
+            self.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            await self.writer.drain()
+        request.body = await self.body(request.length)
+
+
+def _shift(buf, start, end):
+    """Move buf[start:end] to the front; returns its new end. (A function of its own: on
+    CPython the view must be gone before the buffer may grow.)"""
+    view = memoryview(buf)
+    view[:end - start] = view[start:end]
+    return end - start
+
+
+Request.length = 0  # class defaults: a request without them costs no heap
+Request.expect = ""
+
+# Read whatever their handler kept: the server needs these to frame requests.
+_FRAMING = ("content-length", "transfer-encoding", "connection", "expect")
+
+
+async def _read_into(reader, buf, at):
+    """Read into buf[at:]; the count (0 at the end of the stream)."""
+    if hasattr(reader, "readinto"):  # MicroPython: straight into the buffer
+        while True:
+            count = await reader.readinto(memoryview(buf)[at:])
+            if count is not None:  # None: nothing yet (TLS)
+                return count
+    data = await reader.read(len(buf) - at)  # CPython
+    buf[at:at + len(data)] = data
+    return len(data)
+
+
+async def _sleep_ms(ms):
+    if hasattr(asyncio, "sleep_ms"):
+        await asyncio.sleep_ms(ms)
+    else:
+        await asyncio.sleep(ms / 1000)
+
+
+class HttpServer:
+    """`handler(request, response)` (a coroutine function) answers each request; `keep`:
+    the lowercase header names it reads (others are skipped without a copy).
+
+    max_body: the largest body taken (bytes); max_requests: requests being answered at
+    once, beyond which a request gets 503 (a streamed response, once started, counts
+    among `streams` instead: the handler bounds those); max_connections:
+    open connections (idle keep-alive ones are closed first); request_timeout: seconds
+    for a request's head and body to arrive; idle_timeout: seconds a kept-alive
+    connection may wait for its next request."""
+
+    def __init__(self, handler, keep=(), max_body=16384, max_requests=4, max_connections=8,
+                 request_timeout=10, idle_timeout=15):
+        self.handler = handler
+        self.keep = tuple(keep)
+        self.max_body = max_body
+        self.max_requests = max_requests
+        self.max_connections = max_connections
+        self.request_timeout = request_timeout
+        self.idle_timeout = idle_timeout
+        # Lengths of the names read: a header of another length is skipped unseen.
+        lengths = {}
+        for name in self.keep + _FRAMING:
+            lengths[len(name)] = True
+        self._lengths = lengths
+        self.connections = []
+        self.active = 0  # requests in the handler now, streams aside
+        self.streams = 0  # streamed responses open now
+        self.served = 0  # requests answered so far (the handler's or the server's own)
+        self.refused = 0  # answered by the server itself (bad input, limits)
+        self.port = None
+        self._server = None
+        self._sweeper = None
+        self._stopped = None
+
+    async def start(self, host="0.0.0.0", port=80, backlog=4):
+        """Listen; returns the port (port 0: a free one, on CPython)."""
+        self._server = await asyncio.start_server(self._serve, host, port, backlog=backlog)
+        sockets = getattr(self._server, "sockets", None)
+        self.port = sockets[0].getsockname()[1] if sockets else port
+        self._stopped = asyncio.Event()
+        self._sweeper = asyncio.create_task(self._sweep())
+        return self.port
+
+    async def run(self, host="0.0.0.0", port=80, backlog=4):
+        """Serve until stop() (or cancellation)."""
+        if self._server is None:
+            await self.start(host, port, backlog)
+        try:
+            await self._stopped.wait()
+        finally:
+            await self.stop()
+
+    async def stop(self):
+        """Stop listening and close every connection."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.close()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for connection in self.connections[:]:
+            if connection.task is not None:
+                connection.task.cancel()
+        try:
+            await server.wait_closed()
+        except Exception:
+            pass
+        self._stopped.set()
+
+    async def _sweep(self):
+        """Once a second: close what outlived its deadline, keep quiet streams alive."""
+        while True:
+            await _sleep_ms(_SWEEP_MS)
+            now = ticks_ms()
+            for connection in self.connections[:]:
+                if connection.deadline is not None and ticks_diff(now, connection.since) > connection.deadline:
+                    _log.info("closing a connection: %s too long", "idle" if connection.state == _IDLE else "request")
+                    connection.deadline = None
+                    if connection.task is not None:
+                        connection.task.cancel()
+                response = connection.response
+                if (response is not None and response.streaming and response.keepalive
+                        and ticks_diff(now, response._last_write) > response.keepalive_s * 1000):
+                    response._last_write = now
+                    asyncio.create_task(response._keep_alive())
+
+    def _make_room(self):
+        """Close the longest idle connection; False when none is idle."""
+        idle = None
+        for connection in self.connections:
+            if connection.state == _IDLE and connection.requests and (
+                    idle is None or ticks_diff(idle.since, connection.since) > 0):
+                idle = connection
+        if idle is None:
+            return False
+        idle.task.cancel()
+        return True
+
+    async def _serve(self, reader, writer):
+        connection = _Connection(self, reader, writer)
+        connection.task = asyncio.current_task()
+        self.connections.append(connection)
+        _conn.set_nodelay(writer)
+        full = len(self.connections) > self.max_connections and not self._make_room()
+        abort = True  # cut off (a deadline, room for another, stop()): unsent data is dropped
+        try:
+            await self._requests(connection, full)
+            abort = False
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:  # a bug of ours must not stop the server
+            _log.error("connection failed: %r", e)
+        finally:
+            connection.response = None
+            if connection in self.connections:
+                self.connections.remove(connection)
+            await _conn.close_quietly(writer, abort)
+
+    async def _requests(self, connection, full):
+        while True:
+            try:
+                request = await connection.request(self.keep)
+                if request is None:
+                    return
+                if full or self.active >= self.max_requests:
+                    raise _Refusal(503, "busy: %d requests at once" % self.max_requests)
+                if request.length:
+                    await connection.read_body(request)
+            except _Refusal as refusal:
+                await self._refuse(connection, refusal)
+                return
+            except (EOFError, OSError):
+                return  # the client left mid-request: nothing to answer
+            connection.requests += 1
+            response = Response(connection, request.keep_alive)
+            connection.response = response
+            connection._wait(_SERVING, None)
+            self.active += 1
+            try:
+                await self.handler(request, response)
+                if not response.sent:
+                    raise RuntimeError("the handler sent no response")
+            except Exception as e:
+                if not response.sent and not response.gone:
+                    _log.error("%s %s failed: %r", request.method, request.path, e)
+                    response.keep_alive = False
+                    try:
+                        await response.send(500)
+                    except Exception:
+                        pass
+                return
+            finally:
+                if response.streaming:
+                    self.streams -= 1
+                else:
+                    self.active -= 1
+                self.served += 1
+                connection.response = None
+            request = None
+            if not response.keep_alive or response.gone:
+                return
+
+    async def _refuse(self, connection, refusal):
+        """Answer what the server refused itself, and close (unread input may follow:
+        some of it is read first, so that the client gets to read the answer)."""
+        self.refused += 1
+        self.served += 1
+        response = Response(connection, False)
+        headers = (("Content-Type", "text/plain"), ("Retry-After", "1")) if refusal.status == 503 \
+            else (("Content-Type", "text/plain"),)
+        _log.info("refused a request: %d %s", refusal.status, refusal.reason)
+        try:
+            await response.send(refusal.status, headers, refusal.reason)
+        except Exception:
+            return
+        await connection.discard(max(4 * self.max_body, 65536))

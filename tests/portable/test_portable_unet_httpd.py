@@ -1,0 +1,208 @@
+# The device's HTTP/1.1 server (unet.httpd) over in-memory streams: requests, keep-alive,
+# streamed responses, and every bound answered and freed. Runs under pytest and inside
+# MicroPython (the socket side is tested through the simulated board: tests/firmware).
+import asyncio
+
+from unet.httpd import MAX_HEADERS, MAX_LINE, HttpServer, body_length, status_line
+
+
+class Stream:
+    """Both ends of a connection as the server sees them: `incoming` is what the client
+    sent, handed out `chunk` bytes at a time, then the end of the stream (or, with
+    `hold`, nothing more until closed); `out` collects what the server wrote."""
+
+    def __init__(self, incoming, chunk=7, hold=False):
+        self.incoming = incoming
+        self.pos = 0
+        self.chunk = chunk
+        self.hold = hold
+        self.out = bytearray()
+        self.closed = False
+
+    async def readinto(self, buf):
+        if self.pos >= len(self.incoming):
+            while self.hold and not self.closed:
+                await asyncio.sleep(0)
+            return 0
+        data = self.incoming[self.pos:self.pos + min(self.chunk, len(buf))]
+        buf[:len(data)] = data
+        self.pos += len(data)
+        return len(data)
+
+    async def read(self, n):  # CPython's streams read; the server takes either
+        buf = bytearray(n)
+        count = await self.readinto(buf)
+        return bytes(buf[:count])
+
+    def write(self, data):
+        self.out.extend(bytes(data))
+
+    async def drain(self):
+        pass
+
+    def close(self):
+        self.closed = True
+
+    async def wait_closed(self):
+        self.closed = True
+
+    def responses(self):
+        """[(status, {lowercase name: value}, body bytes)] of what the server wrote."""
+        out, found = bytes(self.out), []
+        while out:
+            head, _, rest = out.partition(b"\r\n\r\n")
+            lines = str(head, "utf-8").split("\r\n")
+            status = int(lines[0].split(" ")[1])
+            headers = {}
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+            if status == 100:
+                out = rest
+                found.append((100, headers, b""))
+                continue
+            length = int(headers.get("content-length", len(rest)))
+            found.append((status, headers, rest[:length]))
+            out = rest[length:]
+        return found
+
+
+async def echo(request, response):
+    if request.path == "/fail":
+        raise ValueError("handler bug")
+    if request.path == "/silent":
+        return
+    if request.path == "/stream":
+        await response.start(200, (("Content-Type", "text/event-stream"),))
+        await response.write(["data: ", "ü", "\r\n\r\n"])
+        await response.write(b"data: 2\r\n\r\n")
+        return
+    body = request.body or b""
+    await response.send(200, (("Content-Type", "text/plain"),),
+                        ["%s %s ?%s " % (request.method, request.path, request.query),
+                         bytes(body), " " + ",".join(sorted("%s=%s" % kv for kv in request.headers.items()))])
+
+
+async def serve(data, handler=echo, chunk=7, hold=False, **options):
+    server = HttpServer(handler, ("authorization", "x-kept"), **options)
+    stream = Stream(data, chunk, hold)
+    await server._serve(stream, stream)
+    return server, stream
+
+
+def test_status_lines_and_lengths():
+    assert status_line(404) == "HTTP/1.1 404 Not Found"
+    assert status_line(599) == "HTTP/1.1 599 Unknown"
+    assert body_length(["ab", b"cd", "ü"]) == 6
+
+
+async def test_a_request_its_body_and_the_headers_asked_for():
+    server, stream = await serve(b"POST /mcp?a=1 HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer t\r\n"
+                                 b"X-Other: not kept\r\nX-KEPT: 1\r\nx-kept: 2\r\nContent-Length: 5\r\n\r\nhello")
+    (status, headers, body), = stream.responses()
+    assert status == 200 and headers["content-type"] == "text/plain"
+    assert body == b"POST /mcp ?a=1 hello authorization=Bearer t,x-kept=1, 2"
+    assert server.served == 1 and server.refused == 0 and server.active == 0 and not server.connections
+    assert stream.closed  # the client closed after its request: so does the server
+
+
+async def test_keep_alive_serves_requests_in_turn():
+    server, stream = await serve(b"GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 2\r\n\r\nok"
+                                 b"\r\nGET /c HTTP/1.1\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\n\r\n",
+                                 chunk=3)
+    replies = stream.responses()
+    assert [body.split(b" ")[1] for _, _, body in replies] == [b"/a", b"/b", b"/c"]
+    assert "connection" not in replies[0][1] and replies[2][1]["connection"] == "close"
+    assert server.served == 3
+
+
+async def test_http_1_0_closes_after_one_request():
+    server, stream = await serve(b"GET /a HTTP/1.0\r\n\r\nGET /b HTTP/1.0\r\n\r\n")
+    assert len(stream.responses()) == 1 and stream.responses()[0][1]["connection"] == "close"
+
+
+async def test_a_streamed_response_ends_with_the_connection():
+    server, stream = await serve(b"GET /stream HTTP/1.1\r\n\r\nGET /a HTTP/1.1\r\n\r\n")
+    text = bytes(stream.out)
+    assert text.startswith(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+    assert text.endswith("data: ü\r\n\r\ndata: 2\r\n\r\n".encode()) and b"content-length" not in text.lower()
+    assert server.served == 1
+
+
+async def test_bad_requests_are_answered_and_the_connection_closed():
+    long_line = b"X-Kept: " + b"y" * MAX_LINE + b"\r\n"
+    many = b"".join(b"X-%d: 1\r\n" % i for i in range(MAX_HEADERS + 1))
+    cases = (
+        (b"garbage\r\n\r\n", 400), (b"GET /a HTTP/2.0\r\n\r\n", 505), (b"GET /a SPDY\r\n\r\n", 400),
+        (b"GET http://h/a HTTP/1.1\r\n\r\n", 400), (b"GET /a b HTTP/1.1\r\n\r\n", 400),
+        (b"GET /a HTTP/1.1\r\nno colon\r\n\r\n", 400), (b"GET /a HTTP/1.1\r\n: empty\r\n\r\n", 400),
+        (b"GET /a HTTP/1.1\r\n" + long_line + b"\r\n", 431), (b"GET /a HTTP/1.1\r\n" + many + b"\r\n", 431),
+        (b"POST /a HTTP/1.1\r\nContent-Length: 11\r\n\r\nhello world", 413),
+        (b"POST /a HTTP/1.1\r\nContent-Length: x\r\n\r\n", 400),
+        (b"POST /a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400),
+        (b"POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 411),
+        (b"GET /\xff\xfe HTTP/1.1\r\n\r\n", 400),
+    )
+    for data, expected in cases:
+        server, stream = await serve(data + b"GET /next HTTP/1.1\r\n\r\n", max_body=10)
+        replies = stream.responses()
+        assert [status for status, _, _ in replies] == [expected], (data[:40], replies)
+        assert replies[0][1]["connection"] == "close" and stream.closed
+        assert server.refused == 1 and not server.connections
+
+
+async def test_a_handler_that_fails_or_forgets_gets_a_500():
+    for path in (b"/fail", b"/silent"):
+        server, stream = await serve(b"GET " + path + b" HTTP/1.1\r\n\r\nGET /a HTTP/1.1\r\n\r\n")
+        assert [status for status, _, _ in stream.responses()] == [500]
+
+
+async def test_beyond_max_requests_a_request_gets_503():
+    server = HttpServer(echo, max_requests=1)
+    server.active = 1  # one already in the handler
+    stream = Stream(b"GET /a HTTP/1.1\r\n\r\n")
+    await server._serve(stream, stream)
+    (status, headers, _), = stream.responses()
+    assert status == 503 and headers["retry-after"] == "1"
+
+
+async def test_expect_100_continue_is_answered_before_the_body():
+    server, stream = await serve(b"POST /a HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi")
+    assert [status for status, _, _ in stream.responses()] == [100, 200]
+
+
+async def test_a_client_that_leaves_mid_request_frees_everything():
+    for data in (b"POST /a HTTP/1.1\r\nContent-Length: 9\r\n\r\nabc", b"GET /a HTTP/1.1\r\nHost: h"):
+        server, stream = await serve(data)
+        assert stream.out == b"" and stream.closed and not server.connections and server.active == 0
+
+
+async def test_until_gone_returns_when_the_client_hangs_up():
+    seen = []
+
+    async def wait_for_hang_up(request, response):
+        await response.until_gone()
+        seen.append(response.gone)
+        await response.send(200)  # nobody reads it: the write is harmless
+
+    server, stream = await serve(b"GET /a HTTP/1.1\r\n\r\n", wait_for_hang_up)
+    assert seen == [True] and not server.connections and server.active == 0
+
+
+async def test_an_idle_connection_is_closed_for_a_new_one_when_full():
+    server = HttpServer(echo, max_connections=1, idle_timeout=60)
+    first = Stream(b"GET /a HTTP/1.1\r\n\r\n", hold=True)
+    task = asyncio.create_task(server._serve(first, first))
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if first.responses():
+            break
+    assert len(server.connections) == 1 and server.connections[0].requests == 1
+    second = Stream(b"GET /b HTTP/1.1\r\n\r\n")
+    await server._serve(second, second)
+    assert [status for status, _, _ in second.responses()] == [200]
+    for _ in range(100):
+        if task.done():
+            break
+        await asyncio.sleep(0)
+    assert task.done() and first.closed and not server.connections
