@@ -42,7 +42,8 @@ OPTIONS = {
                 ("empty_v", NUMBER, 3.3, 0, 60), ("full_v", NUMBER, 4.2, 0, 60),
                 ("interval_ms", INT, 30000, 1000, 86400000)),
     "oled": (("sda", IO, REQUIRED), ("scl", IO, REQUIRED), ("i2c", INT, 0, 0, 1),
-             ("addr", INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64)),
+             ("addr", INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64),
+             ("status", BOOL, False)),
 }
 # Tool namespaces of the common tools (self.<name>.*): a part may not take them.
 RESERVED = ("audio_speaker", "screen", "camera", "assets", "system", "network")

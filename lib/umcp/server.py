@@ -168,6 +168,9 @@ class McpServer:
         # capabilities.experimental.messageLimit.maxBytes; None: not announced. A session
         # may say its own.
         self.max_message = None
+        # Called as on_call(tool name, ok) after each tool's callback returned or raised
+        # (a status screen shows the last call): it must return at once and never raise.
+        self.on_call = None
 
     def session(self, send=None, overhead=0, page_limit=None, max_message=None):
         """A new client's Session (see Session); it gets notifications until closed."""
@@ -710,6 +713,7 @@ class McpServer:
             if call.cancelled:
                 return
             call.started = True
+            ok = True
             try:
                 value = call.tool.callback(call.args)
                 if iscoroutine(value):
@@ -719,6 +723,9 @@ class McpServer:
             except Exception as e:  # CancelledError is no Exception: it goes to the outer try
                 _log.warning("tool %s failed: %s", call.tool.name, describe(e))
                 pieces = error_result_pieces(describe(e), call.modern)
+                ok = False
+            if self.on_call is not None:
+                self.on_call(call.tool.name, ok)
             if not call.cancelled:  # a tool may have swallowed its cancellation
                 call.answering = True
                 await self._send(call.session, result_frame(call.id_json, pieces))

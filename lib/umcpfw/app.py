@@ -81,6 +81,7 @@ class Application:
         self.settings = Settings(SETTINGS_FILE)
         # The board puts the saved volume, brightness and theme back onto its hardware.
         self.board = self.build_board()
+        self.status_view = self.build_status_view()  # where a screen shows the status
         self.device_id = config.get("device_id") or self.mac_address()
         self.client_id = self.settings.get("client_id")  # a UUID made once by Settings
         # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
@@ -93,6 +94,8 @@ class Application:
         self.vision = VisionClient(self.device_id, self.client_id, self.trust)
         self.tools = None
         self.server = self.build_server()
+        if self.status_view is not None:
+            self.server.on_call = self.status_view.on_call
         self.ota = None  # the OTA check (devsvc.otacheck), where config.json has an ota_url
         self.fleet = None
         if config.get("ota_url"):
@@ -104,7 +107,10 @@ class Application:
             try:
                 self.transport()  # refuse a config without a server at once
             except ValueError as e:
-                raise ConfigError(str(e))
+                # ...unless a board with a radio and no Wi-Fi yet: its setup page asks
+                # for the server too.
+                if self.board.wlan is None or self.wifi_credentials()[0]:
+                    raise ConfigError(str(e))
         # Everything the session keeps is built: what is free now bounds incoming messages.
         self.max_message = config.get("max_message") or max_message_for(free_heap())
         self.server.max_message = self.max_message  # announced in initialize
@@ -120,6 +126,7 @@ class Application:
         self._reboot_task = None
         self._wifi_task = None
         self._ota_task = None
+        self.wifi_setup = None  # the access point and its page, while that mode runs
 
     def build_board(self):
         """The board config.json names, with its parts; ConfigError names what is wrong (an
@@ -133,6 +140,24 @@ class Application:
             return module.create(self.config, self.settings)
         except ValueError as e:  # its parts (a bad entry, a pin the port refused)
             raise ConfigError(str(e))
+
+    def build_status_view(self):
+        """The status screen (umcpfw.statusview) on the first OLED part with "status":
+        true; imported only there. Where the board has no display of its own, the OLED
+        becomes it: the theme tool switches the panel between light and dark."""
+        for part in self.board.parts:
+            if part.kind == "oled" and part.status:
+                from umcpfw.statusview import StatusView
+
+                if self.board.display is None:
+                    from drivers.display import Display
+
+                    self.board.display = Display(part.width, part.height, "SSD1306 OLED",
+                                                 self.settings.get("theme") or "light")
+                view = StatusView(part, self)
+                part.on_release = view.changed
+                return view
+        return None
 
     def mac_address(self):
         """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
@@ -282,12 +307,31 @@ class Application:
         log.warning("rebooting in %d ms", delay_ms)
         await asyncio.sleep(delay_ms / 1000)
         try:
-            await self.link.stop()  # a clean close tells the backend we are going
+            if self.link is not None:
+                await self.link.stop()  # a clean close tells the backend we are going
         except Exception as e:
             log_exception("closing the link", e)
         import machine
 
         machine.reset()
+
+    async def run_wifi_setup(self, reason):
+        """The access point and its setup page (umcpfw.wifisetup, imported only here) until
+        the answer is saved and the board restarts."""
+        from umcpfw.wifisetup import WifiSetup
+
+        view = self.status_view
+
+        def show(ssid, key, address):
+            if view is not None:
+                view.setup = (ssid, key, address)
+                view.changed()
+
+        self.wifi_setup = WifiSetup(self.board.wlan, hostname_for(self.device_id), reason,
+                                    self.config.get("wifi_setup_port", 80),
+                                    self.config.get("wifi_setup_bind", "0.0.0.0"), show)
+        self.services.append(self.wifi_setup)
+        await self.wifi_setup.run()
 
     def on_system(self, message):
         if message.get("command") == "reboot":
@@ -314,12 +358,25 @@ class Application:
                     pass
 
     async def run(self):
+        if self.status_view is not None:  # from the start: it shows the way there too
+            self._tasks.append(asyncio.create_task(_serve(self.status_view)))
         wlan = self.board.wlan
         if wlan is not None:  # the host board has no radio
             from umcpfw import wifi
 
             ssid, password = self.wifi_credentials()
-            await wifi.connect(wlan, ssid, password)
+            reason = None
+            if self.settings.get("wifi_setup"):
+                self.settings.set("wifi_setup", None)  # once: the next boot is a normal one
+                reason = "asked for by self.system.reconfigure_wifi"
+            elif not ssid:
+                reason = "no Wi-Fi configured"
+            elif not await wifi.connect(wlan, ssid, password,
+                                        give_up_s=self.config.get("wifi_setup_after", 120)):
+                reason = "Wi-Fi %s not reachable" % ssid
+            if reason is not None:
+                await self.run_wifi_setup(reason)
+                return
             wifi.set_clock()  # certificate dates need it
             self._wifi_task = asyncio.create_task(wifi.keep_connected(wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.

@@ -35,19 +35,27 @@ async def _attempt(wlan, ssid, password, timeout_s):
     return wlan.isconnected()
 
 
-async def connect(wlan, ssid, password, attempt_s=15, pause_s=1, pause_max_s=60):
-    """Bring the station up, retrying with a doubling pause (capped) until it connects."""
+async def connect(wlan, ssid, password, attempt_s=15, pause_s=1, pause_max_s=60,
+                  give_up_s=None):
+    """Bring the station up, retrying with a doubling pause (capped) until it connects
+    (True), or until give_up_s seconds have passed without (False; None: never)."""
     wlan.active(True)
+    started = ticks_ms()
     while not wlan.isconnected():
         log.info("connecting to Wi-Fi %s", ssid)
         if await _attempt(wlan, ssid, password, attempt_s):
             break
+        wlan.disconnect()
+        if give_up_s is not None and ticks_diff(ticks_ms(), started) >= give_up_s * 1000:
+            log.warning("Wi-Fi %s not connected within %s s (status %s)", ssid, give_up_s,
+                        wlan.status())
+            return False
         log.warning("Wi-Fi %s not connected (status %s); retrying in %s s", ssid, wlan.status(),
                     pause_s)
-        wlan.disconnect()
         await asyncio.sleep(pause_s)
         pause_s = min(pause_s * 2, pause_max_s)
     log.info("Wi-Fi up: %s", wlan.ifconfig()[0])
+    return True
 
 
 async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s=1,
