@@ -97,13 +97,19 @@ class StatusView:
 
     async def run(self):
         """Draw at each change (coalesced) and every POLL_S seconds, until stop()."""
-        while not self._stopped:
-            self._changed.clear()
-            self.draw()
-            try:
-                await asyncio.wait_for(self._changed.wait(), POLL_S)
-            except asyncio.TimeoutError:
-                pass
+        ticker = asyncio.create_task(self._tick())
+        try:
+            while not self._stopped:
+                self._changed.clear()
+                self.draw()
+                await self._changed.wait()
+        finally:
+            ticker.cancel()
+
+    async def _tick(self):
+        while True:
+            await asyncio.sleep(POLL_S)
+            self._changed.set()
 
     async def stop(self):
         self._stopped = True
