@@ -47,6 +47,12 @@ _STRUCTURED_FROM = "2025-06-18"
 
 # At most this many resources/subscribe URIs are remembered (each costs its string).
 MAX_SUBSCRIPTIONS = const(8)
+# At most this many tool calls of one client wait behind the running one; more are refused
+# at once (a flood must not fill the heap, nor hold up the other clients' calls for long).
+MAX_QUEUED_CALLS = const(8)
+# JSON-RPC's range for implementation-defined server errors: the client's calls are queued
+# to the limit already.
+BUSY = const(-32000)
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -82,15 +88,20 @@ class Session:
     pieces of JSON text (`compat.join_pieces` makes them one str). `overhead`: the bytes
     the transport's envelope adds to a message; `page_limit`: the largest list frame,
     envelope included (None: the server's); `max_message`: the largest message the
-    transport accepts, announced in initialize (None: the server's). A transport whose
-    clients need tool names of `^[a-zA-Z0-9_-]{1,64}$` sets `portable` (umcp.names):
-    tools/list gives them so; tools/call takes either form on every session.
+    transport accepts, announced in initialize (None: the server's); `offered`: which
+    tools this client sees and may call, `offered(tool) -> bool`, each listed whatever
+    `withUserTools` says (None: every tool, the user-only ones listed on `withUserTools`).
+    A transport whose clients need tool names of `^[a-zA-Z0-9_-]{1,64}$` sets `portable`
+    (umcp.names): tools/list gives them so; tools/call takes either form on every session.
     """
 
     portable = False  # tools/list names in the portable form (a class default: no heap)
 
-    def __init__(self, server, send=None, overhead=0, page_limit=None, max_message=None):
+    def __init__(self, server, send=None, overhead=0, page_limit=None, max_message=None,
+                 offered=None):
         self.server = server
+        self.offered = offered
+        self.refusing = False  # its calls are being refused as over MAX_QUEUED_CALLS
         self.send = send
         self.overhead = overhead
         self.page_limit = page_limit
@@ -172,9 +183,9 @@ class McpServer:
         # (a status screen shows the last call): it must return at once and never raise.
         self.on_call = None
 
-    def session(self, send=None, overhead=0, page_limit=None, max_message=None):
+    def session(self, send=None, overhead=0, page_limit=None, max_message=None, offered=None):
         """A new client's Session (see Session); it gets notifications until closed."""
-        session = Session(self, send, overhead, page_limit, max_message)
+        session = Session(self, send, overhead, page_limit, max_message, offered)
         self._sessions.append(session)
         return session
 
@@ -466,10 +477,10 @@ class McpServer:
             if problem is not None:
                 await self._send(session, error_frame(id_json, INVALID_REQUEST, problem))
             elif "id" not in payload:
-                self._notification(session, payload["method"], payload.get("params", _NO_PARAMS))
+                self._notification(session, payload["method"], _params(payload))
             else:
                 await self._request(session, request_id, id_json, payload["method"],
-                                    payload.get("params", _NO_PARAMS))
+                                    _params(payload))
         except Exception as e:  # a bug of ours must not stop the device
             _log.error("dropped a message: %s", describe(e))
 
@@ -502,7 +513,8 @@ class McpServer:
             if method == "tools/call":
                 reply = self._call_tool(session, request_id, id_json, params, modern, log_level)
             elif method == "tools/list":
-                reply = self._page(session, id_json, params, self._tools, "name", _TOOLS_OPEN, modern)
+                reply = self._page(session, id_json, params, self._tools, "name", _TOOLS_OPEN, modern,
+                                   session.offered)
             elif method == "resources/read":
                 from .resource import read
 
@@ -603,10 +615,11 @@ class McpServer:
 
     # -- paged lists (tools, resources, resource templates) ---------------------
 
-    def _page(self, session, id_json, params, items, key, opening, modern):
+    def _page(self, session, id_json, params, items, key, opening, modern, offered=None):
         """The pieces of one page: as many entries as fit in `page_limit`, envelope
         included. `key` names the attribute that identifies an entry: a page that has
-        more after it gives the next entry's key as its nextCursor."""
+        more after it gives the next entry's key as its nextCursor. `offered`: the
+        session's choice of tools (see Session), or None."""
         cursor = params.get("cursor")
         with_user_tools = params.get("withUserTools") is True
         start = 0
@@ -623,9 +636,9 @@ class McpServer:
         used = 0  # bytes of the entries and their commas
         tools = items is self._tools
         structured = tools and _structured(session, modern)
-        index = _next_listed(items, start, with_user_tools)
+        index = _next_listed(items, start, with_user_tools, offered)
         while index >= 0:
-            after = _next_listed(items, index + 1, with_user_tools)
+            after = _next_listed(items, index + 1, with_user_tools, offered)
             entry = items[index].entry_bytes(structured) if tools else items[index].json_bytes
             size = used + (1 if used else 0) + entry
             if after < 0:
@@ -684,8 +697,8 @@ class McpServer:
         if not isinstance(name, str):
             raise InvalidParams("tools/call needs the tool name")
         index = self._index(name)
-        if index < 0:
-            raise InvalidParams("unknown tool " + name)
+        if index < 0 or session.offered is not None and not session.offered(self._tools[index]):
+            raise InvalidParams("unknown tool " + name)  # one this client is not offered, too
         tool = self._tools[index]
         try:
             args = tool.properties.validate(params.get("arguments"))
@@ -693,6 +706,16 @@ class McpServer:
             if not modern and (session.protocol is None or session.protocol < _ARGS_AS_RESULTS_FROM):
                 raise
             return result_frame(id_json, error_result_pieces(str(e), modern))
+        queued = 0
+        for call in self._queue:
+            if call.session is session:
+                queued += 1
+        if queued >= MAX_QUEUED_CALLS:
+            if not session.refusing:  # once per burst: a flood must not flood the log too
+                session.refusing = True
+                _log.warning("more than %d tool calls queued by a client: refused", MAX_QUEUED_CALLS)
+            return error_frame(id_json, BUSY, "busy: %d calls of yours wait" % MAX_QUEUED_CALLS)
+        session.refusing = False
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         self._queue.append(_Call(session, request_id, id_json, tool, args,
@@ -781,11 +804,23 @@ def _structured(session, modern):
     return modern or (session.protocol or "") >= _STRUCTURED_FROM
 
 
-def _next_listed(items, start, with_user_tools):
+def _next_listed(items, start, with_user_tools, offered=None):
     for index in range(start, len(items)):
-        if with_user_tools or not items[index].user_only:
+        item = items[index]
+        if offered is not None:
+            if offered(item):
+                return index
+        elif with_user_tools or not item.user_only:
             return index
     return -1
+
+
+def _params(message):
+    """A message's params; none, or null, are no params. JSON-RPC wants params left out
+    rather than null, but xiaozhi-esp32-server's manager console (Jackson) sends
+    `"params":null` with its tools/list, and refusing it would list no tools there."""
+    params = message.get("params")
+    return _NO_PARAMS if params is None else params
 
 
 def _unsupported_version_frame(id_json, requested):
@@ -804,7 +839,7 @@ def _invalid_request(message):
         return "id must be a string or an integer"
     if not isinstance(message.get("method"), str):
         return "method must be a string"
-    if not isinstance(message.get("params", _NO_PARAMS), dict):
+    if not isinstance(_params(message), dict):
         return "params must be an object"
     return None
 

@@ -1,5 +1,5 @@
-# The application: settings, board, MCP server, the OTA check and the xiaozhi link on one
-# asyncio loop.
+# The application: settings, board, MCP server, the OTA check, the xiaozhi link and the MCP
+# endpoint links on one asyncio loop.
 import asyncio
 import sys
 
@@ -103,14 +103,23 @@ class Application:
 
             self.fleet = Fleet(self)
             self.ota = self.fleet.check
+        # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
+        # and token; the MCP endpoint links where config.json names endpoints. At least one.
+        self.xiaozhi = self.ota is not None
         if self.ota is None:
             try:
-                self.transport()  # refuse a config without a server at once
+                self.transport()
+                self.xiaozhi = True
             except ValueError as e:
-                # ...unless a board with a radio and no Wi-Fi yet: its setup page asks
-                # for the server too.
-                if self.board.wlan is None or self.wifi_credentials()[0]:
-                    raise ConfigError(str(e))
+                # A config without a server is refused at once, unless it names MCP
+                # endpoints, or the board has a radio and no Wi-Fi yet (its setup page asks
+                # for the server too).
+                fresh = self.board.wlan is not None and not self.wifi_credentials()[0]
+                if not config.get("mcp_endpoint") and not fresh:
+                    raise ConfigError("%s, or an mcp_endpoint" % e)
+        endpoint = None
+        if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured
+            from mcplink import endpoint
         # Everything the session keeps is built: what is free now bounds incoming messages.
         self.max_message = config.get("max_message") or max_message_for(free_heap())
         self.server.max_message = self.max_message  # announced in initialize
@@ -121,6 +130,17 @@ class Application:
         self.hostname = None  # the board's network name, set for the MCP endpoint
         if config.get("mcp_http") is not None:
             self.services.append(self.build_mcp_http(config["mcp_http"]))
+        # One MCP endpoint link per URL (a service), each its own client of the server.
+        self.endpoints = []
+        if endpoint is not None:
+            try:
+                self.endpoints = endpoint.configured(config, self.server, self.device_id, "umcp/%s (%s)"
+                                                     % (VERSION, self.board.name), self.trust,
+                                                     self.max_message)
+            except ValueError as e:  # its words mask the token
+                raise ConfigError("config.json: %s" % e)
+            self.services.extend(self.endpoints)
+            self.tools.endpoints = self.endpoints  # get_system_info reports them
         self._tasks = []  # the services' tasks and the board's upkeep
         self.stopped = False
         self._reboot_task = None
@@ -307,10 +327,9 @@ class Application:
         log.warning("rebooting in %d ms", delay_ms)
         await asyncio.sleep(delay_ms / 1000)
         try:
-            if self.link is not None:
-                await self.link.stop()  # a clean close tells the backend we are going
+            await self.stop()  # clean closes tell the backend and the endpoints we are going
         except Exception as e:
-            log_exception("closing the link", e)
+            log_exception("closing the links", e)
         import machine
 
         machine.reset()
@@ -384,11 +403,16 @@ class Application:
             _mark_valid()
         except Exception as e:
             log_exception("marking the firmware valid", e)
-        log.info("%s %s as %s, client %s; messages up to %d bytes", self.board.name, VERSION,
-                 self.device_id, self.client_id, self.max_message)
+        log.info("%s %s as %s, client %s; messages up to %d bytes; %d MCP endpoint(s)",
+                 self.board.name, VERSION, self.device_id, self.client_id, self.max_message,
+                 len(self.endpoints))
         for service in self.services:
             self._tasks.append(asyncio.create_task(_serve(service)))
         self._tasks.append(asyncio.create_task(_upkeep(self.board, self.server)))
+        if not self.xiaozhi:
+            # MCP endpoints only: their links are services, serving on tasks of their own.
+            while True:
+                await asyncio.sleep(3600)
         if self.fleet is not None:
             await self.fleet.first_check()
             self._ota_task = asyncio.create_task(self.fleet.periodic())

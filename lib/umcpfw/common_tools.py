@@ -123,6 +123,7 @@ class CommonTools:
         self.resources = None
         self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
         self.mcp_url = None  # the board's own MCP endpoint, where config.json enables it
+        self.endpoints = ()  # the app's MCP endpoint links (get_system_info: status(), masked)
 
     def register(self):
         s, b = self.server, self.board
@@ -271,6 +272,10 @@ class CommonTools:
             info["firmware_offer"] = self.offer
         if self.mcp_url:
             info["mcp_url"] = self.mcp_url
+        if self.endpoints:
+            states = info["mcp_endpoints"] = []
+            for link in self.endpoints:
+                states.append(link.status())
         rtc = _rtc()
         if rtc:
             info["rtc"] = rtc

@@ -3,7 +3,7 @@
 # Memory: a payload is read once into a buffer of its announced size (after the size
 # is checked against max_message). Sending never builds a masked copy of a whole message
 # (nor, on MicroPython, an encoded copy of a str: its UTF-8 bytes are read in place): each
-# frame goes through one buffer per connection, header and masked payload together, so a
+# frame goes through one buffer, header and masked payload together, so a
 # frame of up to FRAME_CHUNK payload bytes leaves in ONE writer.write() call (one TCP segment:
 # a header written apart from its payload waits for the peer's delayed ACK under Nagle's
 # algorithm, about 40 ms a frame). A longer frame streams in chunks, the header with the
@@ -16,7 +16,7 @@ import struct
 import sys
 
 from . import conn
-from umcp.compat import const, ticks_ms
+from umcp.compat import const, ticks_diff, ticks_ms
 
 _MICROPYTHON = sys.implementation.name == "micropython"
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -37,11 +37,14 @@ CLOSE_TOO_BIG = const(1009)
 
 _MAX_REASON = const(123)  # a close frame is a control frame: 125 bytes, 2 for the code
 FRAME_CHUNK = const(1008)  # payload bytes per write; a multiple of 4 keeps the key aligned
-_FRAME_BUF = const(1024)  # per connection: a header (14 bytes at most) and a chunk
-# Frame buffers of closed connections, for the next: one, allocated as this module is
-# imported (at boot, before a long session fragments the heap), serves every connection
-# of a device that holds one at a time.
-_spare = [bytearray(_FRAME_BUF)]
+_FRAME_BUF = const(1024)  # a header (14 bytes at most) and a chunk
+# Where every outgoing frame is built and masked: one, allocated as this module is imported
+# (at boot, before a long session fragments the heap), for every connection at once (the
+# xiaozhi link beside MCP endpoint links). A chunk is built and handed to its writer
+# without an await in between, and writer.write() keeps no reference to it (MicroPython's
+# stream copies what it cannot send at once; CPython's transport gets a copy), so the
+# buffer is free again at every await: connections never need it at the same time.
+_FRAME = bytearray(_FRAME_BUF)
 _MASK_STEP = const(64)  # bytes masked at a time (a multiple of 4)
 _DISCARD = const(512)  # bytes read at a time while skipping what a failing peer still sends
 _CLOSE_WAIT_S = const(2)  # how long a closing handshake may take before we hang up
@@ -182,8 +185,6 @@ class WebSocket:
         self.max_message = max_message
         self.last_rx_ms = ticks_ms()
         self._send_lock = asyncio.Lock()  # frames from concurrent tasks never interleave
-        # Each outgoing frame is built and masked here: the spare one if there is one.
-        self._buf = _spare.pop() if _spare else bytearray(_FRAME_BUF)
         self._close_sent = False
         self._closed = None  # (code, reason) once the connection is over
         self._done = asyncio.Event()
@@ -236,6 +237,39 @@ class WebSocket:
         """Hang up at once, without the closing handshake (for a peer that went silent).
         A task blocked in recv() gets ConnectionClosed(1006)."""
         await self._finish(CLOSE_ABNORMAL, "aborted", True)
+
+    async def keep_alive(self, ping_interval, idle_timeout):
+        """Ping every ping_interval seconds (0: never) and hang up after idle_timeout
+        seconds without any frame from the peer (a half-open TCP connection, a peer that
+        stopped reading: nothing else would ever tell). Run it as a task beside recv(),
+        which then raises ConnectionClosed(1006, "nothing received for N ms"); it returns
+        when the connection is over. Pings go out from a task of their own: a send stuck
+        on a dead network (its buffers full) must not stall this watchdog."""
+        idle_ms = int(idle_timeout * 1000)
+        ping_ms = int(ping_interval * 1000) if ping_interval else 0
+        step_s = min(ping_ms or idle_ms, idle_ms) / 4000
+        last_ping = ticks_ms()
+        pinging = None
+        try:
+            while self._closed is None:
+                await asyncio.sleep(step_s)
+                now = ticks_ms()
+                if ticks_diff(now, self.last_rx_ms) >= idle_ms:
+                    await self._finish(CLOSE_ABNORMAL, "nothing received for %d ms" % idle_ms, True)
+                    return
+                if ping_ms and ticks_diff(now, last_ping) >= ping_ms:
+                    if pinging is None or pinging.done():
+                        last_ping = now
+                        pinging = asyncio.create_task(self._quiet_ping())
+        finally:
+            if pinging is not None:
+                pinging.cancel()
+
+    async def _quiet_ping(self):
+        try:
+            await self.ping()
+        except ConnectionClosed:
+            pass  # the task in recv() hears of it
 
     async def _hang_up_after(self, handshake, code, reason):
         # A peer may never answer, and a send stuck on a dead network may hold the send
@@ -329,8 +363,6 @@ class WebSocket:
     async def _finish(self, code, reason, abort=False):
         if self._closed is None:
             self._closed = (code, reason)
-            if not _spare and not self._send_lock.locked():  # no frame is being built
-                _spare.append(self._buf)
         self._done.set()
         await conn.close_quietly(self._writer, abort)
 
@@ -362,12 +394,14 @@ class WebSocket:
         for piece in pieces:
             length += len(piece)
         head = frame_header(opcode, length, key)
-        # Pieces are copied into the connection's buffer behind the header and masked a
-        # whole write at a time: many small pieces (a tools/list page) cost no more than one
-        # big one, and the frame leaves in one write when it fits. Chunks start at payload
-        # offsets that are multiples of 4, so one repeated key serves them all.
+        # Pieces are copied into the frame buffer behind the header and masked a whole
+        # write at a time: many small pieces (a tools/list page) cost no more than one big
+        # one, and the frame leaves in one write when it fits. Chunks start at payload
+        # offsets that are multiples of 4, so one repeated key serves them all. Nothing in
+        # the buffer outlives an await: the header goes out with the first chunk, and each
+        # chunk is built afresh after a drain (another connection may have used it).
         keys = _key_int(key)
-        buf = self._buf
+        buf = _FRAME
         writer = self._writer
         async with self._send_lock:
             start = len(head)  # the header's bytes at the front of the first write only

@@ -8,10 +8,10 @@
 # longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqtt_link.py) is
 # the MQTT+UDP one. Runs on CPython and MicroPython.
 import asyncio
-import random
 
-from umcp.compat import dumps, get_logger, iscoroutine, ticks_diff, ticks_ms
+from umcp.compat import dumps, get_logger, iscoroutine
 from umcp.jsonin import loads
+from unet.reconnect import Reconnecting, raise_if_cancelled
 from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed
 from unet.ws import connect as ws_connect
@@ -26,32 +26,15 @@ def bearer(token):
     return token if " " in token else "Bearer " + token
 
 
-class Backoff:
-    """Exponential backoff with jitter: each delay is drawn from [base/2, base], and the
-    base doubles from `minimum` up to `maximum` (seconds) until reset()."""
-
-    def __init__(self, minimum, maximum):
-        self.minimum = minimum
-        self.maximum = maximum
-        self._base = minimum
-
-    def next(self):
-        base = self._base
-        self._base = min(base * 2, self.maximum)
-        return base * (0.5 + random.getrandbits(16) / 131072)
-
-    def reset(self):
-        self._base = self.minimum
-
-
-class Link:
-    """One xiaozhi session with reconnection; a transport supplies _session(), _hang_up(),
-    _close() and _send_frame(pieces).
+class Link(Reconnecting):
+    """One xiaozhi session with reconnection (unet.reconnect.Reconnecting); a transport
+    supplies _session(), _hang_up(), _close() and _send_frame(pieces).
 
     Every transport has: run(), stop(), connected (asyncio.Event), session_id, attempts,
     last_delay, and calls on_system(message) / on_alert(message)."""
 
     transport = None  # "websocket" or "udp", as the hello says
+    log = _log
 
     def __init__(self, server, device_id, client_id, protocol_version=1, ca=None,
                  max_message=32768, on_system=None, on_alert=None, hello_timeout=10,
@@ -66,72 +49,15 @@ class Link:
         self.on_alert = on_alert
         self.hello_timeout = hello_timeout
         self.idle_timeout = idle_timeout
-        self.backoff = Backoff(backoff_min, backoff_max)
-        # A session must last this long (seconds) before the backoff starts over: a server
-        # that answers hello and then drops us at once is not hammered every second.
-        self.stable_after = stable_after
-        self._up_since = None  # ticks_ms when the current session came up
-        self.connected = asyncio.Event()  # set while a session (after both hellos) is up
+        # connected is set while a session (after both hellos) is up.
+        Reconnecting.__init__(self, backoff_min, backoff_max, stable_after)
         self.session_id = None
-        self.attempts = 0  # connection attempts so far
-        self.last_delay = 0  # seconds waited before the latest attempt
         self._prefix = None  # the envelope up to the payload, for this session
-        self._stopping = False
-        self._stopped = asyncio.Event()
-        self.dropped = 0  # MCP messages sent while down, since the last session came up
         # The link's own client of the server: its answers and notifications come here.
         self.mcp = server.session(self._send_mcp, max_message=max_message)
 
-    async def run(self):
-        """Connect, serve, reconnect: forever, until stop() or cancellation."""
-        while not self._stopping:
-            _raise_if_cancelled()
-            self.attempts += 1
-            try:
-                await self._session()
-            except Exception as e:  # whatever ended the session, the link carries on
-                if not self._stopping:
-                    _log.warning("link lost: %s", _describe(e))
-            finally:
-                await self._hang_up()
-                self._cancel_owed()
-            if self._up_since is not None:
-                if ticks_diff(ticks_ms(), self._up_since) >= self.stable_after * 1000:
-                    self.backoff.reset()
-                self._up_since = None
-            if self._stopping:
-                break
-            self.last_delay = self.backoff.next()
-            _log.info("reconnecting in %d ms", int(self.last_delay * 1000))
-            await self._pause(self.last_delay)
-
-    async def stop(self):
-        """End the session the way the transport says goodbye, and make run() return."""
-        self._stopping = True
-        self._stopped.set()
-        await self._close()
-
-    def _cancel_owed(self):
-        """Responses owed to the session that ended can reach no one: the next session's
-        backend never asked for them. The calls are cancelled (as a client's cancellation
-        would) and counted in one line, rather than each reply dropped as it comes."""
-        owed = self.mcp.cancel_calls()
-        if owed:
-            _log.warning("session ended: cancelled %d tool call(s) it was owed a reply for", owed)
-
-    def _drop(self):
-        """Count an MCP message (a notification, say a background task's log) that finds
-        the link down: logged once when dropping starts, the total when a session is up."""
-        self.dropped += 1
-        if self.dropped == 1:
-            _log.warning("link down: MCP messages are dropped until the next session")
-
-    async def _pause(self, seconds):
-        """Sleep, cut short by stop()."""
-        try:
-            await asyncio.wait_for(self._stopped.wait(), seconds)
-        except asyncio.TimeoutError:
-            pass
+    def _lost(self, error):
+        _log.warning("link lost: %s", _describe(error))
 
     def _hello(self):
         return {"type": "hello", "version": self.protocol_version, "features": {"mcp": True},
@@ -146,12 +72,8 @@ class Link:
         # The payload arrives serialized: the envelope is written around it, not re-encoded.
         self._prefix = '{"session_id":%s,"type":"mcp","payload":' % dumps(self.session_id)
         self.mcp.set_sender(self._send_mcp, len(self._prefix.encode()) + 1 + overhead)
-        self._up_since = ticks_ms()
-        self.connected.set()
         _log.info("connected (%s), session %s", self.transport, self.session_id)
-        if self.dropped:
-            _log.warning("%d MCP message(s) were dropped while the link was down", self.dropped)
-            self.dropped = 0
+        self._up()
 
     def _can_send(self):
         """Whether MCP may go out now: during a session (a transport may allow more)."""
@@ -238,9 +160,10 @@ class XiaozhiLink(Link):
             hello = await asyncio.wait_for(self._server_hello(ws), self.hello_timeout)
         except asyncio.TimeoutError:
             raise OSError("no server hello within %s s" % self.hello_timeout)
-        _raise_if_cancelled()
+        raise_if_cancelled()
         self._session_up(hello)
-        keepalive = asyncio.create_task(self._keepalive(ws))
+        # Pings every ping_interval; idle_timeout without any frame: a dead channel.
+        keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
             while True:
                 await self._route(await ws.recv())
@@ -260,32 +183,6 @@ class XiaozhiLink(Link):
         if ws is not None:
             await ws.abort()
 
-    async def _keepalive(self, ws):
-        """Ping every ping_interval; hang up after idle_timeout without any frame.
-
-        Pings go out from their own task: a send stuck on a dead network (its buffers
-        full) must not stall this watchdog."""
-        idle_ms = int(self.idle_timeout * 1000)
-        ping_ms = int(self.ping_interval * 1000) if self.ping_interval else 0
-        step_s = min(ping_ms or idle_ms, idle_ms) / 4000
-        last_ping = ticks_ms()
-        pinging = None
-        try:
-            while True:
-                await asyncio.sleep(step_s)
-                now = ticks_ms()
-                if ticks_diff(now, ws.last_rx_ms) >= idle_ms:
-                    _log.warning("nothing received for %d ms: dead channel", idle_ms)
-                    await ws.abort()  # the session's recv() ends with ConnectionClosed
-                    return
-                if ping_ms and ticks_diff(now, last_ping) >= ping_ms:
-                    if pinging is None or pinging.done():
-                        last_ping = now
-                        pinging = asyncio.create_task(_ping(ws))
-        finally:
-            if pinging is not None:
-                pinging.cancel()
-
     # -- traffic
 
     async def _send_frame(self, frame):
@@ -297,21 +194,6 @@ class XiaozhiLink(Link):
             await ws.send(frame)
         except ConnectionClosed:  # the session is ending: run() hangs up and accounts
             self._drop()
-
-
-async def _ping(ws):
-    try:
-        await ws.ping()
-    except ConnectionClosed:
-        pass  # the session's recv() reports it
-
-
-def _raise_if_cancelled():
-    # CPython 3.11's wait_for loses a cancellation that arrives just as the awaited
-    # operation completes (fixed in 3.12); without this check run() would carry on.
-    task = asyncio.current_task()
-    if getattr(task, "cancelling", None) and task.cancelling():
-        raise asyncio.CancelledError
 
 
 def _parse(message):

@@ -138,7 +138,7 @@ class MqttLink(Link):
         except MqttRefused as e:
             # Bad credentials do not get better by asking again at once: wait the longest.
             self.refused = e
-            self.backoff._base = self.backoff.maximum
+            self.backoff.slow_down()
             _log.error("MQTT broker %s:%d refused the device: %s (check the mqtt credentials"
                        " the OTA server gave)", self.host, self.port, e.reason)
             raise

@@ -197,6 +197,42 @@ async def test_the_console_drives_the_simulated_device(tmp_path):
     assert writes[-1] == expected_dac_register(42)
 
 
+async def test_a_board_at_the_mcp_endpoint_shows_beside_its_xiaozhi_self_and_is_driven_there(tmp_path):
+    shots = Shots("mcp-endpoint")
+    async with console_backend() as backend, browser_page(tmp_path) as page:
+        await page.goto("http://127.0.0.1:%d/" % backend.http_port)
+        await page.wait_for_selector("#link.up")
+        url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
+        state = tmp_path / "state"
+        extra = ["--device-id", "sim-both", "--mcp-endpoint", backend.endpoint_url]
+        with open(tmp_path / "device.log", "w") as log, \
+                simulated_device(url, TOKEN, str(state), log, extra=extra) as sim:
+            # One board, two cards: the xiaozhi device and the tool provider at the endpoint.
+            await page.wait_for_selector('.device.online[data-device="sim-both"]', timeout=WAIT_MS)
+            await page.wait_for_selector('.device.online[data-device="endpoint:sim-both"]', timeout=WAIT_MS)
+            await page.wait_for_function(
+                "document.querySelector('.device[data-device=\"endpoint:sim-both\"] .fact[data-fact=\"board\"] dd')"
+                "?.textContent === 'host'")
+            assert await card_fact(page, "endpoint:sim-both", "transport").text_content() == "MCP endpoint"
+            assert await card_fact(page, "sim-both", "transport").text_content() == "websocket"
+            await page.locator('.device[data-device="endpoint:sim-both"]').click()
+            await page.wait_for_selector('#panel[data-ready="true"] details[data-tool="%s"]' % VOLUME)
+            # The owner's user-only tools stay home: the switch finds none at the endpoint.
+            await page.locator(".panel-head input.switch").check()
+            await page.wait_for_function("document.getElementById('panel').textContent"
+                                         ".includes('tools (user-only included)')")
+            assert await tool(page, "self.get_system_info").count() == 0
+            assert await tool(page, VOLUME).count() == 1
+            await shots.take(page, "endpoint-board")
+            await page.evaluate(SLIDE_AND_WAIT, [VOLUME, "endpoint:sim-both", "volume", 33])
+            await shots.take(page, "volume-33-through-the-endpoint")
+            stop_process(sim)
+        assert page.problems == []
+    boot = json.loads((state / "hwsim.jsonl").read_text().splitlines()[-1])
+    writes = [value for reg, value in boot["es8311_writes"] if reg == ES8311_DAC_VOLUME]
+    assert writes[-1] == expected_dac_register(33)
+
+
 # ---- a hostile device: its text must stay text ------------------------------------------
 
 XSS = "<img src=x onerror=\"window.__pwned='%s'\">"

@@ -125,7 +125,6 @@ async def test_ids_come_back_with_the_same_type_and_value(wire, request_id):
     ({"jsonrpc": "2.0", "id": 4}, 4),
     ({"jsonrpc": "2.0", "id": "x", "method": "tools/list", "params": [1]}, "x"),
     ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": "p"}, 4),
-    ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": None}, 4),
 ])
 async def test_invalid_requests_get_32600(wire, message, echoed_id):
     sent = await wire.feed(message)

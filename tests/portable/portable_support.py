@@ -126,9 +126,10 @@ class Gate:
 class Wire:
     """Collects what a server sends to one client: the default session of a server made
     here (its page limit `page_limit`, 8000 if None), or, given `server`, a session of its
-    own with that page limit and `max_message` (None: the server's)."""
+    own with that page limit, `max_message` (None: the server's) and `offered` (None: every
+    tool)."""
 
-    def __init__(self, page_limit=None, overhead=0, server=None, max_message=None):
+    def __init__(self, page_limit=None, overhead=0, server=None, max_message=None, offered=None):
         self.frames = []
         if server is None:
             self.server = McpServer(name="dev", version="9", page_limit=page_limit or 8000)
@@ -136,7 +137,7 @@ class Wire:
             self.session = self.server.default
         else:
             self.server = server
-            self.session = server.session(self._send, overhead, page_limit, max_message)
+            self.session = server.session(self._send, overhead, page_limit, max_message, offered)
         self.overhead = overhead
 
     async def _send(self, pieces):

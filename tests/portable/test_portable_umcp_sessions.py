@@ -164,3 +164,68 @@ async def test_the_default_session_serves_a_server_with_one_transport():
     other = Client(server)
     await other.request("ping", id=10)
     assert len(frames) == 1  # the other client's answer went to it alone
+
+
+async def test_a_client_offered_some_tools_sees_and_calls_only_those():
+    server = server_with_tools()
+    server.add_user_only_tool("self.reboot", "Reboot", None, lambda args: "rebooting")
+    server.add_tool("self.lamp.turn_on", "Lamp on", None, lambda args: "on")
+    owner = Client(server)  # the xiaozhi link: user-only tools on withUserTools
+    endpoint = Client(server, offered=lambda tool: not tool.user_only)
+    lamp_only = Client(server, offered=lambda tool: tool.name.startswith("self.lamp."))
+    everything = Client(server, offered=lambda tool: True)
+
+    async def names(client, params=None):
+        result = (await client.request("tools/list", params, id=2))["result"]
+        return [tool["name"] for tool in result["tools"]]
+
+    assert await names(owner) == ["self.set_volume", "self.lamp.turn_on"]
+    assert await names(owner, {"withUserTools": True}) == ["self.set_volume", "self.reboot", "self.lamp.turn_on"]
+    # withUserTools changes nothing for a client whose tools were chosen for it.
+    assert await names(endpoint, {"withUserTools": True}) == ["self.set_volume", "self.lamp.turn_on"]
+    assert await names(lamp_only) == ["self.lamp.turn_on"]
+    assert await names(everything) == ["self.set_volume", "self.reboot", "self.lamp.turn_on"]
+    refused = await endpoint.request("tools/call", {"name": "self.reboot", "arguments": {}}, id=3)
+    assert refused["error"]["code"] == -32602 and "unknown tool self.reboot" in refused["error"]["message"]
+    await lamp_only.feed(call("self.set_volume", {"volume": 1}, id=4))
+    assert lamp_only.find(4)["error"]["code"] == -32602
+    await owner.feed(call("self.reboot", id=5))
+    await everything.feed(call("self.reboot", id=5))
+    await lamp_only.feed(call("self.lamp.turn_on", id=6))
+    await settle(lambda: owner.find(5) and everything.find(5) and lamp_only.find(6))
+    assert owner.find(5)["result"]["content"][0]["text"] == "rebooting"
+    assert everything.find(5)["result"]["content"][0]["text"] == "rebooting"
+    assert lamp_only.find(6)["result"]["content"][0]["text"] == "on"
+
+
+async def test_a_flood_of_calls_is_refused_past_the_queue_limit_and_others_still_get_through():
+    server = server_with_tools()
+    gate = Gate()
+    server.add_tool("slow", "waits", None, gate)
+    flood, other = Client(server), Client(server)
+    await flood.feed(call("slow", id=0))
+    await settle(gate.entered.is_set)
+    for n in range(1, 13):  # 8 may wait behind the running call; 4 are refused at once
+        await flood.feed(call("self.set_volume", {"volume": n}, id=n))
+    refused = [n for n in range(1, 13) if flood.find(n) is not None]
+    assert refused == [9, 10, 11, 12]
+    assert {flood.find(n)["error"]["code"] for n in refused} == {-32000}
+    await other.feed(call("self.set_volume", {"volume": 50}, id=1))  # its own queue is empty
+    assert other.find(1) is None  # queued, not refused
+    gate.release.set()
+    await settle(lambda: other.find(1) is not None and flood.find(8) is not None)
+    assert [flood.find(n)["result"]["content"][0]["text"] for n in range(1, 9)] == [
+        str(n) for n in range(1, 9)]
+    assert other.find(1)["result"]["content"][0]["text"] == "50"
+    await flood.feed(call("self.set_volume", {"volume": 13}, id=13))  # drained: served again
+    await settle(lambda: flood.find(13) is not None)
+    assert flood.find(13)["result"]["content"][0]["text"] == "13"
+
+
+async def test_null_params_count_as_none():
+    # xiaozhi-esp32-server's manager console sends "params": null with tools/list.
+    client = Client(server_with_tools())
+    reply = await client.feed({"jsonrpc": "2.0", "method": "tools/list", "params": None, "id": 2})
+    assert [tool["name"] for tool in reply[0]["result"]["tools"]] == ["self.set_volume"]
+    assert (await client.feed({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": None}))[0]["result"] == {}
+    assert await client.feed({"jsonrpc": "2.0", "method": "notifications/initialized", "params": None}) == []

@@ -408,15 +408,6 @@ def test_replies_owed_when_the_session_drops_are_cancelled_and_counted_once(capl
     assert not [m for m in messages if "dropped" in m]
 
 
-def test_backoff_draws_within_the_doubling_bounds():
-    backoff = xiaozhi.link.Backoff(1, 8)
-    bases = [1, 2, 4, 8, 8, 8]
-    for base in bases:
-        assert base / 2 <= backoff.next() <= base
-    backoff.reset()
-    assert backoff.next() <= 1
-
-
 def test_a_server_url_that_cannot_work_is_refused_at_construction():
     for url in ("ws://h/xiaozhi/v1/\r\nX-Evil: 1", "ws://h/xiaozhi v1/", "http://h/xiaozhi/v1/",
                 "wss://h\t/"):

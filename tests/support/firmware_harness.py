@@ -218,9 +218,10 @@ class Sim:
     """python3 -m tools.sim as a subprocess; its log goes to sim.log in the state dir."""
 
     def __init__(self, url, state_dir, micropython=False, max_payload=None, extra_config=None,
-                 device_id=None, heapsize="2M", ota_url=None, app=None):
-        """url None with ota_url: config.json holds only Wi-Fi and the OTA URL; app: a
-        maker's module (tools.sim --app)."""
+                 device_id=None, heapsize="2M", ota_url=None, endpoints=(), app=None):
+        """url None with ota_url: config.json holds only Wi-Fi and the OTA URL; endpoints:
+        MCP endpoint URLs (--mcp-endpoint), with a url or without one; app: a maker's module
+        (tools.sim --app)."""
         self.state_dir = str(state_dir)
         self.log_path = os.path.join(self.state_dir, "sim.log")
         # -S: the simulator needs nothing beyond the standard library.
@@ -229,6 +230,8 @@ class Sim:
             self.cmd += ["--url", url, "--token", TOKEN]
         if ota_url:
             self.cmd += ["--ota-url", ota_url]
+        for endpoint in endpoints:
+            self.cmd += ["--mcp-endpoint", endpoint]
         if micropython:
             # Relative to the repository, as a user types it (the firmware's cwd differs).
             self.cmd += ["--micropython", os.path.relpath(MICROPYTHON, ROOT), "--heapsize", heapsize]

@@ -216,7 +216,7 @@ def test_link_bench_times_round_trips_on_both_interpreters():
     columns = []
     for title, command, env in bench_link.interpreters(MICROPYTHON):
         figures = asyncio.run(bench_link.measure(command, env, calls=5))
-        for kind in ("ping", "call", "floor"):
+        for kind in ("ping", "call", "floor", "endpoint_call", "endpoint_floor"):
             assert 0 < figures[kind]["median_ms"] <= figures[kind]["max_ms"], (title, kind)
         columns.append((title, figures))
     assert [f["interpreter"].split()[0] for _, f in columns] == ["cpython", "micropython"]

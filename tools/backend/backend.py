@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 
+from tools.hub.endpoint import TRANSPORT as ENDPOINT
 from tools.hub.front import DeviceFront
 from tools.hub.otacheck import Activation
 from tools.hub.vision import VisionService
@@ -108,6 +109,8 @@ class Backend:
     devices = property(lambda self: self.front.devices)
     vision_url = property(lambda self: self.front.vision_url)
     websocket_url = property(lambda self: self.front.websocket_url)
+    endpoint_url = property(lambda self: self.front.endpoint_url,
+                            doc="the MCP endpoint's URL for tool providers (its token included)")
     ota_url = property(lambda self: self.front.ota_url)
     mqtt = property(lambda self: self.front.mqtt, doc="the MqttServer once started with MQTT, else None")
     broker = property(lambda self: self.front.mqtt_hub.broker if self.front.mqtt_hub else None,
@@ -154,23 +157,32 @@ class Backend:
         for listener in list(self.listeners):
             listener(event, device, data)
 
-    async def wait_ready(self, timeout):
-        """The first device that finished onboarding."""
+    async def wait_ready(self, timeout, accept=None):
+        """The first device that finished onboarding (of those accept(device) takes)."""
+        def ready():
+            return [device for device in self._ready_devices if accept is None or accept(device)]
+
         async with self._ready:
-            await asyncio.wait_for(self._ready.wait_for(lambda: self._ready_devices), timeout)
-            return next(iter(self._ready_devices))
+            await asyncio.wait_for(self._ready.wait_for(ready), timeout)
+            return ready()[0]
 
     async def _onboard(self, device):
         say = self._speaker(device)
         self._emit("connected", device)
-        say("connected (client %s), hello %s" % (device.client_id, compact(device.hello)))
-        say("answered hello, session %s" % device.session_id)
-        if not device.supports_mcp:
-            say("hello has no features.mcp: nothing to do")
-            return
-        vision = {"url": self.vision_url, "token": self.vision.token_for(device.id)}
+        if getattr(device, "transport", None) == ENDPOINT:
+            # A tool provider at the MCP endpoint: no hello; and, as an assistant's endpoint
+            # client, no vision offer either.
+            vision = None
+        else:
+            say("connected (client %s), hello %s" % (device.client_id, compact(device.hello)))
+            say("answered hello, session %s" % device.session_id)
+            if not device.supports_mcp:
+                say("hello has no features.mcp: nothing to do")
+                return
+            vision = {"url": self.vision_url, "token": self.vision.token_for(device.id)}
         try:
-            say("-> initialize protocolVersion %s, vision %s" % (PROTOCOL_VERSION, vision["url"]))
+            say("-> initialize protocolVersion %s%s" % (
+                PROTOCOL_VERSION, ", vision %s" % vision["url"] if vision else ""))
             result = await device.initialize(vision, PROTOCOL_VERSION)
             say("<- initialize: %s, protocol %s, capabilities %s" % (
                 compact(result.get("serverInfo")), result.get("protocolVersion"), compact(result.get("capabilities"))))

@@ -56,7 +56,7 @@ class Console:
             info = device.server_info or {}
             self.out("%d. %s  session %s  %s %s  %d tools%s" % (
                 number, device.id, device.session_id, info.get("name", "?"), info.get("version", ""),
-                len(device.tools), "  (mqtt)" if getattr(device, "transport", None) == "mqtt" else ""))
+                len(device.tools), _how(device)))
 
     async def _tools(self, args):
         words = " ".join(args).split()
@@ -95,6 +95,12 @@ class Console:
         if device_id is None:
             raise UsageError("no device waits for code %r" % args[0])
         self.out("%s: activation confirmed; it completes when the device asks again" % device_id)
+
+
+def _how(device):
+    """How a device came, where it is not the plain xiaozhi WebSocket."""
+    transport = getattr(device, "transport", None)
+    return {"mqtt": "  (mqtt)", "mcp_endpoint": "  (MCP endpoint)"}.get(transport, "")
 
 
 class UsageError(Exception):

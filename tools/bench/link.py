@@ -1,12 +1,16 @@
-"""make bench's link table: MCP round trips over the device's real WebSocket link.
+"""make bench's link table: MCP round trips over the device's real WebSocket links.
 
 The device side (tools/bench/link_device.py: an McpServer behind the firmware's own
-XiaozhiLink and unet.ws) runs in CPython and in a MicroPython unix port; this host side is
-a `websockets` server on loopback that answers hello, then times, one at a time, CALLS
-round trips each of: an MCP `ping`, a `tools/call` of a small tool (set_volume), and the
-floor, a WebSocket ping the device's unet.ws answers with a pong (no JSON, no MCP). Each
-figure is the median (and 90th percentile) of those, from sending the request to reading
-the whole answer. Figures, not a test: nothing asserts on time.
+XiaozhiLink and, beside it, its MCP endpoint link, both on unet.ws) runs in CPython and in
+a MicroPython unix port; this host side is one `websockets` server on loopback that
+answers the xiaozhi hello on one path and plays the MCP endpoint on another (plain
+JSON-RPC), then times, one at a time, CALLS round trips each of: an MCP `ping`, a
+`tools/call` of a small tool (set_volume) over the xiaozhi link and the same call through
+the endpoint link, taken in turns so that both see the same machine, and the floor, a
+WebSocket ping the device's unet.ws answers with a pong (no JSON, no MCP). Each figure is
+the median (and 90th percentile) of those, from sending the request to reading the whole
+answer. Target: the endpoint's call at most 1.2 times the xiaozhi one. Figures, not a
+test: nothing asserts on time.
 
     python -m tools.bench.link [--micropython PATH] [--calls N]
 
@@ -50,8 +54,11 @@ def interpreters(micropython):
     ]
 
 
-class _Host:
-    """The backend's side of one device connection."""
+ENDPOINT_PATH = "/mcp_endpoint/mcp/"
+
+
+class _Endpoint:
+    """The MCP endpoint's side of the device's endpoint link: bare JSON-RPC, string ids."""
 
     def __init__(self):
         self.ready = asyncio.get_running_loop().create_future()
@@ -59,6 +66,39 @@ class _Host:
         self.ws = None
 
     async def handler(self, ws):
+        self.ws = ws
+        if not self.ready.done():
+            self.ready.set_result(ws)
+        await ws.wait_closed()
+
+    async def request(self, method, params=None):
+        request_id = "bench_n_%d" % next(self._ids)
+        payload = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            payload["params"] = params
+        await self.ws.send(json.dumps(payload))
+        reply = json.loads(await asyncio.wait_for(self.ws.recv(), WAIT_S))
+        if reply.get("id") != request_id or "result" not in reply or reply["result"].get("isError"):
+            raise RuntimeError("unexpected answer to %s: %r" % (method, reply))
+        return reply["result"]
+
+    async def ws_ping(self):
+        await asyncio.wait_for(await self.ws.ping(), WAIT_S)
+
+
+class _Host:
+    """The backend's side of one device connection (and its endpoint link's, by path)."""
+
+    def __init__(self):
+        self.ready = asyncio.get_running_loop().create_future()
+        self._ids = itertools.count(1)
+        self.ws = None
+        self.endpoint = _Endpoint()
+
+    async def handler(self, ws):
+        if ws.request.path.startswith(ENDPOINT_PATH):
+            await self.endpoint.handler(ws)
+            return
         hello = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
         assert hello.get("type") == "hello", hello
         await ws.send(json.dumps({"type": "hello", "transport": "websocket", "session_id": "bench",
@@ -94,6 +134,20 @@ async def _timed(action, calls):
     return times
 
 
+async def _timed_in_turns(actions, calls):
+    """Like _timed for several actions, one of each in turn: they see the same machine."""
+    for _ in range(WARMUP):
+        for action in actions:
+            await action()
+    times = [[] for _ in actions]
+    for _ in range(calls):
+        for action, kept in zip(actions, times):
+            start = time.perf_counter_ns()
+            await action()
+            kept.append((time.perf_counter_ns() - start) / 1e6)
+    return times
+
+
 def _summary(times):
     times = sorted(times)
     return {"median_ms": statistics.median(times), "p90_ms": times[int(len(times) * 0.9)],
@@ -104,28 +158,38 @@ async def measure(command, env, calls=CALLS):
     """Start the device with `command`, time its round trips -> figures (dict)."""
     host = _Host()
     async with serve(host.handler, "127.0.0.1", 0, ping_interval=None, max_size=None) as server:
-        url = "ws://127.0.0.1:%d/xiaozhi/v1/" % server.sockets[0].getsockname()[1]
+        port = server.sockets[0].getsockname()[1]
+        url = "ws://127.0.0.1:%d/xiaozhi/v1/" % port
+        endpoint = "ws://127.0.0.1:%d%s?token=bench" % (port, ENDPOINT_PATH)
         proc = await asyncio.create_subprocess_exec(
-            *command, url, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            *command, url, endpoint, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL)
         try:
             try:
                 await asyncio.wait_for(asyncio.shield(host.ready), WAIT_S)
+                await asyncio.wait_for(asyncio.shield(host.endpoint.ready), WAIT_S)
             except asyncio.TimeoutError:
                 proc.kill()
                 output = (await proc.communicate())[0].decode(errors="replace")
                 raise RuntimeError("the device did not connect within %d s:\n%s" % (WAIT_S, output))
             info = json.loads(await asyncio.wait_for(proc.stdout.readline(), WAIT_S))
-            await host.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
-                                              "clientInfo": {"name": "bench", "version": "1"}})
+            for side in (host, host.endpoint):
+                await side.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
+                                                  "clientInfo": {"name": "bench", "version": "1"}})
             volume = itertools.cycle(range(101))
+
+            def call(side):
+                return lambda: side.request("tools/call", {"name": "self.audio_speaker.set_volume",
+                                                           "arguments": {"volume": next(volume)}})
+
             figures = {
                 "floor": _summary(await _timed(host.ws_ping, calls)),
                 "ping": _summary(await _timed(lambda: host.request("ping"), calls)),
-                "call": _summary(await _timed(lambda: host.request("tools/call", {
-                    "name": "self.audio_speaker.set_volume",
-                    "arguments": {"volume": next(volume)}}), calls)),
             }
+            on_xiaozhi, on_endpoint = await _timed_in_turns([call(host), call(host.endpoint)], calls)
+            figures["call"] = _summary(on_xiaozhi)
+            figures["endpoint_call"] = _summary(on_endpoint)
+            figures["endpoint_floor"] = _summary(await _timed(host.endpoint.ws_ping, calls))
         finally:
             if proc.returncode is None:
                 proc.kill()
@@ -143,7 +207,15 @@ ROWS = (
     ("MCP ping", lambda r: _ms(r["ping"])),
     ("tools/call set_volume", lambda r: _ms(r["call"])),
     ("WebSocket ping/pong (floor)", lambda r: _ms(r["floor"])),
+    ("tools/call set_volume, MCP endpoint", lambda r: _ms(r["endpoint_call"])),
+    ("WebSocket ping/pong, endpoint link", lambda r: _ms(r["endpoint_floor"])),
+    ("  endpoint / xiaozhi tools/call", lambda r: _ratio(r)),
 )
+
+
+def _ratio(figures):
+    ratio = figures["endpoint_call"]["median_ms"] / figures["call"]["median_ms"]
+    return "%.2fx (target <= 1.2: %s)" % (ratio, "met" if ratio <= 1.2 else "MISSED")
 
 
 def table(columns):
@@ -169,7 +241,8 @@ def table(columns):
 def print_link(micropython, calls=CALLS):
     """Print the link table; returns whether both interpreters ran."""
     print()
-    print("Round trips over the device's WebSocket link on loopback (xiaozhi envelope, unet.ws):")
+    print("Round trips over the device's WebSocket links on loopback (unet.ws): the xiaozhi link")
+    print("(envelope) and, beside it, the MCP endpoint link (plain JSON-RPC), calls taken in turns:")
     print("median of %d after %d warm-up, 90th percentile in brackets" % (calls, WARMUP))
     print()
     columns, ok = [], True
@@ -184,7 +257,8 @@ def print_link(micropython, calls=CALLS):
         print()
         print("The MicroPython column ran %s." % os.path.abspath(micropython))
         print("The floor is the device's unet.ws answering a WebSocket ping: the round trip")
-        print("without JSON or MCP, on the same interpreter and socket.")
+        print("without JSON or MCP, on the same interpreter and socket (the endpoint link's own")
+        print("below its call). The xiaozhi and the endpoint calls alternate, one of each in turn.")
     return ok
 
 

@@ -1,7 +1,8 @@
 # The device side of make bench's link table (tools/bench/link.py): an McpServer with one
-# small tool behind the firmware's own XiaozhiLink, connected to URL until killed.
-# Runs under CPython and MicroPython with lib/ on the module path:
-#   link_device.py ws://127.0.0.1:PORT/xiaozhi/v1/
+# small tool behind the firmware's own XiaozhiLink and, given a second URL, an MCP
+# endpoint link (EndpointLink) beside it, both connected until killed. Runs under CPython
+# and MicroPython with lib/ on the module path:
+#   link_device.py ws://127.0.0.1:PORT/xiaozhi/v1/ [ws://127.0.0.1:PORT/mcp_endpoint/mcp/?token=T]
 # Prints one JSON line first: the interpreter and its word size.
 import asyncio
 import json
@@ -15,16 +16,21 @@ def set_volume(args):
     return True
 
 
-async def main(url):
+async def main(url, endpoint=None):
     server = McpServer(name="bench", version="1")
     server.add_tool("self.audio_speaker.set_volume", "Set the volume of the audio speaker.",
                     [Property("volume", INTEGER, minimum=0, maximum=100)], set_volume)
-    link = XiaozhiLink(server, url, "bench-token", "aa:bb:cc:dd:ee:ff", "bench-client",
-                       ping_interval=0, idle_timeout=600, backoff_min=0.05, backoff_max=0.2)
+    links = [XiaozhiLink(server, url, "bench-token", "aa:bb:cc:dd:ee:ff", "bench-client",
+                         ping_interval=0, idle_timeout=600, backoff_min=0.05, backoff_max=0.2)]
+    if endpoint:
+        from mcplink.endpoint import EndpointLink
+
+        links.append(EndpointLink(server, endpoint, "aa:bb:cc:dd:ee:ff", ping_interval=0,
+                                  idle_timeout=600, backoff_min=0.05, backoff_max=0.2))
     impl = sys.implementation
     print(json.dumps({"interpreter": "%s %s" % (impl.name, ".".join(str(n) for n in impl.version[:3])),
                       "bits": 64 if sys.maxsize > 0xFFFFFFFF else 32}))
-    await link.run()
+    await asyncio.gather(*[link.run() for link in links])
 
 
-asyncio.run(main(sys.argv[1]))
+asyncio.run(main(*sys.argv[1:]))

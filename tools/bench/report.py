@@ -167,6 +167,44 @@ def firmware_table(figures):
             for i in range(len(labels))]
 
 
+def endpoint_table(figures):
+    """What the MCP endpoint link adds to the forms measured with it -> the printed lines
+    (none when no form was)."""
+    forms = [form for form in bench_firmware.FORMS + ("mpy_board",)
+             if form in figures and form + bench_firmware.ENDPOINT in figures]
+    if not forms:
+        return []
+    budget = bench_firmware.ENDPOINT_BUDGET
+
+    def both(form):
+        return figures[form + bench_firmware.ENDPOINT]
+
+    def added(form):
+        return both(form)["fine_heapsize"] - figures[form]["fine_heapsize"]
+
+    rows = [
+        ("heap in use at rest: the xiaozhi link alone", lambda f: _kb(figures[f]["connected"])),
+        ("  with an MCP endpoint link beside it", lambda f: _kb(both(f)["connected"])),
+        ("  one endpoint link, resident (code, session, link)",
+         lambda f: "%+.1f KB" % ((both(f)["connected"] - figures[f]["connected"]) / 1024)),
+        ("heap in use during a call through the endpoint",
+         lambda f: "%s (%+.1f KB)" % (_kb(both(f)["endpoint_call"]),
+                                      (both(f)["endpoint_call"] - both(f)["connected"]) / 1024)),
+        ("smallest -X heapsize (to %d B), the xiaozhi link alone" % bench_firmware.FINE_STEP,
+         lambda f: "%s (4 KB steps: %s)" % (_kb(figures[f]["fine_heapsize"]), _kb(figures[f]["smallest_heapsize"]))),
+        ("  both links, the full session and the endpoint's",
+         lambda f: "%s (4 KB steps: %s)" % (_kb(both(f)["fine_heapsize"]), _kb(both(f)["smallest_heapsize"]))),
+        ("  both - xiaozhi alone (target <= %d KB)" % (budget // 1024),
+         lambda f: "%+.1f KB %s" % (added(f) / 1024, "met" if added(f) <= budget else "MISSED")),
+    ]
+    first = max(len(label) for label, _ in rows) + 2
+    cells = [[FORM_TITLES[form]] + [cell(form) for _, cell in rows] for form in forms]
+    width = max(len(c) for column in cells for c in column) + 2
+    labels = [""] + [label for label, _ in rows]
+    return ["".join([labels[i].ljust(first)] + [column[i].ljust(width) for column in cells]).rstrip()
+            for i in range(len(labels))]
+
+
 def word_size_note(core):
     """What the MCP core's heap figures say about a 32-bit build against the 64-bit unix port."""
     unix, wasm = core.get("MicroPython unix"), core.get("MicroPython wasm")
@@ -211,6 +249,13 @@ def print_firmware(micropython, core, frozen=None):
         % _kb(figures["romfs"]["image_heap"]) if "romfs" in figures else "",
         "are left out of the ROMFS column, as a board keeps the image in flash." if "romfs" in figures else "",
     ]
+    endpoint = endpoint_table(figures)
+    if endpoint:
+        lines += ["", "The MCP endpoint link (config.json's mcp_endpoint, to the backend's endpoint, every",
+                  "tool offered there): the same session over the xiaozhi link, plus the endpoint's",
+                  "initialize, tools/list and a call; at rest and the resident figure read over the",
+                  "xiaozhi link, the call's through the endpoint (its get_system_info), same binary, same run:",
+                  ""] + endpoint + [""]
     if "frozen" in figures:
         lines += ["Frozen: %s," % figures["frozen"]["micropython"],
                   "a unix port built with tools/bench/unix_frozen_manifest.py (the firmware and the",

@@ -42,6 +42,7 @@ from tools.bridge.clients import Clients
 from tools.bridge.naming import to_bridge_uri
 from tools.bridge.resources import DEVICES_URI, ResourceHandlers
 from tools.bridge.slots import DeviceSlots
+from tools.hub.endpoint import TRANSPORT as ENDPOINT
 from tools.hub.front import DeviceFront
 from tools.hub.xiaozhi import background
 
@@ -125,6 +126,8 @@ class Bridge:
 
     async def _onboard(self, device):
         vision = {"url": self.front.vision_url, "token": self.front.vision.token_for(device.id)}
+        if getattr(device, "transport", None) == ENDPOINT:
+            vision = None  # a tool provider at the MCP endpoint: as an assistant's client, none
         await self.devices.onboard(device, vision)
 
     async def _devices_changed(self):

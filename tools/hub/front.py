@@ -4,7 +4,8 @@ A DeviceFront builds and starts:
 - the HTTP server on http_port: the vision endpoint photos are uploaded to, the OTA
   check-in and activation (/xiaozhi/ota/), firmware images at /ota/<name> (with ota_dir),
   then the owner's own routes (the backend's web console);
-- the xiaozhi WebSocket server on port;
+- the xiaozhi WebSocket server on port, and on the same port the MCP endpoint tool
+  providers connect out to (tools.hub.endpoint: /mcp_endpoint/mcp/?token=TOKEN);
 - with `mqtt`, the MqttHub: the broker (embedded amqtt, or yours), per-device credentials
   and the MqttServer.
 
@@ -16,6 +17,8 @@ to connect: MQTT credentials while the hub runs, else the WebSocket URL and toke
 
 import socket
 
+from tools.hub.endpoint import PATH as ENDPOINT_PATH
+from tools.hub.endpoint import EndpointAcceptor, endpoint_url
 from tools.hub.httpserver import HttpServer
 from tools.hub.otacheck import CHECK_PATH, OtaCheckService
 from tools.hub.vision import VisionService, create_app, vision_url
@@ -56,7 +59,9 @@ class DeviceFront:
         self.vision = vision or VisionService(log=log)
         self._callbacks = dict(on_device=on_device, on_notification=on_notification, on_gone=on_gone,
                                log=log, trace=trace, request_timeout=request_timeout)
-        self.server = XiaozhiServer(token, **self._callbacks)
+        self.endpoint = EndpointAcceptor(token, **self._callbacks)
+        self.server = XiaozhiServer(token, acceptors={ENDPOINT_PATH: self.endpoint}, **self._callbacks)
+        self.endpoint.devices = self.server.devices  # one table, whatever the way in
         self.otacheck = OtaCheckService(self._connection, self._firmware_url, ota_dir, activation,
                                         timezone_offset, log=log)
         self.mqtt_hub = None
@@ -88,6 +93,12 @@ class DeviceFront:
         return "ws://%s:%d%s" % (self.public_host, self.port, PATH)
 
     @property
+    def endpoint_url(self):
+        """The MCP endpoint's URL for tool providers, token included (mcp_endpoint in a
+        board's config.json)."""
+        return endpoint_url(self.public_host, self.port, self.server.token)
+
+    @property
     def vision_url(self):
         return vision_url(self.public_host, self.http_port)
 
@@ -101,6 +112,9 @@ class DeviceFront:
         self.port = await self.server.start(self.host, self.port)
         self.log("%s: devices connect to %s (%s)" % (
             self.name, self.websocket_url, "token required" if self.server.token else "no token"))
+        bare = endpoint_url(self.public_host, self.port, None)  # the token is not for the log
+        self.log("%s: MCP endpoint for tool providers at %s" % (
+            self.name, bare + "?token=<the token>" if self.server.token else bare + " (no token needed)"))
         self.log("%s: vision endpoint %s" % (self.name, self.vision_url))
         if self.mqtt_hub is not None:
             await self.mqtt_hub.start(devices=self.devices, **self._callbacks)

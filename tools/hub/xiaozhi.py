@@ -269,8 +269,13 @@ class XiaozhiServer(DeviceHost):
     """
 
     def __init__(self, token=None, on_device=None, on_notification=None, on_gone=None,
-                 log=None, trace=None, request_timeout=REQUEST_TIMEOUT, hello_timeout=HELLO_TIMEOUT):
+                 log=None, trace=None, request_timeout=REQUEST_TIMEOUT, hello_timeout=HELLO_TIMEOUT,
+                 acceptors=None):
+        """acceptors: {path: acceptor} for other WebSocket paths on this port (the MCP
+        endpoint's, tools.hub.endpoint): each checks its upgrades (check_request) and
+        serves its connections (serve)."""
         self.token = token
+        self.acceptors = dict(acceptors or {})
         self.devices = {}  # device id -> Device, in connection order
         self.request_timeout = request_timeout
         self.hello_timeout = hello_timeout
@@ -293,8 +298,18 @@ class XiaozhiServer(DeviceHost):
             self._server.close()
             await self._server.wait_closed()
 
+    def _acceptor(self, request):
+        path = urlsplit(request.path).path.rstrip("/")
+        for prefix, acceptor in self.acceptors.items():
+            if path == prefix.rstrip("/"):
+                return acceptor
+        return None
+
     def _check_request(self, connection, request):
         path = urlsplit(request.path).path
+        acceptor = self._acceptor(request)
+        if acceptor is not None:
+            return acceptor.check_request(connection, request)
         if path.rstrip("/") != PATH.rstrip("/"):
             return connection.respond(HTTPStatus.NOT_FOUND, "no WebSocket endpoint at %s; devices connect to %s\n"
                                       % (path, PATH))
@@ -312,6 +327,10 @@ class XiaozhiServer(DeviceHost):
 
     async def _serve(self, connection):
         request = connection.request
+        acceptor = self._acceptor(request)
+        if acceptor is not None:
+            await acceptor.serve(connection)
+            return
         device_id = _header_or_query(request, "Device-Id") or "device-%d" % next(self._anonymous)
         client_id = _header_or_query(request, "Client-Id")
         hello = await self._receive_hello(connection, device_id)

@@ -3,9 +3,12 @@
 Starts tools.backend in this process (with its web console) and tools.sim (the unchanged
 firmware on the host board) as a child, prints what goes over the wire in readable form
 (connection, hello, initialize, every tools/list page, a few tool calls including a photo
-answered by the vision endpoint). Then, in a terminal (or with --serve), both keep running
-and the web console's URL is printed to open; otherwise (--no-serve, or no terminal on
-stdin, as in CI) both stop. Exit status 0 when every step worked.
+answered by the vision endpoint). The board is also a tool provider at the backend's MCP
+endpoint, as a xiaozhi assistant's endpoint has it: that session is told after the first
+one, and a call through it shows on the xiaozhi side. Then, in a terminal (or with
+--serve), both keep running and the web console's URL is printed to open; otherwise
+(--no-serve, or no terminal on stdin, as in CI) both stop. Exit status 0 when every step
+worked.
 """
 
 import argparse
@@ -20,6 +23,7 @@ import sys
 import tempfile
 
 from tools.backend import Backend
+from tools.hub.endpoint import TRANSPORT as ENDPOINT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READY_TIMEOUT = 60.0
@@ -122,29 +126,37 @@ def stop_process(process):
 async def session(args, out):
     token = secrets.token_hex(8)
     mqtt = {"mqtt": "embedded", "mqtt_port": 0} if args.mqtt else {}
-    backend = Backend(token, host="127.0.0.1", http_port=args.http_port, out=out, web={}, **mqtt)
+    held = HeldLines(out)
+    backend = Backend(token, host="127.0.0.1", http_port=args.http_port, out=held, web={}, **mqtt)
     await backend.start()
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
     extra = ["--mpy"] if args.mpy else []
     calls = CALLS
+    endpoint_call = ("set the volume", "self.audio_speaker.set_volume", {"volume": 45})
     if args.generic:
+        endpoint_call = ("turn the lamp off", "self.lamp.turn_off", {})
         extra += ["--board", "generic", "--extra-config", json.dumps({"parts": GENERIC_PARTS})]
         calls = GENERIC_CALLS
     if args.mqtt:  # config.json gets only the OTA URL: the OTA check says where to connect
         url = token = None
         extra += ["--ota-url", backend.ota_url]
+        held.release()
         out("demo: starting the simulated device with only the OTA URL %s (page limit %d bytes)"
             % (backend.ota_url, args.max_payload))
     else:
-        out("demo: starting the simulated device (page limit %d bytes)" % args.max_payload)
+        extra += ["--mcp-endpoint", backend.endpoint_url]
+        out("demo: starting the simulated device (page limit %d bytes), also a tool provider at "
+            "the backend's MCP endpoint" % args.max_payload)
     failures = 0
     with tempfile.TemporaryDirectory(prefix="umcp-demo-") as state_dir, \
             open(os.path.join(state_dir, "device.log"), "w+") as device_log:
         try:
             with simulated_device(url, token, state_dir, device_log, args.max_payload, args.micropython,
                                   extra) as sim:
-                device = await wait_ready(backend, sim)
+                device = await wait_ready(backend, sim, over_xiaozhi)
                 failures += await call_tools(backend, device, out, calls)
+                if not args.mqtt:
+                    failures += await through_the_endpoint(backend, sim, device, held, out, endpoint_call)
                 if args.serve and not failures:
                     await keep_serving(backend, sim, out)
         except DemoFailed as error:
@@ -174,6 +186,21 @@ async def call_tools(backend, device, out, calls=CALLS):
     return failures
 
 
+async def through_the_endpoint(backend, sim, device, held, out, call):
+    """The board's session at the MCP endpoint (held back until now), then a call through
+    it (what, tool, arguments) that the xiaozhi side sees; returns how many steps failed."""
+    out("demo: the same board at the backend's MCP endpoint, as a xiaozhi assistant's "
+        "endpoint client sees it (plain JSON-RPC: no envelope, no hello)")
+    held.release()
+    provider = await wait_ready(backend, sim, at_endpoint)
+    what, name, arguments = call
+    out("demo: %s through the MCP endpoint" % what)
+    result = await backend.call(provider, name, arguments)
+    out("demo: read the status over the xiaozhi link: the same board")
+    status = await backend.call(device, "self.get_device_status")
+    return (result is None or bool(result.get("isError"))) + (status is None or bool(status.get("isError")))
+
+
 async def keep_serving(backend, sim, out):
     """Until Ctrl-C (or the device's process ends): the console's URL to open."""
     out("demo: the device and the backend keep running: open the web console at %s "
@@ -187,8 +214,9 @@ async def keep_serving(backend, sim, out):
         raise
 
 
-async def wait_ready(backend, sim):
-    ready = asyncio.create_task(backend.wait_ready(READY_TIMEOUT))
+async def wait_ready(backend, sim, accept=None):
+    """The first device ready (of those accept(device) takes), unless the simulator exits."""
+    ready = asyncio.create_task(backend.wait_ready(READY_TIMEOUT, accept))
     exited = asyncio.create_task(asyncio.to_thread(sim.wait))
     await asyncio.wait([ready, exited], return_when=asyncio.FIRST_COMPLETED)
     if ready.done() and not ready.cancelled() and ready.exception() is None:
@@ -201,6 +229,37 @@ async def wait_ready(backend, sim):
 
 class DemoFailed(Exception):
     pass
+
+
+class HeldLines:
+    """The transcript's printer: lines of the board's endpoint session (they start with
+    "endpoint:") wait until release(), so the two sessions are told one after the other."""
+
+    def __init__(self, out, prefix="endpoint:"):
+        self.out = out
+        self.prefix = prefix
+        self.held = []
+        self.holding = True
+
+    def __call__(self, line):
+        if self.holding and line.startswith(self.prefix):
+            self.held.append(line)
+        else:
+            self.out(line)
+
+    def release(self):
+        self.holding = False
+        for line in self.held:
+            self.out(line)
+        self.held = []
+
+
+def over_xiaozhi(device):
+    return getattr(device, "transport", None) != ENDPOINT
+
+
+def at_endpoint(device):
+    return getattr(device, "transport", None) == ENDPOINT
 
 
 def main(argv=None):

@@ -46,6 +46,9 @@ def parse_args(argv=None):
     p.add_argument("--token", help="access token sent as Authorization: Bearer")
     p.add_argument("--ota-url", help="the OTA server to ask where to connect (then --url and "
                    "--token are not needed: config.json holds only Wi-Fi and this URL)")
+    p.add_argument("--mcp-endpoint", action="append", metavar="URL",
+                   help="an MCP endpoint of a xiaozhi agent to serve the tools at, ws:// or wss:// with its "
+                   "?token=...; repeat it for several agents; with or without --url")
     p.add_argument("--device-id", help="Device-Id to send instead of the simulated MAC")
     p.add_argument("--state-dir", help="where config.json and settings live (default: a temporary "
                    "dir, removed on exit)")
@@ -67,8 +70,8 @@ def parse_args(argv=None):
     p.add_argument("--app", metavar="PATH", help="a maker's module (a .py file, or a package's "
                    "folder): copied into the state dir as app.py (app/), as make deploy APP= does")
     args = p.parse_args(argv)
-    if not args.ota_url and not (args.url and args.token):
-        p.error("give --url and --token, or --ota-url")
+    if not args.ota_url and not (args.url and args.token) and not args.mcp_endpoint:
+        p.error("give --url and --token, or --ota-url, or --mcp-endpoint")
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
     if args.mpy and not args.micropython:
@@ -107,6 +110,9 @@ def device_config(args):
         config["url"] = args.url
     if args.token:
         config["token"] = args.token
+    if args.mcp_endpoint:
+        endpoints = args.mcp_endpoint
+        config["mcp_endpoint"] = endpoints[0] if len(endpoints) == 1 else endpoints
     if args.device_id:
         config["device_id"] = args.device_id
     if args.max_payload:

@@ -122,6 +122,10 @@ function signalText(device) {
   return null;
 }
 
+// How a device reached this backend, in words: the xiaozhi WebSocket or MQTT, or as a tool
+// provider at its MCP endpoint.
+const TRANSPORTS = { mcp_endpoint: "MCP endpoint" };
+
 function deviceCard(device) {
   const status = device.status || {};
   const speaker = status.audio_speaker || {};
@@ -140,7 +144,7 @@ function deviceCard(device) {
     device.activation.message ? el("span", { text: ` ${device.activation.message}` }) : null) : null,
   device.error ? el("div", { class: "error", text: device.error }) : null,
   el("dl", { class: "facts" },
-    fact("transport", device.transport),
+    fact("transport", TRANSPORTS[device.transport] || device.transport),
     fact("board", device.board),
     fact("firmware", device.firmware),
     fact("signal", signalText(device)),
