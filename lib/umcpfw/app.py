@@ -81,7 +81,13 @@ class Application:
         self.settings = Settings(SETTINGS_FILE)
         # The board puts the saved volume, brightness and theme back onto its hardware.
         self.board = self.build_board()
-        self.status_view = self.build_status_view()  # where a screen shows the status
+        self.status_view = None  # umcpfw.statusview, where an OLED part has "status": true
+        for part in self.board.parts:
+            if part.kind == "oled" and part.status:
+                from umcpfw.statusview import for_board  # only there (heap)
+
+                self.status_view = for_board(self, part)
+                break
         self.device_id = config.get("device_id") or self.mac_address()
         self.client_id = self.settings.get("client_id")  # a UUID made once by Settings
         # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
@@ -160,24 +166,6 @@ class Application:
             return module.create(self.config, self.settings)
         except ValueError as e:  # its parts (a bad entry, a pin the port refused)
             raise ConfigError(str(e))
-
-    def build_status_view(self):
-        """The status screen (umcpfw.statusview) on the first OLED part with "status":
-        true; imported only there. Where the board has no display of its own, the OLED
-        becomes it: the theme tool switches the panel between light and dark."""
-        for part in self.board.parts:
-            if part.kind == "oled" and part.status:
-                from umcpfw.statusview import StatusView
-
-                if self.board.display is None:
-                    from drivers.display import Display
-
-                    self.board.display = Display(part.width, part.height, "SSD1306 OLED",
-                                                 self.settings.get("theme") or "light")
-                view = StatusView(part, self)
-                part.on_release = view.changed
-                return view
-        return None
 
     def mac_address(self):
         """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
@@ -334,24 +322,6 @@ class Application:
 
         machine.reset()
 
-    async def run_wifi_setup(self, reason):
-        """The access point and its setup page (umcpfw.wifisetup, imported only here) until
-        the answer is saved and the board restarts."""
-        from umcpfw.wifisetup import WifiSetup
-
-        view = self.status_view
-
-        def show(ssid, key, address):
-            if view is not None:
-                view.setup = (ssid, key, address)
-                view.changed()
-
-        self.wifi_setup = WifiSetup(self.board.wlan, hostname_for(self.device_id), reason,
-                                    self.config.get("wifi_setup_port", 80),
-                                    self.config.get("wifi_setup_bind", "0.0.0.0"), show)
-        self.services.append(self.wifi_setup)
-        await self.wifi_setup.run()
-
     def on_system(self, message):
         if message.get("command") == "reboot":
             log.warning("server asked for a reboot")
@@ -384,18 +354,8 @@ class Application:
             from umcpfw import wifi
 
             ssid, password = self.wifi_credentials()
-            reason = None
-            if self.settings.get("wifi_setup"):
-                self.settings.set("wifi_setup", None)  # once: the next boot is a normal one
-                reason = "asked for by self.system.reconfigure_wifi"
-            elif not ssid:
-                reason = "no Wi-Fi configured"
-            elif not await wifi.connect(wlan, ssid, password,
-                                        give_up_s=self.config.get("wifi_setup_after", 120)):
-                reason = "Wi-Fi %s not reachable" % ssid
-            if reason is not None:
-                await self.run_wifi_setup(reason)
-                return
+            if not await wifi.bring_up(self, wlan, ssid, password):
+                return  # the Wi-Fi setup ran, and the board restarts
             wifi.set_clock()  # certificate dates need it
             self._wifi_task = asyncio.create_task(wifi.keep_connected(wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.

@@ -185,11 +185,9 @@ class CommonTools:
                 None, self.screen_info, user_only=True, read_only=True,
                 output_schema=SCREEN_SCHEMA))
         if self.board.wlan is not None:
-            s.add_user_only_tool(
-                "self.system.reconfigure_wifi",
-                "Forget nothing, but restart into Wi-Fi setup: the board opens its own access "
-                "point with a setup page for the network, its password and the server.",
-                PropertyList([]), self.reconfigure_wifi, destructive=True, open_world=False)
+            from umcpfw.wifi import add_reconfigure_tool  # loaded on a board with a radio
+
+            add_reconfigure_tool(s, self.settings, self.reboot, _REBOOT_DELAY_MS)
         s.add_user_only_tool(
             "self.assets.set_download_url", "Set the download url for the assets",
             PropertyList([Property("url", STRING)]),
@@ -285,14 +283,6 @@ class CommonTools:
         # The reply leaves before the reset: the reboot waits on its own task.
         self.reboot(_REBOOT_DELAY_MS)
         return True
-
-    def reconfigure_wifi(self, args):
-        # A flag for the next boot, then a reboot: the setup starts on a fresh heap, and a
-        # board that loses power meanwhile boots normally again.
-        self.settings.set("wifi_setup", True)
-        self.reboot(_REBOOT_DELAY_MS)
-        return "restarting into Wi-Fi setup: join the board's access point (its name and " \
-               "password are on its screen and in its log)"
 
     async def upgrade_firmware(self, args):
         if self._upgrade is not None:

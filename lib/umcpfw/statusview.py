@@ -22,6 +22,20 @@ POLL_S = 2  # how often the link's state is looked at without a change announced
 _log = get_logger("status")
 
 
+def for_board(app, part):
+    """The view on `part` for the application; where the board has no display of its own,
+    the OLED becomes it: the theme tool switches the panel between light and dark."""
+    board = app.board
+    if board.display is None:
+        from drivers.display import Display
+
+        board.display = Display(part.width, part.height, "SSD1306 OLED",
+                                app.settings.get("theme") or "light")
+    view = StatusView(part, app)
+    part.on_release = view.changed
+    return view
+
+
 class StatusView:
     def __init__(self, screen, app):
         self.screen = screen

@@ -247,6 +247,26 @@ class WifiSetup:
         await response.send(status, _HTML, pieces)
 
 
+async def serve(app, reason):
+    """The application's Wi-Fi setup mode: the access point and its page, until the answer
+    is saved and the board restarts. The status screen (if any) shows the access point."""
+    from umcpfw.app import hostname_for
+
+    view = app.status_view
+
+    def show(ssid, key, address):
+        if view is not None:
+            view.setup = (ssid, key, address)
+            view.changed()
+
+    config = app.config
+    app.wifi_setup = WifiSetup(app.board.wlan, hostname_for(app.device_id), reason,
+                               config.get("wifi_setup_port", 80),
+                               config.get("wifi_setup_bind", "0.0.0.0"), show)
+    app.services.append(app.wifi_setup)
+    await app.wifi_setup.run()
+
+
 async def _restart():
     await asyncio.sleep(_RESTART_MS / 1000)
     import machine
