@@ -39,16 +39,16 @@ async def test_a_board_at_the_endpoint_is_listed_and_called_through_the_bridge(t
         async with Client(bridge, read_timeout_seconds=READ_TIMEOUT) as client:
             with anyio.fail_after(READ_TIMEOUT):
                 while True:
-                    devices = (await client.call_tool("bridge.list_devices", {})).structured_content["devices"]
+                    devices = (await client.call_tool("bridge__list_devices", {})).structured_content["devices"]
                     if any(device["online"] and device["alias"] == ALIAS for device in devices):
                         break
                     await anyio.sleep(0.1)
             names = [tool.name for tool in (await client.list_tools()).tools]
-            set_volume = await client.call_tool(ALIAS + ".self.audio_speaker.set_volume", {"volume": 23})
-            status = await client.call_tool(ALIAS + ".self.get_device_status", {})
+            set_volume = await client.call_tool(ALIAS + "__audio_speaker_set_volume", {"volume": 23})
+            status = await client.call_tool(ALIAS + "__get_device_status", {})
     shelf = next(device for device in devices if device["alias"] == ALIAS)
     assert shelf["device_id"] == "endpoint:" + BOARD and shelf["transport"] == "mcp_endpoint"
-    assert ALIAS + ".self.audio_speaker.set_volume" in names
-    assert ALIAS + ".self.reboot" not in names  # the owner's user-only tools stay home
+    assert ALIAS + "__audio_speaker_set_volume" in names
+    assert ALIAS + "__reboot" not in names  # the owner's user-only tools stay home
     assert set_volume.content[0].text == "true"
     assert json.loads(status.content[0].text)["audio_speaker"]["volume"] == 23
