@@ -57,6 +57,14 @@ def run():
         # Printed where `make repl` shows it; nothing else can run without a config.
         print("umcp cannot start:", e)
         return False
+    except Exception as e:
+        # Nothing should end the application but Ctrl-C; if something did (a bug, the heap
+        # run out where nothing could catch it), the board starts again rather than sit
+        # there unreachable.
+        print("umcp stopped:", repr(e))
+        import machine
+
+        machine.reset()
     return True
 
 

@@ -9,10 +9,10 @@ without it). It restores the saved volume, brightness and theme. Every board tak
 config.json's "parts" (add_parts, lib/parts): a bad entry is a ValueError naming it.
 """
 
-from umcp.compat import get_logger
+from umcp.compat import const, get_logger
 
 _log = get_logger("boards")
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def load(name):
@@ -61,8 +61,10 @@ class Board:
         """Board-only tools, registered after the common ones: the parts' (a board with
         tools of its own calls this first); the sensors' resources come at a client's first
         resources/* request."""
-        for part in self.parts:
-            part.register(server)
+        if self.parts:
+            from parts import register
+
+            register(self.parts, server)
         if [part for part in self.parts if part.poll_ms]:
             server.add_resources_later(self._part_resources)
 
@@ -75,7 +77,7 @@ class Board:
         """The board's upkeep on the main loop (the application runs it as a task): the
         parts' sensors read on their schedules. Returns at once where there is none."""
         if [part for part in self.parts if part.poll_ms]:
-            from parts import serve
+            from parts.sensor import serve
 
             await serve(self.parts, server)
 

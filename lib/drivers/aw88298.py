@@ -19,9 +19,9 @@ _HMUTE = const(0x10)
 
 # The volume byte spans 0xC0 = -96 dB to 0x00 = 0 dB.
 _VOL_REG_MIN = const(0xC0)
-_VOL_DB_MIN = -96.0
+_VOL_DB_MIN = const(-96.0)
 _VOL_REG_MAX = const(0x00)
-_VOL_DB_MAX = 0.0
+_VOL_DB_MAX = const(0.0)
 
 # (register, value) pairs written once at start-up, in order.
 _OPEN = (
@@ -34,7 +34,7 @@ _OPEN = (
 )
 
 # I2SCTRL sample-rate field (low nibble).
-_RATES = (8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 96000, 192000)
+_RATES = const((8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 96000, 192000))
 
 
 class AW88298:

@@ -3,5 +3,6 @@ board's McpServer directly. Each serves through Sessions of the application's se
 
 `http`: MCP over Streamable HTTP on the board (config.json's mcp_http), on unet.httpd.
 `endpoint` (EndpointLink: the board connects out to an MCP endpoint, MCP 接入点, and
-serves its tools to a xiaozhi assistant as plain JSON-RPC over the WebSocket). Imports
+serves its tools to a xiaozhi assistant as plain JSON-RPC over the WebSocket); `http` (MCP
+over Streamable HTTP on the board, config.json's mcp_http, on unet.httpd). Imports
 nothing itself; take what you need."""

@@ -12,11 +12,12 @@
 # unet.ws, and never logs the token: logs and reports show masked(url).
 # Runs on CPython and MicroPython.
 import asyncio
+import gc
 
 from umcp.compat import const, get_logger
 from unet.reconnect import Reconnecting, raise_if_cancelled
 from unet.conn import parse_url
-from unet.ws import CLOSE_NORMAL, ConnectionClosed
+from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped
 from unet.ws import connect as ws_connect
 
 _log = get_logger("endpoint")
@@ -154,15 +155,23 @@ class EndpointLink(Reconnecting):
         keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
             while True:
-                message = await ws.recv()
-                if not isinstance(message, str):
-                    _log.warning("%sa binary frame of %d bytes, not MCP: closing 1003", self.who,
-                                 len(message))
+                # The message path every transport shares (ws.receive, Session.receive): a
+                # message the heap cannot hold, or a MemoryError on its way, costs that
+                # message only, answered with its id where it can be read.
+                try:
+                    text, data = await ws.receive()
+                except MessageDropped as e:
+                    head = bytes(e.head)
+                    gc.collect()
+                    await self.mcp.refuse(head, e.reason)
+                    continue
+                if not text:
+                    _log.warning("%sa binary frame of %d bytes, not MCP: closing 1003", self.who, len(data))
                     await ws.close(_CLOSE_UNSUPPORTED, "MCP is text")
                     return
                 self.refused = None  # it talks to us: whatever it refused before, it took us now
-                await self.mcp.handle(message)  # not JSON-RPC: -32700/-32600 to it, logged once
-                message = None  # not held while the next one is awaited
+                await self.mcp.receive(data)  # not JSON-RPC: -32700/-32600 to it, logged once
+                data = None  # not held while the next one is awaited
         finally:
             keepalive.cancel()
 

@@ -27,9 +27,9 @@ import os
 
 from umcp.compat import const, dumps, get_logger
 from umcp.jsonin import loads
-from umcp.rpc import (INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+from umcp.rpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
                       UNSUPPORTED_VERSION, error_code, error_frame, is_response, valid_id)
-from umcp.server import ALL_VERSIONS, MODERN_VERSION, SUPPORTED_VERSIONS, Session
+from umcp.server import MODERN_VERSION, SUPPORTED_VERSIONS, Session
 from unet.httpd import HttpServer
 
 HEADER_MISMATCH = const(-32020)
@@ -46,6 +46,9 @@ _SSE = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
 _EVENT_OPEN = "event: message\r\ndata: "
 _EVENT_END = "\r\n\r\n"
 _KEEPALIVE = b":\r\n\r\n"  # an SSE comment: quiet streams stay open through idle timeouts
+# Loop turns a request waits for its answer before it watches for the client hanging up
+# (a task of its own each): a quick tool's call task answers within them.
+_QUICK_TURNS = const(3)
 
 _log = get_logger("mcp-http")
 
@@ -60,15 +63,32 @@ def _status(code):
     return 200
 
 
+def _codes(text):
+    try:
+        return memoryview(text)  # MicroPython: the str's own bytes
+    except TypeError:
+        return text.encode()
+
+
 def _same_secret(given, expected):
-    """Compare a token in constant time (for its length)."""
-    given, expected = given.encode(), expected.encode()
+    """Compare in constant time (for the length): `Authorization` against `Bearer <token>`,
+    the scheme's case aside."""
+    given, expected = _codes(given), _codes(expected)
     if len(given) != len(expected):
         return False
     difference = 0
     for i in range(len(given)):
-        difference |= given[i] ^ expected[i]
+        a, b = given[i], expected[i]
+        if i < 6 and 65 <= a <= 90:  # "Bearer" in any case
+            a += 32
+        if i < 6 and 65 <= b <= 90:
+            b += 32
+        difference |= a ^ b
     return difference == 0
+
+
+class _Session(Session):
+    portable = True  # tool names every client accepts (a class attribute: no heap per request)
 
 
 def _header_value(value):
@@ -90,14 +110,24 @@ class _Exchange:
         self.streams = streams  # the client takes text/event-stream
         self.modern = modern
         self.headers = headers  # extra headers of a successful answer (Mcp-Session-Id)
-        self.answered = asyncio.Event()
+        self.answered = False
+        self._done = None  # an Event, made only when the handler has to wait (a tool call)
         self.request_id = None
-        self.session = Session(endpoint.server, self.send, max_message=endpoint.max_message)
-        self.session.portable = True
+        self.session = _Session(endpoint.server, self.send, max_message=endpoint.max_message)
+
+    def finish(self):
+        self.answered = True
+        if self._done is not None:
+            self._done.set()
+
+    async def wait(self):
+        if not self.answered:
+            self._done = asyncio.Event()
+            await self._done.wait()
 
     async def send(self, pieces):
         response = self.response
-        if self.answered.is_set() or response.gone:
+        if self.answered or response.gone:
             return  # the client hung up: nobody to tell
         try:
             if is_response(pieces):
@@ -106,15 +136,15 @@ class _Exchange:
                     await response.write([_EVENT_OPEN] + list(pieces) + [_EVENT_END])
                 else:
                     status = _status(code) if self.modern else 200
-                    await response.send(status, _JSON if code is not None else _JSON + (self.headers or ()),
-                                        pieces)
-                self.answered.set()
+                    await response.send(status, _JSON if code is not None or not self.headers
+                                        else _JSON + self.headers, pieces)
+                self.finish()
             elif self.streams:  # a notification for this request: the answer becomes a stream
                 if not response.streaming:
                     await response.start(200, _SSE + (self.headers or ()))
                 await response.write([_EVENT_OPEN] + list(pieces) + [_EVENT_END])
         except OSError:
-            self.answered.set()  # gone: the handler returns
+            self.finish()  # gone: the handler returns
 
 
 class _HttpSession:
@@ -141,7 +171,7 @@ class _HttpSession:
         self.state.close()
         for exchange in self.exchanges:
             exchange.session.cancel_calls()
-            exchange.answered.set()
+            exchange.finish()
         if self.stream is not None:
             self.stream.gone = True  # its handler sees the session end
             self.stream._conn.task.cancel()
@@ -162,7 +192,7 @@ class McpHttp:
         if not isinstance(token, str) or not token:
             raise ValueError("the MCP endpoint needs a token")
         self.server = server
-        self.token = token
+        self.bearer = "Bearer " + token  # what Authorization must say
         self.port = port
         self.bind = bind
         self.path = path
@@ -177,6 +207,8 @@ class McpHttp:
                                 max_requests + max_sessions + 2)
 
     async def run(self):
+        """Listen and serve until stop() (the firmware listens with umcpfw.mcp_http, which
+        makes this object at the first connection and hands it each: httpd.serve)."""
         _log.info("MCP endpoint on port %d%s", self.port, self.path)
         await self.httpd.run(self.bind, self.port)
 
@@ -210,8 +242,7 @@ class McpHttp:
             host = headers.get("host")
             if host is None or origin != "http://" + host or not self._own_host(host):
                 return 403, INVALID_REQUEST, "Forbidden: Origin %s is not allowed" % origin[:80]
-        authorization = headers.get("authorization") or ""
-        if not (authorization[:7].lower() == "bearer " and _same_secret(authorization[7:].strip(), self.token)):
+        if not _same_secret(headers.get("authorization") or "", self.bearer):
             return 401, INVALID_REQUEST, "Unauthorized: Authorization: Bearer <token> required"
         return None
 
@@ -247,7 +278,8 @@ class McpHttp:
                               "Not Acceptable: Accept must list application/json and text/event-stream")
             return
         streams = "text/event-stream" in accept or "*/*" in accept
-        if (headers.get("content-type") or "").split(";")[0].strip().lower() != "application/json":
+        kind = headers.get("content-type") or ""
+        if not kind.startswith("application/json") and kind.split(";")[0].strip().lower() != "application/json":
             await self._error(response, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json")
             return
         body, request.body = request.body, None
@@ -255,6 +287,10 @@ class McpHttp:
             message = loads(body or b"")
         except ValueError as e:
             await self._error(response, 400, PARSE_ERROR, "Parse error: %s" % e)
+            return
+        except MemoryError:  # the heap could not hold it parsed: this request only
+            body = None
+            await self._error(response, 503, INTERNAL_ERROR, "Out of memory: the request was not read")
             return
         body = None  # the text's memory goes before the call runs
         if not isinstance(message, dict):
@@ -312,9 +348,9 @@ class McpHttp:
         await self._answer(exchange, message, True)
 
     async def _unsupported(self, response, version, id_json):
-        data = dumps({"supported": ALL_VERSIONS, "requested": version})
-        await response.send(400, _JSON, error_frame(id_json, UNSUPPORTED_VERSION, "Unsupported protocol version",
-                                                    data))
+        from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)
+
+        await response.send(400, _JSON, unsupported_version_frame(id_json, version))
 
     async def _legacy(self, request, response, message, streams):
         headers = request.headers
@@ -347,6 +383,7 @@ class McpHttp:
                 for exchange in session.exchanges:
                     if exchange.request_id == wanted and type(exchange.request_id) is type(wanted):
                         await exchange.session.handle(message)
+                        exchange.finish()  # no answer will come: its POST ends (below)
             await response.send(202)
             return
         exchange = _Exchange(self, response, streams, False)
@@ -371,13 +408,22 @@ class McpHttp:
                 state.protocol = exchange.session.protocol
                 state.min_log_level = exchange.session.min_log_level
                 state.subscriptions = exchange.session.subscriptions
-            if not exchange.answered.is_set():
+            for _ in range(_QUICK_TURNS):  # a quick tool answers in these: no watcher task for it
+                if exchange.answered:
+                    break
+                await asyncio.sleep(0)
+            if not exchange.answered:
                 watcher = asyncio.create_task(self._watch(exchange))
                 try:
-                    await exchange.answered.wait()
+                    await exchange.wait()
                 finally:
                     watcher.cancel()
                     await asyncio.sleep(0)  # its read ends before the connection reads again
+            response = exchange.response
+            if not response.sent and not response.gone:
+                # Cancelled, or its session ended: no answer comes. An event stream that ends
+                # without one is what a client expects of a request answered no more.
+                await response.start(200, _SSE)
         finally:
             if session is not None and exchange in session.exchanges:
                 session.exchanges.remove(exchange)
@@ -386,7 +432,7 @@ class McpHttp:
         await exchange.response.until_gone()
         if exchange.modern:
             exchange.session.close()  # 2026-07-28: closing the stream cancels the request
-        exchange.answered.set()
+        exchange.finish()
 
     def _find(self, request, response):
         """The session the request names: an _HttpSession, None (no header) or False

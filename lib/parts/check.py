@@ -8,48 +8,50 @@ the boot only (parts.build drops it again). A problem is a PartError naming the 
 import sys
 
 from parts import TYPES, PartError
+from umcp.compat import const
 
-# Pin kinds an option needs: an output, an input, both (a bus line), an ADC input.
-OUT = "out"
-IN = "in"
-IO = "io"
-ADC = "adc"
-INT = "int"
-NUMBER = "number"
-BOOL = "bool"
-TEXT = "text"
+# Kinds of option: pins (an output, an input, both: a bus line, an ADC input), then the
+# rest. Small ints under const(): no names on the heap for the boot's sake.
+_OUT = const(1)
+_IN = const(2)
+_IO = const(3)
+_ADC = const(4)
+_INT = const(5)
+_NUMBER = const(6)
+_BOOL = const(7)
+_TEXT = const(8)
 REQUIRED = "required"
 
 # Per type: (option, kind or choices, default, lowest, highest). "name", "type" and
 # "description" are every entry's.
 OPTIONS = {
-    "relay": (("pin", OUT, REQUIRED), ("invert", BOOL, False)),
-    "pwm": (("pin", OUT, REQUIRED), ("freq", INT, 1000, 1, 100000), ("invert", BOOL, False)),
-    "strip": (("pin", OUT, REQUIRED), ("count", INT, 8, 1, 1024)),
-    "servo": (("pin", OUT, REQUIRED), ("min_us", INT, 500, 100, 5000),
-              ("max_us", INT, 2500, 100, 5000), ("range", INT, 180, 1, 360),
-              ("freq", INT, 50, 40, 400)),
-    "buzzer": (("pin", OUT, REQUIRED),),
-    "button": (("pin", IN, REQUIRED), ("pull", ("up", "down", "none"), "up"),
-               ("active", ("low", "high"), None), ("debounce_ms", INT, 50, 0, 1000)),
-    "analog": (("pin", ADC, REQUIRED), ("min", NUMBER, 0), ("max", NUMBER, 100),
-               ("unit", TEXT, "%"), ("step", NUMBER, None, 0, None),
-               ("interval_ms", INT, 2000, 100, 86400000)),
-    "dht": (("pin", IO, REQUIRED), ("model", ("dht11", "dht22"), "dht22"),
-            ("interval_ms", INT, 10000, 2000, 86400000)),
-    "ds18b20": (("pin", IO, REQUIRED), ("interval_ms", INT, 10000, 1000, 86400000)),
-    "battery": (("pin", ADC, REQUIRED), ("divider", NUMBER, 2.0, 1, 20),
-                ("empty_v", NUMBER, 3.3, 0, 60), ("full_v", NUMBER, 4.2, 0, 60),
-                ("interval_ms", INT, 30000, 1000, 86400000)),
-    "oled": (("sda", IO, REQUIRED), ("scl", IO, REQUIRED), ("i2c", INT, 0, 0, 1),
-             ("addr", INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64),
-             ("status", BOOL, False)),
+    "relay": (("pin", _OUT, REQUIRED), ("invert", _BOOL, False)),
+    "pwm": (("pin", _OUT, REQUIRED), ("freq", _INT, 1000, 1, 100000), ("invert", _BOOL, False)),
+    "strip": (("pin", _OUT, REQUIRED), ("count", _INT, 8, 1, 1024)),
+    "servo": (("pin", _OUT, REQUIRED), ("min_us", _INT, 500, 100, 5000),
+              ("max_us", _INT, 2500, 100, 5000), ("range", _INT, 180, 1, 360),
+              ("freq", _INT, 50, 40, 400)),
+    "buzzer": (("pin", _OUT, REQUIRED),),
+    "button": (("pin", _IN, REQUIRED), ("pull", ("up", "down", "none"), "up"),
+               ("active", ("low", "high"), None), ("debounce_ms", _INT, 50, 0, 1000)),
+    "analog": (("pin", _ADC, REQUIRED), ("min", _NUMBER, 0), ("max", _NUMBER, 100),
+               ("unit", _TEXT, "%"), ("step", _NUMBER, None, 0, None),
+               ("interval_ms", _INT, 2000, 100, 86400000)),
+    "dht": (("pin", _IO, REQUIRED), ("model", ("dht11", "dht22"), "dht22"),
+            ("interval_ms", _INT, 10000, 2000, 86400000)),
+    "ds18b20": (("pin", _IO, REQUIRED), ("interval_ms", _INT, 10000, 1000, 86400000)),
+    "battery": (("pin", _ADC, REQUIRED), ("divider", _NUMBER, 2.0, 1, 20),
+                ("empty_v", _NUMBER, 3.3, 0, 60), ("full_v", _NUMBER, 4.2, 0, 60),
+                ("interval_ms", _INT, 30000, 1000, 86400000)),
+    "oled": (("sda", _IO, REQUIRED), ("scl", _IO, REQUIRED), ("i2c", _INT, 0, 0, 1),
+             ("addr", _INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64),
+             ("status", _BOOL, False)),
 }
 # Tool namespaces of the common tools (self.<name>.*): a part may not take them.
-RESERVED = ("audio_speaker", "screen", "camera", "assets", "system", "network")
-NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
-NAME_MAX = 24  # self.<name>.<verb> stays well within MCP's tool name limit
-TEXT_MAX = 60
+_RESERVED = const(("audio_speaker", "screen", "camera", "assets", "system", "network"))
+_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
+_NAME_MAX = const(24)  # self.<name>.<verb> stays well within MCP's tool name limit
+_TEXT_MAX = const(60)
 
 # Per chip: GPIO ranges, then the pins that are not free, the input-only ones and the ADC
 # pins the firmware can read (ADC1: ADC2 stops while Wi-Fi is on).
@@ -79,7 +81,7 @@ CHIPS = {
                          21: "the serial console's TX (the REPL and make deploy need it)"},
                 "input_only": None, "adc": (0, 4)},
 }
-DEFAULT_CHIP = "esp32"
+_DEFAULT_CHIP = const("esp32")
 
 
 def running_chip():
@@ -94,7 +96,8 @@ def running_chip():
 
 def entries(parts, chip=None, taken=None, names=(), builtin=()):
     """The entries (the board's `builtin` ones first), checked, with every option's default
-    filled in and "where" (the entry's name for messages) added. `chip`: config.json's, for
+    filled in, "where" (the entry's name for messages) and "index" (its place in
+    config.json's list; the board's own: below 0) added. `chip`: config.json's, for
     where the running chip cannot be told; `taken`: {pin: what the board uses it for};
     `names`: the board's own tool namespaces."""
     if parts is None:
@@ -103,7 +106,7 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
         raise PartError('config.json "parts" must be a list of objects, got %s' % _kind(parts))
     if chip is not None and chip not in CHIPS:
         raise PartError('config.json "chip" %r is not one of %s' % (chip, ", ".join(sorted(CHIPS))))
-    chip = running_chip() or chip or DEFAULT_CHIP
+    chip = running_chip() or chip or _DEFAULT_CHIP
     pins = {}  # pin -> who uses it
     for pin, what in (taken or {}).items():
         pins[pin] = "the board's " + what
@@ -128,7 +131,7 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
         if name in seen:
             raise PartError("%s: the name '%s' is taken by %s" % (where, name, seen[name]))
         seen[name] = where
-        out = {"type": kind, "name": name, "where": where}
+        out = {"type": kind, "name": name, "where": where, "index": index}
         try:
             _options(entry, OPTIONS[kind], out, chip)
             _rules(out)
@@ -138,7 +141,7 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
             _bus(out, where, pins, buses, addresses)
         else:
             for option in OPTIONS[kind]:
-                if option[1] in (OUT, IN, IO, ADC):
+                if option[1] in (_OUT, _IN, _IO, _ADC):
                     pin = out[option[0]]
                     if pin in pins:
                         raise PartError("%s: GPIO %d is already used by %s" % (where, pin, pins[pin]))
@@ -154,9 +157,9 @@ def _options(entry, options, out, chip):
             raise PartError("unknown option %r (%s takes %s)" % (key, out["type"], ", ".join(known[2:])))
     description = entry.get("description")
     if description is not None:
-        if not isinstance(description, str) or not 0 < len(description) <= TEXT_MAX or \
+        if not isinstance(description, str) or not 0 < len(description) <= _TEXT_MAX or \
                 [c for c in description if c < " "]:
-            raise PartError("description must be text of 1 to %d characters on one line" % TEXT_MAX)
+            raise PartError("description must be text of 1 to %d characters on one line" % _TEXT_MAX)
         out["description"] = description
     for option in options:
         key, kind, default = option[0], option[1], option[2]
@@ -165,7 +168,7 @@ def _options(entry, options, out, chip):
             raise PartError("%r is missing" % key)
         if value is not None:
             _value(key, kind, value, option[3:], chip)
-            if kind == NUMBER:
+            if kind == _NUMBER:
                 value = float(value)
         out[key] = value
 
@@ -175,22 +178,22 @@ def _value(key, kind, value, bounds, chip):
         if value not in kind or isinstance(value, bool):
             raise PartError("%s must be one of %s, got %r" % (key, ", ".join(repr(c) for c in kind), value))
         return
-    if kind in (OUT, IN, IO, ADC):
+    if kind in (_OUT, _IN, _IO, _ADC):
         _pin(key, kind, value, chip)
         return
-    if kind == BOOL:
+    if kind == _BOOL:
         if not isinstance(value, bool):
             raise PartError("%s must be true or false, got %r" % (key, value))
         return
-    if kind == TEXT:
+    if kind == _TEXT:
         if not isinstance(value, str) or not 0 < len(value) <= 12:
             raise PartError("%s must be text of 1 to 12 characters, got %r" % (key, value))
         return
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if number and (value != value or value in (float("inf"), float("-inf"))):
         number = False  # NaN and the infinities (Python's json reads them) are no setting
-    if not number or kind == INT and value != int(value):
-        raise PartError("%s must be %s, got %r" % (key, "a whole number" if kind == INT else "a number", value))
+    if not number or kind == _INT and value != int(value):
+        raise PartError("%s must be %s, got %r" % (key, "a whole number" if kind == _INT else "a number", value))
     low = bounds[0] if bounds else None
     high = bounds[1] if len(bounds) > 1 else None
     if low is not None and value < low or high is not None and value > high:
@@ -207,11 +210,11 @@ def _pin(key, kind, pin, chip):
     if pin in table["busy"]:
         raise PartError("%s: GPIO %d is %s on the %s; pick another" % (key, pin, table["busy"][pin], chip))
     only = table["input_only"]
-    if kind in (OUT, IO) and only and only[0] <= pin <= only[1]:
+    if kind in (_OUT, _IO) and only and only[0] <= pin <= only[1]:
         raise PartError("%s: GPIO %d is input-only on the %s: %s needs a pin that can drive"
-                        % (key, pin, chip, "an output" if kind == OUT else "a bus line"))
+                        % (key, pin, chip, "an output" if kind == _OUT else "a bus line"))
     adc = table["adc"]
-    if kind == ADC and not adc[0] <= pin <= adc[1]:
+    if kind == _ADC and not adc[0] <= pin <= adc[1]:
         raise PartError("%s: GPIO %d has no ADC the firmware can read on the %s (ADC2 stops "
                         "while Wi-Fi is on): use one of GPIO %d-%d" % (key, pin, chip, adc[0], adc[1]))
 
@@ -255,9 +258,9 @@ def _bus(out, where, pins, buses, addresses):
 def _bad_name(name, names):
     if not isinstance(name, str) or not name:
         return '"name" is missing: give it a short name like "lamp" (its tools are self.<name>.*)'
-    if len(name) > NAME_MAX or [c for c in name if c not in NAME_CHARS] or name[0] not in NAME_CHARS[:26]:
-        return "name %r must be 1 to %d of a-z, 0-9 and _, starting with a letter" % (name, NAME_MAX)
-    if name in RESERVED or name in names:
+    if len(name) > _NAME_MAX or [c for c in name if c not in _NAME_CHARS] or name[0] not in _NAME_CHARS[:26]:
+        return "name %r must be 1 to %d of a-z, 0-9 and _, starting with a letter" % (name, _NAME_MAX)
+    if name in _RESERVED or name in names:
         return "the name %r is taken by the firmware's own tools (self.%s.*)" % (name, name)
     return None
 

@@ -1,5 +1,6 @@
 """A small I2C OLED (SSD1306, 128x64 or 128x32) for text: self.<name>.show_text {text}
-(wrapped into the panel's lines of 16 characters, 8 lines on 64 rows), self.<name>.clear.
+(wrapped into the panel's lines of 16 characters, 8 lines on 64 rows), self.<name>.clear
+(parts.setup registers them).
 A panel that does not answer is logged; its tools say so, and try again at each call.
 `show(lines)` is how the board shows other text (the activation code); `display` is the
 drivers.ssd1306 FrameBuffer, for whatever else draws on it.
@@ -12,13 +13,12 @@ from machine import I2C, Pin
 
 import parts
 from drivers.ssd1306 import SSD1306
-from umcp import STRING, Property, PropertyList
 
 _CELL = 8  # framebuf's text is 8x8 pixels a character
 _FREQ = 400000
 
 
-class Part(parts.Part):
+class Oled(parts.Part):
     def __init__(self, entry):
         super().__init__(entry)
         self.width, self.height = entry["width"], entry["height"]
@@ -26,8 +26,7 @@ class Part(parts.Part):
         self.addr = entry["addr"]
         self.bus = entry["i2c"]
         self.i2c = I2C(self.bus, sda=Pin(entry["sda"]), scl=Pin(entry["scl"]), freq=_FREQ)
-        self.where = "%s (I2C %d at 0x%02X, SDA GPIO %d, SCL GPIO %d)" % (
-            self.where, self.bus, self.addr, entry["sda"], entry["scl"])
+        self.pins = (entry["sda"], entry["scl"])
         self.display = None
         self.lines = []
         self.status = entry.get("status", False)
@@ -38,21 +37,16 @@ class Part(parts.Part):
         except OSError as e:
             parts.log.warning("%s does not answer: %r", self.where, e)
 
+    @property
+    def where(self):
+        return "%s (I2C %d at 0x%02X, SDA GPIO %d, SCL GPIO %d)" % (
+            self.place(), self.bus, self.addr, self.pins[0], self.pins[1])
+
     def connect(self):
         """The driver, set up on the first call that finds the panel answering."""
         if self.display is None:
             self.display = SSD1306(self.i2c, self.width, self.height, self.addr)
         return self.display
-
-    def register(self, server):
-        text = PropertyList([Property("text", STRING, description=(
-            "what to show: lines of up to %d characters, %d lines; longer lines wrap, a "
-            "newline starts a line" % (self.columns, self.rows)))])
-        self.tool(server, "show_text", "Show text on the %s (a %dx%d OLED screen), replacing "
-                  "what it showed." % (self.label, self.width, self.height), self.show_text, text,
-                  idempotent=True, destructive=False)
-        self.tool(server, "clear", "Clear the %s." % self.label, self.clear, idempotent=True,
-                  destructive=False)
 
     def show(self, lines):
         """Draw `lines` (cut to the panel), one per text row; OSError when it does not answer."""
@@ -91,7 +85,7 @@ class Part(parts.Part):
             self.display = None
             raise
 
-    def state(self):
+    def state(self, args=None):
         return {"lines": self.lines}
 
 

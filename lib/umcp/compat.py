@@ -44,13 +44,61 @@ def dumps(obj):
     return json.dumps(obj, separators=(",", ":"))
 
 
+def forget_modules(*names):
+    """Drop modules a rare task loaded (an upgrade, a photo's upload) once it is done, so
+    that their bytecode leaves the heap: the next use imports them again. MicroPython only:
+    on CPython memory is no concern, and code that patched a module expects to find it."""
+    if not _MICROPYTHON:
+        return
+    for name in names:
+        if sys.modules.pop(name, None) is not None:
+            package, _, leaf = name.rpartition(".")
+            parent = sys.modules.get(package)
+            if parent is not None and hasattr(parent, leaf):
+                delattr(parent, leaf)
+
+
 def join_pieces(pieces):
-    """The text of a message a sender got as pieces (str, or bytes-like UTF-8 text),
-    for a transport or test that needs it whole: streaming transports write the pieces."""
-    return "".join(piece if isinstance(piece, str) else str(piece, "utf-8") for piece in pieces)
+    """The text of a message a sender got as pieces (see piece_utf8), for a transport or
+    test that needs it whole: streaming transports write the pieces."""
+    return "".join(piece if isinstance(piece, str) else str(piece_utf8(piece), "utf-8") for piece in pieces)
+
+
+def piece_utf8(piece):
+    """The UTF-8 bytes of one piece of an outgoing message: a str's (on MicroPython a view
+    of the str itself, no copy), a bytes-like object as it is, or a listed entry's: an
+    object with `json()` and `json_bytes` (McpTool, McpResource: a tools/list page hands
+    out its entries so, and each is serialized only as a transport writes it)."""
+    if isinstance(piece, str):
+        if _MICROPYTHON:
+            return memoryview(piece)
+        return piece.encode()
+    if hasattr(piece, "json_bytes"):
+        return piece_utf8(piece.json())
+    return piece
+
+
+def piece_size(piece):
+    """The UTF-8 bytes one piece takes (see piece_utf8), without serializing an entry."""
+    if hasattr(piece, "json_bytes"):
+        return piece.json_bytes
+    return len(piece_utf8(piece))
 
 
 _sinks = []  # add_log_sink(): fn(level, logger, message) for each record let through
+_LOST = const("WARNING log: a line was lost (out of memory)\n")
+lines_lost = [0]  # log lines that found no heap to be written in, since boot
+
+
+def _line_lost():
+    """A log line could not be written (no heap for it): counted, and said on stderr with
+    a constant string, which allocates nothing."""
+    lines_lost[0] += 1
+    try:
+        sys.stderr.write(_LOST)
+    except Exception:
+        pass
+
 _sink_handler = []  # holds True once the logging handler that feeds the sinks is installed
 
 try:
@@ -61,9 +109,12 @@ try:
 
     class _SinkHandler(logging.Handler):
         def emit(self, record):
-            message = record.getMessage() if hasattr(record, "getMessage") else record.message
-            for sink in _sinks:
-                sink(record.levelname, record.name, message)
+            try:
+                message = record.getMessage() if hasattr(record, "getMessage") else record.message
+                for sink in _sinks:
+                    sink(record.levelname, record.name, message)
+            except Exception:  # MemoryError above all: logging must not raise
+                _line_lost()
 
     def _install_sink_handler():
         logging.getLogger().addHandler(_SinkHandler())
@@ -76,11 +127,14 @@ except ImportError:
             self.name = name
 
         def _emit(self, level, msg, args, echo=True):
-            text = (msg % args) if args else msg
-            if echo:
-                print(level, self.name, text, file=sys.stderr)
-            for sink in _sinks:
-                sink(level, self.name, text)
+            try:
+                text = (msg % args) if args else msg
+                if echo:
+                    print(level, self.name, text, file=sys.stderr)
+                for sink in _sinks:
+                    sink(level, self.name, text)
+            except Exception:  # MemoryError above all: logging must not raise
+                _line_lost()
 
         def debug(self, msg, *args):
             pass
@@ -105,7 +159,8 @@ except ImportError:
 def add_log_sink(sink):
     """Have `sink(level, logger, message)` called for every log record that the logging
     set-up lets through (info and up under firmware/main.py; without a logging module,
-    info, warning and error). A sink must not log itself, nor raise."""
+    info, warning and error). A sink must not log itself; what it raises is counted as a
+    lost line (lines_lost), never passed to the code that logged."""
     if not _sink_handler:
         _install_sink_handler()
         _sink_handler.append(True)

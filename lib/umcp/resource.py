@@ -1,14 +1,23 @@
 """Resources: what a device lets a client read by URI, the shaping of their contents,
-and the answer to resources/read. McpServer imports this module at its first resource
-(or such a request), so a device without resources never loads it; the server finds
-what a URI names (McpServer.find_resource) and this module reads it, never the other
-way round."""
+their registration on a server and every resources/* request. McpServer imports this
+module at its first resource (or such a request), so a device without resources never
+loads it. The functions here take the server (and the client's Session) as their first
+arguments: the server holds the lists, this module does the work, and it imports
+nothing of the server's."""
 
+import asyncio
 from binascii import b2a_base64
 
-from .compat import dumps, get_logger, iscoroutine
-from .rpc import CACHE_HINTS, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, describe, error_frame, result_frame
+from .compat import const, dumps, get_logger, iscoroutine
+from .rpc import (CACHE_HINTS, EMPTY_RESULT, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
+                  RESOURCE_NOT_FOUND, describe, error_frame, find, result_frame)
 from .schema import InvalidParams
+
+# At most this many resources/subscribe URIs are remembered per client (each costs its string).
+MAX_SUBSCRIPTIONS = const(8)
+
+_RESOURCES_OPEN = ',"result":{"resources":['
+_TEMPLATES_OPEN = ',"result":{"resourceTemplates":['
 
 # What closes a content (text: its "}"; blob: the base64's quote too) and the result.
 _TEXT_END = "}]}"
@@ -218,3 +227,132 @@ async def read(found, uri, id_json, modern):
     except Exception as e:
         _log.warning("reading %s failed: %s", uri, describe(e))
         return error_frame(id_json, INTERNAL_ERROR, "reading %s failed: %s" % (uri, describe(e)))
+
+
+# -- registration (McpServer's add_resource ... find_resource) ------------------------
+
+
+def add_resource(server, uri, name=None, read=None, description=None, mime_type=None):
+    resource = uri if isinstance(uri, McpResource) else McpResource(uri, name, read, description, mime_type)
+    if find(server._resources, "uri", resource.uri) >= 0:
+        raise ValueError("a resource at %s is already registered" % resource.uri)
+    server._resources.append(resource)
+    _changed(server)
+    return resource
+
+
+def add_template(server, uri_template, name=None, read=None, description=None, mime_type=None):
+    template = uri_template
+    if not isinstance(template, McpResourceTemplate):
+        template = McpResourceTemplate(uri_template, name, read, description, mime_type)
+    if find(server._templates, "uri_template", template.uri_template) >= 0:
+        raise ValueError("a resource template %s is already registered" % template.uri_template)
+    server._templates.append(template)
+    _changed(server)
+    return template
+
+
+def remove(server, key, template):
+    """Remove the resource at URI `key` (`template`: the template `key`); KeyError if none."""
+    load_later(server)
+    items = server._templates if template else server._resources
+    index = find(items, "uri_template" if template else "uri", key)
+    if index < 0:
+        raise KeyError(key)
+    del items[index]
+    if not template:
+        for session in server._sessions:
+            if key in session.subscriptions:
+                session.subscriptions.remove(key)
+    _changed(server)
+
+
+def find_resource(server, uri):
+    if not isinstance(uri, str):
+        raise InvalidParams("uri must be a string")
+    index = find(server._resources, "uri", uri)
+    if index >= 0:
+        return server._resources[index], None
+    for template in server._templates:
+        variables = template.match(uri)
+        if variables is not None:
+            return template, variables
+    return None
+
+
+def load_later(server):
+    """Run add_resources_later's registrations (at the first resources/* request)."""
+    later = server._later
+    if later:
+        server._later = []
+        pending = server._resources_changed_pending
+        server._resources_changed_pending = True  # nobody has seen the list yet
+        try:
+            for register in later:
+                register(server)
+        finally:
+            server._resources_changed_pending = pending
+
+
+def _changed(server):
+    """One notifications/resources/list_changed per burst, to the clients that initialized."""
+    if server._resources_changed_pending or not server._initialized():
+        return
+    server._resources_changed_pending = True
+    asyncio.create_task(_announce_changed(server))
+
+
+async def _announce_changed(server):
+    server._resources_changed_pending = False
+    await server._to_initialized('{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}')
+
+
+def updated(server, session, uri):
+    """`uri`, which `session` subscribed to, changed: its notification goes out from a task
+    (one per session at a time, each URI once however often it changed meanwhile)."""
+    if uri not in session.updated:
+        session.updated.append(uri)
+        if len(session.updated) == 1:
+            asyncio.create_task(_announce_updated(server, session))
+
+
+async def _announce_updated(server, session):
+    while session.updated:
+        uri = session.updated.pop(0)
+        await server._send(session, ('{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":',
+                                     dumps(uri), "}}"))
+
+
+# -- the requests ------------------------------------------------------------------------
+
+
+async def request(server, session, id_json, method, params, modern):
+    """The frame answering a resources/* request of `session` (`modern`: in revision
+    2026-07-28's form, where subscribe and unsubscribe are gone)."""
+    load_later(server)
+    if method == "resources/read":
+        uri = params.get("uri")
+        return await read(find_resource(server, uri), uri, id_json, modern)
+    if method == "resources/list":
+        return server._page(session, id_json, params, server._resources, "uri", _RESOURCES_OPEN, modern)
+    if method == "resources/templates/list":
+        return server._page(session, id_json, params, server._templates, "uri_template", _TEMPLATES_OPEN,
+                            modern)
+    uri = params.get("uri")
+    if modern and method in ("resources/subscribe", "resources/unsubscribe"):
+        # Gone from revision 2026-07-28 (subscriptions/listen replaces them).
+        return error_frame(id_json, METHOD_NOT_FOUND, "method not found in 2026-07-28: " + method)
+    if method == "resources/subscribe":
+        if find_resource(server, uri) is None:
+            return not_found_frame(id_json, uri, False)
+        subscriptions = session.subscriptions
+        if uri not in subscriptions:
+            if len(subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise InvalidParams("too many subscriptions (at most %d)" % MAX_SUBSCRIPTIONS)
+            subscriptions.append(uri)
+        return result_frame(id_json, EMPTY_RESULT)
+    if method == "resources/unsubscribe":
+        if uri in session.subscriptions:
+            session.subscriptions.remove(uri)
+        return result_frame(id_json, EMPTY_RESULT)
+    return error_frame(id_json, METHOD_NOT_FOUND, "method not found: " + method)

@@ -17,36 +17,33 @@ era is decided per request, from that one `_meta` key, without allocating.
 """
 
 import asyncio
+import gc
 
 from . import __version__
 from .compat import const, dumps, get_logger, iscoroutine
-from .jsonin import loads
+from .jsonin import loads, read_id
 from .names import same
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
-                  INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION, describe,
+                  INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, describe,
                   error_frame, find, result_frame, valid_id)
 from .schema import InvalidParams
-from .tool import McpTool, error_result_pieces, result_pieces
+from .tool import ListedTool, McpTool, error_result_pieces, result_pieces
 
 # The versions an initialize handshake negotiates (the legacy era).
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
 # Revision 2026-07-28: no handshake; every request carries its version in _meta.
 MODERN_VERSION = "2026-07-28"
-# What server/discover and the unsupported-version error list, newest first.
-ALL_VERSIONS = (MODERN_VERSION,) + tuple(reversed(SUPPORTED_VERSIONS))
-_META_VERSION = "io.modelcontextprotocol/protocolVersion"
-_META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+_META_VERSION = const("io.modelcontextprotocol/protocolVersion")
+_META_LOG_LEVEL = const("io.modelcontextprotocol/logLevel")
 # The version the xiaozhi protocol documents, for clients whose initialize omits it.
-_DEFAULT_VERSION = "2024-11-05"
+_DEFAULT_VERSION = const("2024-11-05")
 # From 2025-11-25 on, argument validation errors are tool results, not protocol errors
 # (versions are ISO dates, so they compare as strings).
-_ARGS_AS_RESULTS_FROM = "2025-11-25"
+_ARGS_AS_RESULTS_FROM = const("2025-11-25")
 # From 2025-06-18 on, tools have output schemas and results structuredContent.
-_STRUCTURED_FROM = "2025-06-18"
+_STRUCTURED_FROM = const("2025-06-18")
 
-# At most this many resources/subscribe URIs are remembered (each costs its string).
-MAX_SUBSCRIPTIONS = const(8)
 # At most this many tool calls of one client wait behind the running one; more are refused
 # at once (a flood must not fill the heap, nor hold up the other clients' calls for long).
 MAX_QUEUED_CALLS = const(8)
@@ -56,22 +53,44 @@ BUSY = const(-32000)
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
-_PAGE_END = "]}}"
+_PAGE_END = const("]}}")
 _PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"
 # A page that has more after it ends with '],"nextCursor":"<key>"}}'. Keys (tool
 # names, resource URIs and URI templates) are plain ASCII that JSON needs not
 # escape, so the key goes in as it is and this plus its length is the tail's size.
-_MORE_HEAD = '],"nextCursor":"'
-_MORE_END = '"}}'
+_MORE_HEAD = const('],"nextCursor":"')
+_MORE_END = const('"}}')
 _MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
-_TOOLS_OPEN = ',"result":{"tools":['
-_RESOURCES_OPEN = ',"result":{"resources":['
-_TEMPLATES_OPEN = ',"result":{"resourceTemplates":['
+_TOOLS_OPEN = const(',"result":{"tools":[')
+
+# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
+# (resources/subscribe and unsubscribe: umcp.resource answers so).
+_LEGACY_ONLY = const(("ping", "initialize", "logging/setLevel"))
+
 
 # Read only: the params of a message that carries none, without a new dict each time.
 _NO_PARAMS = {}
 
+# The end of the answer to a request the heap could not serve (after FRAME_OPEN and its
+# id): constant, so that sending it allocates next to nothing.
+_OUT_OF_MEMORY = const(',"error":{"code":-32603,"message":"out of memory"}}')
+_REPLACED = const("\ufffd")  # what umcp.jsonin puts in place of a lone surrogate
+
 _log = get_logger("umcp")
+
+
+def _id_text(request_id, token):
+    """The JSON text an answer carries `request_id` in, given `token`, the id's text as
+    the client wrote it. A string whose decoding replaced a lone surrogate escape
+    ("\\ud800") with U+FFFD goes back as it came, escapes and all, so that the client's
+    parser reads the very same string (json.dumps escapes such a string so too); a token
+    with a raw control character is no JSON to echo. Anything else: compact JSON."""
+    if isinstance(request_id, str) and _REPLACED in request_id and "\\u" in token:
+        for char in token:
+            if char < " ":
+                return dumps(request_id)
+        return token
+    return dumps(request_id)
 
 
 def _same_id(a, b):
@@ -109,16 +128,26 @@ class Session:
         self.protocol = None  # negotiated legacy version; None until initialize
         self.modern = False  # its latest request came in revision 2026-07-28's form
         self.min_log_level = 0
-        self.subscriptions = []  # URIs it subscribed to (legacy revisions; at most MAX_SUBSCRIPTIONS)
+        self.subscriptions = []  # URIs it subscribed to (legacy revisions; umcp.resource: at most 8)
         self.updated = []  # subscribed URIs whose notification is on its way
 
     def set_sender(self, send, overhead=0):
         self.send = send
         self.overhead = overhead
 
-    async def handle(self, payload):
+    async def receive(self, data):
+        """Serve one message from this client as its transport read it, JSON text (str or
+        bytes-like): the whole message path (see McpServer.receive)."""
+        await self.server.receive(data, self)
+
+    async def handle(self, payload, raw=None, inside=None):
         """Serve one message from this client (see McpServer.handle)."""
-        await self.server.handle(payload, self)
+        await self.server.handle(payload, self, raw, inside)
+
+    async def refuse(self, data, reason, inside=None):
+        """-32700 to this client for a message nobody could read, with its id where `data`
+        shows one (see McpServer.refuse)."""
+        await self.server.refuse(data, reason, self, inside)
 
     async def parse_error(self, reason):
         """-32700 to this client for a message nobody could read."""
@@ -175,6 +204,8 @@ class McpServer:
         self._running = None
         self._list_changed_pending = False
         self._resources_changed_pending = False
+        self.out_of_memory = 0  # messages the heap could not serve (each answered in short)
+        self.notices_lost = 0  # notifications dropped for want of heap
         # The largest message a transport accepts (bytes), announced in initialize as
         # capabilities.experimental.messageLimit.maxBytes; None: not announced. A session
         # may say its own.
@@ -217,19 +248,20 @@ class McpServer:
         del self._tools[index]
         self._tools_changed()
 
-    # Resources: umcp.resource holds their code, imported at the first resource, so a
-    # device without any pays nothing for it.
+    # Resources: umcp.resource holds their code, imported at the first resource or
+    # resources/* request, so a device without any pays nothing for it.
 
     def add_resource(self, uri, name=None, read=None, description=None, mime_type=None):
         """Register an McpResource, or build one from the arguments McpResource takes."""
-        from .resource import McpResource
+        from .resource import add_resource
 
-        resource = uri if isinstance(uri, McpResource) else McpResource(uri, name, read, description, mime_type)
-        if find(self._resources, "uri", resource.uri) >= 0:
-            raise ValueError("a resource at %s is already registered" % resource.uri)
-        self._resources.append(resource)
-        self._resources_changed()
-        return resource
+        return add_resource(self, uri, name, read, description, mime_type)
+
+    def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
+        """Register an McpResourceTemplate, or build one from its arguments."""
+        from .resource import add_template
+
+        return add_template(self, uri_template, name, read, description, mime_type)
 
     def add_resources_later(self, register):
         """`register(server)` adds resources (add_resource, add_resource_template) when a
@@ -238,76 +270,22 @@ class McpServer:
         capability meanwhile, and the late registration announces no list change."""
         self._later.append(register)
 
-    def _load_resources(self):
-        later = self._later
-        if later:
-            self._later = []
-            pending = self._resources_changed_pending
-            self._resources_changed_pending = True  # nobody has seen the list yet
-            try:
-                for register in later:
-                    register(self)
-            finally:
-                self._resources_changed_pending = pending
-
-    def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
-        """Register an McpResourceTemplate, or build one from its arguments."""
-        from .resource import McpResourceTemplate
-
-        template = uri_template
-        if not isinstance(template, McpResourceTemplate):
-            template = McpResourceTemplate(uri_template, name, read, description, mime_type)
-        if find(self._templates, "uri_template", template.uri_template) >= 0:
-            raise ValueError("a resource template %s is already registered" % template.uri_template)
-        self._templates.append(template)
-        self._resources_changed()
-        return template
-
     def remove_resource(self, uri):
-        self._load_resources()
-        index = find(self._resources, "uri", uri)
-        if index < 0:
-            raise KeyError(uri)
-        del self._resources[index]
-        for session in self._sessions:
-            if uri in session.subscriptions:
-                session.subscriptions.remove(uri)
-        self._resources_changed()
+        from .resource import remove
+
+        remove(self, uri, False)
 
     def remove_resource_template(self, uri_template):
-        self._load_resources()
-        index = find(self._templates, "uri_template", uri_template)
-        if index < 0:
-            raise KeyError(uri_template)
-        del self._templates[index]
-        self._resources_changed()
+        from .resource import remove
+
+        remove(self, uri_template, True)
 
     def find_resource(self, uri):
         """(the resource or template serving `uri`, the template's variables or None), or
         None when none does; InvalidParams when `uri` is not a string."""
-        if not isinstance(uri, str):
-            raise InvalidParams("uri must be a string")
-        index = find(self._resources, "uri", uri)
-        if index >= 0:
-            return self._resources[index], None
-        for template in self._templates:
-            variables = template.match(uri)
-            if variables is not None:
-                return template, variables
-        return None
+        from .resource import find_resource
 
-    def _subscribe(self, session, id_json, uri):
-        """The frame answering resources/subscribe (legacy revisions only)."""
-        if self.find_resource(uri) is None:
-            from .resource import not_found_frame
-
-            return not_found_frame(id_json, uri, False)
-        subscriptions = session.subscriptions
-        if uri not in subscriptions:
-            if len(subscriptions) >= MAX_SUBSCRIPTIONS:
-                raise InvalidParams("too many subscriptions (at most %d)" % MAX_SUBSCRIPTIONS)
-            subscriptions.append(uri)
-        return result_frame(id_json, EMPTY_RESULT)
+        return find_resource(self, uri)
 
     def resource_updated(self, uri):
         """Tell the clients that subscribed to `uri` that it changed (from a task: needs
@@ -315,28 +293,11 @@ class McpServer:
         told = False
         for session in self._sessions:
             if uri in session.subscriptions:
+                from .resource import updated
+
                 told = True
-                if uri not in session.updated:
-                    session.updated.append(uri)
-                    if len(session.updated) == 1:
-                        asyncio.create_task(self._announce_updated(session))
+                updated(self, session, uri)
         return told
-
-    async def _announce_updated(self, session):
-        while session.updated:
-            uri = session.updated.pop(0)
-            await self._send(session, ('{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":',
-                                       dumps(uri), "}}"))
-
-    def _resources_changed(self):
-        if self._resources_changed_pending or not self._initialized():
-            return
-        self._resources_changed_pending = True
-        asyncio.create_task(self._announce_resources_changed())
-
-    async def _announce_resources_changed(self):
-        self._resources_changed_pending = False
-        await self._to_initialized('{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}')
 
     def _initialized(self):
         """Whether a client initialized (only they hear of list changes)."""
@@ -362,17 +323,23 @@ class McpServer:
     # -- outgoing -----------------------------------------------------------
 
     async def notify(self, method, params=None, session=None):
-        """A notification to `session`, or to every client."""
-        message = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        pieces = (dumps(message),)
-        if session is not None:
-            await self._send(session, pieces)
-            return
-        for session in self._sessions[:]:  # a send may end a session
-            if session.send is not None:  # a default session no transport uses
+        """A notification to `session`, or to every client. One that finds no heap (to be
+        built or sent) is dropped and counted (`notices_lost`), never raised."""
+        try:
+            message = {"jsonrpc": "2.0", "method": method}
+            if params is not None:
+                message["params"] = params
+            pieces = (dumps(message),)
+            message = params = None
+            if session is not None:
                 await self._send(session, pieces)
+                return
+            for session in self._sessions[:]:  # a send may end a session
+                if session.send is not None:  # a default session no transport uses
+                    await self._send(session, pieces)
+        except MemoryError:
+            message = params = pieces = None
+            self._notice_lost(method)
 
     async def log(self, level, data, logger=None):
         """A notifications/message, to the client of the running call, or outside a call
@@ -386,9 +353,13 @@ class McpServer:
             raise ValueError("unknown log level %s" % level)
         rank = LOG_LEVELS.index(level)
         call = self._running
-        params = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
+        try:
+            params = {"level": level, "data": data}
+            if logger is not None:
+                params["logger"] = logger
+        except MemoryError:
+            self._notice_lost("notifications/message")
+            return
         if call is not None:
             if call.modern:
                 if call.log_level is None or rank < call.log_level or call.answering:
@@ -416,13 +387,23 @@ class McpServer:
             _log.warning("progress %s does not exceed %s: not sent", progress, call.last_progress)
             return False
         call.last_progress = progress
-        params = {"progressToken": call.progress_token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
+        try:
+            params = {"progressToken": call.progress_token, "progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message is not None:
+                params["message"] = message
+        except MemoryError:
+            self._notice_lost("notifications/progress")
+            return False
+        lost = self.notices_lost
         await self.notify("notifications/progress", params, call.session)
-        return True
+        return lost == self.notices_lost
+
+    def _notice_lost(self, method):
+        gc.collect()
+        self.notices_lost += 1
+        _log.warning("out of memory: a %s was dropped", method)
 
     def progress_requested(self):
         """Whether the running call carried `_meta.progressToken`: its client follows
@@ -431,6 +412,9 @@ class McpServer:
         return call is not None and call.progress_token is not None
 
     async def _send(self, session, pieces):
+        """Hand one message to the session's transport. A MemoryError is raised (the
+        transport sent nothing: the caller may answer in short, see _out_of_memory);
+        anything else is logged: a broken link must not stop the server."""
         if session.send is None:
             _log.warning("no sender installed: dropped a message")
             return
@@ -438,32 +422,97 @@ class McpServer:
             sent = session.send(pieces)
             if iscoroutine(sent):
                 await sent
-        except Exception as e:  # a broken link must not stop the server
+        except MemoryError:
+            raise
+        except Exception as e:
             _log.error("send failed: %s", describe(e))
+
+    def _tell_on_call(self, name, ok):
+        """on_call(name, ok), never letting the watcher's fault reach the call's answer."""
+        try:
+            self.on_call(name, ok)
+        except Exception as e:
+            _log.warning("on_call for %s: %s", name, describe(e))
+
+    async def _out_of_memory(self, session, id_json):
+        """The heap could not serve a message (reading, deciding, building or sending its
+        answer): collect, log once, and answer the request `id_json` (None: a notification,
+        owed nothing) with -32603 in a frame of a few constant pieces. The link, the other
+        messages and the heap carry on."""
+        gc.collect()
+        self.out_of_memory += 1
+        _log.warning("out of memory: request %s answered -32603", id_json)
+        if id_json is None:
+            return
+        try:
+            await self._send(session, (FRAME_OPEN, id_json, _OUT_OF_MEMORY))
+        except MemoryError:
+            gc.collect()
+            _log.warning("out of memory: no answer could go out to %s", id_json)
 
     # -- incoming -----------------------------------------------------------
 
     async def parse_error(self, reason, session=None):
         """Answer a message that could not be parsed: -32700 with a null id (no id
         could be read), `reason` saying why (umcp.jsonin's words)."""
-        _log.warning("unparsable message: %s", reason)
-        await self._send(session or self.default, error_frame("null", PARSE_ERROR, "parse error: " + reason))
+        await self.refuse(None, reason, session)
 
-    async def handle(self, payload, session=None):
-        """Serve one incoming JSON-RPC message (dict, or JSON text or bytes) from
-        `session` (None: the default session).
-
-        Never raises and never waits for a tool callback.
-        """
+    async def receive(self, data, session=None):
+        """Serve one message as the transport read it, JSON text (str or bytes-like), from
+        `session` (None: the default session): the whole message path a transport needs.
+        Text that cannot be read is answered with its id where one can be read (refuse);
+        a MemoryError anywhere costs that message only (-32603 to a request). Never raises
+        and never waits for a tool callback."""
         if session is None:
             session = self.default
         try:
-            if isinstance(payload, (str, bytes, bytearray, memoryview)):
-                try:
-                    payload = loads(payload)
-                except ValueError as e:
-                    await self.parse_error(str(e), session)
-                    return
+            message = loads(data)
+        except ValueError as e:
+            await self.refuse(data, str(e), session)
+            return
+        await self._serve(message, session, data, None)
+
+    async def refuse(self, data, reason, session=None, inside=None):
+        """Answer a message nobody could read (`reason`: why, in umcp.jsonin's words) with
+        -32700, carrying the request's id when `data` (its text, or as much of it as
+        arrived; str or bytes-like) shows one at its top level (jsonin.read_id), else a
+        null id. `inside`: the key (bytes) of the envelope member that holds the message."""
+        if session is None:
+            session = self.default
+        id_json = "null"
+        try:
+            if data is not None:
+                found = read_id(data, inside)
+                data = None
+                if found is not None and valid_id(found[0]):
+                    id_json = _id_text(found[0], found[1])
+            _log.warning("unreadable message (id %s): %s", id_json, reason)
+            await self._send(session, error_frame(id_json, PARSE_ERROR, "parse error: " + reason))
+        except MemoryError:
+            data = None
+            await self._out_of_memory(session, id_json)
+
+    async def handle(self, payload, session=None, raw=None, inside=None):
+        """Serve one incoming JSON-RPC message (dict, or JSON text or bytes, which
+        receive() reads) from `session` (None: the default session). `raw`: the text the
+        message was read from, and `inside` the key (bytes) of the envelope member that
+        held it: a string id whose decoding replaced a lone surrogate is then answered as
+        the client wrote it (see _id_text).
+
+        Never raises and never waits for a tool callback; a MemoryError costs this
+        message only (_out_of_memory).
+        """
+        if session is None:
+            session = self.default
+        if isinstance(payload, (str, bytes, bytearray, memoryview)):
+            await self.receive(payload, session)
+        else:
+            await self._serve(payload, session, raw, inside)
+
+    async def _serve(self, payload, session, raw, inside):
+        """handle() for a message already parsed (any JSON value)."""
+        id_json = None  # a notification is owed nothing
+        try:
             if not isinstance(payload, dict):
                 await self._send(session, error_frame("null", INVALID_REQUEST, "a message must be one JSON object"))
                 return
@@ -472,15 +521,26 @@ class McpServer:
                 _log.info("ignored a response from the client (id %s)", payload.get("id"))
                 return
             request_id = payload.get("id")
-            id_json = dumps(request_id) if valid_id(request_id) else "null"
+            if "id" in payload:
+                id_json = "null"
+                if valid_id(request_id):
+                    id_json = dumps(request_id)
+                    if raw is not None and isinstance(request_id, str) and _REPLACED in request_id:
+                        found = read_id(raw, inside)
+                        if found is not None and found[0] == request_id:
+                            id_json = _id_text(request_id, found[1])
+            raw = None
             problem = _invalid_request(payload)
             if problem is not None:
-                await self._send(session, error_frame(id_json, INVALID_REQUEST, problem))
+                await self._send(session, error_frame(id_json or "null", INVALID_REQUEST, problem))
             elif "id" not in payload:
                 self._notification(session, payload["method"], _params(payload))
             else:
                 await self._request(session, request_id, id_json, payload["method"],
                                     _params(payload))
+        except MemoryError:
+            payload = raw = None
+            await self._out_of_memory(session, id_json)
         except Exception as e:  # a bug of ours must not stop the device
             _log.error("dropped a message: %s", describe(e))
 
@@ -498,7 +558,9 @@ class McpServer:
             requested = meta.get(_META_VERSION) if isinstance(meta, dict) else None
             modern = requested == MODERN_VERSION
             if requested is not None and not modern and requested not in SUPPORTED_VERSIONS:
-                await self._send(session, _unsupported_version_frame(id_json, requested))
+                from .modern import unsupported_version_frame
+
+                await self._send(session, unsupported_version_frame(id_json, requested))
                 return
             log_level = None
             if modern:
@@ -508,25 +570,19 @@ class McpServer:
                     if level not in LOG_LEVELS:
                         raise InvalidParams("unknown log level %s" % (level,))
                     log_level = LOG_LEVELS.index(level)
-            if method.startswith("resources/"):
-                self._load_resources()
             if method == "tools/call":
                 reply = self._call_tool(session, request_id, id_json, params, modern, log_level)
             elif method == "tools/list":
                 reply = self._page(session, id_json, params, self._tools, "name", _TOOLS_OPEN, modern,
                                    session.offered)
-            elif method == "resources/read":
-                from .resource import read
+            elif method.startswith("resources/"):
+                from .resource import request
 
-                uri = params.get("uri")
-                reply = await read(self.find_resource(uri), uri, id_json, modern)
-            elif method == "resources/list":
-                reply = self._page(session, id_json, params, self._resources, "uri", _RESOURCES_OPEN, modern)
-            elif method == "resources/templates/list":
-                reply = self._page(session, id_json, params, self._templates, "uri_template", _TEMPLATES_OPEN,
-                                   modern)
+                reply = await request(self, session, id_json, method, params, modern)
             elif method == "server/discover":
-                reply = self._discover(id_json)
+                from .modern import discover_frame
+
+                reply = discover_frame(self, id_json)
             elif modern and method in _LEGACY_ONLY:
                 # Gone from revision 2026-07-28 (subscriptions/listen replaces subscribe).
                 reply = error_frame(id_json, METHOD_NOT_FOUND,
@@ -535,13 +591,6 @@ class McpServer:
                 reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "initialize":
                 reply = await self._initialize(session, id_json, params)
-            elif method == "resources/subscribe":
-                reply = self._subscribe(session, id_json, params.get("uri"))
-            elif method == "resources/unsubscribe":
-                uri = params.get("uri")
-                if uri in session.subscriptions:
-                    session.subscriptions.remove(uri)
-                reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "logging/setLevel":
                 level = params.get("level")
                 if level not in LOG_LEVELS:
@@ -553,6 +602,8 @@ class McpServer:
                 reply = error_frame(id_json, METHOD_NOT_FOUND, "method not found: " + method)
         except InvalidParams as e:
             reply = error_frame(id_json, INVALID_PARAMS, str(e))
+        except MemoryError:
+            raise  # handle() answers in short
         except Exception as e:
             _log.error("%s failed: %s", method, describe(e))
             reply = error_frame(id_json, INTERNAL_ERROR, "internal error: " + describe(e))
@@ -584,25 +635,6 @@ class McpServer:
         }
         return result_frame(id_json, (dumps(result),))
 
-    def _discover(self, id_json):
-        """server/discover (revision 2026-07-28): versions, capabilities, identity.
-
-        `listChanged` and `subscribe` are absent: on that revision they promise
-        subscriptions/listen, which this server does not offer (its legacy clients
-        get both through initialize). Logging is request-scoped there."""
-        capabilities = {"tools": {}, "logging": {}}
-        if self._resources or self._templates or self._later:
-            capabilities["resources"] = {}
-        result = {
-            "resultType": "complete",
-            "supportedVersions": ALL_VERSIONS,
-            "capabilities": capabilities,
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": self.name, "version": self.version}},
-            "ttlMs": 0,
-            "cacheScope": "private",
-        }
-        return result_frame(id_json, (dumps(result),))
-
     async def _offer_vision(self, url, token):
         if self._vision is None:
             return
@@ -617,8 +649,10 @@ class McpServer:
 
     def _page(self, session, id_json, params, items, key, opening, modern, offered=None):
         """The pieces of one page: as many entries as fit in `page_limit`, envelope
-        included. `key` names the attribute that identifies an entry: a page that has
-        more after it gives the next entry's key as its nextCursor. `offered`: the
+        included. The entries go into the pieces as they are (umcp.compat.piece_utf8):
+        each is serialized only when the transport writes it, so a page never holds more
+        than one entry's text. `key` names the attribute that identifies an entry: a page
+        that has more after it gives the next entry's key as its nextCursor. `offered`: the
         session's choice of tools (see Session), or None."""
         cursor = params.get("cursor")
         with_user_tools = params.get("withUserTools") is True
@@ -639,8 +673,8 @@ class McpServer:
         index = _next_listed(items, start, with_user_tools, offered)
         while index >= 0:
             after = _next_listed(items, index + 1, with_user_tools, offered)
-            entry = items[index].entry_bytes(structured) if tools else items[index].json_bytes
-            size = used + (1 if used else 0) + entry
+            entry_size = items[index].entry_bytes(structured) if tools else items[index].json_bytes
+            size = used + (1 if used else 0) + entry_size
             if after < 0:
                 tail = len(page_end)
             else:
@@ -649,10 +683,10 @@ class McpServer:
                 break
             if used:
                 pieces.append(",")
-            if tools:
-                pieces.append(items[index].json(session.portable, structured))
-            else:
-                pieces.append(items[index].json())
+            entry = items[index]
+            if tools and (session.portable or not structured and entry.output_schema is not None):
+                entry = ListedTool(entry, session.portable, structured)  # this client's form of it
+            pieces.append(entry)  # serialized as the transport writes it
             used = size
             index = after
         if index < 0:
@@ -736,22 +770,33 @@ class McpServer:
             if call.cancelled:
                 return
             call.started = True
-            ok = True
+            pieces = None  # none: the heap could not hold the answer
+            ok = False
             try:
-                value = call.tool.callback(call.args)
-                if iscoroutine(value):
-                    value = await value
-                pieces = result_pieces(value, call.modern, call.tool.output_schema is not None
-                                       and _structured(call.session, call.modern))
-            except Exception as e:  # CancelledError is no Exception: it goes to the outer try
-                _log.warning("tool %s failed: %s", call.tool.name, describe(e))
-                pieces = error_result_pieces(describe(e), call.modern)
-                ok = False
-            if self.on_call is not None:
-                self.on_call(call.tool.name, ok)
-            if not call.cancelled:  # a tool may have swallowed its cancellation
+                try:
+                    value = call.tool.callback(call.args)
+                    if iscoroutine(value):
+                        value = await value
+                    pieces = result_pieces(value, call.modern, call.tool.output_schema is not None
+                                           and _structured(call.session, call.modern))
+                    ok = True
+                except MemoryError:
+                    pass
+                except Exception as e:  # CancelledError is no Exception: it goes to the outer try
+                    _log.warning("tool %s failed: %s", call.tool.name, describe(e))
+                    pieces = error_result_pieces(describe(e), call.modern)
+                value = None
+                if self.on_call is not None:
+                    self._tell_on_call(call.tool.name, ok)
+                if not call.cancelled and pieces is not None:  # a tool may have swallowed its cancellation
+                    call.answering = True
+                    await self._send(call.session, result_frame(call.id_json, pieces))
+            except MemoryError:
+                pieces = None
+            if pieces is None and not call.cancelled:
+                value = None
                 call.answering = True
-                await self._send(call.session, result_frame(call.id_json, pieces))
+                await self._out_of_memory(call.session, call.id_json)
         except asyncio.CancelledError:
             pass  # cancelled by the client: it expects no response
         finally:
@@ -795,8 +840,6 @@ class McpServer:
                 return
 
 
-# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them.
-_LEGACY_ONLY = ("ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
 
 
 def _structured(session, modern):
@@ -821,14 +864,6 @@ def _params(message):
     `"params":null` with its tools/list, and refusing it would list no tools there."""
     params = message.get("params")
     return _NO_PARAMS if params is None else params
-
-
-def _unsupported_version_frame(id_json, requested):
-    """Revision 2026-07-28's UnsupportedProtocolVersionError."""
-    if not isinstance(requested, str):
-        requested = dumps(requested)
-    data = dumps({"supported": ALL_VERSIONS, "requested": requested})
-    return error_frame(id_json, UNSUPPORTED_VERSION, "Unsupported protocol version", data)
 
 
 def _invalid_request(message):

@@ -2,18 +2,19 @@
 
 from binascii import b2a_base64
 
-from .compat import dumps
+from .compat import const, dumps
 from .jsonin import loads
 from .names import MAX_PORTABLE, portable
 from .schema import NO_PROPERTIES, PropertyList
 
-_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+_NAME_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 # An entry's outputSchema sits between its inputSchema and its annotations.
-_OUTPUT_KEY = ',"outputSchema":'
+_OUTPUT_KEY = const(',"outputSchema":')
 
 # MCP annotation keys, in the order of McpTool's hint arguments.
-_HINT_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-_NO_HINTS = (None, None, None, None, None)
+_HINT_KEYS = const(("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"))
+_NO_HINTS = const((None, None, None, None, None))
+_SHARED_HINTS = []  # one tuple for each set of hints in use: most tools share a handful
 
 
 def check_name(name):
@@ -43,6 +44,10 @@ class McpTool:
     the caller gave (in flash, when frozen), and only the entry's size stays on the
     heap (tools never change after construction, so the size holds).
 
+    `description` may also be a (template, values) tuple, formatted (`template % values`)
+    only when the entry is serialized: tools made per part or per instance then share one
+    template and keep no formatted string on the heap.
+
     `output_schema`: the JSON Schema (an object's) of what the callback returns, as a
     dict or as its JSON text (kept as text: a literal is in flash when frozen, and a
     str takes less heap than the dicts). Clients of 2025-06-18 and later then get it
@@ -70,7 +75,16 @@ class McpTool:
         # A tuple, not the annotations dict: a third of its heap, and the dict is only
         # wanted while an entry is serialized.
         hints = (title, read_only, destructive, idempotent, open_world)
-        self.hints = hints if hints != _NO_HINTS else None
+        if hints == _NO_HINTS:
+            hints = None
+        elif title is None:  # a title is a tool's own: nothing to share
+            for known in _SHARED_HINTS:
+                if known == hints:
+                    hints = known
+                    break
+            else:
+                _SHARED_HINTS.append(hints)
+        self.hints = hints
         if output_schema is not None:
             self.output_schema = _schema_text(name, output_schema)
         # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
@@ -87,8 +101,11 @@ class McpTool:
         every client accepts (umcp.names, same length); `structured` says whether the
         client's revision has output schemas (2025-06-18 on)."""
         entry = {"name": portable(self.name) if portable_name else self.name}
-        if self.description is not None:
-            entry["description"] = self.description
+        description = self.description
+        if description is not None:
+            if isinstance(description, tuple):
+                description = description[0] % description[1]
+            entry["description"] = description
         entry["inputSchema"] = self.properties.schema()
         annotations = self.annotations()
         if annotations:
@@ -112,6 +129,22 @@ class McpTool:
         return annotations
 
 
+class ListedTool:
+    """A tool's tools/list entry as one client gets it, where that differs from the tool's
+    own json(): the portable name (umcp.names), or no output schema for a revision before
+    2025-06-18. A page hands it to the transport as it hands an McpTool (json(),
+    json_bytes: umcp.compat.piece_utf8), so it too is serialized only as it is written."""
+
+    def __init__(self, tool, portable_name, structured):
+        self.tool = tool
+        self.portable_name = portable_name
+        self.structured = structured
+        self.json_bytes = tool.entry_bytes(structured)  # a portable name is as long
+
+    def json(self):
+        return self.tool.json(self.portable_name, self.structured)
+
+
 def _schema_text(name, schema):
     """An output schema as JSON text, checked: a JSON object whose type is "object"."""
     text = schema if isinstance(schema, str) else dumps(schema)
@@ -125,10 +158,10 @@ def _schema_text(name, schema):
 
 
 # A CallToolResult's last piece; revision 2026-07-28 results also say `resultType`.
-_OK_END = '}],"isError":false}'
-_OK_END_MODERN = '}],"isError":false,"resultType":"complete"}'
-_ERROR_END = '}],"isError":true}'
-_ERROR_END_MODERN = '}],"isError":true,"resultType":"complete"}'
+_OK_END = const('}],"isError":false}')
+_OK_END_MODERN = const('}],"isError":false,"resultType":"complete"}')
+_ERROR_END = const('}],"isError":true}')
+_ERROR_END_MODERN = const('}],"isError":true,"resultType":"complete"}')
 
 
 def result_pieces(value, modern=False, structured=False):

@@ -13,10 +13,11 @@ from umcp.compat import const, get_logger
 from umcpfw.resources import STATUS_URI
 from unet import conn
 
-# devsvc.upgrade and unet.http are imported by the upgrade itself: most sessions never upgrade,
-# and on a board without PSRAM their bytecode is heap that the session needs.
+# umcpfw.upgrading (and with it devsvc.upgrade and unet.http) is imported by the upgrade
+# itself: most sessions never upgrade, and on a board without PSRAM its bytecode is heap
+# that the session needs.
 
-_REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
+REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
 _BOOT_S = time.time()
 _log = get_logger("tools")
 
@@ -80,10 +81,6 @@ def _partitions():
         return None
 
 
-def _upgraded(size):
-    return "firmware updated (%d bytes, sha256 verified); rebooting" % size
-
-
 def _rtc():
     """The RTC's (year, month, day, weekday, hours, minutes, seconds, subseconds)."""
     try:
@@ -92,15 +89,6 @@ def _rtc():
         return list(machine.RTC().datetime())
     except (ImportError, AttributeError, OSError):
         return None
-
-
-def _chip(board):
-    """The running chip's name: the board's own word (`chip`), else the platform's."""
-    if getattr(board, "chip", None):
-        return board.chip
-    from devsvc import espimage
-
-    return espimage.running_chip()
 
 
 class CommonTools:
@@ -281,67 +269,21 @@ class CommonTools:
 
     def reboot_tool(self, args):
         # The reply leaves before the reset: the reboot waits on its own task.
-        self.reboot(_REBOOT_DELAY_MS)
+        self.reboot(REBOOT_DELAY_MS)
         return True
 
     async def upgrade_firmware(self, args):
-        if self._upgrade is not None:
-            raise RuntimeError("a firmware upgrade is already running")
-        url, sha256 = args["url"], args["sha256"] or None
-        # Bad arguments are refused now, not reported in a log message later.
-        from devsvc import upgrade
+        from umcpfw import upgrading  # only while an upgrade is asked for
 
-        conn.parse_url(url)
-        if sha256 is not None:
-            upgrade.parse_digest(sha256)
-        if self.server.progress_requested():
-            # The client follows the progress notifications: it can wait for the result.
-            size = await self._install(url, sha256, self._report_progress)
-            self.reboot(_REBOOT_DELAY_MS)
-            return _upgraded(size)
-        # A xiaozhi backend follows no progress and gives up on a call after 30 s, less
-        # than a big image may take: answer now, report the outcome as a log message.
-        self.start_upgrade(url, sha256)
-        return ("upgrade started: downloading %s; the device reboots when the image is "
-                "verified" % url)
+        return await upgrading.upgrade_firmware(self, args["url"], args["sha256"] or None)
 
     def start_upgrade(self, url, sha256=None, installed=None):
         """Upgrade on a task of its own (the OTA check's auto_upgrade, or a call without a
         progress token); the outcome is logged and sent as a notifications/message.
         installed(): called once the image is verified and set to boot, before the reboot."""
-        if self._upgrade is not None:
-            raise RuntimeError("a firmware upgrade is already running")
-        self._upgrade = asyncio.create_task(self._upgrade_in_background(url, sha256, installed))
+        from umcpfw import upgrading
 
-    async def _upgrade_in_background(self, url, sha256, installed=None):
-        try:
-            size = await self._install(url, sha256)
-            if installed is not None:
-                installed()
-        except Exception as e:  # cancellation passes through
-            self._upgrade = None  # the running image is untouched: a retry may follow
-            message = "firmware upgrade from %s failed: %s" % (url, e)
-            _log.error("%s", message)  # also where no client listens (auto_upgrade)
-            await self.server.log("error", message)
-            return
-        # _upgrade stays set: no second upgrade may rewrite the partition set to boot.
-        await self.server.log("info", _upgraded(size))
-        self.reboot(_REBOOT_DELAY_MS)
-
-    async def _install(self, url, sha256, progress=None):
-        # upgrade.install() checks the digest before set_boot(): a bad image never boots, and
-        # the running image is never touched. The response head comes first: an announced
-        # size the partition cannot hold is refused before a single block is written.
-        from devsvc import upgrade
-        from unet import http
-
-        async with http.get_stream(url, ca=self.ca) as image:
-            await image.open()
-            return await upgrade.install(image, sha256, size=image.length, progress=progress,
-                                     chip=_chip(self.board))
-
-    async def _report_progress(self, written, total):
-        await self.server.progress(written, total, "%d bytes written" % written)
+        upgrading.start(self, url, sha256, installed)
 
     def get_photo(self, args):
         return ImageContent(self._capture(), "image/jpeg")

@@ -1,5 +1,5 @@
 # The vision service client: photos go to the URL and token the backend sent in initialize.
-from umcp.compat import const, get_logger
+from umcp.compat import const, forget_modules, get_logger
 from unet import conn
 from xiaozhi.link import bearer
 
@@ -53,6 +53,9 @@ class VisionClient:
         except Exception as e:  # the model sees this text: say what failed
             raise RuntimeError("vision service %s failed: %s"
                                % (self.url, str(e) or type(e).__name__))  # a timeout has no text
+        finally:
+            http = None
+            forget_modules("unet.http")  # a photo is rare: its client leaves the heap again
         if status != 200:
             raise RuntimeError("vision service answered HTTP %d: %s" % (status, body[:200]))
         # The body goes back unchanged: backends read an {"action": ...} object in it as a

@@ -1,20 +1,17 @@
 # Networking pieces shared by unet.ws and unet.http: URL parsing, TCP/TLS connections
 # as asyncio streams (TLS verified by default: Trust; TCP_NODELAY where reachable), and
-# reading an HTTP response head.
+# reading an HTTP response head. The TLS code itself (certificates, contexts) is in
+# unet.tlscontext, loaded only by a device that uses TLS.
 # Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
 import asyncio
-import binascii
 
-from umcp.compat import const, get_logger
+from umcp.compat import const
 
 _DEFAULT_PORTS = {"ws": 80, "wss": 443, "http": 80, "https": 443}
-_TLS_SCHEMES = ("wss", "https")
-_PEM_BEGIN = b"-----BEGIN CERTIFICATE-----"
+_TLS_SCHEMES = const(("wss", "https"))
 _MAX_LINE = const(4096)  # longest status, header or chunk-size line we accept
 _LINE_START = const(256)  # a line buffer's first size: it doubles up to _MAX_LINE as needed
 _MAX_HEADERS = const(64)  # header lines, repeated names included
-
-_log = get_logger("unet")
 
 
 class HttpError(Exception):
@@ -77,91 +74,23 @@ class Trust:
     verify=False: TLS without any check, with a warning at every connection (only when
     config.json says "tls_verify": false). `ca`: the user's own CA certificates, added
     to the shipped roots: PEM text or bytes holding one certificate or several, DER bytes
-    of one, a file path, or a list of those. Parsed here, so a broken one fails now."""
+    of one, a file path, or a list of those. Parsed here (unet.tlscontext.ca_ders), so a
+    broken one fails now."""
 
     def __init__(self, ca=None, verify=True):
         if verify is not True and verify is not False:
             raise ValueError("tls_verify must be true or false, not %r" % (verify,))
         self.verify = verify
-        self.cas = ca_ders(ca) if ca is not None else []
+        self.cas = []
+        if ca is not None:
+            from .tlscontext import ca_ders  # the certificate code only where there are some
+
+            self.cas = ca_ders(ca)
 
 
 def trust(ca):
     """`ca` as a Trust: a Trust as it is; None or certificates: verified (see Trust)."""
     return ca if isinstance(ca, Trust) else Trust(ca)
-
-
-def ca_ders(ca):
-    """The CA certificates in `ca` as a list of DER bytes, one per certificate: from PEM
-    text, PEM or DER bytes, a file path, or a list of those. MicroPython's TLS takes one
-    DER certificate per load_verify_locations() call, so both runtimes get them so."""
-    if isinstance(ca, (list, tuple)):
-        ders = []
-        for item in ca:
-            ders.extend(ca_ders(item))
-        return ders
-    if isinstance(ca, str):
-        if ca.lstrip().startswith("-----"):
-            ca = ca.encode()
-        else:
-            with open(ca, "rb") as f:
-                ca = f.read()
-    ca = bytes(ca)
-    begin = ca.find(_PEM_BEGIN)
-    if begin < 0:
-        if not ca or ca[0] != 0x30:  # a DER certificate is an ASN.1 SEQUENCE
-            raise ValueError("CA certificate is neither PEM nor DER")
-        return [ca]
-    ders = []
-    while begin >= 0:
-        end = ca.find(b"-----END", begin)
-        if end < 0:
-            raise ValueError("broken PEM certificate")
-        try:
-            ders.append(binascii.a2b_base64(ca[begin + len(_PEM_BEGIN) : end]))
-        except ValueError:
-            raise ValueError("broken PEM certificate")
-        begin = ca.find(_PEM_BEGIN, end)
-    return ders
-
-
-def _tls_module():
-    try:
-        import ssl  # CPython; MicroPython's micropython-lib wrapper (frozen on ESP32)
-    except ImportError:  # a MicroPython with only the built-in tls module
-        import tls as ssl
-    return ssl
-
-
-def _tls_context(trust, where):
-    """A client TLS context for `where` (host:port, for the warning) under `trust`."""
-    ssl = _tls_module()
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    if not trust.verify:
-        _log.warning("TLS to %s WITHOUT certificate verification (config.json: tls_verify "
-                     "is false): anyone on the path can read and change this traffic", where)
-        if hasattr(ctx, "check_hostname"):  # CPython: before verify_mode
-            ctx.check_hostname = False
-        try:
-            ctx.verify_mode = ssl.CERT_NONE
-        except AttributeError:  # axTLS: never verifies anyway
-            pass
-        return ctx
-    if not hasattr(ctx, "load_verify_locations"):
-        # micropython-x86 and other axTLS builds: no certificate checks at all.
-        raise OSError("this MicroPython's TLS cannot verify certificates (axTLS): use an "
-                      "mbedTLS build, or set tls_verify false in config.json")
-    from .roots import ROOTS
-
-    for der in trust.cas + list(ROOTS):
-        try:
-            ctx.load_verify_locations(cadata=der)
-        except TypeError:  # the bare tls module takes it positionally
-            ctx.load_verify_locations(der)
-    ctx.verify_mode = ssl.CERT_REQUIRED  # MicroPython 1.22 and older: CERT_NONE by default
-    # CPython's PROTOCOL_TLS_CLIENT checks the host name; MicroPython's mbedTLS checks the
-    # server_hostname asyncio.open_connection passes (the host we connect to).
-    return ctx
 
 
 async def open_connection(host, port, tls=False, ca=None, timeout=10):
@@ -174,7 +103,11 @@ async def open_connection(host, port, tls=False, ca=None, timeout=10):
     shows up there, as a ValueError with mbedTLS's reason ("The certificate validity has
     expired", "... Common Name (CN) does not match ...", "... not correctly signed by the
     trusted CA")."""
-    ctx = _tls_context(trust(ca), "%s:%d" % (host, port)) if tls else None
+    ctx = None
+    if tls:  # the TLS code is loaded by the first wss:// or https:// connection
+        from .tlscontext import client_context
+
+        ctx = client_context(trust(ca), "%s:%d" % (host, port))
     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port, ssl=ctx),
                                             timeout)
     set_nodelay(writer)
@@ -265,7 +198,18 @@ async def read_exactly(reader, n):
     if not hasattr(reader, "readinto"):  # CPython streams
         return bytearray(await reader.readexactly(n))
     buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
-    view = memoryview(buf)
+    await read_into(reader, memoryview(buf))
+    return buf
+
+
+async def read_into(reader, view):
+    """Fill `view` (a memoryview of a bytearray) from `reader`; EOFError if the stream
+    ends first. On MicroPython it reads in place (a buffer allocated beforehand: nothing
+    of the size of the data is allocated here)."""
+    n = len(view)
+    if not hasattr(reader, "readinto"):  # CPython streams
+        view[:] = await reader.readexactly(n)
+        return
     got = 0
     while got < n:
         count = await reader.readinto(view[got:])
@@ -273,7 +217,6 @@ async def read_exactly(reader, n):
             raise EOFError
         if count:  # None: a TLS record is not complete yet
             got += count
-    return buf
 
 
 def line_buffer():

@@ -24,7 +24,7 @@
 # line) and, while a request is served, the headers kept and its body.
 import asyncio
 
-from umcp.compat import const, get_logger, ticks_diff, ticks_ms
+from umcp.compat import const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 from . import conn as _conn
 
@@ -32,13 +32,18 @@ MAX_LINE = const(2048)  # longest request or header line
 MAX_HEADERS = const(48)  # header lines of one request
 BUF_START = const(512)  # a connection's read buffer to begin with
 _SWEEP_MS = const(1000)  # how often deadlines and stream keep-alives are looked at
+_JOINED_MAX = const(1024)  # a response up to this size is written in one piece
 
-_STATUS = ("100 Continue", "200 OK", "202 Accepted", "204 No Content", "400 Bad Request",
-           "401 Unauthorized", "403 Forbidden", "404 Not Found", "405 Method Not Allowed",
-           "406 Not Acceptable", "408 Request Timeout", "409 Conflict", "411 Length Required",
-           "413 Content Too Large", "415 Unsupported Media Type",
-           "431 Request Header Fields Too Large", "500 Internal Server Error",
-           "501 Not Implemented", "503 Service Unavailable", "505 HTTP Version Not Supported")
+_STATUS = ((100, "HTTP/1.1 100 Continue"), (200, "HTTP/1.1 200 OK"), (202, "HTTP/1.1 202 Accepted"),
+           (204, "HTTP/1.1 204 No Content"), (400, "HTTP/1.1 400 Bad Request"),
+           (401, "HTTP/1.1 401 Unauthorized"), (403, "HTTP/1.1 403 Forbidden"),
+           (404, "HTTP/1.1 404 Not Found"), (405, "HTTP/1.1 405 Method Not Allowed"),
+           (406, "HTTP/1.1 406 Not Acceptable"), (409, "HTTP/1.1 409 Conflict"),
+           (411, "HTTP/1.1 411 Length Required"), (413, "HTTP/1.1 413 Content Too Large"),
+           (415, "HTTP/1.1 415 Unsupported Media Type"),
+           (431, "HTTP/1.1 431 Request Header Fields Too Large"),
+           (500, "HTTP/1.1 500 Internal Server Error"), (503, "HTTP/1.1 503 Service Unavailable"),
+           (505, "HTTP/1.1 505 HTTP Version Not Supported"))
 
 # Connection states (for the sweeper)
 _IDLE = const(0)  # waiting for a request's first byte (keep-alive)
@@ -49,28 +54,26 @@ _log = get_logger("httpd")
 
 
 def status_line(status):
-    """'HTTP/1.1 404 Not Found' for 404."""
-    code = "%d " % status
-    for line in _STATUS:
-        if line.startswith(code):
-            return "HTTP/1.1 " + line
+    """'HTTP/1.1 404 Not Found' for 404 (a constant: nothing allocated)."""
+    for code, line in _STATUS:
+        if code == status:
+            return line
     return "HTTP/1.1 %d Unknown" % status
 
 
 def utf8(piece):
     """A piece as bytes-like for a stream: a str's UTF-8 (on MicroPython a view of the
-    str itself, no copy)."""
-    if not isinstance(piece, str):
-        return piece
-    try:
-        return memoryview(piece)
-    except TypeError:  # CPython: str has no buffer
-        return piece.encode()
+    str itself, no copy), or a listed entry's (umcp.compat.piece_utf8: a tools/list page
+    hands out its entries, serialized only as they are written)."""
+    return piece_utf8(piece)
 
 
 def body_length(pieces):
     """Bytes the pieces take on the wire."""
-    return sum(len(utf8(piece)) for piece in pieces)
+    total = 0
+    for piece in pieces:
+        total += piece_size(piece)
+    return total
 
 
 class _Refusal(Exception):
@@ -115,22 +118,25 @@ class Response:
         self._lock = None
 
     def _head(self, status, headers, length):
-        lines = [status_line(status)]
+        """The response head as one string (one write with the body: one TCP segment)."""
+        parts = [status_line(status)]
         for name, value in headers or ():
-            value = str(value)
             if "\r" in value or "\n" in value:
                 raise ValueError("line break in response header " + name)
-            lines.append("%s: %s" % (name, value))
+            parts.append("\r\n")
+            parts.append(name)
+            parts.append(": ")
+            parts.append(value)
         if length is not None:
-            lines.append("Content-Length: %d" % length)
-        if not self.keep_alive:
-            lines.append("Connection: close")
-        lines.append("\r\n")
-        return "\r\n".join(lines)
+            parts.append("\r\nContent-Length: ")
+            parts.append(str(length))
+        parts.append("\r\n\r\n" if self.keep_alive else "\r\nConnection: close\r\n\r\n")
+        return "".join(parts)
 
     async def send(self, status, headers=None, body=None):
         """The whole response: `headers` (name, value) pairs, `body` None, a str, a
-        bytes-like or a list/tuple of those (written as they are, never joined)."""
+        bytes-like or a list/tuple of those (joined with the head into one write up to
+        _JOINED_MAX bytes; beyond, written as they are, never copied)."""
         if self.sent:
             raise RuntimeError("response already sent")
         if body is None:
@@ -138,7 +144,16 @@ class Response:
         elif not isinstance(body, (list, tuple)):
             body = (body,)
         self.sent = True
-        await self._write_all([self._head(status, headers, body_length(body))] + list(body))
+        length = body_length(body)
+        head = self._head(status, headers, length)
+        if length + len(head) <= _JOINED_MAX and len(body):
+            # A small answer goes as one write: one send, one segment (a write per piece
+            # costs a system call each, and the client waits for the last).
+            joined = bytearray(utf8(head))
+            for piece in body:
+                joined += utf8(piece)
+            body, head = (joined,), None
+        await self._write_all(body, head)
 
     async def start(self, status, headers=None):
         """Begin a streamed response (e.g. text/event-stream): the connection ends with it."""
@@ -154,7 +169,7 @@ class Response:
         server = self._conn.server
         server.active -= 1
         server.streams += 1
-        await self._write_all((self._head(status, headers, None),))
+        await self._write_all((), self._head(status, headers, None))
 
     async def write(self, pieces):
         """More of a streamed response: one str or bytes-like, or a list of them."""
@@ -163,11 +178,13 @@ class Response:
         async with self._lock:  # the keep-alive may write meanwhile
             await self._write_all(pieces)
 
-    async def _write_all(self, pieces):
+    async def _write_all(self, pieces, head=None):
         if self.gone:
             raise OSError("the client has gone")
         writer = self._conn.writer
         try:
+            if head is not None:
+                writer.write(utf8(head))
             for piece in pieces:
                 writer.write(utf8(piece))
             await writer.drain()
@@ -197,6 +214,7 @@ class _Connection:
         self.reader = reader
         self.writer = writer
         self.buf = bytearray(BUF_START)
+        self.view = memoryview(self.buf)  # one view for the connection: slices of it, not of new ones
         self.start = 0  # unread bytes are buf[start:end]
         self.end = 0
         self.state = _IDLE
@@ -206,49 +224,58 @@ class _Connection:
         self.response = None
         self.requests = 0
 
-    def _wait(self, state, timeout_s):
+    def _wait(self, state, timeout_ms):
         self.state = state
         self.since = ticks_ms()
-        self.deadline = None if timeout_s is None else int(timeout_s * 1000)
+        self.deadline = timeout_ms
 
     def _room(self):
         """Free space at the buffer's end: what is unread moves to the front, and a full
         buffer grows (up to MAX_LINE). False when it cannot."""
         if self.start:
-            self.end = _shift(self.buf, self.start, self.end)
+            self.end = _shift(self.view, self.start, self.end)
             self.start = 0
         if self.end < len(self.buf):
             return True
         if len(self.buf) >= MAX_LINE:
             return False
+        self.view = None  # (CPython will not grow a buffer that a view looks at)
         self.buf.extend(bytes(min(len(self.buf), MAX_LINE - len(self.buf))))
+        self.view = memoryview(self.buf)
         return True
 
     async def _fill(self):
         """More bytes into the buffer; EOFError when the client closed."""
         if not self._room():
             raise _Refusal(431, "line over %d bytes" % MAX_LINE)
-        count = await _read_into(self.reader, self.buf, self.end)
+        count = await _read_into(self.reader, self.buf, self.end, self.view)
         if not count:
             raise EOFError
         self.end += count
 
-    async def line(self):
+    def _take_line(self):
         """(first, stop): where the next line (CRLF or LF ended) is in the buffer, without
-        its end; valid until the next read."""
-        while True:
-            index = self.buf.find(b"\n", self.start, self.end)
-            if index >= 0:
-                first = self.start
-                self.start = index + 1
-                if index > first and self.buf[index - 1] == 13:
-                    index -= 1
-                return first, index
+        its end, valid until the next read; None when it has not all arrived. (Not a
+        coroutine: each call of one would allocate its frame, a dozen per request.)"""
+        index = self.buf.find(b"\n", self.start, self.end)
+        if index < 0:
+            return None
+        first = self.start
+        self.start = index + 1
+        if index > first and self.buf[index - 1] == 13:
+            index -= 1
+        return first, index
+
+    async def line(self):
+        found = self._take_line()
+        while found is None:
             await self._fill()
+            found = self._take_line()
+        return found
 
     def text(self, first, stop):
         try:
-            return str(memoryview(self.buf)[first:stop], "utf-8")
+            return str(self.view[first:stop], "utf-8")
         except ValueError:  # CPython: not UTF-8
             raise _Refusal(400, "a request head must be UTF-8")
 
@@ -256,7 +283,7 @@ class _Connection:
         """The next `length` bytes, as a bytearray of their own."""
         body = bytearray(length)
         have = min(length, self.end - self.start)
-        body[:have] = memoryview(self.buf)[self.start:self.start + have]
+        body[:have] = self.view[self.start:self.start + have]
         self.start += have
         while have < length:
             count = await _read_into(self.reader, body, have)
@@ -297,31 +324,38 @@ class _Connection:
         """The next request (its body not read yet); None when the client closed between
         requests."""
         server = self.server
-        self._wait(_IDLE, server.idle_timeout)
+        self._wait(_IDLE, server.idle_timeout * 1000)
         while self.start == self.end:
             try:
                 await self._fill()
             except EOFError:
                 return None
-        self._wait(_READING, server.request_timeout)
+        self._wait(_READING, server.request_timeout * 1000)
         first, stop = await self.line()
         if first == stop and self.requests:  # a stray CRLF after a body (RFC 9112 2.2)
             first, stop = await self.line()
-        parts = self.text(first, stop).split(" ")
-        if len(parts) != 3 or not parts[0] or not parts[1]:
+        # METHOD SP TARGET SP HTTP/1.x, taken apart in the buffer: two strings allocated
+        buf = self.buf
+        space = buf.find(b" ", first, stop)
+        second = buf.find(b" ", space + 1, stop)
+        if space <= first or second <= space + 1 or buf.find(b" ", second + 1, stop) >= 0:
             raise _Refusal(400, "malformed request line")
-        method, target, version = parts
-        if version not in ("HTTP/1.1", "HTTP/1.0"):
-            raise _Refusal(505 if version.startswith("HTTP/") else 400, "unsupported HTTP version")
-        if not target.startswith("/"):
+        if stop - second != 9 or not buf.startswith(b"HTTP/1.", second + 1) or buf[stop - 1] not in b"01":
+            raise _Refusal(505 if buf.startswith(b"HTTP/", second + 1) else 400, "unsupported HTTP version")
+        if buf[space + 1] != 47:  # "/"
             raise _Refusal(400, "the request target must be a path")
-        path, _, query = target.partition("?")
-        request = Request(method, path, query, version == "HTTP/1.1")
+        question = buf.find(b"?", space + 1, second)
+        request = Request(self.text(first, space), self.text(space + 1, second if question < 0 else question),
+                          "" if question < 0 else self.text(question + 1, second), buf[stop - 1] == 49)
         length = None
         chunked = False
-        buf = self.buf
+        names = server._names
         for count in range(MAX_HEADERS + 1):
-            first, stop = await self.line()
+            found = self._take_line()
+            while found is None:
+                await self._fill()
+                found = self._take_line()
+            first, stop = found
             if first == stop:
                 break
             if count == MAX_HEADERS:
@@ -329,16 +363,26 @@ class _Connection:
             colon = buf.find(b":", first, stop)
             if colon <= first:
                 raise _Refusal(400, "malformed header line")
-            if colon - first not in server._lengths:  # a header nobody reads: nothing allocated
+            size = colon - first
+            if size not in server._lengths:  # a header nobody reads: nothing looked at
                 continue
             for i in range(first, colon):
                 code = buf[i]
                 if 65 <= code <= 90:  # names are case-insensitive: lowercase in place
                     buf[i] = code + 32
-            name = self.text(first, colon)
-            if name not in keep and name not in _FRAMING:
+            name = None
+            for wanted, text in names:  # the name's own string, not a copy of the line's
+                if len(wanted) == size and buf.startswith(wanted, first):
+                    name = text
+                    break
+            if name is None:
                 continue
-            value = self.text(colon + 1, stop).strip()
+            begin, finish = colon + 1, stop
+            while begin < finish and buf[begin] in b" \t":
+                begin += 1
+            while finish > begin and buf[finish - 1] in b" \t":
+                finish -= 1
+            value = self.text(begin, finish)
             if name == "content-length":
                 if not value.isdigit() or (length is not None and int(value) != length):
                     raise _Refusal(400, "bad Content-Length")
@@ -372,10 +416,8 @@ class _Connection:
         request.body = await self.body(request.length)
 
 
-def _shift(buf, start, end):
-    """Move buf[start:end] to the front; returns its new end. (A function of its own: on
-    CPython the view must be gone before the buffer may grow.)"""
-    view = memoryview(buf)
+def _shift(view, start, end):
+    """Move view[start:end] to the front; returns its new end."""
     view[:end - start] = view[start:end]
     return end - start
 
@@ -387,11 +429,12 @@ Request.expect = ""
 _FRAMING = ("content-length", "transfer-encoding", "connection", "expect")
 
 
-async def _read_into(reader, buf, at):
-    """Read into buf[at:]; the count (0 at the end of the stream)."""
+async def _read_into(reader, buf, at, view=None):
+    """Read into buf[at:] (`view`: a memoryview of buf, if there is one); the count (0 at
+    the end of the stream)."""
     if hasattr(reader, "readinto"):  # MicroPython: straight into the buffer
         while True:
-            count = await reader.readinto(memoryview(buf)[at:])
+            count = await reader.readinto((view or memoryview(buf))[at:])
             if count is not None:  # None: nothing yet (TLS)
                 return count
     data = await reader.read(len(buf) - at)  # CPython
@@ -426,7 +469,9 @@ class HttpServer:
         self.max_connections = max_connections
         self.request_timeout = request_timeout
         self.idle_timeout = idle_timeout
-        # Lengths of the names read: a header of another length is skipped unseen.
+        # The names read, as bytes beside their strings; their lengths: a header of another
+        # length is skipped unseen.
+        self._names = tuple((name.encode(), name) for name in self.keep + _FRAMING)
         lengths = {}
         for name in self.keep + _FRAMING:
             lengths[len(name)] = True
@@ -443,38 +488,38 @@ class HttpServer:
 
     async def start(self, host="0.0.0.0", port=80, backlog=4):
         """Listen; returns the port (port 0: a free one, on CPython)."""
-        self._server = await asyncio.start_server(self._serve, host, port, backlog=backlog)
+        self._server = await asyncio.start_server(self.serve, host, port, backlog=backlog)
         sockets = getattr(self._server, "sockets", None)
         self.port = sockets[0].getsockname()[1] if sockets else port
-        self._stopped = asyncio.Event()
-        self._sweeper = asyncio.create_task(self._sweep())
         return self.port
 
     async def run(self, host="0.0.0.0", port=80, backlog=4):
         """Serve until stop() (or cancellation)."""
         if self._server is None:
             await self.start(host, port, backlog)
+        self._stopped = asyncio.Event()
         try:
             await self._stopped.wait()
         finally:
             await self.stop()
 
     async def stop(self):
-        """Stop listening and close every connection."""
+        """Stop listening (when start() listened) and close every connection."""
         server, self._server = self._server, None
-        if server is None:
-            return
-        server.close()
         if self._sweeper is not None:
             self._sweeper.cancel()
+            self._sweeper = None
         for connection in self.connections[:]:
             if connection.task is not None:
                 connection.task.cancel()
-        try:
-            await server.wait_closed()
-        except Exception:
-            pass
-        self._stopped.set()
+        if server is not None:
+            server.close()
+            try:
+                await server.wait_closed()
+            except Exception:
+                pass
+        if self._stopped is not None:
+            self._stopped.set()
 
     async def _sweep(self):
         """Once a second: close what outlived its deadline, keep quiet streams alive."""
@@ -505,7 +550,11 @@ class HttpServer:
         idle.task.cancel()
         return True
 
-    async def _serve(self, reader, writer):
+    async def serve(self, reader, writer):
+        """Serve one connection until it ends (start() hands it each it accepts; a
+        listener of one's own may too)."""
+        if self._sweeper is None:  # deadlines matter once there is a connection
+            self._sweeper = asyncio.create_task(self._sweep())
         connection = _Connection(self, reader, writer)
         connection.task = asyncio.current_task()
         self.connections.append(connection)

@@ -31,7 +31,7 @@ import asyncio
 import struct
 
 from unet import conn
-from umcp.compat import const, get_logger, ticks_diff, ticks_ms
+from umcp.compat import const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 _CONNECT = const(0x10)
 _CONNACK = const(0x20)
@@ -323,13 +323,10 @@ class MqttClient:
             raise ValueError("QoS must be 0 or 1")
         self._check()
         t = _topic_bytes(topic, False)
-        if isinstance(payload, (list, tuple)):
-            pieces = [_utf8(p) if isinstance(p, str) else p for p in payload]
-        else:
-            pieces = (_utf8(payload) if isinstance(payload, str) else payload,)
+        pieces = payload if isinstance(payload, (list, tuple)) else (payload,)
         size = 2 + len(t) + (2 if qos else 0)
         for piece in pieces:
-            size += len(piece)
+            size += piece_size(piece)
         total = 1 + _varint_size(size) + size
         if size > _MAX_REMAINING or total > self.max_send:
             raise ValueError("packet of %d bytes exceeds the limit of %d" % (total, self.max_send))
@@ -367,7 +364,7 @@ class MqttClient:
             try:
                 for group in (head_pieces, pieces):
                     for piece in group:
-                        view = memoryview(piece)
+                        view = memoryview(piece_utf8(piece))
                         taken = 0
                         while taken < len(view):
                             k = min(cap - n, len(view) - taken)

@@ -4,6 +4,7 @@
 # in the same second) and the guard a reconnect loop needs on CPython 3.11. One copy of the
 # loop's code on the heap however many kinds of link run. Runs on CPython and MicroPython.
 import asyncio
+import gc
 import random
 
 from umcp.compat import ticks_diff, ticks_ms
@@ -71,27 +72,38 @@ class Reconnecting:
         self._stopped = asyncio.Event()
 
     async def run(self):
-        """Connect, serve, reconnect: forever, until stop() or cancellation."""
+        """Connect, serve, reconnect: forever, until stop() or cancellation. A MemoryError
+        anywhere on the way (connecting, hanging up, the pause) is collected and the loop
+        goes round again: the link always comes back."""
         while not self._stopping:
-            raise_if_cancelled()
-            self.attempts += 1
             try:
-                await self._session()
-            except Exception as e:  # whatever ended the connection, the link carries on
-                if not self._stopping:
-                    self._lost(e)
-            finally:
-                await self._hang_up()
-                self._cancel_owed()
-            if self._up_since is not None:
-                if ticks_diff(ticks_ms(), self._up_since) >= self.stable_after * 1000:
-                    self.backoff.reset()
-                self._up_since = None
-            if self._stopping:
-                break
-            self.last_delay = self.backoff.next()
-            self.log.info("%sreconnecting in %d ms", self.who, int(self.last_delay * 1000))
-            await self._pause(self.last_delay)
+                await self._attempt()
+            except MemoryError:
+                gc.collect()
+                self.log.warning("%sout of memory between connections: trying again", self.who)
+                await self._pause(self.backoff.minimum)
+
+    async def _attempt(self):
+        """One connection attempt, the connection it brings, and the pause after it."""
+        raise_if_cancelled()
+        self.attempts += 1
+        try:
+            await self._session()
+        except Exception as e:  # whatever ended the connection, the link carries on
+            if not self._stopping:
+                self._lost(e)
+        finally:
+            await self._hang_up()
+            self._cancel_owed()
+        if self._up_since is not None:
+            if ticks_diff(ticks_ms(), self._up_since) >= self.stable_after * 1000:
+                self.backoff.reset()
+            self._up_since = None
+        if self._stopping:
+            return
+        self.last_delay = self.backoff.next()
+        self.log.info("%sreconnecting in %d ms", self.who, int(self.last_delay * 1000))
+        await self._pause(self.last_delay)
 
     async def stop(self):
         """End the connection the way the link says goodbye, and make run() return."""

@@ -16,10 +16,10 @@ import struct
 import sys
 
 from . import conn
-from umcp.compat import const, ticks_diff, ticks_ms
+from umcp.compat import const, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 _MICROPYTHON = sys.implementation.name == "micropython"
-_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+_GUID = const(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11")
 
 _OP_CONT = const(0)
 _OP_TEXT = const(1)
@@ -47,6 +47,10 @@ _FRAME_BUF = const(1024)  # a header (14 bytes at most) and a chunk
 _FRAME = bytearray(_FRAME_BUF)
 _MASK_STEP = const(64)  # bytes masked at a time (a multiple of 4)
 _DISCARD = const(512)  # bytes read at a time while skipping what a failing peer still sends
+_HEAD = const(192)  # bytes of a dropped message kept, for its id (an envelope's start)
+_SKIP = const(64)  # bytes read at a time while reading a dropped message through
+_UTF8_STEP = const(256)  # bytes of a text message checked at a time
+_NO_HEAP = const("message too large for memory")
 _CLOSE_WAIT_S = const(2)  # how long a closing handshake may take before we hang up
 
 
@@ -55,6 +59,21 @@ class ConnectionClosed(Exception):
         super().__init__("WebSocket closed: %d %s" % (code, reason))
         self.code = code
         self.reason = reason
+
+
+class MessageDropped(Exception):
+    """A message that could not be kept: `reason` "message too large for memory" (read
+    through, the connection carries on) or "message too big" (over max_message; `fatal`:
+    the next recv()/receive() closes with 1009). `head` holds its first bytes (at most
+    _HEAD; a view valid until the next read), `length` its size so far, so that a caller
+    can answer the request it held."""
+
+    def __init__(self, head, length, reason, fatal=False):
+        super().__init__(reason)
+        self.head = head
+        self.length = length
+        self.reason = reason
+        self.fatal = fatal
 
 
 class _Fail(Exception):
@@ -185,6 +204,10 @@ class WebSocket:
         self.max_message = max_message
         self.last_rx_ms = ticks_ms()
         self._send_lock = asyncio.Lock()  # frames from concurrent tasks never interleave
+        # The first bytes of a message dropped for want of heap (and room to read the rest
+        # through): allocated with the connection, as that is when the heap has room.
+        self._head = bytearray(_HEAD + _SKIP)
+        self._failing = None  # (code, reason): the next receive() fails the connection so
         self._close_sent = False
         self._closed = None  # (code, reason) once the connection is over
         self._done = asyncio.Event()
@@ -197,15 +220,53 @@ class WebSocket:
     async def recv(self):
         """Next message: str (text) or bytearray (binary). Answers pings on the way.
 
-        Raises ConnectionClosed when the connection ends for whatever reason.
-        Cancelling a recv() abandons the connection (a frame may be half read)."""
+        Raises ConnectionClosed when the connection ends for whatever reason (1009 at once
+        for a message over max_message), MessageDropped for one the heap could not hold
+        (the connection carries on). Cancelling a recv() abandons the connection (a frame
+        may be half read)."""
+        opcode, payload = await self._next(False)
+        if opcode == _OP_BINARY:
+            return payload
+        try:
+            return str(payload, "utf-8")
+        except UnicodeError:
+            await self._fail(CLOSE_INVALID_DATA, "text message is not UTF-8")
+        except MemoryError:  # the text's copy: the bytes are all there, the stream in step
+            raise MessageDropped(memoryview(payload)[:_HEAD], len(payload), _NO_HEAP)
+        raise ConnectionClosed(self._closed[0], self._closed[1])
+
+    async def receive(self):
+        """Next message as (text, payload): `text` True for a text message, whose UTF-8 is
+        checked (1007 if it is not) without a copy of it; `payload` a bytearray of its
+        bytes. Nothing of the message's size is allocated but its payload.
+
+        As recv(), but a message over max_message first raises MessageDropped with its
+        first bytes (`fatal`: the next receive() closes with 1009), so that a caller can
+        answer what it could read of it."""
+        opcode, payload = await self._next(True)
+        if opcode == _OP_BINARY:
+            return False, payload
+        try:
+            _check_utf8(payload)
+            return True, payload
+        except UnicodeError:
+            await self._fail(CLOSE_INVALID_DATA, "text message is not UTF-8")
+        except MemoryError:
+            raise MessageDropped(memoryview(payload)[:_HEAD], len(payload), _NO_HEAP)
+        raise ConnectionClosed(self._closed[0], self._closed[1])
+
+    async def _next(self, offer):
+        """(opcode, payload) of the next message (see receive for `offer`)."""
         if self._closed is None:
             self._reading = True
             try:
-                return await self._read_message()
+                if self._failing is not None:
+                    raise _Fail(self._failing[0], self._failing[1])
+                return await self._read_message(offer)
             except _Fail as e:
                 await self._fail(e.code, e.reason)
-            except (OSError, EOFError):  # reset, or EOF without a close frame
+            except (OSError, EOFError, MemoryError):  # reset, EOF without a close frame, or
+                # the heap failed inside a frame: the stream is out of step, as if lost
                 await self._finish(CLOSE_ABNORMAL, "connection lost")
             finally:
                 self._reading = False
@@ -213,12 +274,12 @@ class WebSocket:
 
     async def send(self, data):
         """str -> text message; bytes-like -> binary message; a list of pieces (str,
-        or bytes-like UTF-8 text) -> one text message made of them, never joined."""
+        bytes-like UTF-8 text, or listed entries: umcp.compat.piece_utf8) -> one text
+        message made of them, never joined (an entry is serialized as it is written)."""
         if isinstance(data, str):
             await self._send_message(_OP_TEXT, (_utf8(data),))
         elif isinstance(data, (list, tuple)):
-            await self._send_message(_OP_TEXT, [_utf8(piece) if isinstance(piece, str) else piece
-                                                for piece in data])
+            await self._send_message(_OP_TEXT, data)
         else:
             await self._send_message(_OP_BINARY, (data,))
 
@@ -290,9 +351,16 @@ class WebSocket:
 
     # -- receiving
 
-    async def _read_message(self):
+    async def _read_message(self, offer=False):
+        """(opcode, payload) of the next message. A message the heap cannot hold is read
+        through and dropped (MessageDropped, its first bytes kept); one over max_message
+        is refused before its payload is read (with `offer`, after its first bytes: see
+        receive)."""
         message = None  # bytearray while a fragmented message is being reassembled
         message_op = _OP_CONT
+        total = 0  # bytes of the message so far
+        dropped = False  # it did not fit in the heap: its frames are read through
+        kept = 0  # bytes of it kept in self._head (once dropped)
         while True:
             b0, b1 = await self._reader.readexactly(2)
             self.last_rx_ms = ticks_ms()
@@ -313,24 +381,67 @@ class WebSocket:
                 await self._on_control(opcode, await self._reader.readexactly(length))
                 continue
             if opcode == _OP_CONT:
-                if message is None:
+                if message is None and not dropped:
                     raise _Fail(CLOSE_PROTOCOL_ERROR, "continuation without a message")
             elif opcode in (_OP_TEXT, _OP_BINARY):
-                if message is not None:
+                if message is not None or dropped:
                     raise _Fail(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
                 message_op = opcode
             else:
                 raise _Fail(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
+            total += length
             # Checked before reading: an oversized frame is never allocated.
-            if length + (len(message) if message else 0) > self.max_message:
-                raise _Fail(CLOSE_TOO_BIG, "message too big")
-            payload = await conn.read_exactly(self._reader, length)
-            if message is None:
-                message = payload
+            if total > self.max_message:
+                if not offer:
+                    raise _Fail(CLOSE_TOO_BIG, "message too big")
+                kept = await self._keep_head(message, kept, length, False)
+                self._failing = (CLOSE_TOO_BIG, "message too big")
+                raise MessageDropped(memoryview(self._head)[:kept], total, "message too big", True)
+            payload = None if dropped else _payload_buffer(length)
+            if payload is None:
+                kept = await self._keep_head(message, kept, length, True)
+                message = None
+                dropped = True
             else:
-                message.extend(payload)
+                await conn.read_into(self._reader, memoryview(payload))
+                if message is None:
+                    message = payload
+                else:
+                    try:
+                        message.extend(payload)
+                    except MemoryError:
+                        payload = None
+                        kept = await self._keep_head(message, kept, 0, True)
+                        message = None
+                        dropped = True
+                payload = None
             if fin:
-                return _decode(message_op, message)
+                if dropped:
+                    raise MessageDropped(memoryview(self._head)[:kept], total, _NO_HEAP)
+                return message_op, message
+
+    async def _keep_head(self, message, kept, length, skip):
+        """Copy into self._head what it still lacks of a message's first _HEAD bytes: from
+        `message` (what was read of it), then from the frame payload still on the stream
+        (`length` bytes), whose rest is read and dropped when `skip`. Returns how many bytes
+        are kept. Allocates only views."""
+        head = memoryview(self._head)
+        if message is not None and kept < _HEAD:
+            m = min(_HEAD - kept, len(message))
+            head[kept:kept + m] = memoryview(message)[:m]
+            kept += m
+        m = min(_HEAD - kept, length)
+        if m:
+            await conn.read_into(self._reader, head[kept:kept + m])
+            kept += m
+            length -= m
+        if skip:
+            scratch = head[_HEAD:]
+            while length:
+                m = min(length, len(scratch))
+                await conn.read_into(self._reader, scratch[:m])
+                length -= m
+        return kept
 
     async def _on_control(self, opcode, data):
         if opcode == _OP_PING:
@@ -346,8 +457,11 @@ class WebSocket:
     async def _drain_until_close(self):
         try:
             while True:
-                await self._read_message()  # discarded: we are closing
-        except (ConnectionClosed, _Fail, OSError, EOFError):
+                try:
+                    await self._read_message()  # discarded: we are closing
+                except MessageDropped:
+                    pass
+        except (ConnectionClosed, _Fail, OSError, EOFError, MemoryError):
             pass
 
     async def _fail(self, code, reason):
@@ -392,7 +506,7 @@ class WebSocket:
         key = os.urandom(4)
         length = 0
         for piece in pieces:
-            length += len(piece)
+            length += piece_size(piece)
         head = frame_header(opcode, length, key)
         # Pieces are copied into the frame buffer behind the header and masked a whole
         # write at a time: many small pieces (a tools/list page) cost no more than one big
@@ -403,25 +517,39 @@ class WebSocket:
         keys = _key_int(key)
         buf = _FRAME
         writer = self._writer
+        # A MemoryError before the first write leaves the stream as it was: it goes to the
+        # caller, who may send something shorter. After it, half a frame is out: the
+        # connection is lost (OSError: _send_message hangs up).
+        writing = False
         async with self._send_lock:
-            start = len(head)  # the header's bytes at the front of the first write only
-            buf[0:start] = head
-            filled = 0
-            for piece in pieces:
-                view = memoryview(piece)
-                taken = 0
-                while taken < len(view):
-                    n = min(FRAME_CHUNK - filled, len(view) - taken)
-                    buf[start + filled : start + filled + n] = view[taken : taken + n]
-                    filled += n
-                    taken += n
-                    if filled == FRAME_CHUNK:
-                        writer.write(_out(buf, start, filled, keys))
-                        await writer.drain()
-                        start = filled = 0
-            if start or filled:
-                writer.write(_out(buf, start, filled, keys))
-            await writer.drain()
+            try:
+                start = len(head)  # the header's bytes at the front of the first write only
+                buf[0:start] = head
+                filled = 0
+                for piece in pieces:
+                    view = memoryview(piece_utf8(piece))
+                    taken = 0
+                    while taken < len(view):
+                        n = min(FRAME_CHUNK - filled, len(view) - taken)
+                        buf[start + filled : start + filled + n] = view[taken : taken + n]
+                        filled += n
+                        taken += n
+                        if filled == FRAME_CHUNK:
+                            out = _out(buf, start, filled, keys)
+                            writing = True
+                            writer.write(out)
+                            await writer.drain()
+                            start = filled = 0
+                if start or filled:
+                    out = _out(buf, start, filled, keys)
+                    writing = True
+                    writer.write(out)
+                out = None
+                await writer.drain()
+            except MemoryError:
+                if writing:
+                    raise OSError("out of memory inside a frame")
+                raise
 
 
 def _out(buf, start, filled, keys):
@@ -434,10 +562,27 @@ def _out(buf, start, filled, keys):
     return view if _MICROPYTHON else bytes(view)
 
 
-def _decode(opcode, payload):
-    if opcode == _OP_BINARY:
-        return payload
+def _payload_buffer(length):
+    """A bytearray for a payload of `length` bytes, or None when the heap has no room for
+    it (MicroPython collects before it gives up): the message is then dropped, the
+    connection carries on."""
     try:
-        return str(payload, "utf-8")
-    except UnicodeError:
-        raise _Fail(CLOSE_INVALID_DATA, "text message is not UTF-8")
+        return bytearray(length)
+    except MemoryError:
+        return None
+
+
+def _check_utf8(payload):
+    """Raise UnicodeError unless `payload` is UTF-8, checked _UTF8_STEP bytes at a time
+    (each piece ends on a character boundary): no copy of the whole message is made."""
+    view = memoryview(payload)
+    n = len(payload)
+    start = 0
+    while start < n:
+        end = min(start + _UTF8_STEP, n)
+        while end < n and end > start and payload[end] & 0xC0 == 0x80:
+            end -= 1  # a character goes on: end before it
+        if end == start:  # continuation bytes all along: not UTF-8
+            end = min(start + _UTF8_STEP, n)
+        str(view[start:end], "utf-8")
+        start = end

@@ -8,15 +8,18 @@
 # longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqtt_link.py) is
 # the MQTT+UDP one. Runs on CPython and MicroPython.
 import asyncio
+import gc
 
-from umcp.compat import dumps, get_logger, iscoroutine
-from umcp.jsonin import loads
+from umcp.compat import const, dumps, get_logger, iscoroutine
+from umcp.jsonin import loads, member
 from unet.reconnect import Reconnecting, raise_if_cancelled
 from unet.conn import parse_url
-from unet.ws import CLOSE_NORMAL, ConnectionClosed
+from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped
 from unet.ws import connect as ws_connect
 
 _log = get_logger("xiaozhi")
+
+_PAYLOAD = const(b"payload")  # the envelope member that holds the MCP message
 
 AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
 
@@ -44,6 +47,8 @@ class Link(Reconnecting):
         self.client_id = client_id
         self.protocol_version = protocol_version
         self.ca = ca
+        # The largest incoming message (bytes), or a function giving it as each session
+        # starts (the application's: what the heap can hold then); initialize announces it.
         self.max_message = max_message
         self.on_system = on_system
         self.on_alert = on_alert
@@ -54,10 +59,16 @@ class Link(Reconnecting):
         self.session_id = None
         self._prefix = None  # the envelope up to the payload, for this session
         # The link's own client of the server: its answers and notifications come here.
-        self.mcp = server.session(self._send_mcp, max_message=max_message)
+        self.mcp = server.session(self._send_mcp, max_message=None if callable(max_message) else max_message)
 
     def _lost(self, error):
         _log.warning("link lost: %s", _describe(error))
+
+    def _message_limit(self):
+        """The incoming message limit of the session starting now."""
+        limit = self.max_message() if callable(self.max_message) else self.max_message
+        self.mcp.max_message = limit
+        return limit
 
     def _hello(self):
         return {"type": "hello", "version": self.protocol_version, "features": {"mcp": True},
@@ -90,24 +101,48 @@ class Link(Reconnecting):
         frame.append("}")
         await self._send_frame(frame)
 
-    async def _route(self, text):
-        message, problem = _parse(text)
+    async def _route(self, data):
+        """One message from the server: its text (str or bytes-like UTF-8)."""
+        message, problem = _parse(data)
         if message is None:
-            if not isinstance(text, str):
-                _log.info("ignored %s", problem)  # audio, which this device does not play
-            elif text.find('"mcp"') >= 0:
-                # Probably MCP the device could not read: tell the client (-32700), as a
-                # JSON-RPC server must, rather than leave its request unanswered.
-                await self.mcp.parse_error(problem)
-            else:
-                _log.warning("ignored %s", problem)
+            await self._unreadable(data, problem)
             return
-        await self._dispatch(message)
+        await self._dispatch(message, data)
 
-    async def _dispatch(self, message):
+    async def _unreadable(self, data, reason):
+        """A message that could not be read (`data`: its text, or as much of it as was
+        kept). MCP gets its -32700, with its id where the text shows one, as a JSON-RPC
+        server owes it; anything else is logged and dropped."""
+        if _is_mcp(data):
+            await self.mcp.refuse(data, reason, _PAYLOAD)
+        else:
+            _log.warning("ignored %s", reason)
+
+    async def _serve_one(self, receive):
+        """Read one message with `receive` (the transport's) and route it: a message the
+        heap could not hold, or a MemoryError on its way, costs that message only."""
+        try:
+            text, data = await receive()
+            if text:
+                await self._route(data)
+            else:
+                _log.info("ignored a binary frame of %d bytes", len(data))  # audio
+        except MessageDropped as e:
+            data = None
+            gc.collect()
+            head = bytes(e.head)
+            if e.fatal:  # over the limit: the connection closes (1009) at the next read
+                _log.warning("a message of %d bytes is over the limit (%d)", e.length, self.mcp.max_message)
+            await self._unreadable(head, e.reason)
+        except MemoryError:
+            data = None
+            gc.collect()
+            _log.warning("out of memory: a message from the server was dropped")
+
+    async def _dispatch(self, message, raw=None):
         kind = message.get("type")
         if kind == "mcp":
-            await self.mcp.handle(message.get("payload"))
+            await self.mcp.handle(message.get("payload"), raw, _PAYLOAD)
         elif kind == "system":
             await _call(self.on_system, message)
         elif kind == "alert":
@@ -150,7 +185,7 @@ class XiaozhiLink(Link):
     # -- one session
 
     async def _session(self):
-        self._ws = ws = await ws_connect(self.url, self.headers, self.max_message, self.ca,
+        self._ws = ws = await ws_connect(self.url, self.headers, self._message_limit(), self.ca,
                                          self.hello_timeout)
         if self._stopping:  # stop() came while connecting
             await ws.close(CLOSE_NORMAL, "device stopping")
@@ -166,13 +201,18 @@ class XiaozhiLink(Link):
         keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
             while True:
-                await self._route(await ws.recv())
+                await self._serve_one(ws.receive)
         finally:
             keepalive.cancel()
 
     async def _server_hello(self, ws):
         while True:
-            message, _ = _parse(await ws.recv())
+            try:
+                text, data = await ws.receive()
+            except MessageDropped:
+                text = False
+            message = _parse(data)[0] if text else None
+            data = None
             if message is not None and message.get("type") == "hello":
                 return message
             _log.warning("ignored a message before the server hello")
@@ -196,17 +236,27 @@ class XiaozhiLink(Link):
             self._drop()
 
 
-def _parse(message):
-    """(the JSON object a received text message holds, None), or (None, why not)."""
-    if not isinstance(message, str):
-        return None, "a binary frame of %d bytes" % len(message)
+def _parse(data):
+    """(the JSON object a message's text (str or bytes-like) holds, None), or (None, why
+    not)."""
     try:
-        message = loads(message)  # valid text, bounded depth (umcp.jsonin)
+        message = loads(data)  # valid text, bounded depth (umcp.jsonin)
     except ValueError as e:
         return None, str(e)
     if not isinstance(message, dict):
         return None, "a JSON message that is not an object"
     return message, None
+
+
+def _is_mcp(data):
+    """Whether an unreadable message (str or bytes) is an "mcp" envelope: its "type" says
+    so, or (cut short before it) the text names it."""
+    if isinstance(data, str):
+        return data.find('"mcp"') >= 0
+    span = member(data, b"type")
+    if span is not None:
+        return data[span[0]:span[1]] == b'"mcp"'
+    return data.find(b'"mcp"') >= 0
 
 
 async def _call(callback, message):

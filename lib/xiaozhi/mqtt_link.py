@@ -131,7 +131,7 @@ class MqttLink(Link):
         mqtt = self.mqtt
         self._client = client = MqttClient(mqtt["client_id"], mqtt.get("username"),
                                            mqtt.get("password"), self.keepalive,
-                                           max_packet=self.max_message, max_send=self.max_send)
+                                           max_packet=self._message_limit(), max_send=self.max_send)
         try:
             await client.connect(self.host, self.port, self.port == _TLS_PORT, self.ca,
                                  self.hello_timeout)
@@ -183,7 +183,7 @@ class MqttLink(Link):
                 if self._open_audio(message):
                     break
             elif kind == "mcp":  # the gateway asks for initialize and tools/list at once
-                await self._dispatch(message)
+                await self._dispatch(message, payload)
             else:
                 _log.warning("ignored a %s message before the server hello", kind)
         self._session_up(message, self._overhead())
@@ -201,25 +201,15 @@ class MqttLink(Link):
             await self._incoming(payload)
 
     def _message(self, payload):
-        try:
-            text = str(payload, "utf-8")
-        except (UnicodeError, TypeError):
-            _log.warning("dropped a message that is not UTF-8 text")
-            return None
-        message, problem = _parse(text)
+        message, problem = _parse(payload)  # the bytes as they came: UTF-8 is checked there
         if message is None:
             _log.warning("dropped %s", problem)
         return message
 
     async def _incoming(self, payload):
-        try:
-            text = str(payload, "utf-8")
-        except (UnicodeError, TypeError):
-            _log.warning("dropped a message that is not UTF-8 text")
-            return
-        message, problem = _parse(text)
+        message, problem = _parse(payload)  # the bytes as they came: UTF-8 is checked there
         if message is None:
-            await self._route(text)  # the same answer to unreadable MCP as over WebSocket
+            await self._unreadable(payload, problem)  # the same answer as over WebSocket
             return
         kind = message.get("type")
         if kind == "goodbye":
@@ -230,7 +220,7 @@ class MqttLink(Link):
         elif kind == "hello":
             _log.warning("ignored a server hello inside session %s", self.session_id)
         else:
-            await self._dispatch(message)
+            await self._dispatch(message, payload)
 
     # -- the UDP audio channel
 

@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.support.tool_names import check_tool_names
 from tools.sim.demo import ROOT, simulated_device
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
@@ -43,7 +44,7 @@ async def test_a_board_at_the_endpoint_is_listed_and_called_through_the_bridge(t
                     if any(device["online"] and device["alias"] == ALIAS for device in devices):
                         break
                     await anyio.sleep(0.1)
-            names = [tool.name for tool in (await client.list_tools()).tools]
+            names = check_tool_names(tool.name for tool in (await client.list_tools()).tools)
             set_volume = await client.call_tool(ALIAS + "__audio_speaker_set_volume", {"volume": 23})
             status = await client.call_tool(ALIAS + "__get_device_status", {})
     shelf = next(device for device in devices if device["alias"] == ALIAS)

@@ -132,10 +132,22 @@ async def test_invalid_requests_get_32600(wire, message, echoed_id):
     assert sent[0]["id"] == echoed_id
 
 
-@pytest.mark.parametrize("payload", ["garbage", "{", "", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": 1,'])
+@pytest.mark.parametrize("payload", ["garbage", "{", "", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": 12'])
 async def test_garbage_gets_a_parse_error_with_null_id(wire, payload):
     sent = await wire.feed(payload)
     assert len(sent) == 1 and error_of(sent[0])[0] == -32700 and sent[0]["id"] is None
+
+
+@pytest.mark.parametrize("payload, echoed", [
+    (b'{"jsonrpc": "2.0", "id": 1,', 1),  # cut short after the id
+    ('{"jsonrpc":"2.0","id":"a-\\ud800","method":"ping","params":{"x":NaN}}', "a-\ud800"),
+    ('{"id":7,"jsonrpc":"2.0","method":"ping","params":' + "[" * 40 + "]" * 40 + "}", 7),  # too deep
+    ('{"params":{"id":3},"id":"top","method":', "top"),  # the top-level id, not a nested one
+])
+async def test_unreadable_requests_are_answered_with_their_id_where_it_can_be_read(wire, payload, echoed):
+    sent = await wire.feed(payload)
+    assert len(sent) == 1 and error_of(sent[0])[0] == -32700 and sent[0]["id"] == echoed
+    assert (await wire.request("ping", id="after"))["result"] == {}
 
 
 @pytest.mark.parametrize("payload", ["[]", "42", '"text"', "null", [{"jsonrpc": "2.0", "id": 1, "method": "ping"}],

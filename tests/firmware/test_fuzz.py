@@ -1,16 +1,18 @@
-"""The firmware under hostile input (tests/support/hostile.py), through its real WebSocket link, on
-CPython and under the MicroPython unix port: every request is answered with its id, every
-unreadable MCP message with a null-id error, a ping within a second after every window, the
-link never drops, and (MicroPython) the heap comes back to where it was.
+"""The firmware under hostile input (tools/bench/hostile.py), through its real WebSocket link, on
+CPython and under the MicroPython unix port: every request whose id can be read is answered
+with that id, exactly as sent (even when its text is cut short, invalid or nested too deep),
+every other unreadable MCP message with a null-id error, a ping within a second after every
+window, the link never drops, and (MicroPython) the heap comes back to where it was.
 
-make soak runs the same with UMCP_SOAK_MESSAGES (100,000) and prints the figures."""
+make soak runs the same with UMCP_SOAK_MESSAGES (100,000) and prints the figures; make bench
+runs the fuzzer on the measuring form (tools/bench/firmware.py)."""
 
 import os
 
 import pytest
 
 from tests.support.firmware_harness import device_session, run
-from tests.support.hostile import drive
+from tools.bench.hostile import drive
 
 MESSAGES = int(os.environ.get("UMCP_SOAK_MESSAGES", "0")) or None
 
@@ -36,7 +38,8 @@ def test_hostile_messages_are_answered_and_the_link_holds(tmp_path, runtime, mes
         async with device_session(tmp_path, micropython=micropython, **options) as (backend, sim, device):
             # A first round fills what is bounded but grows at first (the log ring of
             # device://log, the settings the calls change): the baseline is after it.
-            await drive(device.ws, device.session_id, 200, seed=1)
+            first = await drive(device.ws, device.session_id, 200, seed=1)
+            assert first.problems == [], first.problems
             before = await heap(device)
             report = await drive(device.ws, device.session_id, count, seed=20261123)
             after = await heap(device)
@@ -46,8 +49,10 @@ def test_hostile_messages_are_answered_and_the_link_holds(tmp_path, runtime, mes
 
     report, before, after, closes = run(main(), timeout=60 + count // 20)
     print("%s: %s; heap in use %s -> %s" % (runtime, report.summary(), before, after))
+    assert report.problems == [] and report.bad == [], (report.problems, report.bad[:3])
     assert closes == []  # no connection ended: the device never dropped the link
-    assert report.sent == count and report.requests > count // 3 and report.null_errors > count // 50
+    assert report.sent == count and report.requests > count // 3 and report.expected_null > count // 50
+    assert report.answered == report.requests and report.out_of_memory == 0
     if micropython:
         assert after - before <= 2048, (before, after)
 

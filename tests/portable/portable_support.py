@@ -178,3 +178,47 @@ class Wire:
             if "method" not in message and message.get("id") == id and type(message.get("id")) is type(id):
                 return message
         return None
+
+
+try:
+    from micropython import heap_lock, heap_unlock
+except ImportError:  # CPython
+    heap_lock = None
+
+
+class Fault:
+    """The next call of `owner.name` (a module's function, or an object's method: then the
+    object's own attribute is set) fails for want of heap, after `skip` calls that do not
+    and only for a call whose arguments `when(args)` accepts. Under MicroPython the heap is
+    locked around the real call, so that a real allocation inside it fails, as on a board
+    whose heap ran out right there; under CPython the call raises MemoryError. `fired`
+    counts the failures; undo() puts the original back."""
+
+    def __init__(self, owner, name, skip=0, when=None):
+        self.owner = owner
+        self.name = name
+        self.real = getattr(owner, name)
+        self.skip = skip
+        self.when = when
+        self.armed = True
+        self.fired = 0
+        setattr(owner, name, self._call)
+
+    def _call(self, *args):
+        if self.armed and (self.when is None or self.when(args)):
+            if self.skip:
+                self.skip -= 1
+            else:
+                self.armed = False
+                self.fired += 1
+                if heap_lock is None:
+                    raise MemoryError("injected: no heap in %s" % self.name)
+                heap_lock()
+                try:
+                    return self.real(*args)
+                finally:
+                    heap_unlock()
+        return self.real(*args)
+
+    def undo(self):
+        setattr(self.owner, self.name, self.real)

@@ -4,7 +4,8 @@ import os
 import sys
 
 from main import ConfigError, load_config
-from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, hostname_for, max_message_for, valid_hostname
+from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, max_message_for
+from umcpfw.mcp_http import hostname_for, valid_hostname
 
 PATH = "test_config_%s.json" % sys.implementation.name
 

@@ -10,7 +10,8 @@ import machine
 import neopixel
 import onewire
 from boards import Board, add_parts, load
-from parts import PartError, build, serve
+from parts import PartError, build
+from parts.sensor import serve
 from parts.check import entries
 from umcp import McpServer
 from umcp.compat import join_pieces
@@ -170,6 +171,18 @@ async def test_outputs_drive_the_pins():
     assert board.status()["parts"]["arm"] == {"angle": 90, "pulse_us": 2500}
 
 
+async def test_a_relay_s_state_is_structured_for_clients_that_take_it():
+    client = Client(_board([{"type": "relay", "name": "lamp", "pin": 2}]))
+    await client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "t", "version": "1"}})
+    listing = (await client.request("tools/list"))["result"]["tools"]
+    entry = [tool for tool in listing if tool["name"] == "self.lamp.get_state"][0]
+    assert entry["outputSchema"]["properties"]["power"] == {"type": "boolean"}
+    assert "outputSchema" not in [tool for tool in listing if tool["name"] == "self.lamp.turn_on"][0]
+    reply = await client.request("tools/call", {"name": "self.lamp.get_state", "arguments": {}})
+    assert reply["result"]["structuredContent"] == {"power": False}
+
+
 async def test_sensors_read_and_tell_of_changes():
     board = _board([{"type": "button", "name": "door", "pin": 0, "debounce_ms": 0},
                     {"type": "analog", "name": "soil", "pin": 32, "min": 0, "max": 10, "unit": "V",
@@ -254,9 +267,16 @@ def test_build_loads_only_the_types_named():
     import sys
 
     hwsim.reset()
-    for name in ("parts.servo", "parts.check"):
+    for name in ("parts.sensor", "parts.strip", "parts.check"):
         sys.modules.pop(name, None)
     made = build([{"type": "relay", "name": "lamp", "pin": 2}])
     assert [part.name for part in made] == ["lamp"]
-    assert "parts.servo" not in sys.modules
+    assert "parts.sensor" not in sys.modules and "parts.strip" not in sys.modules
     assert "parts.check" not in sys.modules  # the boot's check leaves the heap again
+    assert "parts.setup" not in sys.modules  # and so does the making of the parts
+    board = Board("generic")
+    board.parts = made
+    client = Client(board)  # registers the tools: parts.setup again, for that only
+    assert "parts.setup" not in sys.modules
+    assert [tool.name for tool in client.server._tools] == [
+        "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]

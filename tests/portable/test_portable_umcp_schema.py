@@ -104,6 +104,28 @@ def test_tools_without_parameters_share_one_list_that_cannot_grow():
     assert third.properties is not first.properties and len(third.properties) == 1
 
 
+def test_a_description_template_is_formatted_when_the_entry_is_written():
+    values = ("desk lamp", 8)
+    tool = McpTool("self.lamp.turn_on", ("Turn on the %s (%d LEDs)", values), None, noop)
+    assert tool.description[1] is values  # kept as given: no formatted string on the heap
+    entry = json.loads(tool.json())
+    assert entry["description"] == "Turn on the desk lamp (8 LEDs)"
+    assert tool.json_bytes == len(tool.json().encode())
+    one = McpTool("self.a.x", ("Read the %s", "a"), None, noop)
+    assert json.loads(one.json())["description"] == "Read the a"
+
+
+def test_tools_with_the_same_hints_share_them():
+    first = McpTool("a", "d", None, noop, idempotent=True, destructive=False)
+    second = McpTool("b", "d", None, noop, idempotent=True, destructive=False)
+    other = McpTool("c", "d", None, noop, read_only=True)
+    assert first.hints is second.hints and other.hints is not first.hints
+    assert json.loads(second.json())["annotations"] == {"destructiveHint": False, "idempotentHint": True}
+    assert json.loads(other.json())["annotations"] == {"readOnlyHint": True}
+    titled = McpTool("d", "d", None, noop, title="T", read_only=True)
+    assert json.loads(titled.json())["annotations"] == {"title": "T", "readOnlyHint": True}
+
+
 def test_tool_json_size_is_in_utf8_bytes():
     tool = McpTool("self.light.on", "打开灯光", None, noop)
     assert tool.json_bytes == len(tool.json().encode())

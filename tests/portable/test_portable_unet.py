@@ -5,6 +5,7 @@ import binascii
 import struct
 
 import unet.conn
+import unet.tlscontext
 import unet.ws
 from portable_support import raises
 
@@ -63,14 +64,14 @@ def test_ca_ders_from_pem_bundles_der_and_lists():
     der = b"\x30\x82\x01\x0a" + bytes(range(200))
     other = b"\x30\x82\x00\x05" + b"other"
     pem = b"junk before\n" + _pem(der)
-    assert unet.conn.ca_ders(pem) == [der]
-    assert unet.conn.ca_ders(pem[12:].decode()) == [der]
-    assert unet.conn.ca_ders(der) == [der]
+    assert unet.tlscontext.ca_ders(pem) == [der]
+    assert unet.tlscontext.ca_ders(pem[12:].decode()) == [der]
+    assert unet.tlscontext.ca_ders(der) == [der]
     bundle = _pem(der) + b"# a comment between them\n" + _pem(other)
-    assert unet.conn.ca_ders(bundle.decode()) == [der, other]
-    assert unet.conn.ca_ders([bundle, other, _pem(der).decode()]) == [der, other, other, der]
-    assert raises(ValueError, unet.conn.ca_ders, pem[:40])
-    assert raises(ValueError, unet.conn.ca_ders, b"not a certificate")
+    assert unet.tlscontext.ca_ders(bundle.decode()) == [der, other]
+    assert unet.tlscontext.ca_ders([bundle, other, _pem(der).decode()]) == [der, other, other, der]
+    assert raises(ValueError, unet.tlscontext.ca_ders, pem[:40])
+    assert raises(ValueError, unet.tlscontext.ca_ders, b"not a certificate")
 
 
 def test_trust_is_verified_unless_said_otherwise_explicitly():

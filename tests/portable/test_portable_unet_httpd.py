@@ -86,7 +86,8 @@ async def echo(request, response):
 async def serve(data, handler=echo, chunk=7, hold=False, **options):
     server = HttpServer(handler, ("authorization", "x-kept"), **options)
     stream = Stream(data, chunk, hold)
-    await server._serve(stream, stream)
+    await server.serve(stream, stream)
+    await server.stop()  # its deadline sweeper, started by the first connection
     return server, stream
 
 
@@ -161,7 +162,8 @@ async def test_beyond_max_requests_a_request_gets_503():
     server = HttpServer(echo, max_requests=1)
     server.active = 1  # one already in the handler
     stream = Stream(b"GET /a HTTP/1.1\r\n\r\n")
-    await server._serve(stream, stream)
+    await server.serve(stream, stream)
+    await server.stop()
     (status, headers, _), = stream.responses()
     assert status == 503 and headers["retry-after"] == "1"
 
@@ -192,17 +194,18 @@ async def test_until_gone_returns_when_the_client_hangs_up():
 async def test_an_idle_connection_is_closed_for_a_new_one_when_full():
     server = HttpServer(echo, max_connections=1, idle_timeout=60)
     first = Stream(b"GET /a HTTP/1.1\r\n\r\n", hold=True)
-    task = asyncio.create_task(server._serve(first, first))
+    task = asyncio.create_task(server.serve(first, first))
     for _ in range(100):
         await asyncio.sleep(0)
         if first.responses():
             break
     assert len(server.connections) == 1 and server.connections[0].requests == 1
     second = Stream(b"GET /b HTTP/1.1\r\n\r\n")
-    await server._serve(second, second)
+    await server.serve(second, second)
     assert [status for status, _, _ in second.responses()] == [200]
     for _ in range(100):
         if task.done():
             break
         await asyncio.sleep(0)
     assert task.done() and first.closed and not server.connections
+    await server.stop()

@@ -404,7 +404,9 @@ def test_bad_input_is_refused_logged_once_and_the_xiaozhi_link_beside_is_undistu
     assert len([line for line in said if "link lost: ConnectionClosed WebSocket closed: 1009 message too big"
                 in line]) == 1
     umcp = lines(logs, "umcp")
-    assert len([line for line in umcp if "unparsable message" in line]) == 1
+    # The garbage, and the message over the limit (answered before the 1009 close): one line each.
+    assert len([line for line in umcp if "unreadable message (id null): invalid JSON" in line]) == 1
+    assert len([line for line in umcp if "unreadable message (id null): message too big" in line]) == 1
     assert len([line for line in umcp if "more than 8 tool calls queued" in line]) == 1
 
 

@@ -482,18 +482,34 @@ async def _hostile_session(device):
     _, deep = await device.next_envelope()
     await device.send_raw('{"type":"mcp","payload":{"jsonrpc":"2.0","id":5,"method":')  # truncated
     _, truncated = await device.next_envelope()
+    # Too deep, but its id sits at the top of the payload, before the nesting: answered with it.
+    await device.send_raw('{"session_id":"%s","type":"mcp","payload":{"jsonrpc":"2.0","id":"deep-1",'
+                          '"method":"ping","params":{"x":%s}}}' % (device.session_id, "[" * 40 + "]" * 40))
+    _, deep_with_id = await device.next_envelope()
+    # A lone surrogate in the id (valid JSON): the reply carries it as the client wrote it.
+    await device.send_raw('{"session_id":"%s","type":"mcp","payload":{"jsonrpc":"2.0",'
+                          '"id":"id-1909-\\ud800lone","method":"ping"}}' % device.session_id)
+    lone_id_frame, lone_id = await device.next_envelope()
     pong = await device.request("ping", next_frame=True)
-    return emoji_ping, emoji_frame, lone, deep["payload"], truncated["payload"], pong
+    return (emoji_ping, emoji_frame, lone, deep["payload"], truncated["payload"], deep_with_id["payload"],
+            lone_id["payload"], lone_id_frame, pong)
 
 
 def _assert_hostile_session(results):
-    emoji_ping, emoji_frame, lone, deep, truncated, pong = results
+    (emoji_ping, emoji_frame, lone, deep, truncated, deep_with_id, lone_id, lone_id_frame,
+     pong) = results
     assert emoji_ping == {"jsonrpc": "2.0", "id": "id-" + EMOJI, "result": {}}
     assert EMOJI.encode() in emoji_frame.encode("utf-8") or "\\ud83d\\ude00" in emoji_frame
     assert lone["result"]["content"] == [{"type": "text", "text": "echo: a\ufffdb"}]
-    assert deep["id"] is None and deep["error"]["code"] == -32700
+    assert deep["id"] is None and deep["error"]["code"] == -32700  # no id to read in it
     assert "nesting deeper than" in deep["error"]["message"]
-    assert truncated["id"] is None and truncated["error"]["code"] == -32700
+    # Cut short after its id: the id was readable, so the answer carries it.
+    assert truncated["id"] == 5 and truncated["error"]["code"] == -32700
+    assert deep_with_id["id"] == "deep-1" and deep_with_id["error"]["code"] == -32700
+    assert "nesting deeper than" in deep_with_id["error"]["message"]
+    # The very string the client sent (json.loads reads the escape back), in valid UTF-8.
+    assert lone_id == {"jsonrpc": "2.0", "id": "id-1909-\ud800lone", "result": {}}
+    lone_id_frame.encode("utf-8")
     assert pong["result"] == {}
 
 

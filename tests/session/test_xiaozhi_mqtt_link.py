@@ -247,6 +247,9 @@ def test_micropython_session(broker):
             await second.send_raw(json.dumps({"session_id": second.session_id,
                                               "type": "system", "command": "stop"}))
             [seen] = await script
+            # The goodbye the device published as it stopped may still be on its way
+            # through the broker when the MicroPython process has already exited.
+            await asyncio.wait_for(_until(lambda: backend.goodbyes), 10)
         finally:
             await backend.stop()
         assert seen["system"] == ["stop"] and seen["attempts"] == 1

@@ -218,10 +218,13 @@ class Sim:
     """python3 -m tools.sim as a subprocess; its log goes to sim.log in the state dir."""
 
     def __init__(self, url, state_dir, micropython=False, max_payload=None, extra_config=None,
-                 device_id=None, heapsize="2M", ota_url=None, endpoints=(), app=None):
+                 device_id=None, heapsize="2M", ota_url=None, endpoints=(), app=None, binary=None,
+                 frozen_hardware=False):
         """url None with ota_url: config.json holds only Wi-Fi and the OTA URL; endpoints:
         MCP endpoint URLs (--mcp-endpoint), with a url or without one; app: a maker's module
-        (tools.sim --app)."""
+        (tools.sim --app). binary: the unix port to run (default the venv's);
+        frozen_hardware: with micropython "mpy", the simulated hardware frozen in `binary`
+        (tools.sim --frozen-hardware)."""
         self.state_dir = str(state_dir)
         self.log_path = os.path.join(self.state_dir, "sim.log")
         # -S: the simulator needs nothing beyond the standard library.
@@ -234,9 +237,11 @@ class Sim:
             self.cmd += ["--mcp-endpoint", endpoint]
         if micropython:
             # Relative to the repository, as a user types it (the firmware's cwd differs).
-            self.cmd += ["--micropython", os.path.relpath(MICROPYTHON, ROOT), "--heapsize", heapsize]
+            self.cmd += ["--micropython", os.path.relpath(binary or MICROPYTHON, ROOT), "--heapsize", heapsize]
         if micropython == "mpy":  # the .mpy files make deploy copies, not the sources
             self.cmd += ["--mpy"]
+            if frozen_hardware:
+                self.cmd += ["--frozen-hardware"]
         if max_payload:
             self.cmd += ["--max-payload", str(max_payload)]
         if device_id:

@@ -40,7 +40,11 @@ class McpWire:
         # kept here and reported by the `wire` fixture instead.
         try:
             assert isinstance(pieces, (list, tuple))
-            assert all(isinstance(piece, (str, bytes, bytearray, memoryview)) for piece in pieces)
+            for piece in pieces:
+                if not isinstance(piece, (str, bytes, bytearray, memoryview)):
+                    # A listed entry (a page's tool or resource), serialized when written:
+                    # the size it announces is the size it writes.
+                    assert len(piece.json().encode()) == piece.json_bytes, piece
             text = join_pieces(pieces)
             message = json.loads(text)
             self._validate(message)

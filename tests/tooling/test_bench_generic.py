@@ -10,11 +10,15 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def test_each_part_type_is_measured_alone():
-    package, costs = generic.measure_types(MICROPYTHON)
+    package, modules, costs = generic.measure_types(MICROPYTHON)
     assert package > 0
     assert sorted(costs) == sorted(entry["type"] for entry in generic.GENERIC_PARTS)
+    # The alike types share a runtime module, measured once.
+    assert modules["output"][0] == ["relay", "pwm", "servo", "buzzer"]
+    assert sorted(modules["sensor"][0]) == ["analog", "battery", "button", "dht", "ds18b20"]
+    assert all(size > 0 for _, size in modules.values())
     for kind, (module, part, resource) in costs.items():
-        assert module > 0 and part > 0, kind
+        assert kind in modules[module][0] and part > 0, kind
     sensors = {"button", "analog", "dht", "ds18b20", "battery"}
     assert all(costs[kind][2] > costs["relay"][2] for kind in sensors)  # a sensor adds a resource
 
@@ -24,9 +28,25 @@ def test_the_table_puts_the_boards_side_by_side():
     other = dict(board, tools=13, boot=150240)
     figures = {"bits": 32, "micropython": "mp",
                "boards": {"host": board, "generic": other},
-               "types": (3072, {"relay": (900, 700, 0), "dht": (1000, 800, 150)})}
+               "types": (1024, {"output": (["relay"], 2048), "sensor": (["dht"], 3072)},
+                         {"relay": ("output", 700, 0), "dht": ("sensor", 800, 150)})}
     lines = generic.table(figures)
     assert "| tools offered to the model | 8 | 13 | |" in lines
     assert "| heap in use after boot (the firmware's own) | 107 KB | 117 KB | +10.0 KB |" in lines
-    assert "| relay | 900 B | 700 B | |" in lines and "| dht | 1000 B | 800 B | 150 B |" in lines
-    assert lines[-1] == "| all 2 types, one part each | 6.3 KB | | |"
+    assert "| parts.output | relay | 2048 B |" in lines
+    assert "| relay | 700 B | | 3.7 KB |" in lines and "| dht | 800 B | 150 B | 4.8 KB |" in lines
+    # 1024 + 2048 + 3072 B of code, then 700 + 800 B of parts
+    assert lines[-1] == "| all 2 types, one part each (their code once) | 7.5 KB | | |"
+
+
+def test_the_table_shows_the_interned_names_pools_when_measured():
+    board = {"tools": 8, "boot": 140000, "session": 150000, "smallest": 160 * 1024, "simulated": 30000,
+             "qstrs_boot": (6, 1239, 23142), "qstrs_session": (7, 1272, 32440)}
+    other = dict(board, tools=13, qstrs_boot=(7, 1307, 32666), qstrs_session=(7, 1307, 32666))
+    figures = {"bits": 32, "micropython": "mp", "boards": {"host": board, "generic": other},
+               "types": (1024, {}, {})}
+    lines = generic.table(figures)
+    assert "| of the heap in use after boot: names interned (qstrs), in pools | 1239 in 6: 22.6 KB | " \
+        "1307 in 7: 31.9 KB | +9.3 KB |" in lines
+    assert generic._qstr_pools("qstr pool: n_pool=7, n_qstr=1307, n_str_data_bytes=13654, "
+                               "n_total_bytes=31654") == (7, 1307, 31654)

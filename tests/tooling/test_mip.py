@@ -61,7 +61,7 @@ def test_the_package_files_list_the_tree():
     assert core["urls"] == [["umcp/" + n, n] for n in names]
     firmware = json.load(open(os.path.join(ROOT, "lib", "package.json")))
     listed = {target for target, _ in firmware["urls"]}
-    assert {"umcp/server.py", "umcpfw/app.py", "parts/relay.py", "boards/generic.py",
+    assert {"umcp/server.py", "umcpfw/app.py", "parts/output.py", "boards/generic.py",
             "boards/esp32_s3_box3.py", "drivers/ssd1306.py"} <= listed
     assert "boards/host.py" not in listed  # the simulated board: no board has its hardware
     assert all(os.path.isfile(os.path.join(ROOT, "lib", url)) for _, url in firmware["urls"])

@@ -172,10 +172,10 @@ def test_bench_measures_a_full_page_inside_micropython():
     # A full first page: within one tool's size of the limit, with more tools after it.
     assert figures["page_limit"] - 600 < figures["frame_bytes"] <= figures["page_limit"]
     assert figures["tools_on_page"] < figures["tools_registered"]
-    # Each entry is serialized as the page is built (its dicts, then its text) and handed
-    # out as a piece: never the page's text joined, nor a copy of it. The floor is a bare
-    # json.dumps of the same page from ready-made objects, in the same run.
-    assert figures["floor_heap"] < figures["list_heap"] < 3 * figures["floor_heap"]
+    # The entries go into the page as they are, each serialized only as the transport writes
+    # it: building the page costs less than a bare json.dumps of the same page from
+    # ready-made objects (the floor, in the same run), never the page's text.
+    assert 0 < figures["list_heap"] < figures["floor_heap"]
 
 
 def test_firmware_heap_bench_runs_the_staged_firmware(tmp_path):
@@ -276,7 +276,8 @@ def test_the_simulated_hardware_share_is_its_modules_and_the_state_it_keeps(tmp_
     compiled = bench_firmware.stage_simulated_hardware(str(tmp_path))
     assert sorted(os.listdir(compiled)) == sorted(name[:-3] + ".mpy" for name in os.listdir(bench_firmware.HWSIM)
                                                   if name.endswith(".py"))
-    assert bench_firmware.firmware_env(str(tmp_path))["MICROPYPATH"].endswith(compiled)
+    # Relative: the firmware boots in a copy of the stage laid out as the board's filesystem.
+    assert bench_firmware.firmware_env(str(tmp_path))["MICROPYPATH"].split(os.pathsep)[-1] == os.path.basename(compiled)
     staged = bench_firmware.simulated_hardware_heap(MICROPYTHON, compiled)
     assert staged["state"] == source["state"]
     assert 0 < staged["modules"] <= source["modules"]
@@ -285,8 +286,10 @@ def test_the_simulated_hardware_share_is_its_modules_and_the_state_it_keeps(tmp_
 def test_the_frozen_stage_is_main_py_alone(tmp_path, monkeypatch):
     stage = bench_firmware.stage_frozen(str(tmp_path / "stage"))
     assert sorted(os.listdir(stage)) == ["frozen", "main.py"]
-    assert bench_firmware.main_py(stage) == os.path.join(stage, "main.py")
-    assert bench_firmware.firmware_env(stage)["MICROPYPATH"] == os.pathsep.join([".frozen", stage])
+    # Relative to the copy of the stage the firmware boots in (its working directory, which
+    # MicroPython searches first): main.py, then the frozen modules.
+    assert bench_firmware.main_py(stage) == "main.py"
+    assert bench_firmware.firmware_env(stage)["MICROPYPATH"] == ".frozen"
     monkeypatch.setenv("UMCP_MICROPYTHON_FROZEN", "/opt/mp/frozen")
     assert bench_firmware.default_frozen() == "/opt/mp/frozen"
 

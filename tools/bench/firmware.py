@@ -33,15 +33,29 @@ import tempfile
 from tools.board import deploy
 from tools.mpy import micropython_env
 from tools.backend import Backend
-from tools.sim.demo import CALLS, DemoFailed, at_endpoint, over_xiaozhi, stop_process, wait_ready
-from tools.sim.launcher import HWSIM, STAGED_HWSIM, compile_hwsim
+from tools.hub.xiaozhi import DeviceError, DeviceGone
+from tools.sim.demo import CALLS, DemoFailed, at_endpoint, stop_process
+from tools.sim.launcher import HWSIM, STAGED_HWSIM, compile_hwsim, reset_exit_code
 
 BOARD = "host"
 HEAPSIZE = 512 * 1024  # the run whose heap figures are reported: ample
 HEAPSIZE_STEP = 4 * 1024  # the bisection stops this close to the smallest working heap
-RUN_TIMEOUT = 8.0  # one boot and the whole session (about 1 s); a starved link retries forever
+RUN_TIMEOUT = 8.0  # one request, or one run of a probe script
+SESSION_TIMEOUT = 40.0  # the whole session (a few seconds: three boots); a starved link retries forever
 SIMULATED_MODULES = ("hwsim", "machine", "esp32", "network", "camera", "neopixel")
-RECONNECTS = 2
+RECONNECTS = 3  # after a close, an abort and a server restart
+SMALL_PAGES = 1500  # the page limit of the last boot (an MQTT modem's size)
+UPGRADE_OUTCOME = "HTTP 404"  # the log message that ends the upgrade of MORE_CALLS
+# The volume, brightness and theme the calls below set, which every boot must restore.
+SETTINGS_SET = (30, 40, "dark")
+# Calls with wrong arguments: each is answered -32602 and changes nothing. (tool, arguments)
+ARGUMENT_ERRORS = [
+    ("self.audio_speaker.set_volume", {"volume": 150}),
+    ("self.audio_speaker.set_volume", {"volume": "loud"}),
+    ("self.audio_speaker.set_volume", {}),
+    ("self.screen.set_theme", {"theme": "dark", "colour": "red"}),
+    ("self.no_such_tool", {}),
+]
 LONG_CALLS = 10000  # then this many plain calls: the heap after them shows any creep
 # Reconnections come quickly; nothing else differs from a board's defaults.
 LINK_CONFIG = {"backoff_min": 0.05, "backoff_max": 0.2}
@@ -60,8 +74,11 @@ MORE_CALLS = [
                                "sha256": "0" * 64}),
 ]
 # The sources as they are; the .mpy files make deploy copies; the same in a ROMFS image
-# (make deploy ROMFS=1), run from the image in place.
-FORMS = ("py", "mpy", "romfs")
+# (make deploy ROMFS=1), run from the image in place; the .mpy files and the ROMFS image with
+# the board's own MCP endpoint enabled (config.json's mcp_http), used by a client during the
+# session (HTTP_EXCHANGES).
+FORMS = ("py", "mpy", "romfs", "mpy_http", "romfs_http")
+HTTP_TOKEN = "bench-http-token"
 ROMFS_BOOT = "romfs_boot.py"
 FROZEN_MARK = "frozen"  # in a stage folder: the binary has everything frozen in
 # In a stage folder: the staged .mpy files go before .frozen, so only asyncio and the
@@ -131,7 +148,7 @@ def stage_romfs(stage_dir):
     with open(path, "wb") as sink:
         sink.write(image)
     with open(os.path.join(stage_dir, ROMFS_BOOT), "w") as sink:
-        sink.write(ROMFS_BOOT_SCRIPT % (path, _IMAGE_HEAP))
+        sink.write(ROMFS_BOOT_SCRIPT % (ROMFS_IMAGE, _IMAGE_HEAP))
     return stage_dir
 
 
@@ -144,56 +161,70 @@ def stage_frozen(stage_dir):
 
 
 def firmware_env(stage_dir):
-    """The board's module path: its / and /lib, then the simulated hardware. `stage_dir`
-    None: the sources (firmware/, lib/), the .py form."""
-    if stage_dir is not None and os.path.isfile(os.path.join(stage_dir, FROZEN_MARK)):
-        return micropython_env([stage_dir])
-    if stage_dir is not None and os.path.isfile(os.path.join(stage_dir, FIRST_MARK)):
-        return dict(os.environ, MICROPYPATH=os.pathsep.join([stage_dir, os.path.join(stage_dir, "lib"), ".frozen"]))
+    """The board's module path. A staged form runs with a copy of its stage as the working
+    directory (board_root), laid out as the board's filesystem: its / ("", the working
+    directory, which MicroPython puts first) and /lib, then the simulated hardware, all
+    relative, so that module file names (kept as qstrs on the heap) are as long as a
+    board's ("lib/umcp/server.mpy"). `stage_dir` None: the sources (firmware/, lib/), the
+    .py form."""
     if stage_dir is None:
         return micropython_env([os.path.join(deploy.ROOT, "firmware"), os.path.join(deploy.ROOT, "lib"), HWSIM])
-    hwsim = os.path.join(stage_dir, STAGED_HWSIM)
-    return micropython_env([stage_dir, os.path.join(stage_dir, "lib"),
-                            hwsim if os.path.isdir(hwsim) else HWSIM])
+    if os.path.isfile(os.path.join(stage_dir, FROZEN_MARK)):
+        return micropython_env([])
+    if os.path.isfile(os.path.join(stage_dir, FIRST_MARK)):
+        return dict(os.environ, MICROPYPATH=os.pathsep.join(["lib", ".frozen"]))
+    hwsim = STAGED_HWSIM if os.path.isdir(os.path.join(stage_dir, STAGED_HWSIM)) else HWSIM
+    return micropython_env(["lib", hwsim])
 
 
 def main_py(stage_dir):
+    """The script the unix port runs: firmware/main.py for the sources, else the board's
+    own (relative to its root), or the ROMFS boot script that mounts the image first."""
     if stage_dir is None:
         return os.path.join(deploy.ROOT, "firmware", "main.py")
-    boot = os.path.join(stage_dir, ROMFS_BOOT)
-    return boot if os.path.isfile(boot) else os.path.join(stage_dir, "main.py")
+    return ROMFS_BOOT if os.path.isfile(os.path.join(stage_dir, ROMFS_BOOT)) else "main.py"
 
 
-async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=False):
+def board_root(stage_dir, cwd):
+    """The working directory to boot in: a copy of the stage (the board's filesystem,
+    fresh for each run: no settings from an earlier one), or `cwd` for the sources."""
+    if stage_dir is None:
+        return cwd
+    root = os.path.join(cwd, "board")
+    shutil.copytree(stage_dir, root)
+    return root
+
+
+async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=False, http=False):
     """Boot the staged firmware (`stage_dir` None: the sources) with `heapsize` bytes of
-    heap and run the full session; returns the heap in use (bytes) after onboarding and
-    after the session, as get_system_info reports it, and with `long_calls` after that many
-    more plain calls ("after_long"); with `endpoint`, the board at the backend's MCP
-    endpoint too, offered its default tools; with endpoint="info", every tool, so that
-    get_system_info answers through it ("endpoint_call": the heap in use during a call
-    through the endpoint). Raises FirmwareFailed."""
+    heap and run the full session (full_session); returns its figures: the heap in use
+    (bytes, as get_system_info reports it) after onboarding ("connected") and after the
+    session ("after_calls"), and with `long_calls` after that many more plain calls
+    ("after_long"); with `endpoint`, the board at the backend's MCP endpoint too, offered
+    its default tools; with endpoint="info", every tool, so that get_system_info answers
+    through it ("endpoint_call": the heap in use during a call through the endpoint).
+    Raises FirmwareFailed."""
     token = secrets.token_hex(8)
     said = []
     backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
     await backend.start()
     with tempfile.TemporaryDirectory(prefix="umcp-bench-") as cwd, \
             open(os.path.join(cwd, "device.log"), "w+") as device_log:
-        config = {"wifi": {"ssid": "", "password": ""}, "board": BOARD, "token": token,
-                  "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port}
-        config.update(LINK_CONFIG)
+        board = FirmwareProcess(micropython, stage_dir, heapsize, board_root(stage_dir, cwd), device_log)
+        options = {}
+        http_port = None
+        if http:
+            http_port = _free_port()
+            options["mcp_http"] = {"port": http_port, "token": HTTP_TOKEN, "bind": "127.0.0.1"}
         if endpoint:
-            config["mcp_endpoint"] = backend.endpoint_url
+            options["mcp_endpoint"] = backend.endpoint_url
         if endpoint == "info":
-            config["mcp_endpoint_tools"] = ["self."]
-        with open(os.path.join(cwd, "config.json"), "w") as sink:
-            json.dump(config, sink)
-        firmware = subprocess.Popen(
-            [micropython, "-X", "heapsize=%d" % heapsize, main_py(stage_dir)],
-            cwd=cwd, env=firmware_env(stage_dir), stdin=subprocess.DEVNULL, stdout=device_log,
-            stderr=subprocess.STDOUT)
+            options["mcp_endpoint_tools"] = ["self."]
+        board.configure(backend, **options)
         try:
-            figures = await asyncio.wait_for(_session(backend, firmware, said.append, long_calls, endpoint),
-                                             RUN_TIMEOUT + long_calls / 100)
+            figures, backend = await asyncio.wait_for(
+                full_session(backend, board, said.append, long_calls, endpoint, http_port),
+                SESSION_TIMEOUT + long_calls / 100)
             device_log.seek(0)
             for line in device_log.read().splitlines():
                 if line.startswith(_IMAGE_HEAP):  # the ROMFS image: flash on a board
@@ -204,34 +235,165 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
                         figures["endpoint_call"] -= figures["image_heap"]
                     if "after_long" in figures:
                         figures["after_long"] -= figures["image_heap"]
+                    break  # every boot reads the same image: its bytes are left out once
             return figures
-        except (DemoFailed, asyncio.TimeoutError) as error:
+        except (DemoFailed, DeviceError, DeviceGone, asyncio.TimeoutError) as error:
             device_log.seek(0)
-            raise FirmwareFailed("%s\n%s\n%s" % (error or "timed out after %g s" % RUN_TIMEOUT,
+            raise FirmwareFailed("%s\n%s\n%s" % (error or "timed out after %g s" % SESSION_TIMEOUT,
                                                  "\n".join(said), device_log.read())) from None
         finally:
-            stop_process(firmware)
+            board.stop()
             await backend.close()
 
 
-async def _session(backend, firmware, out, long_calls=0, endpoint=False):
-    device = await wait_ready(backend, firmware, over_xiaozhi)
-    provider = await wait_ready(backend, firmware, at_endpoint) if endpoint else None
+class FirmwareProcess:
+    """The firmware in the unix port, booted again after machine.reset() (the simulated
+    reset ends the process with hwsim's RESET_EXIT_CODE), as a board boots again; its
+    working directory (config.json, settings.json) is kept across boots."""
+
+    def __init__(self, micropython, stage_dir, heapsize, cwd, log):
+        self.command = [micropython, "-X", "heapsize=%d" % heapsize, main_py(stage_dir)]
+        self.env = firmware_env(stage_dir)
+        self.cwd = cwd
+        self.log = log
+        self.process = None
+        self.boots = 0
+
+    def configure(self, backend, **options):
+        """config.json for `backend` (and `options`, e.g. max_payload), as a user writes it;
+        the options of the last call are kept for the next (a restart keeps the endpoint)."""
+        self.options = options = dict(getattr(self, "options", {}), **options)
+        config = {"wifi": {"ssid": "", "password": ""}, "board": BOARD, "token": backend.front.server.token,
+                  "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port}
+        config.update(LINK_CONFIG)
+        config.update(options)
+        with open(os.path.join(self.cwd, "config.json"), "w") as sink:
+            json.dump(config, sink)
+
+    def start(self):
+        self.boots += 1
+        self.process = subprocess.Popen(self.command, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        return self.process
+
+    async def reset_done(self):
+        """Wait for the firmware to end with the simulated reset, then boot it again."""
+        code = await asyncio.to_thread(self.process.wait)
+        if code != reset_exit_code():  # how the simulated machine.reset() ends the process
+            raise DemoFailed("the firmware exited with status %s, not the reset's %d" % (code, reset_exit_code()))
+        self.start()
+
+    def stop(self):
+        if self.process is not None:
+            stop_process(self.process)
+
+
+class Onboarded:
+    """Each device the backend finishes onboarding, in turn (a listener on its events)."""
+
+    def __init__(self):
+        self.queue = asyncio.Queue()
+        self.providers = asyncio.Queue()  # the same board at the MCP endpoint
+        self.logs = []  # the data of every notifications/message
+
+    def watch(self, backend):
+        backend.listeners.append(self._event)
+        return backend
+
+    def _event(self, event, device, data):
+        if event == "ready":
+            (self.providers if at_endpoint(device) else self.queue).put_nowait(device)
+        elif event == "failed":
+            self.queue.put_nowait(DemoFailed("onboarding failed: %s" % data))
+        elif event == "notification" and data.get("method") == "notifications/message":
+            self.logs.append(str((data.get("params") or {}).get("data")))
+
+    async def logged(self, board, fragment):
+        """Wait for a log message holding `fragment` (an upgrade's outcome)."""
+        waited = 0.0
+        while not [line for line in self.logs if fragment in line]:
+            if board.process.poll() is not None or waited > RUN_TIMEOUT:
+                raise DemoFailed("no log message %r came; they were %s" % (fragment, self.logs))
+            await asyncio.sleep(0.02)
+            waited += 0.02
+
+    async def next(self, board, queue=None):
+        """The next device to be ready over the xiaozhi link (`queue`: of `providers`, at the
+        MCP endpoint); DemoFailed if the firmware exits first."""
+        queue = queue or self.queue
+        waited = 0.0
+        while queue.empty():
+            if board.process.poll() is not None:
+                raise DemoFailed("the firmware exited with status %s" % board.process.returncode)
+            if waited > SESSION_TIMEOUT:
+                raise DemoFailed("the device did not finish onboarding within %d s" % SESSION_TIMEOUT)
+            await asyncio.sleep(0.02)
+            waited += 0.02
+        device = queue.get_nowait()
+        if isinstance(device, Exception):
+            raise device
+        return device
+
+
+async def full_session(backend, board, out, long_calls=0, endpoint=False, http_port=None):
+    """The session a board lives through, as a backend drives it: hello, initialize, every
+    tools/list page at 8000 bytes (both lists), every common and board tool, argument
+    errors, a photo; reconnections after a close, an abort and a server restart; a reboot
+    (self.reboot) and the settings it kept; a restart with 1500-byte pages (every page
+    again), the settings kept again. With `endpoint` the board is at the backend's MCP
+    endpoint too, and a call goes through it (run_firmware); with `http_port`, a client of
+    the board's HTTP endpoint makes its exchanges (http_exchanges). Returns (figures, the
+    backend now serving)."""
+    onboarded = Onboarded()
+    onboarded.watch(backend)
+    board.start()
+    device = await onboarded.next(board)
+    provider = await onboarded.next(board, onboarded.providers) if endpoint else None
     connected = await _heap_used(backend, device)
     endpoint_call = await _heap_used(backend, provider) if endpoint == "info" else None
+    if provider is not None:  # before the calls below, which set the volume the boots keep
+        await _call(backend, provider, "self.audio_speaker.set_volume", {"volume": 45})
+    await _all_pages(device)
     calls = [(name, arguments) for _, name, arguments in CALLS] + [
         (name, json.loads(json.dumps(arguments).replace("%(http_port)d", str(backend.http_port))))
         for name, arguments in MORE_CALLS]
     for name, arguments in calls:
         await _call(backend, device, name, arguments)
-    if provider is not None:
-        await _call(backend, provider, "self.audio_speaker.set_volume", {"volume": 45})
-    for _ in range(RECONNECTS):
-        await device.connection.close(1001, "bench: reconnect")
-        device = await wait_ready(backend, firmware, over_xiaozhi)
-        await _call(backend, device, "self.get_device_status", {})
+    # The upgrade answered at once; its download (of a missing image) ends in the background.
+    await onboarded.logged(board, UPGRADE_OUTCOME)
+    if http_port:  # after the upgrade's outcome: a log outside a call goes to the running call's client
+        import httpx2
+
+        try:
+            await http_exchanges(http_port)
+        except httpx2.HTTPError as e:  # the board closed the connection (its heap ran out)
+            raise DemoFailed("HTTP: %r" % e)
+    for name, arguments in ARGUMENT_ERRORS:
+        await _refused(device, name, arguments)
+    # Reconnections: the backend closes; the TCP connection is cut without a close frame;
+    # the backend restarts on the same ports.
+    await device.connection.close(1001, "bench: reconnect")
+    device = await onboarded.next(board)
+    device.connection.transport.abort()
+    device = await onboarded.next(board)
+    backend = onboarded.watch(await _restart(backend))
+    device = await onboarded.next(board)
+    await _call(backend, device, "self.get_device_status", {})
+    # A reboot: the reply leaves first, then machine.reset(), and the board boots again.
+    await _call(backend, device, "self.reboot", {})
+    await board.reset_done()
+    device = await onboarded.next(board)
+    await _check_settings(backend, device)
+    # Powered off and on with another page limit: every page at 1500 bytes.
+    board.stop()
+    board.configure(backend, max_payload=SMALL_PAGES)
+    board.start()
+    device = await onboarded.next(board)
+    await _all_pages(device)
+    await _check_settings(backend, device)
     figures = {"tools": len(device.tools), "connected": connected,
-               "after_calls": await _heap_used(backend, device), "calls": len(calls), "reconnects": RECONNECTS}
+               "after_calls": await _heap_used(backend, device), "calls": len(calls),
+               "argument_errors": len(ARGUMENT_ERRORS), "reconnects": RECONNECTS, "boots": board.boots}
     if endpoint_call is not None:
         figures["endpoint_call"] = endpoint_call
     if long_calls:  # a board left running: the heap must not creep
@@ -242,7 +404,98 @@ async def _session(backend, firmware, out, long_calls=0, endpoint=False):
                 await _call(backend, device, "self.audio_speaker.set_volume", {"volume": n % 101})
         figures["after_long"] = await _heap_used(backend, device)
         figures["long_calls"] = long_calls
-    return figures
+    return figures, backend
+
+
+async def _restart(backend):
+    """The backend stops (its connections end) and starts again on the same ports."""
+    port, http_port, token = backend.port, backend.http_port, backend.front.server.token
+    out = backend.out
+    await backend.close()
+    backend = Backend(token, host="127.0.0.1", port=port, http_port=http_port, out=out,
+                      request_timeout=RUN_TIMEOUT)
+    await backend.start()
+    return backend
+
+
+async def _all_pages(device):
+    """Both tools/list walks, every page (the backend's onboarding did the plain one)."""
+    tools = await device.list_tools(with_user_tools=True)
+    if len(tools) <= len(device.tools):
+        raise DemoFailed("withUserTools listed %d tools, the plain list %d" % (len(tools), len(device.tools)))
+
+
+async def _refused(device, name, arguments):
+    """A call whose arguments are wrong: the device answers -32602 (2024-11-05)."""
+    try:
+        result = await device.call_tool(name, arguments)
+    except DeviceError as error:
+        if error.code != -32602:
+            raise DemoFailed("%s %s: error %s, not -32602" % (name, arguments, error.code))
+        return
+    raise DemoFailed("%s %s was not refused: %s" % (name, arguments, result))
+
+
+async def _check_settings(backend, device):
+    """What the session set is what the board restored at boot."""
+    result = await backend.call(device, "self.get_device_status")
+    if result is None or result.get("isError"):
+        raise DemoFailed("self.get_device_status failed")
+    status = json.loads(result["content"][0]["text"])
+    kept = (status["audio_speaker"]["volume"], status["screen"]["brightness"], status["screen"]["theme"])
+    if kept != SETTINGS_SET:
+        raise DemoFailed("settings after a restart: %s, not %s" % (kept, SETTINGS_SET))
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def http_exchanges(port):
+    """What a client of the board's own endpoint does in the session: a 2026-07-28 discover,
+    list and call; a legacy session (initialize, its GET stream opened and left, list, call,
+    DELETE); raises DemoFailed when an answer is not what it should be."""
+    import httpx2
+
+    url = "http://127.0.0.1:%d/mcp" % port
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {"Authorization": "Bearer " + HTTP_TOKEN, "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+
+    def expect(response, what):
+        if response.status_code not in (200, 202, 204) or b'"error"' in response.content:
+            raise DemoFailed("HTTP %s: %d %s" % (what, response.status_code, response.text[:300]))
+
+    async with httpx2.AsyncClient(timeout=RUN_TIMEOUT) as client:
+        for method, params in (("server/discover", {}), ("tools/list", {}),
+                               ("tools/call", {"name": "self_get_device_status"})):
+            extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+            if method == "tools/call":
+                extra["Mcp-Name"] = params["name"]
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params, _meta=meta)}
+            expect(await client.post(url, json=body, headers=dict(headers, **extra)), method)
+        init = await client.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "bench", "version": "1"}}})
+        expect(init, "initialize")
+        session = dict(headers, **{"Mcp-Session-Id": init.headers["mcp-session-id"],
+                                   "MCP-Protocol-Version": "2025-11-25"})
+        expect(await client.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"}),
+               "initialized")
+        async with client.stream("GET", url, headers=dict(session, Accept="text/event-stream")) as stream:
+            if stream.status_code != 200:
+                raise DemoFailed("HTTP GET stream: %d" % stream.status_code)
+            # (a call that changes nothing: the session checks the settings it set later)
+            for n, (method, params) in enumerate((("tools/list", {}), ("tools/call", {
+                    "name": "self_get_device_status", "arguments": {}}))):
+                expect(await client.post(url, headers=session, json={
+                    "jsonrpc": "2.0", "id": n + 2, "method": method, "params": params}), method)
+        expect(await client.delete(url, headers=session), "DELETE")
 
 
 async def _call(backend, device, name, arguments):
@@ -259,7 +512,7 @@ async def _heap_used(backend, device):
 
 
 async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE, endpoint=False, fails=0,
-                           step=HEAPSIZE_STEP):
+                           step=HEAPSIZE_STEP, http=False):
     """Bisect between `fails` (a heap size too small, or 0) and `works` (one the firmware
     ran with) down to `step`; returns (the smallest size that ran, runs made). For the ROMFS
     form the size is the heap besides the image's bytes."""
@@ -268,7 +521,8 @@ async def smallest_heapsize(micropython, stage_dir, works=HEAPSIZE, endpoint=Fal
         middle = (fails + works) // 2 // step * step or step
         runs += 1
         try:
-            image = (await run_firmware(micropython, stage_dir, middle, endpoint=endpoint)).get("image_heap", 0)
+            image = (await run_firmware(micropython, stage_dir, middle, endpoint=endpoint,
+                                         http=http)).get("image_heap", 0)
             works = middle
         except FirmwareFailed:
             fails = middle
@@ -325,10 +579,11 @@ def measure_form(micropython, form, endpoint=False):
     with `endpoint`, of the board at the MCP endpoint too (no long calls: the drift is the
     form's own figure)."""
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-") if form != "py" else None
+    http = form.endswith("_http")
     try:
-        if form == "mpy":
+        if form in ("mpy", "mpy_http"):
             stage_firmware(stage_dir)
-        elif form == "romfs":
+        elif form in ("romfs", "romfs_http"):
             shutil.rmtree(stage_dir)
             stage_romfs(stage_dir)
         elif form == "frozen":
@@ -337,12 +592,12 @@ def measure_form(micropython, form, endpoint=False):
             stage_firmware(stage_dir)
             open(os.path.join(stage_dir, FIRST_MARK), "w").close()
         hwsim = HWSIM
-        if form in ("mpy", "romfs"):
+        if form in ("mpy", "romfs", "mpy_http", "romfs_http"):
             hwsim = stage_simulated_hardware(stage_dir)
         figures = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, 0 if endpoint else LONG_CALLS,
-                                           "info" if endpoint else False))
+                                           "info" if endpoint else False, http))
         figures["smallest_heapsize"], figures["bisect_runs"] = asyncio.run(
-            smallest_heapsize(micropython, stage_dir, endpoint=endpoint))
+            smallest_heapsize(micropython, stage_dir, endpoint=endpoint, http=http))
         if form in ENDPOINT_FORMS:  # from the 4 KB step on down to FINE_STEP
             smallest = figures["smallest_heapsize"]
             figures["fine_heapsize"], runs = asyncio.run(smallest_heapsize(

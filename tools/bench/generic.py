@@ -11,9 +11,10 @@ the session; then the smallest -X heapsize that completes the whole session is b
 The generic board carries ten parts, one of each type but the OLED (the status view that
 draws on it comes later): tools/sim/demo.py's GENERIC_PARTS.
 
-Each part type's resident cost: in a fresh interpreter, the heap a part of that type adds
-to a board (its module's bytecode, the part, its tools) once the simulated chip it talks to
-is soldered on, the parts package itself counted once, apart.
+What the parts cost, each in a fresh interpreter once the simulated chips are soldered on:
+the parts package and each of its modules (the types that are alike share one: output,
+sensor), counted once whatever the number of parts; then each part type's part and tools,
+and a sensor's resource.
 """
 
 import asyncio
@@ -35,13 +36,23 @@ HEAPSIZE = 512 * 1024
 RUN_TIMEOUT = 12.0
 BOOT = "bench_boot.py"
 # The simulated chips are soldered on before main.py runs (tools/sim/device.py does it so).
+# Each get_device_status also prints the interned names' (qstrs') pools to the log, for
+# the table: MicroPython's pools double, so passing a pool's end costs KBs at once.
 BOOT_SCRIPT = """import json
 import hwsim
 with open("config.json") as f:
     hwsim.solder(json.load(f).get("parts"))
+import boards
+import micropython
+_status = boards.Board.status
+def status(board):
+    micropython.qstr_info()
+    return _status(board)
+boards.Board.status = status
 import main
 main.run()
 """
+QSTR_LINE = "qstr pool: "
 TEN_PARTS = [entry for entry in GENERIC_PARTS if entry["type"] != "oled"]
 BOARDS = {
     # board: (config.json's extra keys, the session's calls)
@@ -71,10 +82,12 @@ board = None
 gc.collect()
 print(modules - base, gc.mem_alloc() - before)
 """
-# One part type's cost: everything it needs but the part loaded first (the core, a board,
-# a server, the parts package, the simulated chip); then its module; then the part made
-# and its tools registered (with the simulated Pin, PWM, ADC... objects it made, a few
-# bytes of C on a board: an upper bound); then its resource.
+# One part type's cost: everything it needs loaded first (the core, a board, a server, the
+# parts package, the module of its type, the simulated chip) and a first part of the type
+# made (what any boot leaves, such as the names of parts.check and parts.setup, interned
+# for good); then a part made on a board of its own and its tools registered with a server
+# of its own (with the simulated Pin, PWM, ADC... objects it made, a few bytes of C on a
+# board: an upper bound); then its resource.
 PART_SCRIPT = """import gc
 import hwsim, machine, dht, onewire, ds18x20, neopixel, simoled
 from umcp import McpServer
@@ -83,11 +96,12 @@ from boards import Board, add_parts
 import parts
 entry = %(entry)s
 hwsim.solder([entry])
+__import__("parts." + %(module)r)
+first = Board("generic")
+add_parts(first, {"parts": [entry]})
+first.register_tools(McpServer("bench", "1"))
 server = McpServer("bench", "1")
 board = Board("generic")
-gc.collect()
-start = gc.mem_alloc()
-__import__("parts." + entry["type"])
 gc.collect()
 before = gc.mem_alloc()
 add_parts(board, {"parts": [entry]})
@@ -96,7 +110,25 @@ gc.collect()
 after = gc.mem_alloc()
 board._part_resources(server) if [p for p in board.parts if p.poll_ms] else None
 gc.collect()
-print(before - start, after - before, gc.mem_alloc() - after)
+print(after - before, gc.mem_alloc() - after)
+"""
+# A module of the parts package: its bytecode and what it makes at import.
+MODULE_SCRIPT = """import gc
+import hwsim, machine, dht, onewire, ds18x20, neopixel, simoled
+from umcp import McpServer
+import umcp.tool, umcp.schema
+from boards import Board
+import parts
+gc.collect()
+before = gc.mem_alloc()
+__import__("parts.%(module)s")
+gc.collect()
+print(gc.mem_alloc() - before)
+"""
+# Which runtime module holds each type, as parts.setup says.
+MODULES_SCRIPT = """import hwsim, machine
+from parts.setup import module_of
+print(" ".join([module_of(kind) for kind in %r]))
 """
 PACKAGE_SCRIPT = """import gc
 import hwsim, machine
@@ -150,7 +182,12 @@ async def run_board(micropython, board, stage_dir, heapsize):
                                    cwd=cwd, env=micropython_env(device_path(stage_dir)),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
-            return await asyncio.wait_for(_session(backend, process, calls), RUN_TIMEOUT)
+            figures = await asyncio.wait_for(_session(backend, process, calls), RUN_TIMEOUT)
+            log.seek(0)
+            pools = [_qstr_pools(line) for line in log.read().splitlines() if line.startswith(QSTR_LINE)]
+            if pools:  # as the heap was read: after boot, after the session
+                figures["qstrs_boot"], figures["qstrs_session"] = pools[0], pools[-1]
+            return figures
         except (DemoFailed, asyncio.TimeoutError) as error:
             log.seek(0)
             raise GenericFailed("%s\n%s\n%s" % (error or "timed out", "\n".join(said[-20:]), log.read()[-3000:])) from None
@@ -173,7 +210,14 @@ async def _session(backend, process, calls):
     return figures
 
 
+def _qstr_pools(line):
+    """(pools, names, bytes) from a line micropython.qstr_info() printed."""
+    said = dict(item.strip().split("=") for item in line[len(QSTR_LINE):].split(","))
+    return int(said["n_pool"]), int(said["n_qstr"]), int(said["n_total_bytes"])
+
+
 async def _heap(backend, device):
+    await backend.call(device, "self.get_device_status")  # the qstr pools, in the log
     result = await backend.call(device, "self.get_system_info")
     if result is None or result.get("isError"):
         raise DemoFailed("self.get_system_info failed")
@@ -192,12 +236,12 @@ async def smallest_heapsize(micropython, board, stage_dir, works=HEAPSIZE):
     return works
 
 
-def _micropython(micropython, script, path):
+def _micropython(micropython, script, path, kind=int):
     done = subprocess.run([micropython, "-c", script], env=micropython_env(path), capture_output=True,
                           text=True, timeout=RUN_TIMEOUT)
     if done.returncode != 0:
         raise GenericFailed(done.stdout + done.stderr)
-    return [int(word) for word in done.stdout.split()]
+    return [kind(word) for word in done.stdout.split()]
 
 
 def simulated(micropython, board, stage_dir):
@@ -221,16 +265,25 @@ def measure_board(micropython, board):
 
 
 def measure_types(micropython):
-    """{type: (resident bytes, resources bytes)} and the parts package's own bytes."""
+    """The parts package's own bytes, {module: (its types, bytes)} and {type: (the part and
+    its tools' bytes, its resource's bytes)}."""
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-parts-")
     try:
         stage("generic", stage_dir)
         path = device_path(stage_dir)
-        package = _micropython(micropython, PACKAGE_SCRIPT, path)[0]
+        package = _micropython(micropython, PACKAGE_SCRIPT, path, int)[0]
+        kinds = [entry["type"] for entry in GENERIC_PARTS]
+        module_of = dict(zip(kinds, _micropython(micropython, MODULES_SCRIPT % kinds, path, str)))
+        modules = {}
+        for kind in kinds:
+            modules.setdefault(module_of[kind], [[], 0])[0].append(kind)
+        for module, held in modules.items():
+            held[1] = _micropython(micropython, MODULE_SCRIPT % {"module": module}, path, int)[0]
         costs = {}
         for entry in GENERIC_PARTS:
-            costs[entry["type"]] = tuple(_micropython(micropython, PART_SCRIPT % {"entry": repr(entry)}, path))
-        return package, costs
+            script = PART_SCRIPT % {"entry": repr(entry), "module": module_of[entry["type"]]}
+            costs[entry["type"]] = (module_of[entry["type"]],) + tuple(_micropython(micropython, script, path, int))
+        return package, modules, costs
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
 
@@ -253,18 +306,30 @@ def table(figures):
     lines.append("| tools offered to the model | %d | %d | |" % (host["tools"], generic["tools"]))
     row("heap in use after boot (the firmware's own)", "boot")
     row("heap in use after the session (the firmware's own)", "session")
+    for when, key in (("after boot", "qstrs_boot"), ("after the session", "qstrs_session")):
+        if key in host and key in generic:
+            (a_pools, a_names, a_bytes), (b_pools, b_names, b_bytes) = host[key], generic[key]
+            lines.append("| of the heap in use %s: names interned (qstrs), in pools | %d in %d: %.1f KB | %d in %d: %.1f KB "
+                         "| %+.1f KB |" % (when, a_names, a_pools, a_bytes / 1024, b_names, b_pools, b_bytes / 1024,
+                                           (b_bytes - a_bytes) / 1024))
     row("smallest heap for the session (simulated hardware included)", "smallest", False)
     lines.append("| simulated hardware in those figures (left out above) | %.1f KB | %.1f KB | |"
                  % (host["simulated"] / 1024, generic["simulated"] / 1024))
-    package, costs = figures["types"]
-    lines += ["", "| part type | resident: its module | resident: the part and its tools (simulated "
-              "objects it made included) | its resource (at the first resources/*) |", "|---|---|---|---|",
-              "| the parts package itself (once) | %d B | | |" % package]
+    package, modules, costs = figures["types"]
+    lines += ["", "| code (resident once, whatever the number of parts) | the types it holds | bytes |",
+              "|---|---|---|", "| the parts package (parts/__init__) | all | %d B |" % package]
     total = package
+    for module, (kinds, size) in modules.items():
+        lines.append("| parts.%s | %s | %d B |" % (module, ", ".join(kinds), size))
+        total += size
+    lines += ["", "| part type | a part and its tools (simulated objects it made included) | its resource "
+              "(at the first resources/*) | one part alone: with its module and the package |", "|---|---|---|---|"]
     for kind, (module, part, resource) in costs.items():
-        lines.append("| %s | %d B | %d B |%s|" % (kind, module, part, " %d B " % resource if resource > 32 else " "))
-        total += module + part
-    lines.append("| all %d types, one part each | %.1f KB | | |" % (len(costs), total / 1024))
+        alone = package + modules[module][1] + part
+        lines.append("| %s | %d B |%s| %.1f KB |" % (kind, part, " %d B " % resource if resource > 32 else " ",
+                                                      alone / 1024))
+        total += part
+    lines.append("| all %d types, one part each (their code once) | %.1f KB | | |" % (len(costs), total / 1024))
     return lines
 
 
@@ -286,9 +351,12 @@ def print_generic(micropython):
     print("Sessions: the host board's make sim calls (volume, status, a photo); the generic board's")
     print("make sim-generic calls (one per part, the OLED's apart), then a reconnection and a call.")
     print("The firmware's own heap leaves out the simulated hardware (its .mpy modules and state:")
-    print("a board has them in C and silicon). A part type's resident cost: its module's bytecode,")
-    print("the part and its tools, measured alone in a fresh interpreter; a sensor's resource is")
-    print("registered at a client's first resources/* request and costs the second column then.")
+    print("a board has them in C and silicon). The parts' code is resident once (the package, and")
+    print("the module of each kind in use); a part's own cost is its objects and its tools (tools")
+    print("of one type share their parameter lists); a sensor's resource is registered at a")
+    print("client's first resources/* request and costs the second column then. Interned names")
+    print("(qstrs) stay for good, in pools that double: a firmware that passes a pool's end pays")
+    print("for the next pool at once (the 7th holds names 1261 to 2540, about 9 KB on 32 bits).")
     return True
 
 

@@ -121,6 +121,7 @@ def core_table(micropython):
 
 
 FORM_TITLES = {"py": ".py sources", "mpy": ".mpy (make deploy)", "romfs": "ROMFS (deploy ROMFS=1)",
+               "mpy_http": ".mpy + mcp_http", "romfs_http": "ROMFS + mcp_http",
                "mpy_board": ".mpy, hardware frozen", "frozen": "frozen (own build)"}
 
 
@@ -218,6 +219,25 @@ def word_size_note(core):
             "heap mixes both kinds: expect an ESP32 to need between about half and all of the above."]
 
 
+def http_growth(figures):
+    """What enabling the board's own MCP endpoint adds, .mpy and ROMFS (target: 8 KB)."""
+    lines = []
+    for plain, http in (("mpy", "mpy_http"), ("romfs", "romfs_http")):
+        if plain in figures and http in figures:
+            a, b = figures[plain], figures[http]
+            lines.append("%s: mcp_http adds %s after boot, %s after the session, %s to the smallest heap "
+                         "(target: at most 8 KB)" % (FORM_TITLES[plain].split(" (")[0], _kb(b["connected"] - a["connected"]),
+                                                    _kb(b["after_calls"] - a["after_calls"]),
+                                                    _kb(b["smallest_heapsize"] - a["smallest_heapsize"])))
+    if lines:
+        lines = ["\"+ mcp_http\": config.json's mcp_http enabled, and a client using it in the session (a",
+                 "2026-07-28 discover, list and call; a legacy session with its GET stream, a list, a call,",
+                 "DELETE: tools/bench/firmware.py's http_exchanges). The session ends with a restart, so",
+                 "\"after the session\" is the endpoint listening, unused since boot; the smallest heap is",
+                 "the one that also serves the HTTP client (the endpoint's code loaded at its first request)."] + lines
+    return lines
+
+
 def print_firmware(micropython, core, frozen=None):
     """Print the whole firmware's table; returns whether it ran."""
     print()
@@ -263,6 +283,7 @@ def print_firmware(micropython, core, frozen=None):
                   "same binary running the .mpy files make deploy copies, with only asyncio and the",
                   "simulated hardware frozen: the .mpy form as a board without PSRAM would hold it."]
     lines = [line for line in lines if line]
+    lines += http_growth(figures)
     if figures["bits"] != 32:
         lines += [
             "This unix port is a 64-bit build: its pointers and object headers take twice the bytes",

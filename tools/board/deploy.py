@@ -181,9 +181,21 @@ def stage_app(app, stage_dir, mpy_cross=None, log=print):
             shutil.copyfile(source, out)
 
 
+def module_name(target):
+    """The name a traceback gives a device file: its module's dotted name ("lib/umcp/
+    server.py" -> "umcp.server", "lib/umcp/__init__.py" -> "umcp"). The import makes that
+    name a qstr anyway, so the .mpy's source name costs no heap of its own (a path would:
+    about 30 bytes for each module loaded, on a board without PSRAM)."""
+    path = target[4:] if target.startswith("lib/") else target
+    path = path[:-3] if path.endswith(".py") else path
+    if path.endswith("/__init__"):
+        path = path[:-9]
+    return path.replace("/", ".")
+
+
 def compile_mpy(source, out, name, mpy_cross=None):
     """`source` compiled to the .mpy file `out` as every device file is (mpy_cross_options),
-    `name` the file name its tracebacks give; raises DeployError."""
+    `name` the name its tracebacks give; raises DeployError."""
     run(shlex.split(mpy_cross or mpy_cross_command()) + mpy_cross_options()
         + ["-o", out, "-s", name, source], "mpy-cross %s" % name)
 
@@ -202,7 +214,7 @@ def stage(root, board, stage_dir, config, mpy_cross, log):
         if keep:
             shutil.copyfile(source, out)
         else:
-            compile_mpy(source, out, target, mpy_cross)
+            compile_mpy(source, out, module_name(target), mpy_cross)
     with open(os.path.join(stage_dir, "config.json"), "w") as sink:
         json.dump(config, sink, indent=1)
     return stage_dir

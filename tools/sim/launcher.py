@@ -57,6 +57,10 @@ def parse_args(argv=None):
     p.add_argument("--heapsize", help="MicroPython heap size, e.g. 512k (with --micropython)")
     p.add_argument("--mpy", action="store_true",
                    help="run the .mpy files make deploy copies to a board (with --micropython)")
+    p.add_argument("--frozen-hardware", action="store_true",
+                   help="with --mpy: take the simulated hardware frozen in the --micropython binary "
+                   "(a unix port built with tools/bench/unix_hwsim_manifest.py) instead of compiling "
+                   "it beside the firmware: the heap then holds what a board's does")
     p.add_argument("--board", default="host", help="board module (default: host)")
     p.add_argument("--ca", help="CA certificate file for wss:// (PEM)")
     p.add_argument("--mcp-http", type=int, metavar="PORT",
@@ -76,6 +80,8 @@ def parse_args(argv=None):
         p.error("--heapsize needs --micropython")
     if args.mpy and not args.micropython:
         p.error("--mpy needs --micropython (CPython does not load .mpy files)")
+    if args.frozen_hardware and not args.mpy:
+        p.error("--frozen-hardware needs --mpy")
     if args.micropython:
         # The firmware runs with the state dir as its working directory: resolve the
         # binary here (a relative path or a name on PATH).
@@ -83,6 +89,9 @@ def parse_args(argv=None):
         if found is None:
             p.error("--micropython: %s is not an executable" % args.micropython)
         args.micropython = os.path.abspath(found)
+        if args.frozen_hardware and not has_frozen_hardware(args.micropython):
+            p.error("--frozen-hardware: %s has no simulated hardware frozen in (build a unix port with "
+                    "tools/bench/unix_hwsim_manifest.py: docs/benchmarks.md)" % args.micropython)
     if args.app and not (os.path.isfile(args.app) and args.app.endswith(".py")
                          or os.path.isfile(os.path.join(args.app, "__init__.py"))):
         p.error("--app: %s is neither a .py file nor a package's folder" % args.app)
@@ -99,6 +108,16 @@ def parse_args(argv=None):
 
         args.mcp_http_token = secrets.token_hex(8)
     return args
+
+
+def has_frozen_hardware(micropython):
+    """Whether the unix port `micropython` has tools/sim/hwsim frozen in."""
+    try:
+        done = subprocess.run([micropython, "-c", "import machine\nmachine.sim_attach_i2c"],
+                              env=micropython_env([]), capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def device_config(args):
@@ -157,7 +176,7 @@ def compile_hwsim(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     for name in sorted(os.listdir(HWSIM)):
         if name.endswith(".py"):
-            deploy.compile_mpy(os.path.join(HWSIM, name), os.path.join(out_dir, name[:-3] + ".mpy"), name)
+            deploy.compile_mpy(os.path.join(HWSIM, name), os.path.join(out_dir, name[:-3] + ".mpy"), name[:-3])
     return out_dir
 
 
@@ -171,6 +190,8 @@ def stage_mpy(args, stage_dir):
         config = device_config(args)  # its "board" (--extra-config may name one) is staged
         deploy.stage(ROOT, config["board"], stage_dir, config, deploy.mpy_cross_command(),
                      lambda line: None)
+        if getattr(args, "frozen_hardware", False):
+            return [stage_dir, os.path.join(stage_dir, "lib")]  # hwsim from the binary's .frozen
         hwsim = compile_hwsim(os.path.join(stage_dir, STAGED_HWSIM))
     except deploy.DeployError as e:
         sys.exit("tools.sim: cannot stage the .mpy files: %s" % e)
@@ -183,6 +204,10 @@ def firmware_command(args, device_path=DEVICE_PATH):
         cmd = [args.micropython]
         if args.heapsize:
             cmd += ["-X", "heapsize=" + args.heapsize]
+        if getattr(args, "frozen_hardware", False):
+            # The staged firmware first, then the binary's frozen modules (the simulated
+            # hardware; a build with the firmware frozen too must not shadow the .mpy files).
+            return cmd + [LAUNCHER], dict(os.environ, MICROPYPATH=os.pathsep.join(list(device_path) + [".frozen"]))
         return cmd + [LAUNCHER], micropython_env(device_path)
     # -S: no site-packages, so the firmware sees only the standard library, like a board
     # sees only its own files; -u: log lines reach stderr as they happen.

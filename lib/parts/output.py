@@ -1,0 +1,96 @@
+"""Outputs at run time: a pin and a value mapped onto it (parts.setup makes them and says
+which tools call what). In one module because they are alike and small.
+
+- Relay: on/off (a relay, a lamp, a MOSFET switch); `invert`: on is the low level (most
+  relay modules). switch(on) is also how a maker's module drives it.
+- Pwm: a level 0-100 % (a dimmer, a fan, a motor through a driver).
+- Servo: an angle, as a pulse of min_us..max_us every period (50 Hz); no pulse until the
+  first call, so the servo stays where it is at boot.
+- Buzzer: a tone that starts at once, the call answering; a task of its own ends it (a
+  long beep does not hold the other calls).
+"""
+
+import asyncio
+
+import parts
+from umcp.compat import const
+
+_FULL = const(65535)
+_HALF = const(32768)  # a square wave: the loudest a piezo gets
+
+
+class Relay(parts.Part):
+    # invert, power, pin: set by parts.setup
+
+    def switch(self, on):
+        self.pin.value(1 if on != self.invert else 0)
+        self.power = on
+        return True
+
+    def turn_on(self, args):
+        return self.switch(True)
+
+    def turn_off(self, args):
+        return self.switch(False)
+
+    def state(self, args=None):
+        return {"power": self.power}
+
+
+class Pwm(parts.Part):
+    # invert, level, pwm: set by parts.setup
+
+    def duty(self, level):
+        duty = level * _FULL // 100
+        return _FULL - duty if self.invert else duty
+
+    def set_level(self, args):
+        level = args["level"]
+        self.pwm.duty_u16(self.duty(level))
+        self.level = level
+        return True
+
+    def state(self, args=None):
+        return {"level": self.level}
+
+
+class Servo(parts.Part):
+    # min_us, max_us, range, angle, pwm: set by parts.setup
+
+    def pulse_us(self, angle):
+        return self.min_us + (self.max_us - self.min_us) * angle // self.range
+
+    def set_angle(self, args):
+        angle = args["angle"]
+        self.pwm.duty_ns(self.pulse_us(angle) * 1000)
+        self.angle = angle
+        return True
+
+    def state(self, args=None):
+        pulse = None if self.angle is None else self.pulse_us(self.angle)
+        return {"angle": self.angle, "pulse_us": pulse}
+
+
+class Buzzer(parts.Part):
+    # pwm: set by parts.setup
+    sounding = False
+    _end = None  # the task that ends the tone
+
+    def beep(self, args):
+        if self._end is not None:
+            self._end.cancel()
+        self.pwm.freq(args["frequency"])
+        self.pwm.duty_u16(_HALF)
+        self.sounding = True
+        self._end = asyncio.create_task(self._silence(args["duration_ms"]))
+        return {"frequency": args["frequency"], "duration_ms": args["duration_ms"]}
+
+    async def _silence(self, ms):
+        # A newer beep cancels this task during the sleep and keeps the tone going.
+        await asyncio.sleep(ms / 1000)
+        self.pwm.duty_u16(0)
+        self.sounding = False
+        self._end = None
+
+    def state(self, args=None):
+        return {"sounding": self.sounding}

@@ -1,0 +1,200 @@
+"""Sensors at run time: parts read on a schedule into a resource, device://parts/<name>,
+whose subscribers hear of each change; serve() is their upkeep (parts.setup makes them and
+says which tools call what). In one module because they are alike and small.
+
+- button: a button or contact input (a door switch, a reed contact): no tool; its state is
+  the resource ({"pressed", "presses"}). A press is caught by the pin's interrupt (however
+  short), counted, logged and told to every client as a log notification.
+- analog: an ADC input (a potentiometer, a light or soil sensor) over its full range (0 to
+  about 3.1 V) scaled to min..max in the maker's unit: read; subscribers hear of a change
+  of `step` or more (default: 1 % of the range).
+- battery: a battery's voltage through a resistor divider, as a level in percent (linear
+  from empty_v to full_v): get_level; the board's status shows the level as the CoreS3's.
+- dht: a DHT11 or DHT22 (AM2302), through MicroPython's dht module: read.
+- ds18b20: a 1-Wire thermometer, through MicroPython's onewire and ds18x20 modules (the
+  first sensor found on the pin); a reading takes 750 ms of conversion, awaited, so the
+  main loop runs on meanwhile: read.
+A sensor that does not answer makes its tool return an error saying so (and the resource
+carries it); the device carries on.
+"""
+
+import asyncio
+
+import parts
+from umcp.compat import const, iscoroutine, ticks_diff, ticks_ms
+
+_FULL = const(65535)
+
+
+class Sensor(parts.Part):
+    """A part read on a schedule: its resource holds the last reading (and the error,
+    while reading fails); serve() reads it every poll_ms and tells the resource's
+    subscribers when it changed. Its tool calls tool_read(): a reading no older than
+    rest_ms."""
+
+    # poll_ms, uri (device://parts/<name>): set by parts.setup
+    rest_ms = 0
+    # (key, step): a reading tells subscribers when a key moved by its step or more;
+    # None: when the reading differs at all.
+    steps = None
+    reading = None  # the last good reading (a dict), or None
+    error = None  # why the last read failed, or None
+    last = None  # ticks_ms of the last poll
+    event = None  # something to tell every client (a button press), or None
+    server = None  # the server its tool is registered with
+
+    def read(self):
+        """A fresh reading (a dict), or an exception (the part does not answer). May be a
+        coroutine function."""
+        raise NotImplementedError
+
+    def changed(self, old, new):
+        """Whether subscribers should hear of the new reading."""
+        if self.steps is None:
+            return old != new
+        for key, step in self.steps:
+            if abs(new[key] - old[key]) >= step:
+                return True
+        return False
+
+    async def poll(self):
+        """Read now; True when the resource changed (a reading moved, an error came or
+        went). Never raises: a part that stops answering keeps the firmware running."""
+        old, failed = self.reading, self.error
+        try:
+            reading = self.read()
+            if iscoroutine(reading):
+                reading = await reading
+        except Exception as e:
+            name = type(e).__name__
+            self.error = "%s did not answer: %s" % (
+                self.where, "%s %s" % (name, e.args[0]) if e.args else name)
+            if failed is None:
+                parts.log.warning("%s", self.error)
+            return failed != self.error
+        self.error = None
+        if failed is not None:
+            parts.log.info("%s answers again", self.where)
+        self.reading = reading
+        return failed is not None or old is None or self.changed(old, reading)
+
+    async def fresh(self, max_age_ms=0):
+        """The reading for a tool: the last one if it is younger than max_age_ms, else a
+        new one (its subscribers told when it changed). RuntimeError (the tool's error for
+        the model) when the part does not answer."""
+        if self.reading is None or self.last is None or self.error is not None or \
+                ticks_diff(ticks_ms(), self.last) >= max_age_ms:
+            self.last = ticks_ms()
+            if await self.poll() and self.server is not None:
+                self.server.resource_updated(self.uri)
+        if self.error is not None:
+            raise RuntimeError(self.error)
+        return self.reading
+
+    async def tool_read(self, args):
+        return await self.fresh(self.rest_ms)
+
+    def state(self, args=None):
+        if self.error is not None:
+            return {"error": self.error}
+        return self.reading or {}
+
+    def resource(self, server):
+        server.add_resource(self.uri, self.name, self.state, mime_type="application/json",
+                            description="%s: %s; updated when it changes" % (self.label, self.kind))
+
+
+async def serve(parts, server):
+    """The parts' upkeep on the main loop: each sensor read every poll_ms (a read never
+    blocks the loop for long: slow ones await), its subscribers told of changes, a
+    part's event (a button press) told to every client. Returns at once without sensors."""
+    sensors = [part for part in parts if part.poll_ms]
+    while sensors:
+        now = ticks_ms()
+        wait = 60000
+        for part in sensors:
+            since = None if part.last is None else ticks_diff(now, part.last)
+            if since is None or since >= part.poll_ms:
+                part.last = now
+                if await part.poll():
+                    server.resource_updated(part.uri)
+                event, part.event = part.event, None
+                if event is not None:
+                    await server.log("info", event, "parts")
+                since = 0
+            wait = min(wait, part.poll_ms - since)
+        await asyncio.sleep(max(wait, 10) / 1000)
+
+
+class Button(Sensor):
+    # active, debounce_ms, pin (its interrupt set), presses, _counted (presses already
+    # logged), _edge_ms: set by parts.setup (instance attributes before the first
+    # interrupt: the handler must not allocate)
+
+    def _edge(self, pin):
+        # An interrupt: count and return, nothing more (a hard IRQ may not allocate).
+        now = ticks_ms()
+        if self._edge_ms is None or ticks_diff(now, self._edge_ms) >= self.debounce_ms:
+            self.presses += 1
+        self._edge_ms = now
+
+    def read(self):
+        presses = self.presses
+        if presses != self._counted:
+            parts.log.info("%s pressed (%d)", self.where, presses)
+            self.event = {"part": self.name, "event": "pressed", "presses": presses}
+            self._counted = presses
+        return {"pressed": self.pin.value() == self.active, "presses": presses}
+
+
+class Analog(Sensor):
+    # low, high, unit, adc, steps: set by parts.setup
+
+    def read(self):
+        raw = self.adc.read_u16()
+        value = self.low + (self.high - self.low) * raw / _FULL
+        return {"value": round(value, 2), "unit": self.unit, "raw": raw}
+
+
+class Battery(Sensor):
+    # divider, empty, full, adc: set by parts.setup
+    steps = (("level", 1),)
+
+    def read(self):
+        volts = self.adc.read_uv() * self.divider / 1000000
+        level = (volts - self.empty) * 100 / (self.full - self.empty)
+        return {"level": int(max(0, min(100, level)) + 0.5), "voltage": round(volts, 2)}
+
+
+class Dht(Sensor):
+    # sensor (dht.DHT11 or DHT22), rest_ms (its rest between two measurements): set by
+    # parts.setup
+    steps = (("temperature_c", 0.1), ("humidity", 1))
+
+    def read(self):
+        self.sensor.measure()  # a few ms; OSError when the sensor does not answer
+        return {"temperature_c": self.sensor.temperature(), "humidity": self.sensor.humidity()}
+
+
+class Ds18b20(Sensor):
+    # sensors (ds18x20.DS18X20 on its pin), rom (found at the first reading, again after
+    # the sensor went away), _lock (one conversion at a time on the bus): set by parts.setup
+    steps = (("temperature_c", 0.1),)
+    rest_ms = 1000
+
+    async def read(self):
+        async with self._lock:
+            if self.rom is None:
+                found = self.sensors.scan()
+                if not found:
+                    raise OSError("no DS18B20 found")
+                self.rom = found[0]
+            try:
+                self.sensors.convert_temp()
+                await asyncio.sleep(0.75)  # the conversion at 12 bits
+                celsius = self.sensors.read_temp(self.rom)
+            except Exception:
+                self.rom = None  # look for it again next time
+                raise
+        return {"temperature_c": round(celsius, 2)}
+

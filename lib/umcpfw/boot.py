@@ -1,0 +1,259 @@
+# The application's start: the parts built once (log ring, settings, board, trust, vision,
+# the MCP server and its tools, the maker's module, the OTA check, the MCP endpoints, the
+# HTTP endpoint's service) and the link for where to connect. Imported
+# by Application for that and dropped again: none of this code is needed in between
+# (the link is built again only when it must be, with this module loaded for it).
+import boards
+from devsvc.settings import Settings
+from umcp import McpServer
+from umcp.compat import add_log_sink, const
+from umcpfw.app import MAKER_MODULE, SETTINGS_FILE, VERSION, ConfigError, log, log_exception, message_limit
+from umcpfw.common_tools import CommonTools
+from umcpfw.resources import DeviceResources, LogRing
+from umcpfw.vision import VisionClient
+from unet.conn import Trust
+
+# Optional config.json keys handed to the link as they are (timings in seconds): to both
+# transports, then to the WebSocket one only, then to the MQTT one only.
+_LINK_OPTIONS = const(("hello_timeout", "idle_timeout", "backoff_min", "backoff_max", "stable_after"))
+_WEBSOCKET_OPTIONS = const(("protocol_version", "ping_interval"))
+_MQTT_OPTIONS = const(("keepalive",))
+
+
+def format_mac(raw):
+    return ":".join("%02x" % b for b in raw)
+
+
+def build(app):
+    """Everything the Application `app` keeps, from its config: ConfigError when the
+    config cannot work."""
+    config = app.config
+    # The recent log lines, for device://log: from here on (a fixed-size ring).
+    app.log_ring = LogRing()
+    add_log_sink(app.log_ring.add)
+    app.settings = Settings(SETTINGS_FILE)
+    # The board puts the saved volume, brightness and theme back onto its hardware.
+    app.board = _board(config, app.settings)
+    for part in app.board.parts:
+        if part.kind == "oled" and part.status:
+            from umcpfw.statusview import for_board  # only there (heap)
+
+            app.status_view = for_board(app, part)
+            break
+    app.device_id = config.get("device_id") or _mac_address(app.board)
+    app.client_id = app.settings.get("client_id")  # a UUID made once by Settings
+    # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
+    # unverified only with "tls_verify": false (a warning at every connection). A broken
+    # "ca" or a tls_verify that is not true/false stops the start here, saying so.
+    try:
+        app.trust = Trust(config.get("ca"), config.get("tls_verify", True))
+    except ValueError as e:
+        raise ConfigError("config.json: %s" % e)
+    app.vision = VisionClient(app.device_id, app.client_id, app.trust)
+    app.server = _build_server(app)
+    if app.status_view is not None:
+        app.server.on_call = app.status_view.on_call
+    if config.get("ota_url"):
+        from umcpfw.fleet import Fleet  # only with an OTA server (heap)
+
+        app.fleet = Fleet(app)
+        app.ota = app.fleet.check
+    # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
+    # and token; the MCP endpoint links where config.json names endpoints. At least one.
+    app.xiaozhi = app.ota is not None
+    if app.ota is None:
+        try:
+            transport(app)
+            app.xiaozhi = True
+        except ValueError as e:
+            # A config without a server is refused at once, unless it names MCP endpoints,
+            # or the board has a radio and no Wi-Fi yet (its setup page asks for the
+            # server too).
+            fresh = app.board.wlan is not None and not app.wifi_credentials()[0]
+            if not config.get("mcp_endpoint") and not fresh:
+                raise ConfigError("%s, or an mcp_endpoint" % e)
+    endpoint = None
+    if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured
+        from mcplink import endpoint
+    # The incoming message limit: config.json's, else message_limit() as each session
+    # of the link starts (and now, for the endpoints and other transports' initialize).
+    app.max_message = config.get("max_message")
+    app.server.max_message = app.max_message or message_limit()
+    if endpoint is not None:
+        try:
+            app.endpoints = endpoint.configured(config, app.server, app.device_id, "umcp/%s (%s)"
+                                                % (VERSION, app.board.name), app.trust,
+                                                app.server.max_message)
+        except ValueError as e:  # its words mask the token
+            raise ConfigError("config.json: %s" % e)
+        app.services.extend(app.endpoints)
+        app.tools.endpoints = app.endpoints  # get_system_info reports them
+    if config.get("mcp_http") is not None:
+        from umcpfw import mcp_http  # only with mcp_http (heap)
+
+        app.services.append(mcp_http.configured(app, config["mcp_http"]))
+
+
+def _board(config, settings):
+    """The board config.json names, with its parts; ConfigError names what is wrong (an
+    unknown board, a part entry, a pin)."""
+    name = config["board"]
+    try:
+        module = boards.load(name)
+    except ImportError as e:
+        raise ConfigError('config.json: board "%s": %s' % (name, e))
+    try:
+        return module.create(config, settings)
+    except ValueError as e:  # its parts (a bad entry, a pin the port refused)
+        raise ConfigError(str(e))
+
+
+def _mac_address(board):
+    """Device-Id: the Wi-Fi MAC on a board, the simulated machine id on the host."""
+    if board.wlan is not None:
+        return format_mac(board.wlan.config("mac"))
+    import machine
+
+    return format_mac(machine.unique_id())
+
+
+def _build_server(app):
+    # The application's own server, not a module-wide one: running the application
+    # again in the same interpreter (the REPL after Ctrl-C) starts from nothing.
+    server = McpServer(app.board.name, VERSION)
+    if app.config.get("max_payload"):
+        server.page_limit = app.config["max_payload"]
+    server.on_vision(app.vision.configure)
+    app.tools = CommonTools(server, app.board, app.settings, app.vision, VERSION,
+                            app.reboot, app.trust)
+    app.tools.register()
+    app.board.register_tools(server)
+    app.tools.resources = DeviceResources(server, app.tools, app.board, app.log_ring)
+    app.tools.resources.register()
+    add_maker_module(server, app.board)
+    return server
+
+
+def add_maker_module(server, board, name=MAKER_MODULE):
+    """The maker's module (/app.py or /app/): register(server, board) adds its tools and
+    resources. An error in it, at import or in register(), is logged with its traceback,
+    what it added is taken away again, and the firmware runs without it. Returns whether
+    it was added."""
+    try:
+        module = __import__(name)
+    except ImportError as e:
+        if _missing(e, name):
+            return False  # none on this board
+        log_exception("%s.py could not be imported; running without it" % name, e)
+        return False
+    except Exception as e:  # a SyntaxError, or what its top level raised
+        log_exception("%s.py could not be imported; running without it" % name, e)
+        return False
+    register = getattr(module, "register", None)
+    if not callable(register):
+        log.error("%s.py has no register(server, board); running without it", name)
+        return False
+    added = _Added(server)
+    try:
+        register(added, board)
+    except Exception as e:
+        log_exception("%s.py's register() failed; running without it" % name, e)
+        added.take_away()
+        return False
+    log.info("%s.py added its tools", name)
+    return True
+
+
+def transport(app):
+    """{"websocket": {url, token}} or {"mqtt": {...}}: what the OTA server gave last
+    (saved), else config.json's url and token, else a provisioned server_url/token."""
+    config = app.config
+    if app.ota is not None:
+        saved = app.ota.saved_transport()
+        if saved:
+            return saved
+    url = config.get("url") or app.settings.get("server_url")
+    token = config.get("token") or app.settings.get("token")
+    if url and token:
+        return {"websocket": {"url": url, "token": token}}
+    if app.ota is not None:
+        raise ValueError("the OTA server at %s gave no websocket or mqtt settings yet"
+                         % config["ota_url"])
+    raise ValueError("config.json needs ota_url, or the server's url and token")
+
+
+def build_link(app):
+    """The link for transport(); the application only uses run(), stop(), connected."""
+    config = app.config
+    where = transport(app)
+    options = {"ca": app.trust, "max_message": app.max_message or app.message_limit,
+               "on_system": app.on_system, "on_alert": app.on_alert}
+    for key in _LINK_OPTIONS:
+        if key in config:
+            options[key] = config[key]
+    if "mqtt" in where:
+        from xiaozhi.mqtt_link import MqttLink  # imported only when used (heap)
+
+        for key in _MQTT_OPTIONS:
+            if key in config:
+                options[key] = config[key]
+        return MqttLink(app.server, where["mqtt"], app.device_id, app.client_id, **options)
+    from xiaozhi.link import XiaozhiLink
+
+    websocket = where["websocket"]
+    for key in _WEBSOCKET_OPTIONS:
+        if key in config:
+            options[key] = config[key]
+    if isinstance(websocket.get("version"), int) and "protocol_version" not in config:
+        options["protocol_version"] = websocket["version"]
+    return XiaozhiLink(app.server, websocket["url"], websocket.get("token") or "",
+                       app.device_id, app.client_id, **options)
+
+
+class _Added:
+    """The server as the maker's register() sees it: what it adds is noted, so that a
+    register() that fails can have it taken away again. Everything else is the server's."""
+
+    def __init__(self, server):
+        self._server = server
+        self._tools = []
+        self._resources = []
+        self._templates = []
+
+    def __getattr__(self, name):
+        return getattr(self._server, name)
+
+    def add_tool(self, *args, **hints):
+        tool = self._server.add_tool(*args, **hints)
+        self._tools.append(tool.name)
+        return tool
+
+    def add_user_only_tool(self, *args, **hints):
+        tool = self._server.add_user_only_tool(*args, **hints)
+        self._tools.append(tool.name)
+        return tool
+
+    def add_resource(self, *args, **options):
+        resource = self._server.add_resource(*args, **options)
+        self._resources.append(resource.uri)
+        return resource
+
+    def add_resource_template(self, *args, **options):
+        template = self._server.add_resource_template(*args, **options)
+        self._templates.append(template.uri_template)
+        return template
+
+    def take_away(self):
+        for name in self._tools:
+            self._server.remove_tool(name)
+        for uri in self._resources:
+            self._server.remove_resource(uri)
+        for template in self._templates:
+            self._server.remove_resource_template(template)
+
+
+def _missing(error, name):
+    """Whether an ImportError says `name` itself is not there (not something it imports)."""
+    if getattr(error, "name", None) is not None:  # CPython's ModuleNotFoundError
+        return error.name == name
+    return str(error) in ("no module named '%s'" % name, "No module named '%s'" % name)

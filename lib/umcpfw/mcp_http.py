@@ -1,0 +1,132 @@
+# The board's own MCP endpoint over HTTP as a service of the application (config.json's
+# mcp_http): configured() checks the settings and sets the network host name at boot; the
+# service listens from then on, and loads its code (mcplink.http, unet.httpd: about 20 KB
+# of heap even from ROMFS) at the first connection, so a board whose endpoint no client
+# uses keeps that heap for its session.
+import asyncio
+
+from umcp.compat import get_logger
+
+_log = get_logger("mcp-http")
+
+
+def configured(app, options):
+    """The McpHttpService for config.json's `mcp_http` of the Application `app` (its server,
+    board, device id and tools built): ConfigError when the settings cannot work. Sets the
+    network host name first (mDNS answers it as <hostname>.local once Wi-Fi connects) and
+    get_system_info's mcp_url."""
+    from umcpfw.app import ConfigError
+
+    if not isinstance(options, dict):
+        raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
+    token = options.get("token")
+    if not isinstance(token, str) or not token:
+        raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
+                          '"Authorization: Bearer <token>"')
+    port = options.get("port", 80)
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
+    hostname = options.get("hostname") or hostname_for(app.device_id)
+    if not valid_hostname(hostname):
+        raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
+                          '"-" (not first or last)' % (hostname,))
+    app.hostname = hostname
+    set_hostname(hostname)
+    bind = options.get("bind", "0.0.0.0")
+    wlan = app.board.wlan
+
+    def endpoint():  # at the first connection: the endpoint's code loads then
+        from mcplink.http import McpHttp
+
+        # Bodies bounded as the link's messages are: config.json's max_message, else the
+        # limit the heap gave the latest session.
+        return McpHttp(app.server, token, port, bind,
+                       max_message=app.max_message or app.server.max_message,
+                       max_requests=options.get("max_requests", 4),
+                       max_sessions=options.get("max_sessions", 4), hostname=hostname,
+                       address=None if wlan is None else (lambda: wlan.ifconfig()[0]),
+                       origins=options.get("origins") or ())
+
+    app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
+    return McpHttpService(endpoint, bind, port)
+
+
+def hostname_for(device_id):
+    """The default network name: umcp- and the last 6 hex digits of the MAC
+    (aa:bb:cc:dd:ee:ff -> umcp-ddeeff), or the device id made a name."""
+    digits = "".join(c for c in device_id.lower() if c in "0123456789abcdef")
+    if len(digits) == 12 and len(device_id) in (12, 17):
+        return "umcp-" + digits[-6:]
+    name = "".join(c if c.isalpha() or c.isdigit() else "-" for c in device_id.lower())
+    return (name.strip("-")[:32] or "umcp").strip("-")
+
+
+def valid_hostname(name):
+    """A DNS label of at most 32 characters (MicroPython's limit): letters, digits, '-'."""
+    if not isinstance(name, str) or not 1 <= len(name) <= 32 or name[0] == "-" or name[-1] == "-":
+        return False
+    for c in name:
+        if not (c == "-" or ("a" <= c.lower() <= "z") or ("0" <= c <= "9")):
+            return False
+    return True
+
+
+def set_hostname(name):
+    """network.hostname(name) where the port has it: DHCP and mDNS take it when Wi-Fi
+    connects, which is later (MicroPython applies it at connection)."""
+    try:
+        import network
+
+        network.hostname(name)
+    except (ImportError, AttributeError, OSError, ValueError) as e:
+        _log.warning("host name %s not set: %r", name, e)
+
+
+class McpHttpService:
+    """`make()` builds the mcplink.http.McpHttp that serves every connection, when the
+    first one arrives; `bind`, `port`: where to listen. async run() and stop(), as the
+    application's services have."""
+
+    def __init__(self, make, bind, port):
+        self.make = make
+        self.bind = bind
+        self.port = port
+        self.endpoint = None
+        self._server = None
+        self._stopped = None
+
+    async def run(self):
+        self._server = await asyncio.start_server(self.accept, self.bind, self.port, backlog=4)
+        _log.info("MCP endpoint listening on port %d", self.port)
+        self._stopped = asyncio.Event()
+        try:
+            await self._stopped.wait()
+        finally:
+            await self.stop()
+
+    async def accept(self, reader, writer):
+        """Serve one connection the listener accepted: the endpoint is made at the first;
+        if it cannot be (MemoryError among others), the connection is closed, and the next
+        one tries again."""
+        if self.endpoint is None:
+            try:
+                self.endpoint = self.make()
+            except Exception as e:  # MemoryError among them: the board carries on
+                _log.error("the MCP endpoint could not start: %r", e)
+                writer.close()
+                await writer.wait_closed()
+                return
+        await self.endpoint.httpd.serve(reader, writer)
+
+    async def stop(self):
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+            try:
+                await server.wait_closed()
+            except Exception:
+                pass
+        if self.endpoint is not None:
+            await self.endpoint.stop()
+        if self._stopped is not None:
+            self._stopped.set()
