@@ -175,7 +175,7 @@ class CommonTools:
         if self.board.wlan is not None:
             from umcpfw.wifi import add_reconfigure_tool  # loaded on a board with a radio
 
-            add_reconfigure_tool(s, self.settings, self.reboot, _REBOOT_DELAY_MS)
+            add_reconfigure_tool(s, self.settings, self.reboot, REBOOT_DELAY_MS)
         s.add_user_only_tool(
             "self.assets.set_download_url", "Set the download url for the assets",
             PropertyList([Property("url", STRING)]),

@@ -250,7 +250,7 @@ class WifiSetup:
 async def serve(app, reason):
     """The application's Wi-Fi setup mode: the access point and its page, until the answer
     is saved and the board restarts. The status screen (if any) shows the access point."""
-    from umcpfw.app import hostname_for
+    from umcpfw.mcp_http import hostname_for
 
     view = app.status_view
 
