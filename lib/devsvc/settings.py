@@ -39,6 +39,24 @@ def _exists(path):
         return False
 
 
+def write_atomically(path, values):
+    """`values` as JSON into `path`: written to `<path>.tmp`, then renamed over it (see
+    above; config.json's Wi-Fi setup saves the same way)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(json.dumps(values))
+        if hasattr(os, "fsync"):  # CPython; MicroPython commits the file on close
+            f.flush()
+            os.fsync(f.fileno())
+    try:
+        os.rename(tmp, path)
+    except OSError as e:
+        if e.args[0] != errno.EEXIST:
+            raise
+        os.remove(path)  # FAT: the new file is complete in tmp, which _load knows
+        os.rename(tmp, path)
+
+
 def uuid4():
     """A random (version 4) UUID string."""
     if hasattr(os, "urandom"):
@@ -82,19 +100,7 @@ class Settings:
             self.save()
 
     def save(self):
-        tmp = self.path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(json.dumps(self._values))
-            if hasattr(os, "fsync"):  # CPython; MicroPython commits the file on close
-                f.flush()
-                os.fsync(f.fileno())
-        try:
-            os.rename(tmp, self.path)
-        except OSError as e:
-            if e.args[0] != errno.EEXIST:
-                raise
-            os.remove(self.path)  # FAT: the new file is complete in tmp, which _load knows
-            os.rename(tmp, self.path)
+        write_atomically(self.path, self._values)
 
     def _load(self):
         values = dict(self._defaults)

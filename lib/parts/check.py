@@ -44,7 +44,8 @@ OPTIONS = {
                 ("empty_v", _NUMBER, 3.3, 0, 60), ("full_v", _NUMBER, 4.2, 0, 60),
                 ("interval_ms", _INT, 30000, 1000, 86400000)),
     "oled": (("sda", _IO, REQUIRED), ("scl", _IO, REQUIRED), ("i2c", _INT, 0, 0, 1),
-             ("addr", _INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64)),
+             ("addr", _INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64),
+             ("status", _BOOL, False)),
 }
 # Tool namespaces of the common tools (self.<name>.*): a part may not take them.
 _RESERVED = const(("audio_speaker", "screen", "camera", "assets", "system", "network"))
@@ -52,7 +53,7 @@ _NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 _NAME_MAX = const(24)  # self.<name>.<verb> stays well within MCP's tool name limit
 _TEXT_MAX = const(60)
 
-# Per chip: GPIO ranges, then the pins that are not free, the input-only ones and the _ADC
+# Per chip: GPIO ranges, then the pins that are not free, the input-only ones and the ADC
 # pins the firmware can read (ADC1: ADC2 stops while Wi-Fi is on).
 CHIPS = {
     "esp32": {"gpio": ((0, 19), (21, 23), (25, 27), (32, 39)),

@@ -3,7 +3,11 @@
 (parts.setup registers them).
 A panel that does not answer is logged; its tools say so, and try again at each call.
 `show(lines)` is how the board shows other text (the activation code); `display` is the
-drivers.ssd1306 FrameBuffer, for whatever else draws on it."""
+drivers.ssd1306 FrameBuffer, for whatever else draws on it.
+
+With "status": true the panel is the board's status screen (umcpfw.statusview): it shows
+the board's state, and a maker's show_text holds the panel (`held`) until clear gives it
+back; the theme (set_theme) is the panel's: light is dark text on a lit panel."""
 
 from machine import I2C, Pin
 
@@ -25,6 +29,9 @@ class Oled(parts.Part):
         self.pins = (entry["sda"], entry["scl"])
         self.display = None
         self.lines = []
+        self.status = entry.get("status", False)
+        self.held = False  # a maker's text is on the panel (show_text until clear)
+        self.on_release = None  # called when clear gives the panel back (the status view)
         try:
             self.connect()
         except OSError as e:
@@ -57,11 +64,26 @@ class Oled(parts.Part):
         return lines
 
     def show_text(self, args):
-        return {"lines": self.show(wrap(args["text"], self.columns))}
+        lines = self.show(wrap(args["text"], self.columns))
+        self.held = self.status
+        return {"lines": lines}
 
     def clear(self, args):
         self.show([])
+        if self.held:
+            self.held = False
+            if self.on_release is not None:
+                self.on_release()
         return True
+
+    def set_theme(self, theme):
+        """Light: the panel lit with dark text (inverted by the controller, the frame
+        buffer unchanged); dark: light text on black. OSError when it does not answer."""
+        try:
+            self.connect().invert(theme == "light")
+        except OSError:
+            self.display = None
+            raise
 
     def state(self, args=None):
         return {"lines": self.lines}

@@ -210,6 +210,9 @@ class McpServer:
         # capabilities.experimental.messageLimit.maxBytes; None: not announced. A session
         # may say its own.
         self.max_message = None
+        # Called as on_call(tool name, ok) after each tool's callback returned or raised
+        # (a status screen shows the last call): it must return at once and never raise.
+        self.on_call = None
 
     def session(self, send=None, overhead=0, page_limit=None, max_message=None, offered=None):
         """A new client's Session (see Session); it gets notifications until closed."""
@@ -339,8 +342,9 @@ class McpServer:
             self._notice_lost(method)
 
     async def log(self, level, data, logger=None):
-        """A notifications/message, to the client of the running call, or outside a call
-        to every client; each unless it set a higher level.
+        """A notifications/message, to the client of the running call when that call's task
+        logs it, else (outside a call, or from a task of its own) to every client; each
+        unless it set a higher level.
 
         Revision 2026-07-28 makes logging request-scoped: during a call that came in
         that form, only if its `_meta` asked for this level or a lower one; outside a
@@ -349,7 +353,7 @@ class McpServer:
         if level not in LOG_LEVELS:
             raise ValueError("unknown log level %s" % level)
         rank = LOG_LEVELS.index(level)
-        call = self._running
+        call = self._own_call()
         try:
             params = {"level": level, "data": data}
             if logger is not None:
@@ -405,8 +409,21 @@ class McpServer:
     def progress_requested(self):
         """Whether the running call carried `_meta.progressToken`: its client follows
         progress, so a long tool may keep it waiting (False outside a call)."""
-        call = self._running
+        call = self._own_call()
         return call is not None and call.progress_token is not None
+
+    def _own_call(self):
+        """The running call when the code asking runs on that call's task, else None: a
+        task of its own (a background upgrade, a sensor's upkeep) speaks outside any call,
+        even while some other client's call runs."""
+        call = self._running
+        if call is None:
+            return None
+        try:
+            current = asyncio.current_task()
+        except RuntimeError:  # not inside a task
+            return None
+        return call if call.task is current else None
 
     async def _send(self, session, pieces):
         """Hand one message to the session's transport. A MemoryError is raised (the
@@ -423,6 +440,13 @@ class McpServer:
             raise
         except Exception as e:
             _log.error("send failed: %s", describe(e))
+
+    def _tell_on_call(self, name, ok):
+        """on_call(name, ok), never letting the watcher's fault reach the call's answer."""
+        try:
+            self.on_call(name, ok)
+        except Exception as e:
+            _log.warning("on_call for %s: %s", name, describe(e))
 
     async def _out_of_memory(self, session, id_json):
         """The heap could not serve a message (reading, deciding, building or sending its
@@ -761,6 +785,7 @@ class McpServer:
                 return
             call.started = True
             pieces = None  # none: the heap could not hold the answer
+            ok = False
             try:
                 try:
                     value = call.tool.callback(call.args)
@@ -768,12 +793,15 @@ class McpServer:
                         value = await value
                     pieces = result_pieces(value, call.modern, call.tool.output_schema is not None
                                            and _structured(call.session, call.modern))
+                    ok = True
                 except MemoryError:
                     pass
                 except Exception as e:  # CancelledError is no Exception: it goes to the outer try
                     _log.warning("tool %s failed: %s", call.tool.name, describe(e))
                     pieces = error_result_pieces(describe(e), call.modern)
                 value = None
+                if self.on_call is not None:
+                    self._tell_on_call(call.tool.name, ok)
                 if not call.cancelled and pieces is not None:  # a tool may have swallowed its cancellation
                     call.answering = True
                     await self._send(call.session, result_frame(call.id_json, pieces))
@@ -824,6 +852,7 @@ class McpServer:
             if call.session is session and _same_id(call.id, request_id):
                 del self._queue[index]
                 return
+
 
 
 

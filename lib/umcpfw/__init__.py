@@ -4,4 +4,6 @@ loop), `boot` (what app builds once at the start, and the link: loaded for that 
 auto_upgrade, loaded only while an upgrade runs), `resources` (device://status, system, log,
 photo/last), `vision` (the photo upload), `wifi` (the station and the clock), `fleet` (the
 OTA check's side of the application, loaded only with ota_url), `mcp_http` (the board's own
-MCP endpoint as a service, loaded only with mcp_http). /main.py starts it."""
+MCP endpoint as a service, loaded only with mcp_http), `wifisetup` (the access point and
+setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a
+board with one). /main.py starts it."""

@@ -99,6 +99,8 @@ class Application:
         self._reboot_task = None
         self._wifi_task = None
         self._ota_task = None
+        self.status_view = None  # umcpfw.statusview, where an OLED part has "status": true
+        self.wifi_setup = None  # the access point and its page, while that mode runs
         # Log ring, settings, board, trust, vision, server and tools, the OTA check, the
         # endpoints: built by umcpfw.boot, whose code then leaves the heap.
         from umcpfw import boot
@@ -172,12 +174,15 @@ class Application:
                     pass
 
     async def run(self):
+        if self.status_view is not None:  # from the start: it shows the way there too
+            self._tasks.append(asyncio.create_task(_serve(self.status_view)))
         wlan = self.board.wlan
         if wlan is not None:  # the host board has no radio
             from umcpfw import wifi
 
             ssid, password = self.wifi_credentials()
-            await wifi.connect(wlan, ssid, password)
+            if not await wifi.bring_up(self, wlan, ssid, password):
+                return  # the Wi-Fi setup ran, and the board restarts
             wifi.set_clock()  # certificate dates need it
             self._wifi_task = asyncio.create_task(wifi.keep_connected(wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.

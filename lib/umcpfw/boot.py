@@ -34,6 +34,12 @@ def build(app):
     app.settings = Settings(SETTINGS_FILE)
     # The board puts the saved volume, brightness and theme back onto its hardware.
     app.board = _board(config, app.settings)
+    for part in app.board.parts:
+        if part.kind == "oled" and part.status:
+            from umcpfw.statusview import for_board  # only there (heap)
+
+            app.status_view = for_board(app, part)
+            break
     app.device_id = config.get("device_id") or _mac_address(app.board)
     app.client_id = app.settings.get("client_id")  # a UUID made once by Settings
     # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes
@@ -45,6 +51,8 @@ def build(app):
         raise ConfigError("config.json: %s" % e)
     app.vision = VisionClient(app.device_id, app.client_id, app.trust)
     app.server = _build_server(app)
+    if app.status_view is not None:
+        app.server.on_call = app.status_view.on_call
     if config.get("ota_url"):
         from umcpfw.fleet import Fleet  # only with an OTA server (heap)
 
@@ -58,7 +66,11 @@ def build(app):
             transport(app)
             app.xiaozhi = True
         except ValueError as e:
-            if not config.get("mcp_endpoint"):  # refuse a config without a server at once
+            # A config without a server is refused at once, unless it names MCP endpoints,
+            # or the board has a radio and no Wi-Fi yet (its setup page asks for the
+            # server too).
+            fresh = app.board.wlan is not None and not app.wifi_credentials()[0]
+            if not config.get("mcp_endpoint") and not fresh:
                 raise ConfigError("%s, or an mcp_endpoint" % e)
     endpoint = None
     if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured

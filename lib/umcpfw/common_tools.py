@@ -172,6 +172,10 @@ class CommonTools:
                 "Information about the screen, including width, height, etc.",
                 None, self.screen_info, user_only=True, read_only=True,
                 output_schema=SCREEN_SCHEMA))
+        if self.board.wlan is not None:
+            from umcpfw.wifi import add_reconfigure_tool  # loaded on a board with a radio
+
+            add_reconfigure_tool(s, self.settings, self.reboot, REBOOT_DELAY_MS)
         s.add_user_only_tool(
             "self.assets.set_download_url", "Set the download url for the assets",
             PropertyList([Property("url", STRING)]),

@@ -45,7 +45,11 @@ class Fleet:
                         version=app.version)
 
     def show_activation_code(self, code, message):
-        """The OTA check logs the code; a board with a screen may show it too."""
+        """The OTA check logs the code; a board with a screen may show it too (the status
+        view, which reads it from the check, or the board's own way)."""
+        if self.app.status_view is not None:
+            self.app.status_view.changed()
+            return
         show = getattr(self.app.board, "show_activation_code", None)
         if show is not None:
             show(code, message)

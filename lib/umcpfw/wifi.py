@@ -35,19 +35,27 @@ async def _attempt(wlan, ssid, password, timeout_s):
     return wlan.isconnected()
 
 
-async def connect(wlan, ssid, password, attempt_s=15, pause_s=1, pause_max_s=60):
-    """Bring the station up, retrying with a doubling pause (capped) until it connects."""
+async def connect(wlan, ssid, password, attempt_s=15, pause_s=1, pause_max_s=60,
+                  give_up_s=None):
+    """Bring the station up, retrying with a doubling pause (capped) until it connects
+    (True), or until give_up_s seconds have passed without (False; None: never)."""
     wlan.active(True)
+    started = ticks_ms()
     while not wlan.isconnected():
         log.info("connecting to Wi-Fi %s", ssid)
         if await _attempt(wlan, ssid, password, attempt_s):
             break
+        wlan.disconnect()
+        if give_up_s is not None and ticks_diff(ticks_ms(), started) >= give_up_s * 1000:
+            log.warning("Wi-Fi %s not connected within %s s (status %s)", ssid, give_up_s,
+                        wlan.status())
+            return False
         log.warning("Wi-Fi %s not connected (status %s); retrying in %s s", ssid, wlan.status(),
                     pause_s)
-        wlan.disconnect()
         await asyncio.sleep(pause_s)
         pause_s = min(pause_s * 2, pause_max_s)
     log.info("Wi-Fi up: %s", wlan.ifconfig()[0])
+    return True
 
 
 async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s=1,
@@ -65,6 +73,47 @@ async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s
                 await connect(wlan, ssid, password, attempt_s, pause_s, pause_max_s)
         except OSError as e:  # a radio fault must not end the upkeep
             log.warning("Wi-Fi upkeep: %r", e)
+
+
+async def bring_up(app, wlan, ssid, password):
+    """The station up (True), or the Wi-Fi setup entered (umcpfw.wifisetup: False once it
+    ends): when asked for by self.system.reconfigure_wifi (once), with no network
+    configured, or when the configured one did not connect within config.json's
+    wifi_setup_after seconds (default 120)."""
+    reason = None
+    if app.settings.get("wifi_setup"):
+        app.settings.set("wifi_setup", None)  # once: the next boot is a normal one
+        reason = "asked for by self.system.reconfigure_wifi"
+    elif not ssid:
+        reason = "no Wi-Fi configured"
+    elif not await connect(wlan, ssid, password,
+                           give_up_s=app.config.get("wifi_setup_after", 120)):
+        reason = "Wi-Fi %s not reachable" % ssid
+    if reason is None:
+        return True
+    from umcpfw import wifisetup  # only in that mode (heap)
+
+    await wifisetup.serve(app, reason)
+    return False
+
+
+def add_reconfigure_tool(server, settings, reboot, delay_ms):
+    """self.system.reconfigure_wifi (user-only): a flag for the next boot, then a reboot,
+    so the setup starts on a fresh heap, and a board that loses power meanwhile boots
+    normally again."""
+    from umcp import PropertyList
+
+    def reconfigure(args):
+        settings.set("wifi_setup", True)
+        reboot(delay_ms)
+        return ("restarting into Wi-Fi setup: join the board's access point (its name and "
+                "password are on its screen and in its log)")
+
+    server.add_user_only_tool(
+        "self.system.reconfigure_wifi",
+        "Restart into Wi-Fi setup: the board opens its own access point with a setup page "
+        "for the network, its password and the server.",
+        PropertyList([]), reconfigure, destructive=True, open_world=False)
 
 
 def set_clock(ntp=None, attempts=3):

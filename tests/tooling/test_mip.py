@@ -115,7 +115,7 @@ def test_mip_installs_the_firmware_and_it_boots(served, tmp_path):
     async def scenario():
         backend = await Backend().start()
         (board / "config.json").write_text(json.dumps({
-            "board": "generic", "url": backend.url, "token": TOKEN, "wifi": {"ssid": "", "password": ""},
+            "board": "generic", "url": backend.url, "token": TOKEN, "wifi": {"ssid": "simnet", "password": ""},
             "parts": [{"type": "relay", "name": "lamp", "pin": 2}]}))
         firmware = subprocess.Popen([MICROPYTHON, "main.py"], cwd=str(board),
                                     env=micropython_env([str(board), str(board / "lib"), hwsim]),

@@ -200,7 +200,10 @@ def test_firmware_heap_bench_runs_the_staged_firmware(tmp_path):
 # 188 KB when this was set (bisected to 4 KB; a 32-bit build needs about 0.7 of that), plus
 # modest headroom. A change that makes the session need more fails here, cheaply; raise
 # the figure only with a reason (and the bench's new figures in the commit).
-HEAP_BUDGET_64BIT = 212 * 1024
+# 216 KB: the board's HTTP endpoint (mcplink.http's hooks in the app, umcp.names, output
+# schemas) and the MCP endpoint links (unet.reconnect, Session.offered) together left the
+# session at the edge of 212 KB (it passed or failed by fragmentation from run to run).
+HEAP_BUDGET_64BIT = 216 * 1024
 
 
 def test_firmware_full_session_fits_the_heap_budget(tmp_path):

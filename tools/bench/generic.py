@@ -150,7 +150,7 @@ class GenericFailed(Exception):
 def stage(board, stage_dir):
     """`board` staged as make deploy stages it, the simulated hardware compiled beside it,
     and the boot script that solders the parts' chips on before main.py."""
-    config = {"wifi": {"ssid": "", "password": ""}, "url": "", "token": "", "board": board}
+    config = {"wifi": {"ssid": "simnet", "password": ""}, "url": "", "token": "", "board": board}
     deploy.stage(deploy.ROOT, board, stage_dir, config, deploy.mpy_cross_command(), lambda line: None)
     compile_hwsim(os.path.join(stage_dir, STAGED_HWSIM))
     with open(os.path.join(stage_dir, BOOT), "w") as sink:
@@ -172,7 +172,7 @@ async def run_board(micropython, board, stage_dir, heapsize):
     await backend.start()
     with tempfile.TemporaryDirectory(prefix="umcp-bench-generic-") as cwd, \
             open(os.path.join(cwd, "device.log"), "w+") as log:
-        config = {"wifi": {"ssid": "", "password": ""}, "board": board, "token": token,
+        config = {"wifi": {"ssid": "simnet", "password": ""}, "board": board, "token": token,
                   "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port}
         config.update(bench_firmware.LINK_CONFIG)
         config.update(extra)

@@ -10,7 +10,10 @@
 #   to hwsim.jsonl, for tests to read;
 # - the chips config.json's "parts" name are soldered on (hwsim.solder), their records go
 #   into that line ("hwsim": hwsim.snapshot()), and inputs (a button, an ADC, a sensor that
-#   stops answering) come from hwsim-inputs.json as tests write it (siminputs.py).
+#   stops answering) come from hwsim-inputs.json as tests write it (siminputs.py);
+# - the radio's surroundings come from hwsim-network.json, read at each boot:
+#   {"unreachable": [ssid, ...], "scan": [[ssid, rssi], ...]}; the line records the
+#   station's connects and the access point ("wifi").
 import sys
 
 sys.path.pop(0)  # this folder (tools/sim/): the device's own path follows
@@ -31,6 +34,7 @@ import main
 FLASH_FILE = "hwsim-flash.json"
 RECORD_FILE = "hwsim.jsonl"
 INPUT_FILE = "hwsim-inputs.json"
+NETWORK_FILE = "hwsim-network.json"
 _BLOCK = 4096
 _LABELS = ("ota_0", "ota_1")
 
@@ -101,6 +105,18 @@ def solder():
     return hwsim
 
 
+def surroundings():
+    """The networks around the board, as hwsim-network.json says (none: every network
+    answers, and a scan finds nothing)."""
+    try:
+        with open(NETWORK_FILE) as f:
+            around = json.load(f)
+    except OSError:
+        return
+    network.sim_unreachable(around.get("unreachable", ()))
+    network.sim_scan(around.get("scan", ()))
+
+
 def record(reason, parts=None):
     """One line about this boot: the codec's register writes, backlight duties, LED frames,
     and the OTA partitions' story (each the last entries hwsim kept: its records are bounded)."""
@@ -122,6 +138,8 @@ def record(reason, parts=None):
         "written_blocks": dict((label, list(esp32.sim_partition(label).writes)) for label in _LABELS),
         "marked_valid": esp32.sim_marked_valid(),
         "hostname": network.hostname(),
+        "wifi": {"connects": [list(c) for c in network.sim_connects()],
+                 "access_point": network.sim_access_point()},
     }
     if parts is not None:
         line["hwsim"] = parts.snapshot()
@@ -148,6 +166,7 @@ def quiet_reset_reports():
 def run():
     quiet_reset_reports()
     load_flash()
+    surroundings()
     parts = solder()
     reason = "exit"
     started = True

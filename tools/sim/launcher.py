@@ -122,7 +122,7 @@ def has_frozen_hardware(micropython):
 
 def device_config(args):
     """What a user would put in config.json before deploying, for the host board."""
-    config = {"wifi": {"ssid": "", "password": ""}, "board": args.board}
+    config = {"wifi": {"ssid": "simnet", "password": ""}, "board": args.board}
     if args.ota_url:
         config["ota_url"] = args.ota_url
     if args.url:

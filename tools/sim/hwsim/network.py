@@ -6,6 +6,12 @@ connect() is recorded as (ssid, key) in `sim_connects()` (the last CONNECTS_KEPT
 simhistory.History with `.count` of all). `hostname(name)` keeps the name as the ESP32
 port does (at most 32 characters; DHCP and mDNS would take it at the next connection);
 `sim_hostnames()` is every name set. `sim_reset()` starts afresh.
+
+The access point (`WLAN(AP_IF)`) is an interface of its own: active(), config(ssid=,
+key=, security=), ifconfig() (192.168.4.1, the ESP32's); `sim_access_point()` is what it
+was set to. `sim_unreachable(ssids)` makes connects to those networks fail with
+STAT_NO_AP_FOUND (the configured network is down); `sim_scan(networks)` sets what
+scan() finds: (ssid, rssi) pairs, returned in the ESP32 port's tuples.
 """
 
 from simhistory import History
@@ -27,14 +33,24 @@ STAT_HANDSHAKE_TIMEOUT = 204
 
 _MAC = b"\x24\x0a\xc4\x12\x34\x56"
 _IFCONFIG = ("192.168.4.2", "255.255.255.0", "192.168.4.1", "192.168.4.1")
+_AP_IFCONFIG = ("192.168.4.1", "255.255.255.0", "192.168.4.1", "192.168.4.1")
+AUTH_OPEN = 0
+AUTH_WPA2_PSK = 3
 
 
 class WLAN:
     def __init__(self, interface_id=STA_IF):
         self._if = interface_id
-        self._config = {"mac": _MAC, "ssid": "", "essid": "", "hostname": "umcp"}
+        if interface_id == AP_IF:
+            self._config = _state["ap"]
+        else:
+            self._config = {"mac": _MAC, "ssid": "", "essid": "", "hostname": "umcp"}
 
     def active(self, is_active=None):
+        if self._if == AP_IF:
+            if is_active is not None:
+                self._config["active"] = bool(is_active)
+            return self._config["active"]
         if is_active is None:
             return _state["active"]
         _state["active"] = bool(is_active)
@@ -42,6 +58,8 @@ class WLAN:
             _state["status"] = STAT_IDLE
 
     def connect(self, ssid=None, key=None, *, bssid=None):
+        if self._if == AP_IF:
+            raise OSError("the access point connects to nothing")
         if not _state["active"]:
             raise OSError("Wifi Not Started")  # the ESP32 port's message
         _state["connects"].append((ssid, key))
@@ -49,8 +67,15 @@ class WLAN:
         if _state["failures"] > 0:
             _state["failures"] -= 1
             _state["status"] = _state["fail_status"]
+        elif ssid in _state["unreachable"]:
+            _state["status"] = STAT_NO_AP_FOUND
         else:
             _state["status"] = STAT_GOT_IP
+
+    def scan(self):
+        if self._if == AP_IF or not _state["active"]:
+            raise OSError("Wifi Not Started")
+        return [(ssid.encode(), _MAC, 6, rssi, 3, False) for ssid, rssi in _state["scan"]]
 
     def disconnect(self):
         _state["status"] = STAT_IDLE
@@ -66,6 +91,8 @@ class WLAN:
     def ifconfig(self, config=None):
         if config is not None:
             return None
+        if self._if == AP_IF:
+            return _AP_IFCONFIG
         if not self.isconnected():
             return ("0.0.0.0", "0.0.0.0", "0.0.0.0", "0.0.0.0")
         return _IFCONFIG
@@ -73,6 +100,18 @@ class WLAN:
     def config(self, *args, **kwargs):
         if args:
             return self._config[args[0]]
+        if self._if == AP_IF:
+            for key, value in kwargs.items():
+                if key in ("essid", "ssid"):
+                    key = "ssid"
+                elif key in ("password", "key"):
+                    key = "key"
+                elif key in ("authmode", "security"):
+                    key = "security"
+                self._config[key] = value
+            if self._config["security"] and not 8 <= len(self._config["key"] or "") <= 63:
+                raise OSError("WPA2 needs a key of 8 to 63 characters")
+            return
         self._config.update(kwargs)
 
 
@@ -94,7 +133,24 @@ def sim_reset():
     global _state
     _state = {"active": False, "status": STAT_IDLE, "failures": 0,
               "fail_status": STAT_NO_AP_FOUND, "connects": History(CONNECTS_KEPT),
-              "hostname": "ESP32", "hostnames": History(CONNECTS_KEPT)}
+              "hostname": "ESP32", "hostnames": History(CONNECTS_KEPT),
+              "ap": {"active": False, "ssid": "", "key": "", "security": 0, "mac": _MAC},
+              "unreachable": (), "scan": ()}
+
+
+def sim_unreachable(ssids):
+    _state["unreachable"] = tuple(ssids)
+
+
+def sim_scan(networks):
+    _state["scan"] = tuple((ssid, rssi) for ssid, rssi in networks)
+
+
+def sim_access_point():
+    """What the access point was set to: {"active", "ssid", "key", "security"}."""
+    ap = _state["ap"]
+    return {"active": ap["active"], "ssid": ap["ssid"], "key": ap["key"],
+            "security": ap["security"]}
 
 
 def sim_hostnames():

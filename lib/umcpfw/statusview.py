@@ -1,0 +1,140 @@
+# The status screen: what the board is doing, in a few lines of text on a small screen
+# (an OLED part with "status": true). Imported only on a board that has one.
+#
+# It shows the connection state, the activation code while one is pending (nothing else
+# then: the owner needs it), the Wi-Fi setup's access point and password while that mode
+# runs, the last tool called and whether it worked, the volume and the brightness. The
+# theme (light/dark) is the panel's: set_theme() on the screen.
+#
+# Updates never make anyone wait: changed() only sets an Event; the view's own task draws,
+# once for any number of changes that came meanwhile, and only when the text differs from
+# what the panel shows. It also looks every POLL_S seconds, for the link's state.
+#
+# The screen: any object with `rows`, `columns`, show(lines) (OSError/RuntimeError when
+# the panel does not answer), set_theme(theme) and `held` (True while a maker's text is
+# on it: the view leaves the panel alone until it is cleared), as parts.oled.Part is.
+import asyncio
+
+from umcp.compat import get_logger
+
+POLL_S = 2  # how often the link's state is looked at without a change announced
+
+_log = get_logger("status")
+
+
+def for_board(app, part):
+    """The view on `part` for the application; where the board has no display of its own,
+    the OLED becomes it: the theme tool switches the panel between light and dark."""
+    board = app.board
+    if board.display is None:
+        from drivers.display import Display
+
+        board.display = Display(part.width, part.height, "SSD1306 OLED",
+                                app.settings.get("theme") or "light")
+    view = StatusView(part, app)
+    part.on_release = view.changed
+    return view
+
+
+class StatusView:
+    def __init__(self, screen, app):
+        self.screen = screen
+        self.app = app
+        self.tool = None  # (short name, ok) of the last tool call
+        self.setup = None  # (access point, password, address) while Wi-Fi setup runs
+        self.shown = None  # the lines on the panel, None: not drawn yet
+        self.theme = None
+        self.failed = False  # the panel did not answer at the last draw (logged once)
+        self._changed = asyncio.Event()
+        self._stopped = False
+
+    def changed(self):
+        """Something shown may have changed: the view's task redraws soon."""
+        self._changed.set()
+
+    def on_call(self, name, ok):
+        """McpServer.on_call: the last tool and how it went."""
+        self.tool = (short_name(name), ok)
+        self._changed.set()
+
+    def lines(self):
+        """The text for the panel now."""
+        app = self.app
+        if self.setup is not None:
+            ssid, password, address = self.setup
+            return ["Wi-Fi setup", "Join " + ssid, "Key " + password, address]
+        activation = app.ota.activation if app.ota is not None else None
+        if activation and activation.get("code"):
+            from parts.oled import wrap
+
+            return ["Activation code", activation["code"]] + wrap(
+                activation.get("message") or "", self.screen.columns)
+        link = app.link
+        if link is not None and link.connected.is_set():
+            state = "Online"
+        elif app.ota is not None and app.link is None:
+            state = "Checking in"
+        else:
+            state = "Connecting"
+        lines = [state]
+        if self.tool is not None:
+            lines.append("%s %s" % (self.tool[0], "ok" if self.tool[1] else "error"))
+        board = app.board
+        if board.speaker is not None:
+            lines.append("Volume %d" % board.speaker.volume)
+        if board.backlight is not None:
+            lines.append("Brightness %d" % board.backlight.brightness)
+        return lines
+
+    def draw(self):
+        """Show lines() and the theme if either differs from what is shown."""
+        screen = self.screen
+        if screen.held:
+            self.shown = None  # drawn again once the maker's text is cleared
+            return
+        display = self.app.board.display
+        theme = display.theme if display is not None else "dark"
+        lines = self.lines()
+        try:
+            if theme != self.theme:
+                screen.set_theme(theme)
+                self.theme = theme
+            if lines != self.shown:
+                screen.show(lines)
+                self.shown = lines
+            self.failed = False
+        except (OSError, RuntimeError) as e:
+            if not self.failed:
+                _log.warning("status screen: %s", e)
+            self.failed = True
+            self.shown = self.theme = None
+
+    async def run(self):
+        """Draw at each change (coalesced) and every POLL_S seconds, until stop()."""
+        ticker = asyncio.create_task(self._tick())
+        try:
+            while not self._stopped:
+                self._changed.clear()
+                self.draw()
+                await self._changed.wait()
+        finally:
+            ticker.cancel()
+
+    async def _tick(self):
+        while True:
+            await asyncio.sleep(POLL_S)
+            self._changed.set()
+
+    async def stop(self):
+        self._stopped = True
+        self._changed.set()
+
+
+def short_name(name):
+    """A tool's name for a 16-character line: without "self.", its last two parts
+    ("lamp.turn_on"), or the last one when they are long."""
+    parts = name.split(".")
+    if parts[0] == "self":
+        parts = parts[1:]
+    short = ".".join(parts[-2:])
+    return short if len(short) <= 12 else parts[-1][:12]
