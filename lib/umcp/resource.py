@@ -6,12 +6,12 @@ arguments: the server holds the lists, this module does the work, and it imports
 nothing of the server's."""
 
 import asyncio
-from binascii import b2a_base64
 
 from .compat import const, dumps, get_logger, iscoroutine
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
                   RESOURCE_NOT_FOUND, describe, error_frame, find, result_frame)
 from .schema import InvalidParams
+from .tool import base64_pieces
 
 # At most this many resources/subscribe URIs are remembered per client (each costs its string).
 MAX_SUBSCRIPTIONS = const(8)
@@ -177,8 +177,8 @@ _BLOB = ',"blob":"'
 def contents_pieces(uri, mime_type, value, modern=False):
     """A ReadResourceResult's pieces for what a read callback returned.
 
-    A str is the text; a bytes-like object a blob, its base64 the bytes b2a_base64
-    made (never copied into a str); a dict or list its JSON text (application/json
+    A str is the text; a bytes-like object a blob, its base64 in pieces encoded as
+    they are written (umcp.tool.base64_pieces: never whole on the heap); a dict or list its JSON text (application/json
     unless the resource says otherwise). `modern`: in revision 2026-07-28's form.
     Raises TypeError for anything else.
     """
@@ -196,7 +196,7 @@ def contents_pieces(uri, mime_type, value, modern=False):
         pieces.append(_TEXT_END_MODERN if modern else _TEXT_END)
     elif isinstance(value, (bytes, bytearray, memoryview)):
         pieces.append(_BLOB)
-        pieces.append(b2a_base64(value, newline=False))
+        pieces.extend(base64_pieces(value))
         pieces.append(_BLOB_END_MODERN if modern else _BLOB_END)
     else:
         raise TypeError("a resource reads as str, bytes or JSON (dict, list), not %s" % type(value).__name__)

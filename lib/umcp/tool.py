@@ -27,6 +27,33 @@ def check_name(name):
             raise ValueError("tool name %r has a character outside A-Z a-z 0-9 _ - ." % (name,))
 
 
+# Image bytes per base64 piece: 1024 characters, a multiple of 3 (so that only the last
+# piece is padded and the pieces' base64 strung together is the image's).
+_BASE64_CHUNK = const(768)
+
+
+class Base64Piece:
+    """A piece of an outgoing message holding the base64 of data[start:end], encoded only
+    as a transport writes it (umcp.compat.piece_utf8): an image's base64 (4/3 of a camera
+    frame) is never on the heap whole, nor in one block, only one piece's at a time."""
+
+    def __init__(self, view, start, end):
+        self.view = view  # a memoryview of the image, shared by its pieces: no copy
+        self.start = start
+        self.end = end
+        self.json_bytes = (end - start + 2) // 3 * 4
+
+    def json(self):
+        return b2a_base64(self.view[self.start : self.end], newline=False)
+
+
+def base64_pieces(data):
+    """The base64 of `data` (bytes-like) as Base64Piece pieces of at most 1024 characters."""
+    view = memoryview(data)
+    return [Base64Piece(view, start, min(start + _BASE64_CHUNK, len(view)))
+            for start in range(0, len(view), _BASE64_CHUNK)]
+
+
 class ImageContent:
     """An image a tool returns; it becomes an MCP image content block."""
 
@@ -167,8 +194,9 @@ _ERROR_END_MODERN = const('}],"isError":true,"resultType":"complete"}')
 def result_pieces(value, modern=False, structured=False):
     """A tool's return value as the pieces of a CallToolResult's JSON text.
 
-    Pieces, so that a large image is never copied into one string: its base64
-    goes out as the bytes b2a_base64 made (ASCII, nothing to escape). A string is
+    Pieces, so that a large image is never copied into one string: its base64 goes
+    out as Base64Piece pieces (ASCII, nothing to escape), each encoded only as it is
+    written. A string is
     sent as is; anything else (bool, int, None, dict, list) as its JSON text, which
     is what the xiaozhi backend parses. Raises TypeError for what JSON cannot carry.
     `modern`: the request came in revision 2026-07-28's form. `structured`: the tool
@@ -178,13 +206,12 @@ def result_pieces(value, modern=False, structured=False):
     """
     end = _OK_END_MODERN if modern else _OK_END
     if isinstance(value, ImageContent):
-        return (
-            '{"content":[{"type":"image","data":"',
-            b2a_base64(value.data, newline=False),
-            '","mimeType":',
-            dumps(value.mime_type),
-            end,
-        )
+        pieces = ['{"content":[{"type":"image","data":"']
+        pieces.extend(base64_pieces(value.data))
+        pieces.append('","mimeType":')
+        pieces.append(dumps(value.mime_type))
+        pieces.append(end)
+        return pieces
     if structured:
         if not isinstance(value, dict):
             raise TypeError("the tool has an output schema but returned %s, not an object"

@@ -10,6 +10,7 @@ from . import conn
 from umcp.compat import const
 
 _CHUNK = const(4096)  # bytes per socket write / read
+_TAIL = const(256)  # bytes of an upload's file sent with its closing boundary
 _MAX_BODY = const(16384)  # largest answer post_multipart keeps in memory
 _REDIRECTS = (301, 302, 303, 307, 308)
 
@@ -106,11 +107,12 @@ async def _post_multipart(url, fields, file, headers, ca, timeout):
             ("Content-Length", len(before) + len(data) + len(after))]
     reader, writer = await _send_head("POST", url, headers, head, ca, timeout, before)
     try:
-        # The closing boundary leaves with the last piece of the file: a small segment of
-        # its own could wait for the server's delayed ACK (Nagle) before the answer comes.
-        last = max(0, len(data) - 1) // _CHUNK * _CHUNK
+        # The closing boundary leaves with the last few bytes of the file: a small segment
+        # of its own could wait for the server's delayed ACK (Nagle) before the answer
+        # comes. Only those few are copied (a whole last chunk would be copied twice).
+        last = max(0, len(data) - _TAIL)
         for start in range(0, last, _CHUNK):
-            writer.write(data[start : start + _CHUNK])
+            writer.write(data[start : min(start + _CHUNK, last)])
             await writer.drain()
         writer.write(bytes(data[last:]) + after)
         await writer.drain()

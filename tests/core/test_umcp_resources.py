@@ -12,7 +12,7 @@ from mcp.types import PaginatedRequestParams
 
 from tests.core.test_umcp_sdk import READ_TIMEOUT_S, umcp_transport
 from umcp import McpServer
-from umcp.compat import join_pieces
+from umcp.compat import join_pieces, piece_utf8
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(20)]
 
@@ -73,13 +73,17 @@ async def test_read_text_json_blob_and_template(wire):
     assert "resultType" not in status["result"]  # legacy results stay as they were
 
 
-async def test_blob_base64_is_its_own_piece():
+async def test_blob_base64_goes_in_pieces_of_its_own():
+    # Pieces of its own, encoded as they are written (umcp.tool.base64_pieces), never
+    # copied into a str: strung together, they are the blob's base64.
     server = McpServer()
     add_device_resources(server, make_state())
     frames = []
     server.set_sender(frames.append)
     await server.handle({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "device://photo/last"}})
-    assert base64.b64encode(JPEG) in [bytes(piece) for piece in frames[0] if not isinstance(piece, str)]
+    encoded = [piece_utf8(piece) for piece in frames[0] if not isinstance(piece, str)]
+    assert encoded and not [text for text in encoded if isinstance(text, str)]
+    assert b"".join(bytes(text) for text in encoded) == base64.b64encode(JPEG)
 
 
 @pytest.mark.parametrize("uri", ["device://nothing", "device://sensor/t9", "device://sensor/", "device://sensor/a/b"])

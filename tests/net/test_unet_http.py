@@ -171,6 +171,17 @@ def test_post_multipart_streams_the_file_without_copying_it(http_server):
                             ("file", "big.bin", "application/x", data)]
 
 
+@pytest.mark.parametrize("size", [0, 1, 255, 256, 257, 4096, 4096 + 256, 4097 + 256, 3 * 4096 + 1])
+def test_post_multipart_sends_every_byte_whatever_the_file_size(http_server, size):
+    # The file goes in chunks and its last bytes with the closing boundary: no byte is lost
+    # or doubled at the edges between them.
+    data = bytes(n % 253 for n in range(size))
+    status, body = asyncio.run(unet.http.post_multipart(
+        http_server + "/sink", [("question", "q")], ("file", "f.bin", "application/x", data)))
+    assert (status, body) == (200, "stored")
+    assert sink_parts() == [("question", None, "text/plain", b"q"), ("file", "f.bin", "application/x", data)]
+
+
 def test_post_multipart_returns_error_statuses(http_server):
     status, body = asyncio.run(unet.http.post_multipart(
         http_server + "/reject", [], ("file", "f", "application/x", b"x")))

@@ -3,10 +3,11 @@
 
 import asyncio
 import json
-from binascii import a2b_base64
+from binascii import a2b_base64, b2a_base64
 
 from umcp import INTEGER, STRING, ImageContent, McpServer, Property
-from umcp.compat import join_pieces
+from umcp.compat import join_pieces, piece_size, piece_utf8
+from umcp.tool import base64_pieces
 from portable_support import Gate, Wire, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
@@ -98,6 +99,17 @@ async def test_tools_call_results_and_errors():
     assert unknown[0]["error"]["code"] == -32602 and "nope" in unknown[0]["error"]["message"]
 
 
+def test_base64_pieces_string_together_into_the_whole_base64():
+    # Only the last piece is padded: any length, the chunk's edges included.
+    for size in (0, 1, 2, 3, 767, 768, 769, 1536, 2000):
+        data = bytes(n % 251 for n in range(size))
+        pieces = base64_pieces(data)
+        assert len(pieces) == (size + 767) // 768
+        text = b"".join(bytes(piece_utf8(piece)) for piece in pieces)
+        assert text == b2a_base64(data, newline=False), size
+        assert sum(piece_size(piece) for piece in pieces) == len(text)
+
+
 async def test_an_image_reaches_the_sender_as_base64_bytes_never_a_string():
     # A camera-sized JPEG holding every byte value, so its base64 uses every character.
     jpeg = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 80 + b"\xff\xd9"
@@ -109,12 +121,19 @@ async def test_an_image_reaches_the_sender_as_base64_bytes_never_a_string():
     await settle(lambda: messages)
     pieces = messages[0]
     encoded = [piece for piece in pieces if not isinstance(piece, str)]
-    assert len(encoded) == 1 and isinstance(encoded[0], (bytes, bytearray, memoryview))
+    # The base64 comes as pieces encoded only as they are written (never one block of 4/3
+    # of the image): each announces the bytes it writes, at most 1024, bytes not str.
+    assert len(encoded) == (len(jpeg) + 767) // 768
+    written = [piece_utf8(piece) for piece in encoded]
+    assert [len(text) for text in written] == [piece_size(piece) for piece in encoded]
+    assert max(len(text) for text in written) == 1024
+    assert not [text for text in written if isinstance(text, str)]
     response = json.loads(join_pieces(pieces))
     assert response["id"] == 7 and response["result"]["isError"] is False
     block = response["result"]["content"][0]
     assert block["type"] == "image" and block["mimeType"] == "image/jpeg"
-    assert bytes(encoded[0]) == block["data"].encode()  # the base64 piece is the image's data
+    # the base64 pieces strung together are the image's data
+    assert b"".join(bytes(text) for text in written) == block["data"].encode()
     assert a2b_base64(block["data"].encode()) == jpeg
 async def test_argument_errors_follow_the_negotiated_version():
     wire = Wire()

@@ -42,9 +42,11 @@ class McpWire:
             assert isinstance(pieces, (list, tuple))
             for piece in pieces:
                 if not isinstance(piece, (str, bytes, bytearray, memoryview)):
-                    # A listed entry (a page's tool or resource), serialized when written:
+                    # A listed entry (a page's tool or resource) or a piece of an image's
+                    # base64, serialized when written:
                     # the size it announces is the size it writes.
-                    assert len(piece.json().encode()) == piece.json_bytes, piece
+                    text = piece.json()  # str (an entry), or bytes (an image's base64)
+                    assert len(text if isinstance(text, bytes) else text.encode()) == piece.json_bytes, piece
             text = join_pieces(pieces)
             message = json.loads(text)
             self._validate(message)

@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import tempfile
 
+from tools.bench import imports as bench_imports
 from tools.board import deploy
 from tools.mpy import micropython_env
 from tools.backend import Backend
@@ -57,6 +58,10 @@ ARGUMENT_ERRORS = [
     ("self.no_such_tool", {}),
 ]
 LONG_CALLS = 10000  # then this many plain calls: the heap after them shows any creep
+# The measuring form's fuzz (tools/bench/fuzz.py): this many hostile messages at the
+# smallest heap for the full session plus FUZZ_HEADROOM.
+FUZZ_MESSAGES = 10000
+FUZZ_HEADROOM = 16 * 1024
 # Reconnections come quickly; nothing else differs from a board's defaults.
 LINK_CONFIG = {"backoff_min": 0.05, "backoff_max": 0.2}
 # The full session's calls after make sim's CALLS: every other common tool and the host
@@ -195,22 +200,33 @@ def board_root(stage_dir, cwd):
     return root
 
 
-async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=False, http=False):
+IMPORT_SCRIPT = "import_profile.py"  # in the board's root: main.py, each first import measured
+
+
+async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=False, http=False,
+                       imports=False):
     """Boot the staged firmware (`stage_dir` None: the sources) with `heapsize` bytes of
     heap and run the full session (full_session); returns its figures: the heap in use
     (bytes, as get_system_info reports it) after onboarding ("connected") and after the
     session ("after_calls"), and with `long_calls` after that many more plain calls
     ("after_long"); with `endpoint`, the board at the backend's MCP endpoint too, offered
     its default tools; with endpoint="info", every tool, so that get_system_info answers
-    through it ("endpoint_call": the heap in use during a call through the endpoint).
-    Raises FirmwareFailed."""
+    through it ("endpoint_call": the heap in use during a call through the endpoint);
+    with `imports`, each boot measures every first import (tools/bench/imports.py) and
+    "imports" holds the rows of the first boot. Raises FirmwareFailed."""
     token = secrets.token_hex(8)
     said = []
     backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
     await backend.start()
     with tempfile.TemporaryDirectory(prefix="umcp-bench-") as cwd, \
             open(os.path.join(cwd, "device.log"), "w+") as device_log:
-        board = FirmwareProcess(micropython, stage_dir, heapsize, board_root(stage_dir, cwd), device_log)
+        root = board_root(stage_dir, cwd)
+        script = None
+        if imports:
+            script = IMPORT_SCRIPT
+            with open(os.path.join(root, script), "w") as sink:
+                sink.write(bench_imports.profile_script())
+        board = FirmwareProcess(micropython, stage_dir, heapsize, root, device_log, script)
         options = {}
         http_port = None
         if http:
@@ -226,7 +242,10 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
                 full_session(backend, board, said.append, long_calls, endpoint, http_port),
                 SESSION_TIMEOUT + long_calls / 100)
             device_log.seek(0)
-            for line in device_log.read().splitlines():
+            output = device_log.read().splitlines()
+            if imports:
+                figures["imports"] = bench_imports.parse(output)
+            for line in output:
                 if line.startswith(_IMAGE_HEAP):  # the ROMFS image: flash on a board
                     figures["image_heap"] = int(line[len(_IMAGE_HEAP):])
                     figures["connected"] -= figures["image_heap"]
@@ -251,8 +270,8 @@ class FirmwareProcess:
     reset ends the process with hwsim's RESET_EXIT_CODE), as a board boots again; its
     working directory (config.json, settings.json) is kept across boots."""
 
-    def __init__(self, micropython, stage_dir, heapsize, cwd, log):
-        self.command = [micropython, "-X", "heapsize=%d" % heapsize, main_py(stage_dir)]
+    def __init__(self, micropython, stage_dir, heapsize, cwd, log, script=None):
+        self.command = [micropython, "-X", "heapsize=%d" % heapsize, script or main_py(stage_dir)]
         self.env = firmware_env(stage_dir)
         self.cwd = cwd
         self.log = log
@@ -615,9 +634,41 @@ def default_frozen():
     return os.environ.get("UMCP_MICROPYTHON_FROZEN") or None
 
 
-def measure(micropython, forms=FORMS, frozen=None):
+def default_hardware_frozen():
+    """UMCP_MICROPYTHON_HWSIM: a unix port built with HWSIM_MANIFEST (the simulated
+    hardware alone frozen: the measuring form), or None."""
+    return os.environ.get("UMCP_MICROPYTHON_HWSIM") or None
+
+
+# A unix-port build with tools/sim/hwsim alone frozen in: the measuring form's binary.
+# Only the hardware: a build with the firmware frozen too holds the firmware's names as
+# qstrs in its image, and the staged .mpy files loaded beside it then leave them off the
+# heap (about 20 KB of a 32-bit boot), which a board running .mpy files does not.
+HWSIM_MANIFEST = os.path.join(deploy.ROOT, "tools", "bench", "unix_hwsim_manifest.py")
+
+
+def measure_imports(micropython, form):
+    """The per-import table's rows (tools/bench/imports.py) of one boot and full session
+    of `form` ("mpy": the .mpy files beside the simulated hardware as .mpy; "mpy_board":
+    beside the hardware frozen in `micropython`)."""
+    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-")
+    try:
+        stage_firmware(stage_dir)
+        if form == "mpy_board":
+            open(os.path.join(stage_dir, FIRST_MARK), "w").close()
+        else:
+            stage_simulated_hardware(stage_dir)
+        return asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, imports=True))["imports"]
+    finally:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def measure(micropython, forms=FORMS, frozen=None, hardware_frozen=None):
     """Every figure of the table, as a dict: per form, and of the binary; with `frozen`
-    (a unix port with the firmware frozen in, of the same word size) a "frozen" form too.
+    (a unix port with the firmware frozen in, of the same word size) a "frozen" form too;
+    with `hardware_frozen` (the simulated hardware alone frozen in: the measuring form) or
+    else `frozen`, the "mpy_board" form on it. "imports": the per-import table of the
+    measuring form where there is a binary for it, else of the .mpy form.
     Raises FirmwareFailed or deploy.DeployError."""
     figures = {"heapsize": HEAPSIZE, "bits": word_bits(micropython), "micropython": micropython,
                "calls": [name for _, name, _ in CALLS] + [name for name, _ in MORE_CALLS],
@@ -626,12 +677,22 @@ def measure(micropython, forms=FORMS, frozen=None):
         figures[form] = measure_form(micropython, form)
         if form in ENDPOINT_FORMS:
             figures[form + ENDPOINT] = measure_form(micropython, form, endpoint=True)
-    if frozen:
-        # The .mpy files with the hardware as a board has it (frozen, not on the heap); then
-        # everything frozen.
-        for form in ("mpy_board", "frozen"):
-            figures[form] = measure_form(frozen, form)
-            figures[form]["micropython"] = frozen
-            if form in ENDPOINT_FORMS:
-                figures[form + ENDPOINT] = measure_form(frozen, form, endpoint=True)
+    board_binary = hardware_frozen or frozen
+    if board_binary:
+        # The .mpy files with the hardware as a board has it (frozen, not on the heap).
+        figures["mpy_board"] = measure_form(board_binary, "mpy_board")
+        figures["mpy_board"]["micropython"] = board_binary
+        figures["mpy_board" + ENDPOINT] = measure_form(board_binary, "mpy_board", endpoint=True)
+        figures["imports"] = {"form": "mpy_board", "micropython": board_binary,
+                              "rows": measure_imports(board_binary, "mpy_board")}
+        from tools.bench import fuzz
+
+        heapsize = figures["mpy_board"]["smallest_heapsize"] + FUZZ_HEADROOM
+        figures["fuzz"] = fuzz.figures(fuzz.measure_fuzz(board_binary, heapsize, FUZZ_MESSAGES))
+    elif "mpy" in forms:
+        figures["imports"] = {"form": "mpy", "micropython": micropython,
+                              "rows": measure_imports(micropython, "mpy")}
+    if frozen:  # everything frozen
+        figures["frozen"] = measure_form(frozen, "frozen")
+        figures["frozen"]["micropython"] = frozen
     return figures

@@ -30,6 +30,7 @@ import sys
 from tools.bench import bridge as bench_bridge
 from tools.bench import firmware as bench_firmware
 from tools.bench import generic as bench_generic
+from tools.bench import imports as bench_imports
 from tools.bench import link as bench_link
 from tools.bench import record
 from tools.bench import transport as bench_transport
@@ -219,6 +220,39 @@ def word_size_note(core):
             "heap mixes both kinds: expect an ESP32 to need between about half and all of the above."]
 
 
+def imports_lines(imports):
+    """The per-import table (tools/bench/imports.py) of the measuring form, with its note."""
+    where = ".mpy files, hardware frozen" if imports["form"] == "mpy_board" else ".mpy files"
+    lines = ["Heap per module at its first import (%s, %s; the full session's boots):"
+             % (where, imports["micropython"]), ""]
+    lines += bench_imports.table(imports["rows"], simulated=bench_firmware.SIMULATED_MODULES
+                                 + SIMULATED_EXTRA)
+    lines += ["", "Own heap: gc.mem_alloc() after a collection, after the import less before it, less",
+              "what the modules it imported first took (their bytecode, the qstrs of their names, what",
+              "their top level keeps). umcpfw.boot is dropped once the board has started: its own",
+              "share leaves the heap again. MicroPython keeps the names it interns in pools that double",
+              "(on the 32-bit port: 640 names, about 4.5 KB, once 620 are interned): the module whose",
+              "names open a pool pays for it, so a large share can be many modules' names (the qstr",
+              "rows of the generic board's table say where the firmware stands)."]
+    return lines
+
+
+def fuzz_lines(fuzz):
+    """The measuring form's fuzz (tools/bench/fuzz.py), in words."""
+    return ["Fuzz, .mpy files with the hardware frozen, at the smallest heap plus %s (-X heapsize=%d):"
+            % (_kb(bench_firmware.FUZZ_HEADROOM), fuzz["heapsize"]),
+            "%d hostile messages within the %s-byte limit the device announced: %d of %d requests"
+            % (fuzz["sent"], fuzz["limit"], fuzz["answered"], fuzz["requests"]),
+            "answered with their id (%d unanswered, %d out of memory), %d of %d null-id errors owed,"
+            % (fuzz["unanswered"], fuzz["out_of_memory"], fuzz["null_errors"], fuzz["expected_null"]),
+            "%d link drop(s) other than RFC 6455's 1009 for a message over the limit, %d unreadable frame(s)."
+            % (fuzz["drops"], fuzz["bad"])] + list(fuzz["problems"])
+
+
+# Modules of tools/sim/hwsim beside SIMULATED_MODULES that the host board imports.
+SIMULATED_EXTRA = ("simhistory", "simoled", "siminputs", "dht", "onewire", "ds18x20")
+
+
 def http_growth(figures):
     """What enabling the board's own MCP endpoint adds, .mpy and ROMFS (target: 8 KB)."""
     lines = []
@@ -238,14 +272,14 @@ def http_growth(figures):
     return lines
 
 
-def print_firmware(micropython, core, frozen=None):
+def print_firmware(micropython, core, frozen=None, hardware_frozen=None):
     """Print the whole firmware's table; returns whether it ran."""
     print()
     print("Whole firmware on the host board against the local backend on loopback, full session:")
     print("hello, initialize, every tools/list page (8000 bytes), every common and board tool (a")
     print("photo, an upgrade from a URL that answers 404), reconnections")
     try:
-        figures = bench_firmware.measure(micropython, frozen=frozen)
+        figures = bench_firmware.measure(micropython, frozen=frozen, hardware_frozen=hardware_frozen)
     except (bench_firmware.FirmwareFailed, DeployError, OSError, ValueError, subprocess.TimeoutExpired) as e:
         print("the firmware bench did not run:\n%s" % e)
         return False
@@ -279,11 +313,19 @@ def print_firmware(micropython, core, frozen=None):
     if "frozen" in figures:
         lines += ["Frozen: %s," % figures["frozen"]["micropython"],
                   "a unix port built with tools/bench/unix_frozen_manifest.py (the firmware and the",
-                  "simulated hardware frozen in), running main.py alone. \".mpy, hardware frozen\": the",
-                  "same binary running the .mpy files make deploy copies, with only asyncio and the",
-                  "simulated hardware frozen: the .mpy form as a board without PSRAM would hold it."]
+                  "simulated hardware frozen in), running main.py alone."]
+    if "mpy_board" in figures:
+        lines += ["\".mpy, hardware frozen\": %s running the .mpy files make deploy copies, with"
+                  % figures["mpy_board"]["micropython"],
+                  "asyncio and the simulated hardware frozen: the .mpy form as a board without PSRAM",
+                  "would hold it, from a build of tools/bench/unix_hwsim_manifest.py (a build with the",
+                  "firmware frozen too keeps the firmware's names in its image and flatters this column)."]
     lines = [line for line in lines if line]
     lines += http_growth(figures)
+    if "fuzz" in figures:
+        lines += [""] + fuzz_lines(figures["fuzz"])
+    if "imports" in figures:
+        lines += [""] + imports_lines(figures["imports"])
     if figures["bits"] != 32:
         lines += [
             "This unix port is a 64-bit build: its pointers and object headers take twice the bytes",
@@ -364,6 +406,10 @@ def main(argv=None):
     parser.add_argument("--frozen", default=bench_firmware.default_frozen(), metavar="BIN",
                         help="a unix port with the firmware frozen in (tools/bench/unix_frozen_manifest.py; "
                              "default: UMCP_MICROPYTHON_FROZEN): adds a frozen column")
+    parser.add_argument("--hardware-frozen", default=bench_firmware.default_hardware_frozen(), metavar="BIN",
+                        help="a unix port with the simulated hardware alone frozen in "
+                             "(tools/bench/unix_hwsim_manifest.py; default: UMCP_MICROPYTHON_HWSIM): "
+                             "the measuring form's column (else --frozen's binary runs it)")
     parser.add_argument("--only", metavar="PARTS", default=",".join(PARTS),
                         help="comma-separated parts to run, of %s (default: all)" % ", ".join(PARTS))
     parser.add_argument("--record", metavar="FILE",
@@ -389,7 +435,7 @@ def main(argv=None):
             elif part == "transport":
                 section.ran = bench_transport.main() == 0
             elif part == "firmware":
-                section.ran = print_firmware(args.micropython, core, args.frozen)
+                section.ran = print_firmware(args.micropython, core, args.frozen, args.hardware_frozen)
             elif part == "generic":
                 section.ran = bench_generic.print_generic(args.micropython)
             elif part == "bridge":

@@ -1,0 +1,129 @@
+"""make bench's fuzz in the measuring form: the staged firmware booted in the unix port with
+a given heap (tools/bench/firmware.py's FirmwareProcess) against a bare xiaozhi server on
+loopback, which answers the hello, initializes the session and hands the connection to
+tools/bench/hostile.py's driver: `count` hostile messages within the limit the device
+announced. Reports what the driver saw and how each connection ended.
+"""
+
+import asyncio
+import json
+import os
+import tempfile
+
+from websockets.asyncio.server import serve
+
+from tools.bench import firmware as bench_firmware
+from tools.bench.hostile import drive
+
+SEED = 20261124
+WAIT_S = 20.0  # for the device to connect (a boot) or to answer initialize
+TOO_BIG = 1009  # RFC 6455's close for a message over the limit: not a drop the device chose
+
+
+class BareServer:
+    """A xiaozhi server that only says hello: each device connection, once its hello is
+    answered with a fresh session id, is queued as (connection, session id); the close
+    code of every finished connection is kept (None: it ended without one)."""
+
+    def __init__(self):
+        self.connections = asyncio.Queue()
+        self.close_codes = []
+        self.port = 0
+        self._server = None
+
+    async def start(self):
+        self._server = await serve(self._handle, "127.0.0.1", 0, max_size=2 ** 22, ping_interval=None)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def _handle(self, ws):
+        try:
+            await asyncio.wait_for(ws.recv(), WAIT_S)  # the device's hello
+            session_id = "fuzz-%d" % (len(self.close_codes) + self.connections.qsize() + 1)
+            await ws.send(json.dumps({"type": "hello", "transport": "websocket", "session_id": session_id,
+                                      "audio_params": {"format": "opus", "sample_rate": 16000,
+                                                       "channels": 1, "frame_duration": 60}}))
+            await self.connections.put((ws, session_id))
+        finally:
+            await ws.wait_closed()
+            close = ws.protocol.close_rcvd
+            self.close_codes.append(close.code if close else None)
+
+    async def next(self):
+        """(connection, session id, announced message limit) of the next device, initialized."""
+        ws, session_id = await asyncio.wait_for(self.connections.get(), WAIT_S)
+        await ws.send(json.dumps({"session_id": session_id, "type": "mcp", "payload": {
+            "jsonrpc": "2.0", "id": "fuzz-init", "method": "initialize",
+            "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                       "clientInfo": {"name": "umcp-bench-fuzz", "version": "1"}}}}))
+        while True:
+            payload = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S)).get("payload") or {}
+            if payload.get("id") == "fuzz-init":
+                break
+        await ws.send(json.dumps({"session_id": session_id, "type": "mcp",
+                                  "payload": {"jsonrpc": "2.0", "method": "notifications/initialized"}}))
+        limit = (((payload.get("result") or {}).get("capabilities") or {}).get("experimental") or {})
+        return ws, session_id, (limit.get("messageLimit") or {}).get("maxBytes")
+
+    async def stop(self):
+        self._server.close()
+        await self._server.wait_closed()
+
+
+async def fuzz_firmware(micropython, stage_dir, heapsize, count, seed=SEED):
+    """Boot the staged firmware with `heapsize` bytes and send it `count` hostile messages.
+    Returns {"heapsize", "limit", "report": hostile.Report, "drops": connections that ended
+    other than with RFC 6455's 1009}."""
+    server = await BareServer().start()
+    with tempfile.TemporaryDirectory(prefix="umcp-bench-fuzz-") as cwd, \
+            open(os.path.join(cwd, "device.log"), "w+") as device_log:
+        root = bench_firmware.board_root(stage_dir, cwd)
+        config = {"wifi": {"ssid": "", "password": ""}, "board": bench_firmware.BOARD, "token": "fuzz",
+                  "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % server.port}
+        config.update(bench_firmware.LINK_CONFIG)
+        with open(os.path.join(root, "config.json"), "w") as sink:
+            json.dump(config, sink)
+        board = bench_firmware.FirmwareProcess(micropython, stage_dir, heapsize, root, device_log)
+        board.start()
+        try:
+            ws, session_id, limit = await server.next()
+
+            async def reconnect():
+                ws, session_id, _ = await server.next()
+                return ws, session_id
+
+            report = await drive(ws, session_id, count, seed, limit=limit, reconnect=reconnect)
+            await asyncio.sleep(0.2)  # a connection that just ended has its close code kept
+            ended = list(server.close_codes)  # during the run, not as the bench stops the board
+        finally:
+            board.stop()
+            await server.stop()
+    return {"heapsize": heapsize, "limit": limit, "report": report,
+            "drops": len([code for code in ended if code != TOO_BIG]), "closes": ended}
+
+
+def measure_fuzz(micropython, heapsize, count, form="mpy_board"):
+    """fuzz_firmware in `form`: "mpy_board" (the measuring form: the .mpy files beside the
+    simulated hardware frozen in `micropython`) or "mpy" (beside it as .mpy files)."""
+    import shutil
+
+    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-")
+    try:
+        bench_firmware.stage_firmware(stage_dir)
+        if form == "mpy_board":
+            open(os.path.join(stage_dir, bench_firmware.FIRST_MARK), "w").close()
+        else:
+            bench_firmware.stage_simulated_hardware(stage_dir)
+        return asyncio.run(fuzz_firmware(micropython, stage_dir, heapsize, count))
+    finally:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def figures(result):
+    """What the bench keeps of a fuzz_firmware result (plain values)."""
+    report = result["report"]
+    return {"heapsize": result["heapsize"], "limit": result["limit"], "sent": report.sent,
+            "requests": report.requests, "answered": report.answered,
+            "unanswered": report.unanswered_count, "out_of_memory": report.out_of_memory,
+            "null_errors": report.null_errors, "expected_null": report.expected_null,
+            "drops": result["drops"], "bad": len(report.bad), "problems": report.problems}
