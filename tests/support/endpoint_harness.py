@@ -18,9 +18,8 @@ import socket
 import uuid
 from urllib.parse import parse_qs, urlsplit
 
-from websockets.asyncio.server import serve
 
-from tests.support.firmware_harness import WAIT_S
+from tests.support.firmware_harness import WAIT_S, ScriptedServer
 
 PATH = "/mcp_endpoint/mcp/"
 
@@ -103,34 +102,20 @@ class Provider:
         return reply
 
 
-class EndpointServer:
+class EndpointServer(ScriptedServer):
     """The endpoint: accepts tool providers at PATH (any token, or `token` only)."""
 
     def __init__(self, token=None, max_size=2 ** 22, tls=None):
+        super().__init__(max_size, tls)  # refuse: that many HTTP 401 refusals next
         self.token = token
-        self.max_size = max_size
-        self.tls = tls  # a server SSLContext: wss:// (firmware_harness.server_tls)
-        self.port = 0
         self.providers = asyncio.Queue()
         self.requests = []  # every upgrade request that reached us (path, headers)
-        self.refuse = 0  # that many HTTP 401 refusals next
         self.policy_close = 0  # that many connections accepted, then closed with 1008
-        self.close_codes = []  # the board's close code per finished connection (None: none)
-        self.connection_ended = asyncio.Event()
-        self._server = None
 
     def url(self, token="T0KEN-secret"):
         return "%s://127.0.0.1:%d%s?token=%s" % ("wss" if self.tls else "ws", self.port, PATH, token)
 
-    async def start(self):
-        """Listen (again on the same port after kill(), as a restarted server would)."""
-        self._server = await serve(self._handle, "127.0.0.1", self.port, max_size=self.max_size,
-                                   ping_interval=None, process_request=self._process_request,
-                                   ssl=self.tls)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    def _process_request(self, connection, request):
+    def process_request(self, connection, request):
         self.requests.append(request)
         if urlsplit(request.path).path != PATH:
             return connection.respond(404, "no endpoint here\n")
@@ -139,33 +124,16 @@ class EndpointServer:
             return connection.respond(401, "wrong token\n")
         return None
 
-    async def _handle(self, ws):
-        try:
-            provider = Provider(ws)
-            if self.policy_close or (self.token is not None and provider.token != self.token):
-                self.policy_close = max(0, self.policy_close - 1)
-                await ws.close(1008, "token解密失败")  # mcp-endpoint-server's words
-                return
-            await self.providers.put(provider)
-        finally:
-            await ws.wait_closed()
-            close = ws.protocol.close_rcvd
-            self.close_codes.append(close.code if close else None)
-            self.connection_ended.set()
+    async def _serve(self, ws):
+        provider = Provider(ws)
+        if self.policy_close or (self.token is not None and provider.token != self.token):
+            self.policy_close = max(0, self.policy_close - 1)
+            await ws.close(1008, "token解密失败")  # mcp-endpoint-server's words
+            return
+        await self.providers.put(provider)
 
     async def next_provider(self, timeout=WAIT_S):
         return await asyncio.wait_for(self.providers.get(), timeout)
-
-    async def kill(self):
-        """Vanish like a crashed server: stop listening and drop every TCP connection."""
-        self._server.close(close_connections=False)
-        for ws in list(self._server.connections):
-            ws.transport.abort()
-        await self._server.wait_closed()
-
-    async def stop(self):
-        self._server.close()
-        await self._server.wait_closed()
 
 
 class Mute:

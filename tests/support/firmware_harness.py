@@ -144,27 +144,20 @@ class Device:
         return json.loads(result["content"][0]["text"])
 
 
-class Backend:
-    """A scripted xiaozhi backend: answers each hello with a fresh session id and queues the
-    device's connection. It can also refuse the next upgrades (`refuse`: that many 503s) or
-    leave the next hellos unanswered (`silent`), and records every hello and the close code
-    each finished connection got from the device."""
+class ScriptedServer:
+    """What the scripted WebSocket servers share (the xiaozhi Backend here, the MCP
+    endpoint in endpoint_harness): a real `websockets` server on loopback that can be
+    killed and started again on the same port, recording the close code each finished
+    connection got from the device. A subclass serves a connection in `_serve(ws)`."""
 
     def __init__(self, max_size=2 ** 22, tls=None):
         self.port = 0
         self.max_size = max_size  # of a frame from the device; None: no limit
         self.tls = tls  # a server SSLContext: wss:// (see server_tls)
-        self.devices = asyncio.Queue()
-        self.hellos = []  # every device hello, answered or not
-        self.refuse = 0
-        self.silent = 0
+        self.refuse = 0  # that many refusals of the next upgrades (process_request)
         self.close_codes = []  # the device's close code per finished connection (None: none)
         self.connection_ended = asyncio.Event()
         self._server = None
-
-    @property
-    def url(self):
-        return "%s://127.0.0.1:%d/xiaozhi/v1/" % ("wss" if self.tls else "ws", self.port)
 
     async def start(self):
         """Listen (again on the same port after kill(), as a restarted server would)."""
@@ -174,33 +167,14 @@ class Backend:
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
-    def process_request(self, connection, request):
-        """websockets hook before the upgrade; a subclass may extend it (e.g. to record)."""
-        if self.refuse:
-            self.refuse -= 1
-            return connection.respond(503, "busy\n")
-        return None
-
     async def _handle(self, ws):
         try:
-            hello = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
-            self.hellos.append(hello)
-            if self.silent:
-                self.silent -= 1
-            else:
-                session_id = "session-%d" % len(self.hellos)
-                await ws.send(json.dumps({"type": "hello", "transport": "websocket",
-                                          "session_id": session_id,
-                                          "audio_params": AUDIO_PARAMS}))
-                await self.devices.put(Device(ws, hello, session_id))
+            await self._serve(ws)
         finally:
             await ws.wait_closed()
             close = ws.protocol.close_rcvd
             self.close_codes.append(close.code if close else None)
             self.connection_ended.set()
-
-    async def next_device(self, timeout=WAIT_S):
-        return await asyncio.wait_for(self.devices.get(), timeout)
 
     async def kill(self):
         """Vanish like a crashed server: stop listening and drop every TCP connection."""
@@ -212,6 +186,45 @@ class Backend:
     async def stop(self):
         self._server.close()
         await self._server.wait_closed()
+
+
+class Backend(ScriptedServer):
+    """A scripted xiaozhi backend: answers each hello with a fresh session id and queues the
+    device's connection. It can also refuse the next upgrades (`refuse`: that many 503s) or
+    leave the next hellos unanswered (`silent`), and records every hello and the close code
+    each finished connection got from the device."""
+
+    def __init__(self, max_size=2 ** 22, tls=None):
+        super().__init__(max_size, tls)
+        self.devices = asyncio.Queue()
+        self.hellos = []  # every device hello, answered or not
+        self.silent = 0
+
+    @property
+    def url(self):
+        return "%s://127.0.0.1:%d/xiaozhi/v1/" % ("wss" if self.tls else "ws", self.port)
+
+    def process_request(self, connection, request):
+        """websockets hook before the upgrade; a subclass may extend it (e.g. to record)."""
+        if self.refuse:
+            self.refuse -= 1
+            return connection.respond(503, "busy\n")
+        return None
+
+    async def _serve(self, ws):
+        hello = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
+        self.hellos.append(hello)
+        if self.silent:
+            self.silent -= 1
+        else:
+            session_id = "session-%d" % len(self.hellos)
+            await ws.send(json.dumps({"type": "hello", "transport": "websocket",
+                                      "session_id": session_id,
+                                      "audio_params": AUDIO_PARAMS}))
+            await self.devices.put(Device(ws, hello, session_id))
+
+    async def next_device(self, timeout=WAIT_S):
+        return await asyncio.wait_for(self.devices.get(), timeout)
 
 
 class Sim:
