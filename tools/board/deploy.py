@@ -130,15 +130,28 @@ def check_inputs(args):
                           % config_path) from None
     except ValueError as error:
         raise DeployError("%s is not valid JSON: %s" % (config_path, error)) from None
-    # Where to connect: the OTA server's URL (it gives the rest), or a fixed url and token.
-    needed = ("wifi", "ota_url") if config.get("ota_url") else ("wifi", "url", "token")
-    missing = [key for key in needed if not config.get(key)]
-    if missing:
-        raise DeployError("%s lacks %s (see README.md)" % (config_path, ", ".join(missing)))
+    problem = config_problem(config)
+    if problem:
+        raise DeployError("%s %s (see README.md)" % (config_path, problem))
+    if not (config.get("wifi") or {}).get("ssid"):
+        print("deploy: config.json names no Wi-Fi: the board opens its own access point and a "
+              "setup page at its start (docs/boards.md#wi-fi-set-up-on-the-board)")
     if config.get("board") not in (None, args.board):
         print("deploy: config.json names board %r; deploying it with board %r" % (config["board"], args.board))
     config["board"] = args.board
     return config
+
+
+def config_problem(config):
+    """What keeps config.json from working on a board, as the firmware decides it, or None.
+    Where to connect: the OTA server's URL (it gives the rest), a fixed url and token, or
+    MCP endpoints; a config without Wi-Fi may leave all of that to the board's setup page."""
+    if config.get("url") and not config.get("token"):
+        return "has a url but no token"
+    has_server = config.get("ota_url") or config.get("url") or config.get("mcp_endpoint")
+    if not has_server and (config.get("wifi") or {}).get("ssid"):
+        return "lacks where to connect: ota_url, url and token, or mcp_endpoint"
+    return None
 
 
 def build(args, config):
