@@ -152,6 +152,7 @@ class App:
 app = App()
 app.board = board
 app.settings = {}
+asyncio.Event()  # asyncio loads its Event class at the first use; a boot has used it long before
 gc.collect()
 before = gc.mem_alloc()
 import umcpfw.statusview
