@@ -10,11 +10,16 @@ if hasattr(gc, "threshold"):
     gc.threshold(max(4096, (gc.mem_free() + gc.mem_alloc()) // 32))
 
 import json
+import time
 
 from umcpfw import app
-from umcpfw.app import ConfigError
+from umcpfw.app import ConfigError, log_exception
 
 CONFIG_FILE = "config.json"
+# Something that ends the application after it ran this long (a bug on a rare path, the heap
+# run out where nothing could catch it) gets a fresh start; what ends it sooner would end
+# the next start the same way, so the board stays at the REPL saying why, not in a loop.
+RESTART_AFTER_S = 60
 
 
 def load_config(path=CONFIG_FILE):
@@ -49,8 +54,11 @@ def run():
     """Run the firmware until it stops; again after Ctrl-C at the REPL (`main.run()`).
     True when it ran; False when config.json is unusable: its one line is printed and the
     board stays at the REPL (a SystemExit here would soft-reset into main.py again, a loop).
-    Ctrl-C stops it cleanly and is raised again (the REPL shows it)."""
+    Ctrl-C stops it cleanly and is raised again (the REPL shows it). Anything else that ends
+    it resets the board after RESTART_AFTER_S of running; sooner, it is printed with its
+    traceback and run() returns False (the REPL)."""
     setup_logging()
+    started = time.time()
     try:
         app.run(load_config())
     except ConfigError as e:
@@ -58,10 +66,11 @@ def run():
         print("umcp cannot start:", e)
         return False
     except Exception as e:
-        # Nothing should end the application but Ctrl-C; if something did (a bug, the heap
-        # run out where nothing could catch it), the board starts again rather than sit
-        # there unreachable.
-        print("umcp stopped:", repr(e))
+        # Nothing should end the application but Ctrl-C.
+        if time.time() - started < RESTART_AFTER_S:
+            log_exception("umcp stopped at its start (a fresh start would stop the same way)", e)
+            return False
+        print("umcp stopped:", repr(e))  # after a good while: the board starts again
         import machine
 
         machine.reset()

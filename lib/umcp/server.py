@@ -342,8 +342,9 @@ class McpServer:
             self._notice_lost(method)
 
     async def log(self, level, data, logger=None):
-        """A notifications/message, to the client of the running call, or outside a call
-        to every client; each unless it set a higher level.
+        """A notifications/message, to the client of the running call when that call's task
+        logs it, else (outside a call, or from a task of its own) to every client; each
+        unless it set a higher level.
 
         Revision 2026-07-28 makes logging request-scoped: during a call that came in
         that form, only if its `_meta` asked for this level or a lower one; outside a
@@ -352,7 +353,7 @@ class McpServer:
         if level not in LOG_LEVELS:
             raise ValueError("unknown log level %s" % level)
         rank = LOG_LEVELS.index(level)
-        call = self._running
+        call = self._own_call()
         try:
             params = {"level": level, "data": data}
             if logger is not None:
@@ -408,8 +409,21 @@ class McpServer:
     def progress_requested(self):
         """Whether the running call carried `_meta.progressToken`: its client follows
         progress, so a long tool may keep it waiting (False outside a call)."""
-        call = self._running
+        call = self._own_call()
         return call is not None and call.progress_token is not None
+
+    def _own_call(self):
+        """The running call when the code asking runs on that call's task, else None: a
+        task of its own (a background upgrade, a sensor's upkeep) speaks outside any call,
+        even while some other client's call runs."""
+        call = self._running
+        if call is None:
+            return None
+        try:
+            current = asyncio.current_task()
+        except RuntimeError:  # not inside a task
+            return None
+        return call if call.task is current else None
 
     async def _send(self, session, pieces):
         """Hand one message to the session's transport. A MemoryError is raised (the

@@ -68,3 +68,45 @@ def test_the_network_name_comes_from_the_device_id():
         assert valid_hostname(name), name
     for name in ("", "-a", "a-", "a b", "a.local", "x" * 33, None, "é"):
         assert not valid_hostname(name), name
+
+
+class _Clock:
+    """main.time's stand-in: time() is what the test says."""
+
+    def __init__(self):
+        self.now = 1000
+
+    def time(self):
+        return self.now
+
+
+def _run_main_failing_after(seconds):
+    """main.run() with an application that fails `seconds` after its start: what run()
+    returned, or "reset" when it reset the board (hwsim's machine.reset raises)."""
+    import machine
+
+    import main
+
+    clock = _Clock()
+
+    def failing(config):
+        clock.now += seconds
+        raise RuntimeError("a bug on a rare path")
+
+    saved = main.app.run, main.load_config, main.time
+    main.app.run, main.load_config, main.time = failing, lambda: {}, clock
+    try:
+        return main.run()
+    except machine.ResetRequested:
+        return "reset"
+    finally:
+        main.app.run, main.load_config, main.time = saved
+
+
+def test_a_failure_at_the_start_stays_at_the_repl_and_a_late_one_resets_the_board():
+    # A fault at the start would end every next start the same way: no reset loop.
+    assert _run_main_failing_after(1) is False
+    # After the board ran for a good while, a fresh start is the way back.
+    import main
+
+    assert _run_main_failing_after(main.RESTART_AFTER_S + 1) == "reset"

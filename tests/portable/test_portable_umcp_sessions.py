@@ -88,6 +88,31 @@ async def test_logs_go_to_the_caller_during_a_call_and_to_everyone_outside_one()
     assert [f["params"]["data"] for f in b.messages() if f.get("method") == "notifications/message"] == ["bad"]
 
 
+async def test_a_log_from_a_task_of_its_own_reaches_everyone_even_while_a_call_runs():
+    # A background job (an upgrade answered at once, a sensor's upkeep) logs its outcome
+    # while another client's call happens to run: that client is not the job's.
+    server = McpServer()
+    a, b = Client(server), Client(server)
+    gate = Gate()
+    server.add_tool("slow", "waits", None, gate)
+    await a.initialize()
+    await b.initialize()
+    await b.feed(call("slow", id=7))
+    await settle(gate.entered.is_set)
+
+    async def background():
+        await server.log("error", "upgrade failed")
+        # Nor may it take the running call's progress as its own.
+        return server.progress_requested()
+
+    assert await asyncio.create_task(background()) is False
+    gate.release.set()
+    await settle(lambda: b.find(7) is not None)
+    for client in (a, b):
+        logged = [f["params"]["data"] for f in client.messages() if f.get("method") == "notifications/message"]
+        assert logged == ["upgrade failed"], logged
+
+
 async def test_progress_reaches_only_the_client_that_asked():
     server = McpServer()
     a, b = Client(server), Client(server)
