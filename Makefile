@@ -54,7 +54,8 @@ test-device: setup
 test-host: setup
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	    command -v google-chrome >/dev/null 2>&1 || [ -n "$$UMCP_CHROMIUM" ] || echo "make test: no chromium found:" \
-	    "the web console's browser tests (tests/backend/test_web_console.py) need it and will FAIL;" \
+	    "the browser tests (tests/backend/test_web_console.py, tests/firmware/test_wifi_setup_browser.py)" \
+	    "need it and will FAIL;" \
 	    "install it (Debian/Ubuntu: apt-get install chromium chromium-driver) or set UMCP_CHROMIUM"
 	$(PY) -m pytest -q
 

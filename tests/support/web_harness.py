@@ -1,6 +1,7 @@
-"""What the web console's tests share: a real headless Chromium driven by Playwright (the
-system's browser, never a downloaded one), the backend with its console, simulated devices,
-and the screenshots kept under build/artifacts/web-console/."""
+"""What the web console's tests share (and the Wi-Fi setup page's in Chromium): a real
+headless Chromium driven by Playwright (the system's browser, never a downloaded one), the
+backend with its console, simulated devices, and the screenshots kept under
+build/artifacts/web-console/."""
 
 import contextlib
 import json
@@ -20,8 +21,8 @@ TOKEN = "test-token"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-dev-shm-usage"]
-MISSING = ("the web console's browser tests need Chromium and found none: install it "
-           "(Debian/Ubuntu: apt-get install chromium chromium-driver) or set UMCP_CHROMIUM "
+MISSING = ("the browser tests (the web console, the Wi-Fi setup page) need Chromium and found none: "
+           "install it (Debian/Ubuntu: apt-get install chromium chromium-driver) or set UMCP_CHROMIUM "
            "to its executable. .ci/run installs it when missing.")
 
 

@@ -1,5 +1,6 @@
-"""make bench's generic-board table (tools/bench/generic.py): each part type's cost is
-measured in a real MicroPython (the venv's unix port here: quick), and the table renders."""
+"""make bench's generic-board table (tools/bench/generic.py): each part type's cost and the
+status view's are measured in a real MicroPython (the venv's unix port here: quick), and the
+table renders the three boards side by side."""
 
 import pytest
 
@@ -10,7 +11,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def test_each_part_type_is_measured_alone():
-    package, modules, costs = generic.measure_types(MICROPYTHON)
+    package, modules, costs, view = generic.measure_types(MICROPYTHON)
     assert package > 0
     assert sorted(costs) == sorted(entry["type"] for entry in generic.GENERIC_PARTS)
     # The alike types share a runtime module, measured once.
@@ -21,32 +22,46 @@ def test_each_part_type_is_measured_alone():
         assert kind in modules[module][0] and part > 0, kind
     sensors = {"button", "analog", "dht", "ds18b20", "battery"}
     assert all(costs[kind][2] > costs["relay"][2] for kind in sensors)  # a sensor adds a resource
+    module, view_itself = view  # the status view: its module, and a view on the OLED part
+    assert module > 0 and view_itself > 0
+
+
+def test_the_status_screen_board_is_the_ten_parts_and_the_oled_as_status_screen():
+    board, extra, calls = generic.BOARDS["generic-status"]
+    assert board == "generic" and extra["parts"][:-1] == generic.TEN_PARTS
+    assert extra["parts"][-1]["type"] == "oled" and extra["parts"][-1]["status"] is True
+    assert calls == generic.BOARDS["generic"][2]  # the same session: the screen is the difference
 
 
 def test_the_table_puts_the_boards_side_by_side():
     board = {"tools": 8, "boot": 140000, "session": 150000, "smallest": 160 * 1024, "simulated": 30000}
     other = dict(board, tools=13, boot=150240)
+    screen = dict(board, tools=15, boot=152288)
     figures = {"bits": 32, "micropython": "mp",
-               "boards": {"host": board, "generic": other},
+               "boards": {"host": board, "generic": other, "generic-status": screen},
                "types": (1024, {"output": (["relay"], 2048), "sensor": (["dht"], 3072)},
-                         {"relay": ("output", 700, 0), "dht": ("sensor", 800, 150)})}
+                         {"relay": ("output", 700, 0), "dht": ("sensor", 800, 150)}, (2600, 300))}
     lines = generic.table(figures)
-    assert "| tools offered to the model | 8 | 13 | |" in lines
-    assert "| heap in use after boot (the firmware's own) | 107 KB | 117 KB | +10.0 KB |" in lines
+    assert "| tools offered to the model | 8 | 13 | | 15 | |" in lines
+    assert "| heap in use after boot (the firmware's own) | 107 KB | 117 KB | +10.0 KB | 119 KB | +12.0 KB |" in lines
     assert "| parts.output | relay | 2048 B |" in lines
     assert "| relay | 700 B | | 3.7 KB |" in lines and "| dht | 800 B | 150 B | 4.8 KB |" in lines
     # 1024 + 2048 + 3072 B of code, then 700 + 800 B of parts
-    assert lines[-1] == "| all 2 types, one part each (their code once) | 7.5 KB | | |"
+    assert "| all 2 types, one part each (their code once) | 7.5 KB | | |" in lines
+    assert "| umcpfw.statusview (loaded only on a board with a status screen) | 2600 B |" in lines
+    assert lines[-1].startswith("| the view on the panel") and lines[-1].endswith("| 300 B |")
 
 
 def test_the_table_shows_the_interned_names_pools_when_measured():
     board = {"tools": 8, "boot": 140000, "session": 150000, "smallest": 160 * 1024, "simulated": 30000,
              "qstrs_boot": (6, 1239, 23142), "qstrs_session": (7, 1272, 32440)}
     other = dict(board, tools=13, qstrs_boot=(7, 1307, 32666), qstrs_session=(7, 1307, 32666))
-    figures = {"bits": 32, "micropython": "mp", "boards": {"host": board, "generic": other},
-               "types": (1024, {}, {})}
+    screen = dict(board, tools=15, qstrs_boot=(7, 1400, 33690), qstrs_session=(7, 1400, 33690))
+    figures = {"bits": 32, "micropython": "mp",
+               "boards": {"host": board, "generic": other, "generic-status": screen},
+               "types": (1024, {}, {}, (0, 0))}
     lines = generic.table(figures)
     assert "| of the heap in use after boot: names interned (qstrs), in pools | 1239 in 6: 22.6 KB | " \
-        "1307 in 7: 31.9 KB | +9.3 KB |" in lines
+        "1307 in 7: 31.9 KB | +9.3 KB | 1400 in 7: 32.9 KB | +10.3 KB |" in lines
     assert generic._qstr_pools("qstr pool: n_pool=7, n_qstr=1307, n_str_data_bytes=13654, "
                                "n_total_bytes=31654") == (7, 1307, 31654)

@@ -8,8 +8,9 @@ through a session: onboarding (initialize, every tools/list page), then a call o
 tool the board offers the model, then a reconnection and a call. The heap in use is read
 from inside (self.get_system_info collects first) after onboarding ("after boot") and after
 the session; then the smallest -X heapsize that completes the whole session is bisected.
-The generic board carries ten parts, one of each type but the OLED (the status view that
-draws on it comes later): tools/sim/demo.py's GENERIC_PARTS.
+The generic board carries ten parts, one of each type but the OLED: tools/sim/demo.py's
+GENERIC_PARTS; then the same ten and the OLED as the status screen ("status": true: the
+view umcpfw.statusview draws on it), through the same session.
 
 What the parts cost, each in a fresh interpreter once the simulated chips are soldered on:
 the parts package and each of its modules (the types that are alike share one: output,
@@ -54,11 +55,14 @@ main.run()
 """
 QSTR_LINE = "qstr pool: "
 TEN_PARTS = [entry for entry in GENERIC_PARTS if entry["type"] != "oled"]
+STATUS_SCREEN = dict([entry for entry in GENERIC_PARTS if entry["type"] == "oled"][0], status=True)
+_TEN_PARTS_CALLS = [(name, arguments) for _, name, arguments in GENERIC_CALLS if not name.startswith("self.panel.")]
 BOARDS = {
-    # board: (config.json's extra keys, the session's calls)
-    "host": ({}, [(name, arguments) for _, name, arguments in CALLS]),
-    "generic": ({"parts": TEN_PARTS},
-                [(name, arguments) for _, name, arguments in GENERIC_CALLS if not name.startswith("self.panel.")]),
+    # name in the table: (board, config.json's extra keys, the session's calls)
+    "host": ("host", {}, [(name, arguments) for _, name, arguments in CALLS]),
+    "generic": ("generic", {"parts": TEN_PARTS}, _TEN_PARTS_CALLS),
+    # The same session: what differs is the OLED part and the view drawing on it.
+    "generic-status": ("generic", {"parts": TEN_PARTS + [STATUS_SCREEN]}, _TEN_PARTS_CALLS),
 }
 # The simulated hardware's share: its modules and what the board's start-up leaves in them.
 SIMULATED_SCRIPT = """import gc, json
@@ -130,6 +134,34 @@ MODULES_SCRIPT = """import hwsim, machine
 from parts.setup import module_of
 print(" ".join([module_of(kind) for kind in %r]))
 """
+# The status view's cost: its module, and the view on an OLED part (with the Display the
+# generic board gets from it, for the theme tool), once everything a boot with a status
+# screen has loaded before it is there.
+VIEW_SCRIPT = """import gc, asyncio
+import hwsim, machine, simoled
+from umcp import McpServer
+import umcp.tool, umcp.schema
+from boards import Board, add_parts
+import parts, parts.oled
+entry = %(entry)r
+hwsim.solder([entry])
+board = Board("generic")
+add_parts(board, {"parts": [entry]})
+class App:
+    pass
+app = App()
+app.board = board
+app.settings = {}
+asyncio.Event()  # asyncio loads its Event class at the first use; a boot has used it long before
+gc.collect()
+before = gc.mem_alloc()
+import umcpfw.statusview
+gc.collect()
+module = gc.mem_alloc()
+view = umcpfw.statusview.for_board(app, board.parts[0])
+gc.collect()
+print(module - before, gc.mem_alloc() - module)
+"""
 PACKAGE_SCRIPT = """import gc
 import hwsim, machine
 from umcp import McpServer
@@ -162,10 +194,10 @@ def device_path(stage_dir):
     return [stage_dir, os.path.join(stage_dir, "lib"), os.path.join(stage_dir, STAGED_HWSIM)]
 
 
-async def run_board(micropython, board, stage_dir, heapsize):
-    """One boot of `board` with `heapsize` bytes of heap through the session; returns
+async def run_board(micropython, name, stage_dir, heapsize):
+    """One boot of BOARDS[name] with `heapsize` bytes of heap through the session; returns
     {"boot": heap in use after onboarding, "session": after the session, "tools": count}."""
-    extra, calls = BOARDS[board]
+    board, extra, calls = BOARDS[name]
     token = secrets.token_hex(8)
     said = []
     backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
@@ -224,12 +256,12 @@ async def _heap(backend, device):
     return json.loads(result["content"][0]["text"])["heap_used"]
 
 
-async def smallest_heapsize(micropython, board, stage_dir, works=HEAPSIZE):
+async def smallest_heapsize(micropython, name, stage_dir, works=HEAPSIZE):
     fails = 0
     while works - fails > bench_firmware.HEAPSIZE_STEP:
         middle = (fails + works) // 2 // bench_firmware.HEAPSIZE_STEP * bench_firmware.HEAPSIZE_STEP
         try:
-            await run_board(micropython, board, stage_dir, middle)
+            await run_board(micropython, name, stage_dir, middle)
             works = middle
         except GenericFailed:
             fails = middle
@@ -244,29 +276,30 @@ def _micropython(micropython, script, path, kind=int):
     return [kind(word) for word in done.stdout.split()]
 
 
-def simulated(micropython, board, stage_dir):
+def simulated(micropython, name, stage_dir):
     """The simulated hardware's heap in this board's runs: modules, and state."""
-    parts = BOARDS[board][0].get("parts", [])
+    board, extra, _ = BOARDS[name]
+    parts = extra.get("parts", [])
     modules, state = _micropython(micropython, SIMULATED_SCRIPT % {"board_module": "boards." + board,
                                                                   "parts": repr(parts)}, device_path(stage_dir))
     return modules + state
 
 
-def measure_board(micropython, board):
+def measure_board(micropython, name):
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-generic-stage-")
     try:
-        stage(board, stage_dir)
-        figures = asyncio.run(run_board(micropython, board, stage_dir, HEAPSIZE))
-        figures["smallest"] = asyncio.run(smallest_heapsize(micropython, board, stage_dir))
-        figures["simulated"] = simulated(micropython, board, stage_dir)
+        stage(BOARDS[name][0], stage_dir)
+        figures = asyncio.run(run_board(micropython, name, stage_dir, HEAPSIZE))
+        figures["smallest"] = asyncio.run(smallest_heapsize(micropython, name, stage_dir))
+        figures["simulated"] = simulated(micropython, name, stage_dir)
         return figures
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 
 def measure_types(micropython):
-    """The parts package's own bytes, {module: (its types, bytes)} and {type: (the part and
-    its tools' bytes, its resource's bytes)}."""
+    """The parts package's own bytes, {module: (its types, bytes)}, {type: (the part and
+    its tools' bytes, its resource's bytes)} and the status view's (module, view) bytes."""
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-parts-")
     try:
         stage("generic", stage_dir)
@@ -283,7 +316,8 @@ def measure_types(micropython):
         for entry in GENERIC_PARTS:
             script = PART_SCRIPT % {"entry": repr(entry), "module": module_of[entry["type"]]}
             costs[entry["type"]] = (module_of[entry["type"]],) + tuple(_micropython(micropython, script, path, int))
-        return package, modules, costs
+        view = tuple(_micropython(micropython, VIEW_SCRIPT % {"entry": STATUS_SCREEN}, path, int))
+        return package, modules, costs, view
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
 
@@ -295,27 +329,35 @@ def measure(micropython):
 
 
 def table(figures):
-    host, generic = figures["boards"]["host"], figures["boards"]["generic"]
-    lines = ["| | host board | generic board, ten parts | difference |", "|---|---|---|---|"]
+    host = figures["boards"]["host"]
+    others = [figures["boards"][name] for name in ("generic", "generic-status")]
+    lines = ["| | host board | generic board, ten parts | difference | ten parts and the status screen "
+             "| difference |", "|---|---|---|---|---|---|"]
 
     def row(title, key, simulated=True):
         a = host[key] - (host["simulated"] if simulated else 0)
-        b = generic[key] - (generic["simulated"] if simulated else 0)
-        lines.append("| %s | %d KB | %d KB | %+.1f KB |" % (title, a // 1024, b // 1024, (b - a) / 1024))
+        cells = ["%d KB" % (a // 1024)]
+        for board in others:
+            b = board[key] - (board["simulated"] if simulated else 0)
+            cells += ["%d KB" % (b // 1024), "%+.1f KB" % ((b - a) / 1024)]
+        lines.append("| %s | %s |" % (title, " | ".join(cells)))
 
-    lines.append("| tools offered to the model | %d | %d | |" % (host["tools"], generic["tools"]))
+    lines.append("| tools offered to the model | %d | %d | | %d | |" % (host["tools"], others[0]["tools"],
+                                                                     others[1]["tools"]))
     row("heap in use after boot (the firmware's own)", "boot")
     row("heap in use after the session (the firmware's own)", "session")
     for when, key in (("after boot", "qstrs_boot"), ("after the session", "qstrs_session")):
-        if key in host and key in generic:
-            (a_pools, a_names, a_bytes), (b_pools, b_names, b_bytes) = host[key], generic[key]
-            lines.append("| of the heap in use %s: names interned (qstrs), in pools | %d in %d: %.1f KB | %d in %d: %.1f KB "
-                         "| %+.1f KB |" % (when, a_names, a_pools, a_bytes / 1024, b_names, b_pools, b_bytes / 1024,
-                                           (b_bytes - a_bytes) / 1024))
+        if key in host and all(key in board for board in others):
+            a_pools, a_names, a_bytes = host[key]
+            cells = ["%d in %d: %.1f KB" % (a_names, a_pools, a_bytes / 1024)]
+            for board in others:
+                b_pools, b_names, b_bytes = board[key]
+                cells += ["%d in %d: %.1f KB" % (b_names, b_pools, b_bytes / 1024), "%+.1f KB" % ((b_bytes - a_bytes) / 1024)]
+            lines.append("| of the heap in use %s: names interned (qstrs), in pools | %s |" % (when, " | ".join(cells)))
     row("smallest heap for the session (simulated hardware included)", "smallest", False)
-    lines.append("| simulated hardware in those figures (left out above) | %.1f KB | %.1f KB | |"
-                 % (host["simulated"] / 1024, generic["simulated"] / 1024))
-    package, modules, costs = figures["types"]
+    lines.append("| simulated hardware in those figures (left out above) | %.1f KB | %.1f KB | | %.1f KB | |"
+                 % (host["simulated"] / 1024, others[0]["simulated"] / 1024, others[1]["simulated"] / 1024))
+    package, modules, costs, view = figures["types"]
     lines += ["", "| code (resident once, whatever the number of parts) | the types it holds | bytes |",
               "|---|---|---|", "| the parts package (parts/__init__) | all | %d B |" % package]
     total = package
@@ -330,13 +372,17 @@ def table(figures):
                                                       alone / 1024))
         total += part
     lines.append("| all %d types, one part each (their code once) | %.1f KB | | |" % (len(costs), total / 1024))
+    lines += ["", "| the status screen (an OLED part with \"status\": true), beyond the OLED part | bytes |", "|---|---|",
+              "| umcpfw.statusview (loaded only on a board with a status screen) | %d B |" % view[0],
+              "| the view on the panel (and the Display it gives the generic board, for the theme tool) | %d B |"
+              % view[1]]
     return lines
 
 
 def print_generic(micropython):
     """Print the table; returns whether it ran."""
-    print("The generic board (ten parts, one of each type but the OLED) beside the host board, as .mpy "
-          "files (make deploy) on %s:" % micropython)
+    print("The generic board (ten parts, one of each type but the OLED; then with the OLED as the status "
+          "screen too) beside the host board, as .mpy files (make deploy) on %s:" % micropython)
     try:
         figures = measure(micropython)
     except (GenericFailed, deploy.DeployError, OSError, ValueError, subprocess.TimeoutExpired) as e:
@@ -349,7 +395,8 @@ def print_generic(micropython):
     print("\n".join(table(figures)))
     print()
     print("Sessions: the host board's make sim calls (volume, status, a photo); the generic board's")
-    print("make sim-generic calls (one per part, the OLED's apart), then a reconnection and a call.")
+    print("make sim-generic calls (one per part, the OLED's apart; the same with the status screen),")
+    print("then a reconnection and a call.")
     print("The firmware's own heap leaves out the simulated hardware (its .mpy modules and state:")
     print("a board has them in C and silicon). The parts' code is resident once (the package, and")
     print("the module of each kind in use); a part's own cost is its objects and its tools (tools")
