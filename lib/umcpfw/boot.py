@@ -59,7 +59,8 @@ def build(app):
         app.fleet = Fleet(app)
         app.ota = app.fleet.check
     # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
-    # and token; the MCP endpoint links where config.json names endpoints. At least one.
+    # and token; the MCP endpoint links where config.json names endpoints; the board's own
+    # HTTP endpoint with mcp_http. At least one.
     app.xiaozhi = app.ota is not None
     if app.ota is None:
         try:
@@ -70,8 +71,8 @@ def build(app):
             # or the board has a radio and no Wi-Fi yet (its setup page asks for the
             # server too).
             fresh = app.board.wlan is not None and not app.wifi_credentials()[0]
-            if not config.get("mcp_endpoint") and not fresh:
-                raise ConfigError("%s, or an mcp_endpoint" % e)
+            if not config.get("mcp_endpoint") and config.get("mcp_http") is None and not fresh:
+                raise ConfigError("%s, or an mcp_endpoint, or mcp_http" % e)
     endpoint = None
     if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured
         from mcplink import endpoint

@@ -476,3 +476,27 @@ def test_bad_input_is_answered_and_the_board_and_its_link_carry_on(tmp_path, mic
         assert record["hostname"] == "umcp-123456"  # mDNS: http://umcp-123456.local/mcp
 
     run(scenario(), timeout=180)
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_a_board_with_only_mcp_http_serves_its_tools(tmp_path, micropython):
+    """No xiaozhi server and no MCP endpoint: Cursor or the Inspector on the LAN is enough."""
+    port = free_port()
+    sim = Sim(None, tmp_path, micropython=micropython, extra_config=http_config(port)).start()
+    url = "http://127.0.0.1:%d/mcp" % port
+    try:
+        wait_serving(url, sim)
+        message = modern("tools/list")
+        listed = post(url, message, modern_headers(message))
+        assert listed.status_code == 200, listed.text
+        names = check_tool_names(tool["name"] for tool in listed.json()["result"]["tools"])
+        assert "self_audio_speaker_set_volume" in names
+        message = modern("tools/call", {"name": "self_audio_speaker_set_volume", "arguments": {"volume": 23}}, 2)
+        called = post(url, message, modern_headers(message))
+        assert called.status_code == 200, called.text
+        assert called.json()["result"].get("isError") is not True, called.text
+        message = modern("tools/call", {"name": "self_get_device_status", "arguments": {}}, 3)
+        status = post(url, message, modern_headers(message)).json()["result"]
+        assert status["structuredContent"]["audio_speaker"]["volume"] == 23
+    finally:
+        sim.stop()

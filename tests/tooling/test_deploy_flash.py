@@ -292,6 +292,7 @@ def test_deploy_refuses_a_missing_config_or_board(tree, recorder, capsys):
     ({"wifi": {"ssid": "home"}, "ota_url": "http://x/ota/"}, None),
     ({"wifi": {"ssid": "home"}, "url": "ws://x/", "token": "t"}, None),
     ({"wifi": {"ssid": "home"}, "mcp_endpoint": "wss://api.xiaozhi.me/mcp/?token=T"}, None),
+    ({"wifi": {"ssid": "home"}, "mcp_http": {"port": 80, "token": "t"}}, None),
     ({}, None),  # no Wi-Fi: the board's setup page asks for all of it
 ])
 def test_deploy_takes_what_the_firmware_takes(config, problem):
@@ -416,7 +417,7 @@ def test_deploy_takes_an_ota_url_instead_of_url_and_token(tree, recorder, capsys
     assert run_deploy(tree, recorder) == 0
     (tree / "config.json").write_text(json.dumps({"wifi": {"ssid": "home", "password": "pw"}}))
     assert run_deploy(tree, recorder) == 1
-    assert "lacks where to connect: ota_url, url and token, or mcp_endpoint" in capsys.readouterr().err
+    assert "lacks where to connect: ota_url, url and token, mcp_endpoint, or mcp_http" in capsys.readouterr().err
 
 
 def test_deploy_takes_the_makers_module_along_as_source(tree, recorder, tmp_path):

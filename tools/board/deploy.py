@@ -144,13 +144,14 @@ def check_inputs(args):
 
 def config_problem(config):
     """What keeps config.json from working on a board, as the firmware decides it, or None.
-    Where to connect: the OTA server's URL (it gives the rest), a fixed url and token, or
-    MCP endpoints; a config without Wi-Fi may leave all of that to the board's setup page."""
+    Where to connect: the OTA server's URL (it gives the rest), a fixed url and token, MCP
+    endpoints, or none but the board's own HTTP endpoint (mcp_http); a config without Wi-Fi may leave all of that to the board's setup page."""
     if config.get("url") and not config.get("token"):
         return "has a url but no token"
-    has_server = config.get("ota_url") or config.get("url") or config.get("mcp_endpoint")
+    has_server = (config.get("ota_url") or config.get("url") or config.get("mcp_endpoint")
+                  or config.get("mcp_http") is not None)
     if not has_server and (config.get("wifi") or {}).get("ssid"):
-        return "lacks where to connect: ota_url, url and token, or mcp_endpoint"
+        return "lacks where to connect: ota_url, url and token, mcp_endpoint, or mcp_http"
     return None
 
 

@@ -74,8 +74,6 @@ def parse_args(argv=None):
     p.add_argument("--app", metavar="PATH", help="a maker's module (a .py file, or a package's "
                    "folder): copied into the state dir as app.py (app/), as make deploy APP= does")
     args = p.parse_args(argv)
-    if not args.ota_url and not (args.url and args.token) and not args.mcp_endpoint:
-        p.error("give --url and --token, or --ota-url, or --mcp-endpoint")
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
     if args.mpy and not args.micropython:
@@ -101,6 +99,9 @@ def parse_args(argv=None):
         p.error("--extra-config: %s" % e)
     if not isinstance(args.extra_config, dict):
         p.error("--extra-config must be a JSON object")
+    if not (args.ota_url or (args.url and args.token) or args.mcp_endpoint or args.mcp_http
+            or "mcp_http" in args.extra_config):
+        p.error("give --url and --token, or --ota-url, or --mcp-endpoint, or --mcp-http")
     if args.mcp_http_token and not args.mcp_http:
         p.error("--mcp-http-token needs --mcp-http")
     if args.mcp_http and not args.mcp_http_token:
