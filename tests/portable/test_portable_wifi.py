@@ -64,6 +64,122 @@ async def test_upkeep_brings_a_dropped_link_back():
         upkeep.cancel()
 
 
+async def _until(condition):
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
+async def test_a_network_lost_for_the_set_time_calls_on_lost_and_the_upkeep_goes_on():
+    wlan = _station()
+    await wifi.connect(wlan, SSID, PASSWORD)
+    lost = []
+
+    async def on_lost():
+        lost.append(len(network.sim_connects()))
+        network.sim_unreachable(())  # the network is back after the "setup"
+
+    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
+                                                     pause_s=0.01, lost_after_s=0.05,
+                                                     on_lost=on_lost))
+    try:
+        network.sim_unreachable([SSID])  # drops the station that is on it
+        assert not wlan.isconnected()
+        await asyncio.wait_for(_until(lambda: lost), _GUARD_S)
+        assert lost[0] >= 2  # tried again before giving up
+        # on_lost returned: the upkeep carries on and brings the station back.
+        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
+        assert len(lost) == 1
+    finally:
+        upkeep.cancel()
+
+
+async def test_a_network_back_before_the_set_time_never_calls_on_lost():
+    wlan = _station()
+    await wifi.connect(wlan, SSID, PASSWORD)
+    lost = []
+
+    async def on_lost():
+        lost.append(True)
+
+    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
+                                                     pause_s=0.01, pause_max_s=0.01,
+                                                     lost_after_s=3600, on_lost=on_lost))
+    try:
+        network.sim_unreachable([SSID])
+        await asyncio.wait_for(_until(lambda: len(network.sim_connects()) >= 3), _GUARD_S)
+        assert not wlan.isconnected()  # retried, still lost
+        network.sim_unreachable(())
+        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
+        assert lost == []
+    finally:
+        upkeep.cancel()
+
+
+class _App:
+    """What wifi.upkeep() uses of the Application: its config, settings and reboot()."""
+
+    def __init__(self, config):
+        self.config = config
+        self.saved = {}
+        self.settings = self
+        self.reboots = []
+
+    def get(self, key):
+        return self.saved.get(key)
+
+    def set(self, key, value):
+        self.saved[key] = value
+
+    def reboot(self, delay_ms=0):
+        self.reboots.append(delay_ms)
+
+
+async def test_the_upkeep_restarts_into_the_setup_once_the_network_stays_lost():
+    wlan = _station()
+    await wifi.connect(wlan, SSID, PASSWORD)
+    app = _App({"wifi_lost_setup_after": 0.05, "wifi_check_interval": 0.01})
+    upkeep = asyncio.create_task(wifi.upkeep(app, wlan, SSID, PASSWORD))
+    try:
+        network.sim_unreachable([SSID])
+        await asyncio.wait_for(_until(lambda: app.reboots), _GUARD_S)
+        assert app.saved == {"wifi_setup": "lost"}  # the next boot's setup, and why
+        assert app.reboots == [0]
+    finally:
+        upkeep.cancel()
+
+
+def test_the_wifi_timings_come_from_config_json_or_their_defaults():
+    assert wifi.timings({}) == (120, wifi.LOST_SETUP_AFTER_S, 10)
+    assert wifi.timings({"wifi_setup_after": None, "wifi_lost_setup_after": 0,
+                         "wifi_check_interval": 0.5}) == (None, None, 0.5)
+    assert wifi.timings({"wifi_setup_after": 0, "wifi_lost_setup_after": None}) == (0, None, 10)
+    assert wifi.timings({"wifi_lost_setup_after": 2.5})[1] == 2.5
+
+
+def test_a_bad_wifi_timing_is_one_clear_line():
+    from umcpfw.app import ConfigError
+
+    cases = [
+        ({"wifi_lost_setup_after": -1}, '"wifi_lost_setup_after" must be a number of seconds '
+                                        '(0 or more, or null: never), not -1'),
+        ({"wifi_lost_setup_after": "5 min"}, "not '5 min'"),
+        ({"wifi_lost_setup_after": True}, '"wifi_lost_setup_after"'),
+        ({"wifi_lost_setup_after": [300]}, '"wifi_lost_setup_after"'),
+        ({"wifi_setup_after": -5}, '"wifi_setup_after" must be'),
+        ({"wifi_check_interval": 0}, '"wifi_check_interval" must be a number of seconds above 0'),
+        ({"wifi_check_interval": None}, '"wifi_check_interval"'),
+    ]
+    for config, words in cases:
+        try:
+            wifi.timings(config)
+        except ConfigError as e:
+            said = str(e)
+            assert said.startswith("config.json: ") and words in said, (config, said)
+            assert "\n" not in said
+            continue
+        assert False, config
+
+
 class _Ntp:
     """ntptime's settime(), failing `fails` times first."""
 
