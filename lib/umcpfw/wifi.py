@@ -1,10 +1,12 @@
 # Wi-Fi station bring-up and upkeep for boards that have a radio.
 import asyncio
 
-from umcp.compat import get_logger, ticks_diff, ticks_ms
+from umcp.compat import const, get_logger, ticks_diff, ticks_ms
 
 _POLL_S = 0.1
-LOST_SETUP_AFTER_S = 300  # config.json's wifi_lost_setup_after when it has none
+# config.json's wifi_lost_setup_after and wifi_check_interval when it has none (seconds)
+_LOST_SETUP_AFTER_S = const(300)
+CHECK_S = const(10)
 
 log = get_logger("wifi")
 
@@ -60,16 +62,15 @@ async def connect(wlan, ssid, password, attempt_s=15, pause_s=1, pause_max_s=60,
 
 
 async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s=1,
-                         pause_max_s=60, lost_after_s=None, on_lost=None):
+                         pause_max_s=60, lost_after_s=None, app=None):
     """Periodic work of the main loop: bring the station back when the link drops; when it
-    is not back within lost_after_s seconds (None: never), `await on_lost()` (the
-    application's Wi-Fi setup), then go on checking.
+    is not back within lost_after_s seconds (None: never), restart the Application `app`
+    into the Wi-Fi setup (on a fresh heap, as self.system.reconfigure_wifi does), which
+    keeps trying the network (umcpfw.wifisetup).
 
     The xiaozhi link notices the lost connection by itself and reconnects with its own
     backoff once the network is back.
     """
-    if on_lost is None:
-        lost_after_s = None
     while True:
         await asyncio.sleep(check_s)
         try:
@@ -77,74 +78,40 @@ async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s
                 log.warning("Wi-Fi lost")
                 if not await connect(wlan, ssid, password, attempt_s, pause_s, pause_max_s,
                                      lost_after_s):
-                    await on_lost()
+                    log.warning("Wi-Fi %s not back within %s s: restarting into the Wi-Fi "
+                                "setup", ssid, lost_after_s)
+                    app.settings.set("wifi_setup", "lost")  # bring_up() at the next start
+                    app.reboot(0)
         except OSError as e:  # a radio fault must not end the upkeep
             log.warning("Wi-Fi upkeep: %r", e)
 
 
-def timings(config):
-    """config.json's Wi-Fi timings in seconds: (wifi_setup_after: how long the start tries
-    the network before the setup, None: for ever; wifi_lost_setup_after: the same for a
-    network lost later, None (or 0): for ever; wifi_check_interval: between looks at the
-    station). ConfigError names a bad one."""
-    return (_seconds(config, "wifi_setup_after", 120, True),
-            _seconds(config, "wifi_lost_setup_after", LOST_SETUP_AFTER_S, True) or None,
-            _seconds(config, "wifi_check_interval", 10, False))
-
-
-def _seconds(config, key, default, never):
-    value = config.get(key, default)
-    if never and value is None:
-        return None
-    if (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and (value >= 0 if never else value > 0)):
-        return value
-    from umcpfw.app import ConfigError
-
-    raise ConfigError('config.json: "%s" must be a number of seconds %s, not %r' % (
-        key, "(0 or more, or null: never)" if never else "above 0", value))
-
-
-async def upkeep(app, wlan, ssid, password):
-    """keep_connected() for the application, with config.json's timings: a network lost
-    for wifi_lost_setup_after seconds restarts the board into the Wi-Fi setup (on a fresh
-    heap, as self.system.reconfigure_wifi does), which keeps trying that network."""
-    _, lost_after, check = timings(app.config)
-
-    async def on_lost():
-        log.warning("Wi-Fi %s not back within %s s: restarting into the Wi-Fi setup", ssid,
-                    lost_after)
-        app.settings.set("wifi_setup", "lost")
-        app.reboot(0)
-
-    await keep_connected(wlan, ssid, password, check, lost_after_s=lost_after, on_lost=on_lost)
+def upkeep(app, wlan, ssid, password):
+    """keep_connected() for the application, with config.json's wifi_check_interval and
+    wifi_lost_setup_after (checked at the start by umcpfw.boot; 0 or null: never)."""
+    config = app.config
+    return keep_connected(wlan, ssid, password, config.get("wifi_check_interval", CHECK_S),
+                          lost_after_s=config.get("wifi_lost_setup_after", _LOST_SETUP_AFTER_S)
+                          or None, app=app)
 
 
 async def bring_up(app, wlan, ssid, password):
     """The station up (True), or the Wi-Fi setup entered (umcpfw.wifisetup: False once it
-    ends): when asked for by self.system.reconfigure_wifi or upkeep() (once: the flag in
-    the settings), with no network configured, or when the configured one did not connect
-    within config.json's wifi_setup_after seconds (default 120). After upkeep()'s restart
-    the setup keeps trying the lost network, and the board restarts onto it once it is
-    back. ConfigError for a bad Wi-Fi timing in config.json (timings())."""
-    setup_after, _, check = timings(app.config)
-    asked = app.settings.get("wifi_setup")
-    lost = None
-    if asked:
+    ends): when asked for by self.system.reconfigure_wifi or upkeep() (once: a flag in the
+    settings), with no network configured, or when the configured one did not connect
+    within config.json's wifi_setup_after seconds (default 120)."""
+    reason = app.settings.get("wifi_setup")  # True (reconfigure_wifi) or "lost" (upkeep())
+    if reason:
         app.settings.set("wifi_setup", None)  # once: the next boot is a normal one
-        reason = "asked for by self.system.reconfigure_wifi"
-        if asked == "lost" and ssid:
-            reason = "Wi-Fi %s lost" % ssid
-            lost = (ssid, password, check)
     elif not ssid:
         reason = "no Wi-Fi configured"
-    elif await connect(wlan, ssid, password, give_up_s=setup_after):
+    elif await connect(wlan, ssid, password, give_up_s=app.config.get("wifi_setup_after", 120)):
         return True
     else:
         reason = "Wi-Fi %s not reachable" % ssid
     from umcpfw import wifisetup  # only in that mode (heap)
 
-    await wifisetup.serve(app, reason, lost)
+    await wifisetup.serve(app, reason)
     return False
 
 

@@ -248,13 +248,20 @@ class WifiSetup:
         await response.send(status, _HTML, pieces)
 
 
-async def serve(app, reason, lost=None):
+async def serve(app, reason):
     """The application's Wi-Fi setup mode: the access point and its page, until the answer
     is saved and the board restarts. The status screen (if any) shows the access point.
-    `lost`: (ssid, password, pause): the network lost while running (umcpfw.wifi's
+    `reason`: why, in words, or the settings' flag (umcpfw.wifi.bring_up): True, asked for
+    by self.system.reconfigure_wifi; "lost": the network lost while running (umcpfw.wifi's
     upkeep), tried again meanwhile (keep_trying())."""
     from umcpfw.mcp_http import hostname_for
 
+    ssid, password = app.wifi_credentials()
+    lost = reason == "lost" and ssid
+    if lost:
+        reason = "Wi-Fi %s lost" % ssid
+    elif reason is True:
+        reason = "asked for by self.system.reconfigure_wifi"
     view = app.status_view
 
     def show(ssid, key, address):
@@ -268,8 +275,11 @@ async def serve(app, reason, lost=None):
                                config.get("wifi_setup_bind", "0.0.0.0"), show)
     app.services.append(app.wifi_setup)
     retry = None
-    if lost is not None:
-        retry = asyncio.create_task(keep_trying(app, *lost))
+    if lost:
+        from umcpfw.wifi import CHECK_S
+
+        retry = asyncio.create_task(keep_trying(app, ssid, password,
+                                                config.get("wifi_check_interval", CHECK_S)))
     try:
         await app.wifi_setup.run()
     finally:

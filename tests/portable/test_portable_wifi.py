@@ -69,57 +69,11 @@ async def _until(condition):
         await asyncio.sleep(0.01)
 
 
-async def test_a_network_lost_for_the_set_time_calls_on_lost_and_the_upkeep_goes_on():
-    wlan = _station()
-    await wifi.connect(wlan, SSID, PASSWORD)
-    lost = []
-
-    async def on_lost():
-        lost.append(len(network.sim_connects()))
-        network.sim_unreachable(())  # the network is back after the "setup"
-
-    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
-                                                     pause_s=0.01, lost_after_s=0.05,
-                                                     on_lost=on_lost))
-    try:
-        network.sim_unreachable([SSID])  # drops the station that is on it
-        assert not wlan.isconnected()
-        await asyncio.wait_for(_until(lambda: lost), _GUARD_S)
-        assert lost[0] >= 2  # tried again before giving up
-        # on_lost returned: the upkeep carries on and brings the station back.
-        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
-        assert len(lost) == 1
-    finally:
-        upkeep.cancel()
-
-
-async def test_a_network_back_before_the_set_time_never_calls_on_lost():
-    wlan = _station()
-    await wifi.connect(wlan, SSID, PASSWORD)
-    lost = []
-
-    async def on_lost():
-        lost.append(True)
-
-    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
-                                                     pause_s=0.01, pause_max_s=0.01,
-                                                     lost_after_s=3600, on_lost=on_lost))
-    try:
-        network.sim_unreachable([SSID])
-        await asyncio.wait_for(_until(lambda: len(network.sim_connects()) >= 3), _GUARD_S)
-        assert not wlan.isconnected()  # retried, still lost
-        network.sim_unreachable(())
-        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
-        assert lost == []
-    finally:
-        upkeep.cancel()
-
-
 class _App:
-    """What wifi.upkeep() uses of the Application: its config, settings and reboot()."""
+    """What the upkeep uses of the Application: its config, settings and reboot()."""
 
-    def __init__(self, config):
-        self.config = config
+    def __init__(self, config=None):
+        self.config = config or {}
         self.saved = {}
         self.settings = self
         self.reboots = []
@@ -134,7 +88,45 @@ class _App:
         self.reboots.append(delay_ms)
 
 
-async def test_the_upkeep_restarts_into_the_setup_once_the_network_stays_lost():
+async def test_a_network_lost_for_the_set_time_restarts_into_the_setup():
+    wlan = _station()
+    await wifi.connect(wlan, SSID, PASSWORD)
+    app = _App()
+    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
+                                                     pause_s=0.01, lost_after_s=0.05, app=app))
+    try:
+        network.sim_unreachable([SSID])  # drops the station that is on it
+        assert not wlan.isconnected()
+        await asyncio.wait_for(_until(lambda: app.reboots), _GUARD_S)
+        assert len(network.sim_connects()) >= 3  # joined, then tried again before giving up
+        assert app.saved == {"wifi_setup": "lost"}  # the next start's setup, and why
+        assert app.reboots == [0]
+        # Until the restart comes, the upkeep carries on: the network back, the station too.
+        network.sim_unreachable(())
+        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
+    finally:
+        upkeep.cancel()
+
+
+async def test_a_network_back_before_the_set_time_restarts_nothing():
+    wlan = _station()
+    await wifi.connect(wlan, SSID, PASSWORD)
+    app = _App()
+    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
+                                                     pause_s=0.01, pause_max_s=0.01,
+                                                     lost_after_s=3600, app=app))
+    try:
+        network.sim_unreachable([SSID])
+        await asyncio.wait_for(_until(lambda: len(network.sim_connects()) >= 3), _GUARD_S)
+        assert not wlan.isconnected()  # tried again, still lost
+        network.sim_unreachable(())
+        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
+        assert app.reboots == [] and app.saved == {}
+    finally:
+        upkeep.cancel()
+
+
+async def test_the_upkeep_takes_its_timings_from_config_json():
     wlan = _station()
     await wifi.connect(wlan, SSID, PASSWORD)
     app = _App({"wifi_lost_setup_after": 0.05, "wifi_check_interval": 0.01})
@@ -142,22 +134,23 @@ async def test_the_upkeep_restarts_into_the_setup_once_the_network_stays_lost():
     try:
         network.sim_unreachable([SSID])
         await asyncio.wait_for(_until(lambda: app.reboots), _GUARD_S)
-        assert app.saved == {"wifi_setup": "lost"}  # the next boot's setup, and why
-        assert app.reboots == [0]
+        assert app.saved == {"wifi_setup": "lost"}
     finally:
         upkeep.cancel()
 
 
-def test_the_wifi_timings_come_from_config_json_or_their_defaults():
-    assert wifi.timings({}) == (120, wifi.LOST_SETUP_AFTER_S, 10)
-    assert wifi.timings({"wifi_setup_after": None, "wifi_lost_setup_after": 0,
-                         "wifi_check_interval": 0.5}) == (None, None, 0.5)
-    assert wifi.timings({"wifi_setup_after": 0, "wifi_lost_setup_after": None}) == (0, None, 10)
-    assert wifi.timings({"wifi_lost_setup_after": 2.5})[1] == 2.5
+def test_good_wifi_timings_pass_the_start_check():
+    from umcpfw.boot import check_wifi_timings
+
+    for config in ({}, {"wifi_setup_after": None, "wifi_lost_setup_after": 0, "wifi_check_interval": 0.5},
+                   {"wifi_setup_after": 0, "wifi_lost_setup_after": None},
+                   {"wifi_lost_setup_after": 2.5, "wifi_check_interval": 30}):
+        check_wifi_timings(config)  # raises nothing
 
 
 def test_a_bad_wifi_timing_is_one_clear_line():
     from umcpfw.app import ConfigError
+    from umcpfw.boot import check_wifi_timings
 
     cases = [
         ({"wifi_lost_setup_after": -1}, '"wifi_lost_setup_after" must be a number of seconds '
@@ -171,7 +164,7 @@ def test_a_bad_wifi_timing_is_one_clear_line():
     ]
     for config, words in cases:
         try:
-            wifi.timings(config)
+            check_wifi_timings(config)
         except ConfigError as e:
             said = str(e)
             assert said.startswith("config.json: ") and words in said, (config, said)
