@@ -114,6 +114,7 @@ def test_a_network_lost_for_the_set_time_opens_the_setup_and_an_answer_restarts_
     assert log_count(sim, "Wi-Fi setup (Wi-Fi office lost): join %s with password %s"
                      % (ap["ssid"], ap["key"])) == 1
     assert next_boot["wifi"]["connects"] == [["home <net>", "correct horse"]]
+    assert log_count(sim, "Traceback") == 0
     assert not next_boot["wifi"]["access_point"]["active"]
 
 
@@ -149,6 +150,7 @@ def test_a_network_back_before_the_set_time_opens_no_setup(tmp_path, micropython
     assert not record["wifi"]["access_point"]["active"]
     assert len(record["wifi"]["connects"]) >= 3  # the start, a failed retry, the one back
     assert log_count(sim, "Wi-Fi setup") == 0
+    assert log_count(sim, "Traceback") == 0 and log_count(sim, "ERROR") == 0  # nothing failed
 
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
@@ -186,6 +188,7 @@ def test_a_network_back_while_the_setup_waits_restarts_the_board_onto_it(tmp_pat
     assert log_count(sim, "Wi-Fi office is back before the setup was answered: restarting") == 1
     assert next_boot["reason"] == "stop" and not next_boot["wifi"]["access_point"]["active"]
     assert next_boot["wifi"]["connects"] == [["office", "12345678"]]
+    assert log_count(sim, "Traceback") == 0
 
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
