@@ -184,7 +184,7 @@ class Application:
             if not await wifi.bring_up(self, wlan, ssid, password):
                 return  # the Wi-Fi setup ran, and the board restarts
             wifi.set_clock()  # certificate dates need it
-            self._wifi_task = asyncio.create_task(wifi.keep_connected(wlan, ssid, password))
+            self._wifi_task = asyncio.create_task(wifi.upkeep(self, wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.
         try:
             _mark_valid()

@@ -18,6 +18,9 @@ from unet.conn import Trust
 _LINK_OPTIONS = const(("hello_timeout", "idle_timeout", "backoff_min", "backoff_max", "stable_after"))
 _WEBSOCKET_OPTIONS = const(("protocol_version", "ping_interval"))
 _MQTT_OPTIONS = const(("keepalive",))
+# config.json's Wi-Fi timings (umcpfw.wifi), in seconds: (key, whether null and 0 are allowed).
+_WIFI_TIMINGS = const((("wifi_setup_after", True), ("wifi_lost_setup_after", True),
+                       ("wifi_check_interval", False)))
 
 
 def format_mac(raw):
@@ -28,6 +31,7 @@ def build(app):
     """Everything the Application `app` keeps, from its config: ConfigError when the
     config cannot work."""
     config = app.config
+    check_wifi_timings(config)
     # The recent log lines, for device://log: from here on (a fixed-size ring).
     app.log_ring = LogRing()
     add_log_sink(app.log_ring.add)
@@ -107,6 +111,20 @@ def _board(config, settings):
         return module.create(config, settings)
     except ValueError as e:  # its parts (a bad entry, a pin the port refused)
         raise ConfigError(str(e))
+
+
+def check_wifi_timings(config):
+    """ConfigError for a Wi-Fi timing that is not a number of seconds (0 or more, or null:
+    never; the check interval above 0)."""
+    for key, never in _WIFI_TIMINGS:
+        value = config.get(key, 1)
+        if never and value is None:
+            continue
+        if (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and (value >= 0 if never else value > 0)):
+            continue
+        raise ConfigError('config.json: "%s" must be a number of seconds %s, not %r' % (
+            key, "(0 or more, or null: never)" if never else "above 0", value))
 
 
 def _mac_address(board):

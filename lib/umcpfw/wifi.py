@@ -1,9 +1,12 @@
 # Wi-Fi station bring-up and upkeep for boards that have a radio.
 import asyncio
 
-from umcp.compat import get_logger, ticks_diff, ticks_ms
+from umcp.compat import const, get_logger, ticks_diff, ticks_ms
 
 _POLL_S = 0.1
+# config.json's wifi_lost_setup_after and wifi_check_interval when it has none (seconds)
+_LOST_SETUP_AFTER_S = const(300)
+CHECK_S = const(10)
 
 log = get_logger("wifi")
 
@@ -59,8 +62,11 @@ async def connect(wlan, ssid, password, attempt_s=15, pause_s=1, pause_max_s=60,
 
 
 async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s=1,
-                         pause_max_s=60):
-    """Periodic work of the main loop: bring the station back when the link drops.
+                         pause_max_s=60, lost_after_s=None, app=None):
+    """Periodic work of the main loop: bring the station back when the link drops; when it
+    is not back within lost_after_s seconds (None: never), restart the Application `app`
+    into the Wi-Fi setup (on a fresh heap, as self.system.reconfigure_wifi does), which
+    keeps trying the network (umcpfw.wifisetup).
 
     The xiaozhi link notices the lost connection by itself and reconnects with its own
     backoff once the network is back.
@@ -70,27 +76,39 @@ async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s
         try:
             if not wlan.isconnected():
                 log.warning("Wi-Fi lost")
-                await connect(wlan, ssid, password, attempt_s, pause_s, pause_max_s)
+                if not await connect(wlan, ssid, password, attempt_s, pause_s, pause_max_s,
+                                     lost_after_s):
+                    log.warning("Wi-Fi %s not back within %s s: restarting into the Wi-Fi "
+                                "setup", ssid, lost_after_s)
+                    app.settings.set("wifi_setup", "lost")  # bring_up() at the next start
+                    app.reboot(0)
         except OSError as e:  # a radio fault must not end the upkeep
             log.warning("Wi-Fi upkeep: %r", e)
 
 
+def upkeep(app, wlan, ssid, password):
+    """keep_connected() for the application, with config.json's wifi_check_interval and
+    wifi_lost_setup_after (checked at the start by umcpfw.boot; 0 or null: never)."""
+    config = app.config
+    return keep_connected(wlan, ssid, password, config.get("wifi_check_interval", CHECK_S),
+                          lost_after_s=config.get("wifi_lost_setup_after", _LOST_SETUP_AFTER_S)
+                          or None, app=app)
+
+
 async def bring_up(app, wlan, ssid, password):
     """The station up (True), or the Wi-Fi setup entered (umcpfw.wifisetup: False once it
-    ends): when asked for by self.system.reconfigure_wifi (once), with no network
-    configured, or when the configured one did not connect within config.json's
-    wifi_setup_after seconds (default 120)."""
-    reason = None
-    if app.settings.get("wifi_setup"):
+    ends): when asked for by self.system.reconfigure_wifi or upkeep() (once: a flag in the
+    settings), with no network configured, or when the configured one did not connect
+    within config.json's wifi_setup_after seconds (default 120)."""
+    reason = app.settings.get("wifi_setup")  # True (reconfigure_wifi) or "lost" (upkeep())
+    if reason:
         app.settings.set("wifi_setup", None)  # once: the next boot is a normal one
-        reason = "asked for by self.system.reconfigure_wifi"
     elif not ssid:
         reason = "no Wi-Fi configured"
-    elif not await connect(wlan, ssid, password,
-                           give_up_s=app.config.get("wifi_setup_after", 120)):
-        reason = "Wi-Fi %s not reachable" % ssid
-    if reason is None:
+    elif await connect(wlan, ssid, password, give_up_s=app.config.get("wifi_setup_after", 120)):
         return True
+    else:
+        reason = "Wi-Fi %s not reachable" % ssid
     from umcpfw import wifisetup  # only in that mode (heap)
 
     await wifisetup.serve(app, reason)

@@ -1,5 +1,6 @@
 # Wi-Fi set up on the board: with no usable Wi-Fi (none configured, the configured one not
-# reachable for config.json's wifi_setup_after seconds, or self.system.reconfigure_wifi),
+# reachable for config.json's wifi_setup_after seconds at the start, or lost for
+# wifi_lost_setup_after seconds later on, or self.system.reconfigure_wifi),
 # the board opens its own access point (WPA2, a fresh password printed in the log and on
 # the status screen) and serves a setup page (unet.httpd): network, password and,
 # optionally, the OTA URL or the server's WebSocket URL. A good answer is saved into
@@ -249,9 +250,18 @@ class WifiSetup:
 
 async def serve(app, reason):
     """The application's Wi-Fi setup mode: the access point and its page, until the answer
-    is saved and the board restarts. The status screen (if any) shows the access point."""
+    is saved and the board restarts. The status screen (if any) shows the access point.
+    `reason`: why, in words, or the settings' flag (umcpfw.wifi.bring_up): True, asked for
+    by self.system.reconfigure_wifi; "lost": the network lost while running (umcpfw.wifi's
+    upkeep), tried again meanwhile (keep_trying())."""
     from umcpfw.mcp_http import hostname_for
 
+    ssid, password = app.wifi_credentials()
+    lost = reason == "lost" and ssid
+    if lost:
+        reason = "Wi-Fi %s lost" % ssid
+    elif reason is True:
+        reason = "asked for by self.system.reconfigure_wifi"
     view = app.status_view
 
     def show(ssid, key, address):
@@ -264,7 +274,29 @@ async def serve(app, reason):
                                config.get("wifi_setup_port", 80),
                                config.get("wifi_setup_bind", "0.0.0.0"), show)
     app.services.append(app.wifi_setup)
-    await app.wifi_setup.run()
+    retry = None
+    if lost:
+        from umcpfw.wifi import CHECK_S
+
+        retry = asyncio.create_task(keep_trying(app, ssid, password,
+                                                config.get("wifi_check_interval", CHECK_S)))
+    try:
+        await app.wifi_setup.run()
+    finally:
+        if retry is not None:
+            retry.cancel()
+
+
+async def keep_trying(app, ssid, password, pause):
+    """The lost network tried again while the page waits (the ESP32 runs its access point
+    and its station together; each try scans the channels, which can hold the page up for
+    a few seconds); once it is back the board restarts onto it, as after an answer."""
+    from umcpfw.wifi import connect
+
+    await asyncio.sleep(pause)  # after the access point's start and its scan
+    await connect(app.board.wlan, ssid, password, pause_s=pause)
+    _log.warning("Wi-Fi %s is back before the setup was answered: restarting", ssid)
+    app.reboot(0)
 
 
 async def _restart():

@@ -64,6 +64,115 @@ async def test_upkeep_brings_a_dropped_link_back():
         upkeep.cancel()
 
 
+async def _until(condition):
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
+class _App:
+    """What the upkeep uses of the Application: its config, settings and reboot()."""
+
+    def __init__(self, config=None):
+        self.config = config or {}
+        self.saved = {}
+        self.settings = self
+        self.reboots = []
+
+    def get(self, key):
+        return self.saved.get(key)
+
+    def set(self, key, value):
+        self.saved[key] = value
+
+    def reboot(self, delay_ms=0):
+        self.reboots.append(delay_ms)
+
+
+async def test_a_network_lost_for_the_set_time_restarts_into_the_setup():
+    wlan = _station()
+    await wifi.connect(wlan, SSID, PASSWORD)
+    app = _App()
+    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
+                                                     pause_s=0.01, lost_after_s=0.05, app=app))
+    try:
+        network.sim_unreachable([SSID])  # drops the station that is on it
+        assert not wlan.isconnected()
+        await asyncio.wait_for(_until(lambda: app.reboots), _GUARD_S)
+        assert len(network.sim_connects()) >= 3  # joined, then tried again before giving up
+        assert app.saved == {"wifi_setup": "lost"}  # the next start's setup, and why
+        assert app.reboots == [0]
+        # Until the restart comes, the upkeep carries on: the network back, the station too.
+        network.sim_unreachable(())
+        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
+    finally:
+        upkeep.cancel()
+
+
+async def test_a_network_back_before_the_set_time_restarts_nothing():
+    wlan = _station()
+    await wifi.connect(wlan, SSID, PASSWORD)
+    app = _App()
+    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
+                                                     pause_s=0.01, pause_max_s=0.01,
+                                                     lost_after_s=3600, app=app))
+    try:
+        network.sim_unreachable([SSID])
+        await asyncio.wait_for(_until(lambda: len(network.sim_connects()) >= 3), _GUARD_S)
+        assert not wlan.isconnected()  # tried again, still lost
+        network.sim_unreachable(())
+        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
+        assert app.reboots == [] and app.saved == {}
+    finally:
+        upkeep.cancel()
+
+
+async def test_the_upkeep_takes_its_timings_from_config_json():
+    wlan = _station()
+    await wifi.connect(wlan, SSID, PASSWORD)
+    app = _App({"wifi_lost_setup_after": 0.05, "wifi_check_interval": 0.01})
+    upkeep = asyncio.create_task(wifi.upkeep(app, wlan, SSID, PASSWORD))
+    try:
+        network.sim_unreachable([SSID])
+        await asyncio.wait_for(_until(lambda: app.reboots), _GUARD_S)
+        assert app.saved == {"wifi_setup": "lost"}
+    finally:
+        upkeep.cancel()
+
+
+def test_good_wifi_timings_pass_the_start_check():
+    from umcpfw.boot import check_wifi_timings
+
+    for config in ({}, {"wifi_setup_after": None, "wifi_lost_setup_after": 0, "wifi_check_interval": 0.5},
+                   {"wifi_setup_after": 0, "wifi_lost_setup_after": None},
+                   {"wifi_lost_setup_after": 2.5, "wifi_check_interval": 30}):
+        check_wifi_timings(config)  # raises nothing
+
+
+def test_a_bad_wifi_timing_is_one_clear_line():
+    from umcpfw.app import ConfigError
+    from umcpfw.boot import check_wifi_timings
+
+    cases = [
+        ({"wifi_lost_setup_after": -1}, '"wifi_lost_setup_after" must be a number of seconds '
+                                        '(0 or more, or null: never), not -1'),
+        ({"wifi_lost_setup_after": "5 min"}, "not '5 min'"),
+        ({"wifi_lost_setup_after": True}, '"wifi_lost_setup_after"'),
+        ({"wifi_lost_setup_after": [300]}, '"wifi_lost_setup_after"'),
+        ({"wifi_setup_after": -5}, '"wifi_setup_after" must be'),
+        ({"wifi_check_interval": 0}, '"wifi_check_interval" must be a number of seconds above 0'),
+        ({"wifi_check_interval": None}, '"wifi_check_interval"'),
+    ]
+    for config, words in cases:
+        try:
+            check_wifi_timings(config)
+        except ConfigError as e:
+            said = str(e)
+            assert said.startswith("config.json: ") and words in said, (config, said)
+            assert "\n" not in said
+            continue
+        assert False, config
+
+
 class _Ntp:
     """ntptime's settime(), failing `fails` times first."""
 

@@ -12,8 +12,9 @@
 #   into that line ("hwsim": hwsim.snapshot()), and inputs (a button, an ADC, a sensor that
 #   stops answering) come from hwsim-inputs.json as tests write it (siminputs.py);
 # - the radio's surroundings come from hwsim-network.json, read at each boot:
-#   {"unreachable": [ssid, ...], "scan": [[ssid, rssi], ...]}; the line records the
-#   station's connects and the access point ("wifi").
+#   {"unreachable": [ssid, ...], "scan": [[ssid, rssi], ...]}, and again whenever it
+#   changed (a network made unreachable drops the station that is on it); the line records
+#   the station's connects and the access point ("wifi").
 import sys
 
 sys.path.pop(0)  # this folder (tools/sim/): the device's own path follows
@@ -107,12 +108,29 @@ def solder():
 
 def surroundings():
     """The networks around the board, as hwsim-network.json says (none: every network
-    answers, and a scan finds nothing)."""
+    answers, and a scan finds nothing): read at the start, and again whenever the file
+    changed when the firmware looks at its station, so a test can take the board's network
+    away and bring it back while it runs."""
+    network.sim_watch(_look_around)
+    _look_around()
+
+
+_around = {"text": None}
+
+
+def _look_around():
     try:
         with open(NETWORK_FILE) as f:
-            around = json.load(f)
+            text = f.read()
     except OSError:
+        text = "{}"
+    if text == _around["text"]:
         return
+    try:
+        around = json.loads(text)
+    except ValueError:
+        return  # being written: applied at a later look
+    _around["text"] = text
     network.sim_unreachable(around.get("unreachable", ()))
     network.sim_scan(around.get("scan", ()))
 

@@ -10,8 +10,11 @@ port does (at most 32 characters; DHCP and mDNS would take it at the next connec
 The access point (`WLAN(AP_IF)`) is an interface of its own: active(), config(ssid=,
 key=, security=), ifconfig() (192.168.4.1, the ESP32's); `sim_access_point()` is what it
 was set to. `sim_unreachable(ssids)` makes connects to those networks fail with
-STAT_NO_AP_FOUND (the configured network is down); `sim_scan(networks)` sets what
-scan() finds: (ssid, rssi) pairs, returned in the ESP32 port's tuples.
+STAT_NO_AP_FOUND (the configured network is down), and drops the station when it is on one
+of them (status STAT_BEACON_TIMEOUT, as the ESP32's when its access point vanishes);
+`sim_scan(networks)` sets what scan() finds: (ssid, rssi) pairs, returned in the ESP32
+port's tuples. `sim_watch(hook)`: hook() runs before each look at the station (connect,
+isconnected, status, scan), where the simulator applies a change of the surroundings.
 """
 
 from simhistory import History
@@ -60,6 +63,7 @@ class WLAN:
     def connect(self, ssid=None, key=None, *, bssid=None):
         if self._if == AP_IF:
             raise OSError("the access point connects to nothing")
+        _look()
         if not _state["active"]:
             raise OSError("Wifi Not Started")  # the ESP32 port's message
         _state["connects"].append((ssid, key))
@@ -71,8 +75,10 @@ class WLAN:
             _state["status"] = STAT_NO_AP_FOUND
         else:
             _state["status"] = STAT_GOT_IP
+            _state["joined"] = ssid
 
     def scan(self):
+        _look()
         if self._if == AP_IF or not _state["active"]:
             raise OSError("Wifi Not Started")
         return [(ssid.encode(), _MAC, 6, rssi, 3, False) for ssid, rssi in _state["scan"]]
@@ -81,9 +87,11 @@ class WLAN:
         _state["status"] = STAT_IDLE
 
     def isconnected(self):
+        _look()
         return _state["status"] == STAT_GOT_IP
 
     def status(self, param=None):
+        _look()
         if param == "rssi":
             return -50
         return _state["status"]
@@ -135,11 +143,22 @@ def sim_reset():
               "fail_status": STAT_NO_AP_FOUND, "connects": History(CONNECTS_KEPT),
               "hostname": "ESP32", "hostnames": History(CONNECTS_KEPT),
               "ap": {"active": False, "ssid": "", "key": "", "security": 0, "mac": _MAC},
-              "unreachable": (), "scan": ()}
+              "unreachable": (), "scan": (), "joined": None, "hook": None}
+
+
+def _look():
+    if _state["hook"] is not None:
+        _state["hook"]()
+
+
+def sim_watch(hook):
+    _state["hook"] = hook
 
 
 def sim_unreachable(ssids):
     _state["unreachable"] = tuple(ssids)
+    if _state["status"] == STAT_GOT_IP and _state["joined"] in _state["unreachable"]:
+        _state["status"] = STAT_BEACON_TIMEOUT
 
 
 def sim_scan(networks):
