@@ -25,7 +25,9 @@ class Lcd(Screen):
     def __init__(self, entry):
         super().__init__(entry)
         self.pins = (entry["sck"], entry["mosi"], entry["dc"])
-        spi = SPI(entry["spi"], baudrate=entry["freq"], sck=Pin(entry["sck"]), mosi=Pin(entry["mosi"]))
+        # miso=None: the panel is never read, and the port would take the bus's default MISO pin.
+        spi = SPI(entry["spi"], baudrate=entry["freq"], sck=Pin(entry["sck"]), mosi=Pin(entry["mosi"]),
+                  miso=None)
         cs, rst, bl = entry["cs"], entry["rst"], entry["bl"]
         self.display = ST7789(
             spi, Pin(entry["dc"], Pin.OUT, value=1), None if cs is None else Pin(cs, Pin.OUT, value=1),

@@ -158,6 +158,8 @@ async def test_the_lcd_part_shows_text_and_clears():
     assert (part.columns, part.rows) == (40, 30)
     assert panel.on and panel.awake and panel.inverted  # INVON: an IPS panel's true colours
     assert machine.sim_pin(4).value() == 1  # the backlight
+    spi = machine.sim_spi(1)
+    assert (spi.sck, spi.mosi, spi.miso, spi.baudrate) == (18, 23, None, 40000000)  # no MISO pin taken
     client = Client(board)
     shown = await client.call("self.tft.show_text", {"text": "Temperature 21.5 C\nsecond line"})
     assert shown == {"lines": ["Temperature 21.5 C", "second line"]}

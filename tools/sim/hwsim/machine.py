@@ -198,19 +198,23 @@ class I2C:
 class SPI:
     """A controller SPI bus: write() hands the bytes to every device attached with
     sim_attach_spi() on the same SCK and MOSI pins whose chip select is low (or that has
-    none), as a panel wired to those pins would see them. Reads return zeros."""
+    none), as a panel wired to those pins would see them. Reads return zeros. A pin not
+    given is the bus's default one, as on the ESP32 port (SPI(1): SCK 14, MOSI 13, MISO 12;
+    SPI(2): 18, 23, 19); None: no pin (`miso=None` for a panel that is never read)."""
 
     MSB = 0
     LSB = 1
+    _DEFAULT_PINS = {1: (14, 13, 12), 2: (18, 23, 19)}
 
-    def __init__(self, id, baudrate=1000000, *, polarity=0, phase=0, bits=8, firstbit=0, sck=None,
-                 mosi=None, miso=None):
-        if id not in (1, 2):
+    def __init__(self, id, baudrate=500000, *, polarity=0, phase=0, bits=8, firstbit=0, sck=-1,
+                 mosi=-1, miso=-1):
+        if id not in self._DEFAULT_PINS:
             raise ValueError("SPI(%s) doesn't exist" % (id,))
         self.id = id
         self.baudrate = baudrate
-        self.sck = _pin_id(sck)
-        self.mosi = _pin_id(mosi)
+        self.sck, self.mosi, self.miso = [
+            default if given == -1 else _pin_id(given)
+            for given, default in zip((sck, mosi, miso), self._DEFAULT_PINS[id])]
         self.bytes_written = 0
         _state["spi"][id] = self
 
