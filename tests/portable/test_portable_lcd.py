@@ -9,6 +9,7 @@ import json
 import framebuf
 import hwsim
 import machine
+import simspi
 from boards import Board, add_parts
 from drivers.st7789 import ST7789, STRIP_ROWS
 from parts import PartError
@@ -58,7 +59,7 @@ def _reads(panel, text, row, color, background, rotation=0, columns=None):
 
 
 def _panel():
-    return machine.sim_spi_devices()[-1]
+    return simspi.devices()[-1]
 
 
 def _problem(parts, chip="esp32"):
@@ -158,7 +159,7 @@ async def test_the_lcd_part_shows_text_and_clears():
     assert (part.columns, part.rows) == (40, 30)
     assert panel.on and panel.awake and panel.inverted  # INVON: an IPS panel's true colours
     assert machine.sim_pin(4).value() == 1  # the backlight
-    spi = machine.sim_spi(1)
+    spi = simspi.spi(1)
     assert (spi.sck, spi.mosi, spi.miso, spi.baudrate) == (18, 23, None, 40000000)  # no MISO pin taken
     client = Client(board)
     shown = await client.call("self.tft.show_text", {"text": "Temperature 21.5 C\nsecond line"})

@@ -40,8 +40,9 @@ def solder(parts):
                                    simoled.SSD1306(entry.get("width", 128), entry.get("height", 64)))
         elif kind == "lcd":
             import simlcd  # only for a panel: the other boards' simulated share stays as it was
+            import simspi
 
-            machine.sim_attach_spi(simlcd.Panel(
+            simspi.attach(simlcd.Panel(
                 entry.get("width", 240), entry.get("height", 240), entry.get("x_offset", 0),
                 entry.get("y_offset", 0), entry.get("sck"), entry.get("mosi"), entry.get("dc"),
                 entry.get("cs")))
@@ -76,7 +77,7 @@ def snapshot():
                 "width": device.width, "height": device.height, "ram": binascii.hexlify(device.ram).decode()}
     lcds = {}
     simlcd = sys.modules.get("simlcd")
-    for panel in machine.sim_spi_devices() if simlcd is not None else ():
+    for panel in sys.modules["simspi"].devices() if simlcd is not None else ():
         if isinstance(panel, simlcd.Panel):
             lcds["dc %s" % panel.dc] = {
                 "on": panel.on, "awake": panel.awake, "inverted": panel.inverted, "madctl": panel.madctl,

@@ -4,8 +4,9 @@ Stands in for MicroPython's `machine` on the host board, under CPython and the M
 unix port. Nothing here touches hardware; instead every driver action is recorded so tests
 can assert on it:
 
-- SPI devices (a panel: simlcd.py) are attached with `sim_attach_spi()` to their pins and
-  get what an SPI on those pins writes while their chip select is low.
+- SPI (simspi.py, loaded at the first use of machine.SPI: a board without an SPI part
+  never loads it): devices (a panel: simlcd.py) are attached with `simspi.attach()` to their
+  pins and get what an SPI on those pins writes while their chip select is low.
 - I2C devices are register maps attached to a bus id with `sim_attach_i2c()`; each keeps
   `regs` (current values) and `writes` (the last (register, value) pairs written, in order).
 - `sim_pwm(pin)` is the PWM on a pin; its `history` lists the last duty_u16 values it was given.
@@ -114,6 +115,14 @@ class Pin:
             self.value(value)
 
 
+def __getattr__(name):
+    if name == "SPI":
+        from simspi import SPI
+
+        return SPI
+    raise AttributeError(name)
+
+
 class I2CDevice:
     """A register-mapped I2C target. `width` is the register size in bytes (ES8311: 1,
     AW88298: 2, big-endian). Multi-register writes auto-increment like real codecs."""
@@ -193,46 +202,6 @@ class I2C:
 
     def readfrom_mem_into(self, addr, memaddr, buf, *, addrsize=8):
         buf[:] = self._device(addr).read(memaddr, len(buf))
-
-
-class SPI:
-    """A controller SPI bus: write() hands the bytes to every device attached with
-    sim_attach_spi() on the same SCK and MOSI pins whose chip select is low (or that has
-    none), as a panel wired to those pins would see them. Reads return zeros. A pin not
-    given is the bus's default one, as on the ESP32 port (SPI(1): SCK 14, MOSI 13, MISO 12;
-    SPI(2): 18, 23, 19); None: no pin (`miso=None` for a panel that is never read)."""
-
-    MSB = 0
-    LSB = 1
-    _DEFAULT_PINS = {1: (14, 13, 12), 2: (18, 23, 19)}
-
-    def __init__(self, id, baudrate=500000, *, polarity=0, phase=0, bits=8, firstbit=0, sck=-1,
-                 mosi=-1, miso=-1):
-        if id not in self._DEFAULT_PINS:
-            raise ValueError("SPI(%s) doesn't exist" % (id,))
-        self.id = id
-        self.baudrate = baudrate
-        self.sck, self.mosi, self.miso = [
-            default if given == -1 else _pin_id(given)
-            for given, default in zip((sck, mosi, miso), self._DEFAULT_PINS[id])]
-        self.bytes_written = 0
-        _state["spi"][id] = self
-
-    def write(self, buf):
-        self.bytes_written += len(buf)
-        for device in _state["spi_devices"]:
-            if device.sck == self.sck and device.mosi == self.mosi and device.selected():
-                device.receive(buf)
-
-    def read(self, nbytes, write=0):
-        return bytes(nbytes)
-
-    def readinto(self, buf, write=0):
-        for i in range(len(buf)):
-            buf[i] = 0
-
-    def deinit(self):
-        pass
 
 
 class PWM:
@@ -366,8 +335,11 @@ def sim_reset():
     """Back to power-on: no devices, pins or PWMs; reset_cause() is PWRON_RESET."""
     global _state
     global _input_hook
-    _state = {"pins": {}, "pwm": {}, "i2c": {}, "devices": {}, "spi": {}, "spi_devices": [], "freq": 240000000,
+    _state = {"pins": {}, "pwm": {}, "i2c": {}, "devices": {}, "freq": 240000000,
               "reset_cause": PWRON_RESET, "rtc": None, "levels": {}, "adc": {}, "adcs": {}}
+    spi = sys.modules.get("simspi")
+    if spi is not None:
+        spi.reset()
     _input_hook = None
 
 
@@ -375,23 +347,6 @@ def sim_attach_i2c(bus_id, addr, device):
     """Wire `device` (an I2CDevice) to bus `bus_id` at 7-bit address `addr`; returns it."""
     _state["devices"][(bus_id, addr)] = device
     return device
-
-
-def sim_attach_spi(device):
-    """Wire `device` to the SPI pins it names (its `sck`, `mosi`; `selected()` says whether
-    its chip select is low; `receive(buf)` gets what is written); returns it."""
-    _state["spi_devices"].append(device)
-    return device
-
-
-def sim_spi_devices():
-    """The SPI devices attached, in order."""
-    return _state["spi_devices"]
-
-
-def sim_spi(bus_id):
-    """The last SPI object made for `bus_id` (its sck, mosi, baudrate), or None."""
-    return _state["spi"].get(bus_id)
 
 
 def sim_i2c_device(bus_id, addr):

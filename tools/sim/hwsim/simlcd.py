@@ -1,6 +1,6 @@
 """A simulated SPI colour LCD controller of the MIPI DCS family (ST7789, ILI9341,
 ILI9342C) and its panel: attach one with
-machine.sim_attach_spi(simlcd.Panel(240, 320, sck=18, mosi=23, dc=16, cs=5)).
+simspi.attach(simlcd.Panel(240, 320, sck=18, mosi=23, dc=16, cs=5)).
 
 It reads the bus as the chip does: a byte written while the DC pin is low is a command,
 while it is high the command's parameters or, after RAMWR (0x2C), pixels (RGB565,
