@@ -164,6 +164,8 @@ view = umcpfw.statusview.for_board(app, board.parts[0])
 gc.collect()
 print(module - before, gc.mem_alloc() - module)
 """
+# The LCD's module, with the simulated SPI loaded first (a board has machine.SPI in C).
+MODULE_LCD_SCRIPT = MODULE_SCRIPT.replace("simoled\n", "simoled, simspi, simlcd\n")
 # The LCD: the view on it, as on the OLED (the runtime module loaded first).
 VIEW_LCD_SCRIPT = VIEW_SCRIPT.replace("import parts, parts.oled", "import parts, parts.lcd")
 LCD_STATUS_SCREEN = {"type": "lcd", "name": "tft", "sck": 18, "mosi": 23, "dc": 16, "cs": 5, "rst": 17,
@@ -345,7 +347,7 @@ def measure_lcd(micropython):
     try:
         stage("generic", stage_dir)
         path = device_path(stage_dir)
-        module = _micropython(micropython, MODULE_SCRIPT % {"module": "lcd"}, path, int)[0]
+        module = _micropython(micropython, MODULE_LCD_SCRIPT % {"module": "lcd"}, path, int)[0]
         part = _micropython(micropython, PART_SCRIPT % {"entry": repr(LCD_STATUS_SCREEN), "module": "lcd"},
                             path, int)[0]
         buffers = _micropython(micropython, BUFFERS_SCRIPT % {"entry": LCD_STATUS_SCREEN}, path, int)[0]
