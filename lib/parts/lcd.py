@@ -26,8 +26,12 @@ class Lcd(Screen):
         super().__init__(entry)
         self.pins = (entry["sck"], entry["mosi"], entry["dc"])
         # miso=None: the panel is never read, and the port would take the bus's default MISO pin.
-        spi = SPI(entry["spi"], baudrate=entry["freq"], sck=Pin(entry["sck"]), mosi=Pin(entry["mosi"]),
-                  miso=None)
+        try:
+            spi = SPI(entry["spi"], baudrate=entry["freq"], sck=Pin(entry["sck"]), mosi=Pin(entry["mosi"]),
+                      miso=None)
+        except OSError as e:  # the bus could not be set up: a bad entry, named (parts.setup)
+            raise ValueError("SPI %d on SCK GPIO %d, MOSI GPIO %d: %r" % (
+                entry["spi"], entry["sck"], entry["mosi"], e))
         cs, rst, bl = entry["cs"], entry["rst"], entry["bl"]
         self.display = ST7789(
             spi, Pin(entry["dc"], Pin.OUT, value=1), None if cs is None else Pin(cs, Pin.OUT, value=1),
