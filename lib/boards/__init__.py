@@ -82,10 +82,10 @@ class Board:
             await serve(self.parts, server)
 
     def show_activation_code(self, code, message):
-        """On the first OLED among the parts (the code is logged on every board)."""
+        """On the first screen among the parts (the code is logged on every board)."""
         for part in self.parts:
-            if part.kind == "oled":
-                from parts.oled import wrap
+            if part.kind in ("oled", "lcd"):
+                from parts.screen import wrap
 
                 part.show(["Activation code", code] + wrap(message, part.columns))
                 return

@@ -4,7 +4,7 @@
 What a part does at run time is in the module of its kind, resident while the firmware
 runs: `output` (relay, pwm, servo, buzzer), `sensor` (the Sensor base, serve() that reads
 them, button, analog, battery, dht, ds18b20), `strip` (RGB LEDs, NeoPixel), `oled` (I2C
-SSD1306). How parts are made and which tools they offer is boot work, in modules that
+SSD1306), `lcd` (SPI ST7789/ILI9341), both on `screen` (what text screens share). How parts are made and which tools they offer is boot work, in modules that
 leave the heap once it is done: `check` (the entries checked before any hardware is
 touched) and `setup` (the parts made, their pins and drivers wired, their tools
 registered). A runtime module is imported only when config.json names one of its types.
@@ -18,7 +18,7 @@ import sys
 from umcp.compat import get_logger
 
 TYPES = ("relay", "pwm", "strip", "servo", "buzzer", "button", "analog", "dht", "ds18b20",
-         "battery", "oled")
+         "battery", "oled", "lcd")
 URI = "device://parts/"  # + the part's name: a sensor's resource
 
 log = get_logger("parts")
@@ -69,6 +69,7 @@ class Part:
     A type's class adds what its tools call (parts.setup says which) and its state()."""
 
     poll_ms = 0  # sensors: how often serve() reads them
+    status = False  # screens: the board's status screen ("status": true)
 
     def __init__(self, entry):
         self.name = entry["name"]

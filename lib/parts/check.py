@@ -46,6 +46,12 @@ OPTIONS = {
     "oled": (("sda", _IO, REQUIRED), ("scl", _IO, REQUIRED), ("i2c", _INT, 0, 0, 1),
              ("addr", _INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64),
              ("status", _BOOL, False)),
+    "lcd": (("sck", _OUT, REQUIRED), ("mosi", _OUT, REQUIRED), ("dc", _OUT, REQUIRED),
+            ("cs", _OUT, None), ("rst", _OUT, None), ("bl", _OUT, None), ("spi", (1, 2), 1),
+            ("freq", _INT, 40000000, 1000000, 80000000), ("width", _INT, REQUIRED, 8, 320),
+            ("height", _INT, REQUIRED, 8, 320), ("rotation", (0, 90, 180, 270), 0),
+            ("x_offset", _INT, 0, 0, 312), ("y_offset", _INT, 0, 0, 312), ("invert", _BOOL, True),
+            ("bgr", _BOOL, False), ("status", _BOOL, False)),
 }
 # Tool namespaces of the common tools (self.<name>.*): a part may not take them.
 _RESERVED = const(("audio_speaker", "screen", "camera", "assets", "system", "network"))
@@ -143,6 +149,8 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
             for option in OPTIONS[kind]:
                 if option[1] in (_OUT, _IN, _IO, _ADC):
                     pin = out[option[0]]
+                    if pin is None:  # an optional pin left out (an LCD's cs, rst, bl)
+                        continue
                     if pin in pins:
                         raise PartError("%s: GPIO %d is already used by %s" % (where, pin, pins[pin]))
                     pins[pin] = where
@@ -230,6 +238,13 @@ def _rules(out):
         raise PartError("min and max must differ")
     if kind == "battery" and out["empty_v"] >= out["full_v"]:
         raise PartError("empty_v (%s) must be below full_v (%s)" % (out["empty_v"], out["full_v"]))
+    if kind == "lcd":
+        # The controller's memory: 240x320, or 320x240 for a panel wider than high.
+        memory = (320, 240) if out["width"] > out["height"] else (240, 320)
+        if out["width"] + out["x_offset"] > memory[0] or out["height"] + out["y_offset"] > memory[1]:
+            raise PartError("a %dx%d panel at offset %d,%d does not fit the controller's %dx%d pixels"
+                            % (out["width"], out["height"], out["x_offset"], out["y_offset"],
+                               memory[0], memory[1]))
     if kind == "button" and out["active"] is None:
         out["active"] = "high" if out["pull"] == "down" else "low"
 

@@ -16,7 +16,7 @@ KINDS = {"relay": ("output", "Relay"), "pwm": ("output", "Pwm"), "servo": ("outp
          "buzzer": ("output", "Buzzer"), "strip": ("strip", "Strip"),
          "button": ("sensor", "Button"), "analog": ("sensor", "Analog"),
          "battery": ("sensor", "Battery"), "dht": ("sensor", "Dht"),
-         "ds18b20": ("sensor", "Ds18b20"), "oled": ("oled", "Oled")}
+         "ds18b20": ("sensor", "Ds18b20"), "oled": ("oled", "Oled"), "lcd": ("lcd", "Lcd")}
 
 # A tool's hints: (read_only, destructive, idempotent).
 _READS = const((True, None, None))
@@ -50,13 +50,17 @@ TOOLS = {
     "oled": (("show_text", "Show text on the %s (a %dx%d OLED screen), replacing what it "
               "showed.", _SETS, "show_text"),
              ("clear", "Clear the %s (a %dx%d OLED screen).", _SETS, "clear")),
+    "lcd": (("show_text", "Show text on the %s (a %dx%d colour screen), replacing what it "
+             "showed.", _SETS, "show_text"),
+            ("clear", "Clear the %s (a %dx%d colour screen).", _SETS, "clear")),
 }
 # Output schemas (JSON text, in flash when frozen) of the tools that answer an object:
 # clients of 2025-06-18 and later get it and the answer as structuredContent (umcp.tool).
 SCHEMAS = {"relay.get_state": '{"type":"object","properties":{"power":{"type":"boolean"}},'
                               '"required":["power"]}'}
 VALUES = {"servo": ("label", "range"), "strip": ("label", "count"),
-          "analog": ("label", "low", "high", "unit"), "oled": ("label", "width", "height")}
+          "analog": ("label", "low", "high", "unit"), "oled": ("label", "width", "height"),
+          "lcd": ("label", "width", "height")}
 
 
 def make(entries):
@@ -100,7 +104,7 @@ def module_of(kind):
 
 def _wire(part, entry):
     """Each type's pins and drivers, on the part Part(entry) made (the OLED wires itself:
-    its constructor sets the panel up, again after a loose wire). One function, not one
+    its constructor sets the panel up, again after a loose wire; the LCD too). One function, not one
     a type: a name is heap for good once a module is loaded."""
     kind = part.kind
     if kind == "relay":
@@ -127,7 +131,7 @@ def _wire(part, entry):
         part.color = (0, 0, 0)
         part.leds.fill(part.color)
         part.leds.write()
-    elif kind != "oled":  # a sensor
+    elif kind not in ("oled", "lcd"):  # a sensor
         if kind == "button":
             entry["interval_ms"] = 100  # how soon a press reaches the log and the clients
         part.poll_ms = entry.get("interval_ms") or 1000
@@ -208,7 +212,7 @@ def _parameters(part, verb, shared):
                      description="pitch in Hz (440 is the A above middle C)"),
             Property("duration_ms", INTEGER, default=200, minimum=10, maximum=5000,
                      description="how long, in milliseconds")])
-    if kind == "oled" and verb == "show_text":
+    if kind in ("oled", "lcd") and verb == "show_text":
         size = (part.columns, part.rows)
         return _shared(shared, ("text", size), lambda: [Property("text", STRING, description=(
             "what to show: lines of up to %d characters, %d lines; longer lines wrap, a "

@@ -39,7 +39,7 @@ def build(app):
     # The board puts the saved volume, brightness and theme back onto its hardware.
     app.board = _board(config, app.settings)
     for part in app.board.parts:
-        if part.kind == "oled" and part.status:
+        if part.status:  # a screen's ("status": true)
             from umcpfw.statusview import for_board  # only there (heap)
 
             app.status_view = for_board(app, part)

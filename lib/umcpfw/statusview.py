@@ -1,5 +1,5 @@
 # The status screen: what the board is doing, in a few lines of text on a small screen
-# (an OLED part with "status": true). Imported only on a board that has one.
+# (an OLED or LCD part with "status": true). Imported only on a board that has one.
 #
 # It shows the connection state, the activation code while one is pending (nothing else
 # then: the owner needs it), the Wi-Fi setup's access point and password while that mode
@@ -12,7 +12,7 @@
 #
 # The screen: any object with `rows`, `columns`, show(lines) (OSError/RuntimeError when
 # the panel does not answer), set_theme(theme) and `held` (True while a maker's text is
-# on it: the view leaves the panel alone until it is cleared), as parts.oled.Part is.
+# on it: the view leaves the panel alone until it is cleared), as parts.screen.Screen is.
 import asyncio
 
 from umcp.compat import get_logger
@@ -24,12 +24,12 @@ _log = get_logger("status")
 
 def for_board(app, part):
     """The view on `part` for the application; where the board has no display of its own,
-    the OLED becomes it: the theme tool switches the panel between light and dark."""
+    the screen becomes it: the theme tool switches the panel between light and dark."""
     board = app.board
     if board.display is None:
         from drivers.display import Display
 
-        board.display = Display(part.width, part.height, "SSD1306 OLED",
+        board.display = Display(part.width, part.height, part.panel,
                                 app.settings.get("theme") or "light")
     view = StatusView(part, app)
     part.on_release = view.changed
@@ -65,7 +65,7 @@ class StatusView:
             return ["Wi-Fi setup", "Join " + ssid, "Key " + password, address]
         activation = app.ota.activation if app.ota is not None else None
         if activation and activation.get("code"):
-            from parts.oled import wrap
+            from parts.screen import wrap
 
             return ["Activation code", activation["code"]] + wrap(
                 activation.get("message") or "", self.screen.columns)

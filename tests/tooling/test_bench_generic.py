@@ -65,3 +65,14 @@ def test_the_table_shows_the_interned_names_pools_when_measured():
         "1307 in 7: 31.9 KB | +9.3 KB | 1400 in 7: 32.9 KB | +10.3 KB |" in lines
     assert generic._qstr_pools("qstr pool: n_pool=7, n_qstr=1307, n_str_data_bytes=13654, "
                                "n_total_bytes=31654") == (7, 1307, 31654)
+
+
+def test_the_lcd_status_screen_is_measured_with_its_buffers():
+    lcd = generic.measure_lcd(MICROPYTHON)
+    assert lcd["buffers"] == 320 * 4 * 2 + 320 + 8  # the strip, the 1-bit line, palette, window
+    assert lcd["part"] > lcd["buffers"] > 0  # the part holds them, and its driver and tools
+    assert lcd["module"] > 0 and lcd["view_module"] > 0 and lcd["view"] > 0
+    lines = generic.lcd_table(lcd)
+    assert "| of which its line and strip buffers, allocated once | %d B |" % lcd["buffers"] in lines
+    total = lcd["module"] + lcd["part"] + lcd["view_module"] + lcd["view"]
+    assert lines[-1] == "| all resident | %.1f KB |" % (total / 1024)

@@ -392,7 +392,7 @@ def test_the_bench_freezes_what_deploy_copies_for_the_host_board():
     assert {target: source for target, source in frozen.items() if target not in hwsim} == copied
     assert sorted(hwsim) == ["camera.py", "dht.py", "ds18x20.py", "esp32.py", "hwsim.py", "machine.py",
                              "neopixel.py", "network.py", "onewire.py", "simhistory.py", "siminputs.py",
-                             "simoled.py"]
+                             "simlcd.py", "simoled.py", "simspi.py"]
     # Every simulated module but framebuf, which every MicroPython has built in (and finds first).
     assert sorted(hwsim) == sorted(name for name in os.listdir(os.path.join(ROOT, "tools", "sim", "hwsim"))
                                    if name.endswith(".py") and name != "framebuf.py")

@@ -15,7 +15,9 @@ view umcpfw.statusview draws on it), through the same session.
 What the parts cost, each in a fresh interpreter once the simulated chips are soldered on:
 the parts package and each of its modules (the types that are alike share one: output,
 sensor), counted once whatever the number of parts; then each part type's part and tools,
-and a sensor's resource.
+and a sensor's resource. Beside them, the SPI colour LCD (a 320x240 panel, the ESP32-S3-BOX-3's
+and the CoreS3's size) as the status screen: its module (with parts.screen and the driver),
+a part with its tools (its line and strip buffers among them), and the status view on it.
 """
 
 import asyncio
@@ -161,6 +163,22 @@ module = gc.mem_alloc()
 view = umcpfw.statusview.for_board(app, board.parts[0])
 gc.collect()
 print(module - before, gc.mem_alloc() - module)
+"""
+# The LCD's module, with the simulated SPI loaded first (a board has machine.SPI in C).
+MODULE_LCD_SCRIPT = MODULE_SCRIPT.replace("simoled\n", "simoled, simspi, simlcd\n")
+# The LCD: the view on it, as on the OLED (the runtime module loaded first).
+VIEW_LCD_SCRIPT = VIEW_SCRIPT.replace("import parts, parts.oled", "import parts, parts.lcd")
+LCD_STATUS_SCREEN = {"type": "lcd", "name": "tft", "sck": 18, "mosi": 23, "dc": 16, "cs": 5, "rst": 17,
+                     "bl": 4, "width": 320, "height": 240, "status": True}
+# The driver's buffers, allocated once (what a part's figure holds of them).
+BUFFERS_SCRIPT = """import hwsim
+from boards import Board, add_parts
+entry = %(entry)r
+hwsim.solder([entry])
+board = Board("generic")
+add_parts(board, {"parts": [entry]})
+lcd = board.parts[0].display
+print(len(lcd._strip_buf) + (lcd.width + 7) // 8 * 8 + 4 + 4)
 """
 PACKAGE_SCRIPT = """import gc
 import hwsim, machine
@@ -322,10 +340,38 @@ def measure_types(micropython):
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 
+def measure_lcd(micropython):
+    """The LCD status screen's bytes: (its runtime module with what it imports, a part and
+    its tools, of which its buffers, the status view's module, the view on it)."""
+    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-lcd-")
+    try:
+        stage("generic", stage_dir)
+        path = device_path(stage_dir)
+        module = _micropython(micropython, MODULE_LCD_SCRIPT % {"module": "lcd"}, path, int)[0]
+        part = _micropython(micropython, PART_SCRIPT % {"entry": repr(LCD_STATUS_SCREEN), "module": "lcd"},
+                            path, int)[0]
+        buffers = _micropython(micropython, BUFFERS_SCRIPT % {"entry": LCD_STATUS_SCREEN}, path, int)[0]
+        view = _micropython(micropython, VIEW_LCD_SCRIPT % {"entry": LCD_STATUS_SCREEN}, path, int)
+        return {"module": module, "part": part, "buffers": buffers, "view_module": view[0], "view": view[1]}
+    finally:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def lcd_table(lcd):
+    total = lcd["module"] + lcd["part"] + lcd["view_module"] + lcd["view"]
+    return ["| the SPI LCD (320x240) as the status screen | bytes |", "|---|---|",
+            "| parts.lcd (with parts.screen and drivers.st7789) | %d B |" % lcd["module"],
+            "| a part and its tools | %d B |" % lcd["part"],
+            "| of which its line and strip buffers, allocated once | %d B |" % lcd["buffers"],
+            "| umcpfw.statusview | %d B |" % lcd["view_module"],
+            "| the view on the panel (and the Display it gives the generic board) | %d B |" % lcd["view"],
+            "| all resident | %.1f KB |" % (total / 1024)]
+
+
 def measure(micropython):
     return {"bits": bench_firmware.word_bits(micropython), "micropython": micropython,
             "boards": dict((board, measure_board(micropython, board)) for board in BOARDS),
-            "types": measure_types(micropython)}
+            "types": measure_types(micropython), "lcd": measure_lcd(micropython)}
 
 
 def table(figures):
@@ -393,6 +439,8 @@ def print_generic(micropython):
               % figures["bits"])
     print()
     print("\n".join(table(figures)))
+    print()
+    print("\n".join(lcd_table(figures["lcd"])))
     print()
     print("Sessions: the host board's make sim calls (volume, status, a photo); the generic board's")
     print("make sim-generic calls (one per part, the OLED's apart; the same with the status screen),")

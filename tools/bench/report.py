@@ -250,7 +250,7 @@ def fuzz_lines(fuzz):
 
 
 # Modules of tools/sim/hwsim beside SIMULATED_MODULES that the host board imports.
-SIMULATED_EXTRA = ("simhistory", "simoled", "siminputs", "dht", "onewire", "ds18x20")
+SIMULATED_EXTRA = ("simhistory", "simoled", "simlcd", "simspi", "siminputs", "dht", "onewire", "ds18x20")
 
 
 def http_growth(figures):

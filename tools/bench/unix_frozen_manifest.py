@@ -16,5 +16,5 @@ for name in sorted(os.listdir("../../lib")):
         package(name, base_path="../../lib")
 package("boards", files=("__init__.py", "host.py"), base_path="../../lib")
 for name in ("machine", "esp32", "network", "camera", "neopixel", "dht", "onewire", "ds18x20",
-             "simoled", "siminputs", "simhistory", "hwsim"):
+             "simoled", "simlcd", "simspi", "siminputs", "simhistory", "hwsim"):
     module(name + ".py", base_path="../sim/hwsim")

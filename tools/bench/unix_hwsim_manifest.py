@@ -6,5 +6,5 @@
 # build to make with it. Paths are relative to this file (tools/bench/).
 include("$(MPY_DIR)/extmod/asyncio")
 for name in ("machine", "esp32", "network", "camera", "neopixel", "dht", "onewire", "ds18x20",
-             "simoled", "siminputs", "simhistory", "hwsim"):
+             "simoled", "simlcd", "simspi", "siminputs", "simhistory", "hwsim"):
     module(name + ".py", base_path="../sim/hwsim")

@@ -3,6 +3,7 @@ simulated chips config.json's parts name onto the simulated board; snapshot what
 drivers did, as JSON, for tests to read."""
 
 import binascii
+import sys
 
 import camera
 import dht
@@ -27,7 +28,7 @@ def reset(app_size=0x100000):
 
 def solder(parts):
     """Put a simulated chip where each entry of config.json's "parts" (a list of dicts)
-    expects one: an SSD1306 on its I2C bus and address, a DHT on its pin, a DS18B20 on its
+    expects one: an SSD1306 on its I2C bus and address, an SPI LCD on its pins, a DHT on its pin, a DS18B20 on its
     1-Wire pin. Outputs, buttons and ADCs need nothing: the pins are there. Entries the
     firmware would refuse are left alone (it says why)."""
     for entry in parts if isinstance(parts, list) else ():
@@ -37,6 +38,14 @@ def solder(parts):
         if kind == "oled":
             machine.sim_attach_i2c(entry.get("i2c", 0), entry.get("addr", 0x3C),
                                    simoled.SSD1306(entry.get("width", 128), entry.get("height", 64)))
+        elif kind == "lcd":
+            import simlcd  # only for a panel: the other boards' simulated share stays as it was
+            import simspi
+
+            simspi.attach(simlcd.Panel(
+                entry.get("width", 240), entry.get("height", 240), entry.get("x_offset", 0),
+                entry.get("y_offset", 0), entry.get("sck"), entry.get("mosi"), entry.get("dc"),
+                entry.get("cs")))
         elif kind == "dht" and isinstance(pin, int):
             dht.sim_attach(pin)
         elif kind == "ds18b20" and isinstance(pin, int):
@@ -47,7 +56,8 @@ def snapshot():
     """What the outputs show now, as JSON-ready dicts keyed by pin (as text): output pin
     levels (each Pin's last levels), PWMs (frequency, last duties, pulse width, last
     frequencies set), LED strips (last frames), SSD1306s ("bus:address": on, contrast,
-    inverted, size and RAM as hex)."""
+    inverted, size and RAM as hex), SPI LCDs ("dc <pin>": on, awake, inverted, MADCTL,
+    COLMOD, pixels written outside the glass, size and the glass's RGB565 pixels as hex)."""
     pins = {}
     for pin, p in machine.sim_pins().items():
         if p.mode != machine.Pin.IN and p.history.count:
@@ -65,4 +75,12 @@ def snapshot():
             oleds["%d:%d" % (bus, addr)] = {
                 "on": device.on, "contrast": device.contrast, "inverted": device.inverted,
                 "width": device.width, "height": device.height, "ram": binascii.hexlify(device.ram).decode()}
-    return {"pins": pins, "pwm": pwm, "strips": strips, "oleds": oleds}
+    lcds = {}
+    simlcd = sys.modules.get("simlcd")
+    for panel in sys.modules["simspi"].devices() if simlcd is not None else ():
+        if isinstance(panel, simlcd.Panel):
+            lcds["dc %s" % panel.dc] = {
+                "on": panel.on, "awake": panel.awake, "inverted": panel.inverted, "madctl": panel.madctl,
+                "colmod": panel.colmod, "outside": panel.outside, "width": panel.width,
+                "height": panel.height, "ram": binascii.hexlify(panel.ram).decode()}
+    return {"pins": pins, "pwm": pwm, "strips": strips, "oleds": oleds, "lcds": lcds}

@@ -4,6 +4,9 @@ Stands in for MicroPython's `machine` on the host board, under CPython and the M
 unix port. Nothing here touches hardware; instead every driver action is recorded so tests
 can assert on it:
 
+- SPI (simspi.py, loaded at the first use of machine.SPI: a board without an SPI part
+  never loads it): devices (a panel: simlcd.py) are attached with `simspi.attach()` to their
+  pins and get what an SPI on those pins writes while their chip select is low.
 - I2C devices are register maps attached to a bus id with `sim_attach_i2c()`; each keeps
   `regs` (current values) and `writes` (the last (register, value) pairs written, in order).
 - `sim_pwm(pin)` is the PWM on a pin; its `history` lists the last duty_u16 values it was given.
@@ -110,6 +113,14 @@ class Pin:
         self.pull = pull
         if value is not None:
             self.value(value)
+
+
+def __getattr__(name):
+    if name == "SPI":
+        from simspi import SPI
+
+        return SPI
+    raise AttributeError(name)
 
 
 class I2CDevice:
@@ -326,6 +337,9 @@ def sim_reset():
     global _input_hook
     _state = {"pins": {}, "pwm": {}, "i2c": {}, "devices": {}, "freq": 240000000,
               "reset_cause": PWRON_RESET, "rtc": None, "levels": {}, "adc": {}, "adcs": {}}
+    spi = sys.modules.get("simspi")
+    if spi is not None:
+        spi.reset()
     _input_hook = None
 
 

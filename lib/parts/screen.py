@@ -1,0 +1,76 @@
+"""What the text screens among the parts share (oled: an I2C SSD1306; lcd: an SPI colour
+LCD): lines of 8x8 characters, the tools show_text {text} (wrapped into the screen's
+columns) and clear, and the status screen's hold: with "status": true the screen is the
+board's status screen (umcpfw.statusview), and a maker's show_text holds it (`held`) until
+clear gives it back (`on_release`, the view's).
+
+A screen's type adds show(lines) (RuntimeError naming the part when it does not answer),
+set_theme(theme), `panel` (its kind in words, for the board's Display) and `where`."""
+
+import parts
+
+CELL = 8  # framebuf's text is 8x8 pixels a character
+
+
+class Screen(parts.Part):
+    panel = "screen"
+
+    def __init__(self, entry):
+        super().__init__(entry)
+        self.width, self.height = entry["width"], entry["height"]
+        self.columns, self.rows = self.width // CELL, self.height // CELL
+        self.lines = []
+        self.status = entry.get("status", False)
+        self.held = False  # a maker's text is on the panel (show_text until clear)
+        self.on_release = None  # called when clear gives the panel back (the status view)
+
+    def show_text(self, args):
+        lines = self.show(wrap(args["text"], self.columns))
+        self.held = self.status
+        return {"lines": lines}
+
+    def clear(self, args):
+        self.show([])
+        if self.held:
+            self.held = False
+            if self.on_release is not None:
+                self.on_release()
+        return True
+
+    def state(self, args=None):
+        return {"lines": self.lines}
+
+    def fit(self, lines):
+        """`lines` cut to the screen, printable."""
+        return [printable(line)[:self.columns] for line in lines][:self.rows]
+
+
+def wrap(text, columns):
+    """Lines of at most `columns` characters: at newlines, then between words where it can."""
+    lines = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            while len(word) > columns:  # a word longer than a line is cut
+                if line:
+                    lines.append(line)
+                    line = ""
+                lines.append(word[:columns])
+                word = word[columns:]
+            if not line:
+                line = word
+            elif len(line) + 1 + len(word) <= columns:
+                line += " " + word
+            else:
+                lines.append(line)
+                line = word
+        lines.append(line)
+    return lines
+
+
+def printable(line):
+    """framebuf's font has printable ASCII only: anything else shows as '?'."""
+    for c in line:
+        if not " " <= c <= "~":
+            return "".join(c if " " <= c <= "~" else "?" for c in line)
+    return line
