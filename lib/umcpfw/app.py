@@ -99,7 +99,7 @@ class Application:
         self._reboot_task = None
         self._wifi_task = None
         self._ota_task = None
-        self.status_view = None  # umcpfw.statusview, where an OLED part has "status": true
+        self.status_view = None  # umcpfw.statusview, where a screen part (oled, lcd) has "status": true
         self.wifi_setup = None  # the access point and its page, while that mode runs
         # Log ring, settings, board, trust, vision, server and tools, the OTA check, the
         # endpoints: built by umcpfw.boot, whose code then leaves the heap.
