@@ -350,7 +350,10 @@ def print_http_heap(micropython):
     print()
     print("Heap of the board's HTTP endpoint (mcplink.http on unet.httpd) in the MicroPython column's")
     print("build, as the .mpy files make deploy copies:")
-    print("  its code and objects, listening (import, McpHttp, the server)  %6.1f KB" % (figures["resident"] / 1024))
+    print("  the service listening from boot (umcpfw.mcp_http, nothing else loaded)  %6.1f KB"
+          % (figures["listening"] / 1024))
+    print("  after the first request: the service, the endpoint's code and objects  %6.1f KB"
+          % (figures["resident"] / 1024))
     print("  one open kept-alive connection (both ends: this process is its own client)  %6.1f KB"
           % (figures["connection"] / 1024))
     print("  allocated per tools/call request, collector off (the client's share included)  %6.1f KB"
