@@ -522,21 +522,30 @@ class HttpServer:
             self._stopped.set()
 
     async def _sweep(self):
-        """Once a second: close what outlived its deadline, keep quiet streams alive."""
-        while True:
-            await _sleep_ms(_SWEEP_MS)
-            now = ticks_ms()
-            for connection in self.connections[:]:
-                if connection.deadline is not None and ticks_diff(now, connection.since) > connection.deadline:
-                    _log.info("closing a connection: %s too long", "idle" if connection.state == _IDLE else "request")
-                    connection.deadline = None
-                    if connection.task is not None:
-                        connection.task.cancel()
-                response = connection.response
-                if (response is not None and response.streaming and response.keepalive
-                        and ticks_diff(now, response._last_write) > response.keepalive_s * 1000):
-                    response._last_write = now
-                    asyncio.create_task(response._keep_alive())
+        """Once a second: close what outlived its deadline, keep quiet streams alive. Ends
+        by itself once no connection is left (serve() starts it again), so an idle server
+        keeps no task; the finished task's frame holds nothing of the server (MicroPython's
+        task queue may keep a finished task referenced for a while)."""
+        try:
+            while self.connections:
+                await _sleep_ms(_SWEEP_MS)
+                self._sweep_once(ticks_ms())
+            self._sweeper = None
+        finally:
+            self = None  # noqa: F841 (see above)
+
+    def _sweep_once(self, now):
+        for connection in self.connections[:]:
+            if connection.deadline is not None and ticks_diff(now, connection.since) > connection.deadline:
+                _log.info("closing a connection: %s too long", "idle" if connection.state == _IDLE else "request")
+                connection.deadline = None
+                if connection.task is not None:
+                    connection.task.cancel()
+            response = connection.response
+            if (response is not None and response.streaming and response.keepalive
+                    and ticks_diff(now, response._last_write) > response.keepalive_s * 1000):
+                response._last_write = now
+                asyncio.create_task(response._keep_alive())
 
     def _make_room(self):
         """Close the longest idle connection; False when none is idle."""
