@@ -2,10 +2,17 @@
 # mcp_http): configured() checks the settings and sets the network host name at boot; the
 # service listens from then on, and loads its code (mcplink.http, unet.httpd: about 20 KB
 # of heap even from ROMFS) at the first connection, so a board whose endpoint no client
-# uses keeps that heap for its session.
+# uses keeps that heap for its session. Once no connection is open and no legacy session
+# is kept for IDLE_S seconds, the endpoint and its code leave the heap again (the next
+# connection loads them anew): a client that came once does not cost the board 20 KB for
+# good.
 import asyncio
 
-from umcp.compat import get_logger
+from umcp.compat import const, forget_modules, get_logger
+
+IDLE_S = const(2)  # without a connection or a session this long, the endpoint's code goes
+# What the endpoint loads at its first connection, and forgets when idle.
+_LOADED = ("mcplink.http", "unet.httpd")
 
 _log = get_logger("mcp-http")
 
@@ -84,16 +91,21 @@ def set_hostname(name):
 
 class McpHttpService:
     """`make()` builds the mcplink.http.McpHttp that serves every connection, when the
-    first one arrives; `bind`, `port`: where to listen. async run() and stop(), as the
-    application's services have."""
+    first one arrives; `bind`, `port`: where to listen; `idle_s`: seconds without a
+    connection or a legacy session after which that endpoint is stopped and its code
+    forgotten (None: kept for good). async run() and stop(), as the application's
+    services have."""
 
-    def __init__(self, make, bind, port):
+    def __init__(self, make, bind, port, idle_s=IDLE_S):
         self.make = make
         self.bind = bind
         self.port = port
+        self.idle_s = idle_s
         self.endpoint = None
+        self.made = 0  # endpoints made so far (the code loaded as often)
         self._server = None
         self._stopped = None
+        self._dropping = None  # the task that drops an idle endpoint
 
     async def run(self):
         self._server = await asyncio.start_server(self.accept, self.bind, self.port, backlog=4)
@@ -108,15 +120,37 @@ class McpHttpService:
         """Serve one connection the listener accepted: the endpoint is made at the first;
         if it cannot be (MemoryError among others), the connection is closed, and the next
         one tries again."""
-        if self.endpoint is None:
+        endpoint = self.endpoint
+        if endpoint is None:
             try:
-                self.endpoint = self.make()
+                endpoint = self.endpoint = self.make()
+                self.made += 1
             except Exception as e:  # MemoryError among them: the board carries on
                 _log.error("the MCP endpoint could not start: %r", e)
                 writer.close()
                 await writer.wait_closed()
                 return
-        await self.endpoint.httpd.serve(reader, writer)
+        try:
+            await endpoint.httpd.serve(reader, writer)
+        finally:
+            if self.idle_s is not None and self._dropping is None and _idle(endpoint):
+                self._dropping = asyncio.create_task(self._drop_idle())
+            endpoint = None  # (see _drop_idle)
+
+    async def _drop_idle(self):
+        """After idle_s, stop the endpoint if it is idle still, and forget its code."""
+        try:
+            await asyncio.sleep(self.idle_s)
+            endpoint = self.endpoint
+            if endpoint is not None and _idle(endpoint):
+                self.endpoint = None
+                await endpoint.stop()
+                forget_modules(*_LOADED)
+        finally:
+            self._dropping = None
+            # A finished task may stay referenced a while (MicroPython's task queue keeps
+            # stale links): its frame must not hold the endpoint.
+            endpoint = None
 
     async def stop(self):
         server, self._server = self._server, None
@@ -126,7 +160,16 @@ class McpHttpService:
                 await server.wait_closed()
             except Exception:
                 pass
-        if self.endpoint is not None:
-            await self.endpoint.stop()
+        dropping = self._dropping
+        if dropping is not None:
+            dropping.cancel()
+        endpoint, self.endpoint = self.endpoint, None
+        if endpoint is not None:
+            await endpoint.stop()
         if self._stopped is not None:
             self._stopped.set()
+
+
+def _idle(endpoint):
+    """No connection open, no legacy session kept (it may come back: its state stays)."""
+    return not endpoint.httpd.connections and not getattr(endpoint, "sessions", None)

@@ -1,15 +1,17 @@
 # The heap the board's MCP endpoint takes (make bench's HTTP rows): run inside MicroPython
 # with lib/ on the module path (tools/bench/link.py starts it):
 #   http_heap.py PORT
-# The endpoint runs as the firmware runs it: umcpfw.mcp_http's service listens from boot
-# and makes the endpoint (mcplink.http on unet.httpd) at the first connection.
+# The endpoint runs as the firmware runs it: umcpfw.mcp_http's service listens from boot,
+# makes the endpoint (mcplink.http on unet.httpd) at the first connection and drops it
+# once idle.
 # Prints one JSON line: bytes kept by the service listening, nothing loaded yet
 # ("listening"); by the service with the endpoint's code loaded and made, no connection
 # open ("resident", listening included); per open kept-alive connection ("connection");
 # allocated per tools/call request with the collector off (an upper bound of the garbage
 # each leaves): over HTTP ("request", this process's own minimal client included) and, the
 # floor, the same request's body handed to a Session in memory ("floor": what any
-# transport pays).
+# transport pays); and kept once the client left and the idle endpoint was dropped
+# ("after_idle", listening included: the names its code interned stay).
 import asyncio
 import gc
 import json
@@ -58,7 +60,7 @@ async def main(port):
 
         return McpHttp(server, "bench-token", port, "127.0.0.1")
 
-    service = McpHttpService(make, "127.0.0.1", port)
+    service = McpHttpService(make, "127.0.0.1", port)  # dropped when idle, as the firmware's
     serving = asyncio.create_task(service.run())
     while service._stopped is None:  # listening
         await asyncio.sleep_ms(10)
@@ -103,6 +105,14 @@ async def main(port):
     gc.collect()
     resident = gc.mem_alloc() - base
     connection = with_connection - resident
+    waited = 0
+    while service.endpoint is not None:  # dropped IDLE_S after the last connection (2 s)
+        await asyncio.sleep_ms(50)
+        waited += 50
+        if waited > 10000:
+            raise OSError("the idle endpoint was not dropped")
+    gc.collect()
+    after_idle = gc.mem_alloc() - base
 
     for _ in range(3):
         await session.handle(BODY)
@@ -118,7 +128,8 @@ async def main(port):
     await service.stop()
     serving.cancel()
     print(json.dumps({"listening": listening, "resident": resident, "connection": connection,
-                      "request": per_request, "floor": floor, "calls": CALLS, "answered": len(answered)}))
+                      "request": per_request, "floor": floor, "after_idle": after_idle,
+                      "made": service.made, "calls": CALLS, "answered": len(answered)}))
 
 
 asyncio.run(main(int(sys.argv[1])))

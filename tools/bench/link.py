@@ -359,7 +359,12 @@ def print_http_heap(micropython):
     print("  allocated per tools/call request, collector off (the client's share included)  %6.1f KB"
           % (figures["request"] / 1024))
     print("  the same request's body handed to a Session in memory (floor)  %6.1f KB" % (figures["floor"] / 1024))
-    print("Allocated-per-request is garbage an allocation with the collector on frees again; the")
+    print("  kept once the client left and the idle endpoint was dropped (listening included)  %6.1f KB"
+          % (figures["after_idle"] / 1024))
+    print("Allocated-per-request is garbage an allocation with the collector on frees again. The")
+    print("endpoint is made at the first connection and dropped, its code forgotten, once no")
+    print("connection and no legacy session is left for umcpfw.mcp_http.IDLE_S seconds; what")
+    print("stays is the service and the names the code interned. The")
     print("firmware table below gives the whole session with mcp_http enabled and used.")
     return True
 
