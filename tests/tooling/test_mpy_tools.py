@@ -232,6 +232,28 @@ def test_firmware_heap_bench_runs_the_sources_too():
     assert 0 < figures["connected"] < figures["after_calls"] < bench_firmware.HEAPSIZE
 
 
+def test_firmware_heap_bench_serves_an_http_client_and_reads_the_heap_through_it():
+    figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, None, bench_firmware.HEAPSIZE, http=True))
+    # Read through the endpoint while it serves: its code, two connections and a call on
+    # the heap besides what the board kept after boot.
+    assert 0 < figures["connected"] < figures["http_in_use"] < bench_firmware.HEAPSIZE
+
+
+def test_the_http_growth_lines_say_what_mcp_http_adds_and_what_it_takes_in_use():
+    from tools.bench import report
+
+    plain = {"connected": 100 * 1024, "after_calls": 101 * 1024, "smallest_heapsize": 140 * 1024}
+    http = {"connected": 108 * 1024, "after_calls": 109 * 1024, "smallest_heapsize": 150 * 1024,
+            "http_in_use": 130 * 1024}
+    lines = report.http_growth({"mpy": plain, "mpy_http": http})
+    assert ".mpy: mcp_http adds 8.0 KB after boot, 8.0 KB after the session, 10.0 KB to the smallest heap" \
+        in "\n".join(lines)
+    assert "in use: 130.0 KB while a client is served" in lines[-1] and "22.0 KB over its own heap" in lines[-1]
+    del http["http_in_use"]  # figures of a run before the in-use reading: the line is left out
+    assert "in use" not in report.http_growth({"mpy": plain, "mpy_http": http})[-1]
+    assert report.http_growth({"mpy": plain}) == []
+
+
 def test_bench_names_the_micropython_it_ran(monkeypatch):
     assert bench_firmware.word_bits(MICROPYTHON) in (32, 64)
     monkeypatch.setenv("UMCP_MICROPYTHON", "/opt/mp/micropython-x86")
