@@ -1,8 +1,8 @@
 # The board's own MCP endpoint over HTTP as a service of the application (config.json's
-# mcp_http): configured() checks the settings and sets the network host name at boot; the
-# service listens from then on, and loads its code (mcplink.http, unet.httpd: about 20 KB
-# of heap even from ROMFS) at the first connection, so a board whose endpoint no client
-# uses keeps that heap for its session. Once no connection is open and no legacy session
+# mcp_http): umcpfw.boot checks the settings and sets the network host name at boot (that
+# code leaves the heap with boot's); the service listens from then on, and loads its code
+# (mcplink.http, unet.httpd: about 20 KB of heap even from ROMFS) at the first
+# connection, so a board whose endpoint no client uses keeps that heap for its session. Once no connection is open and no legacy session
 # is kept for IDLE_S seconds, the endpoint and its code leave the heap again (the next
 # connection loads them anew): a client that came once does not cost the board 20 KB for
 # good.
@@ -17,29 +17,9 @@ _LOADED = ("mcplink.http", "unet.httpd")
 _log = get_logger("mcp-http")
 
 
-def configured(app, options):
-    """The McpHttpService for config.json's `mcp_http` of the Application `app` (its server,
-    board, device id and tools built): ConfigError when the settings cannot work. Sets the
-    network host name first (mDNS answers it as <hostname>.local once Wi-Fi connects) and
-    get_system_info's mcp_url."""
-    from umcpfw.app import ConfigError
-
-    if not isinstance(options, dict):
-        raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
-    token = options.get("token")
-    if not isinstance(token, str) or not token:
-        raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
-                          '"Authorization: Bearer <token>"')
-    port = options.get("port", 80)
-    if not isinstance(port, int) or not 0 < port < 65536:
-        raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
-    hostname = options.get("hostname") or hostname_for(app.device_id)
-    if not valid_hostname(hostname):
-        raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
-                          '"-" (not first or last)' % (hostname,))
-    app.hostname = hostname
-    set_hostname(hostname)
-    bind = options.get("bind", "0.0.0.0")
+def endpoint_maker(app, token, port, bind, hostname, options):
+    """make() for McpHttpService: the McpHttp of the Application `app`'s server, with
+    config.json's `mcp_http` options (umcpfw.boot checked them), built when called."""
     wlan = app.board.wlan
 
     def endpoint():  # at the first connection: the endpoint's code loads then
@@ -54,8 +34,7 @@ def configured(app, options):
                        address=None if wlan is None else (lambda: wlan.ifconfig()[0]),
                        origins=options.get("origins") or ())
 
-    app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
-    return McpHttpService(endpoint, bind, port)
+    return endpoint
 
 
 def hostname_for(device_id):
@@ -66,27 +45,6 @@ def hostname_for(device_id):
         return "umcp-" + digits[-6:]
     name = "".join(c if c.isalpha() or c.isdigit() else "-" for c in device_id.lower())
     return (name.strip("-")[:32] or "umcp").strip("-")
-
-
-def valid_hostname(name):
-    """A DNS label of at most 32 characters (MicroPython's limit): letters, digits, '-'."""
-    if not isinstance(name, str) or not 1 <= len(name) <= 32 or name[0] == "-" or name[-1] == "-":
-        return False
-    for c in name:
-        if not (c == "-" or ("a" <= c.lower() <= "z") or ("0" <= c <= "9")):
-            return False
-    return True
-
-
-def set_hostname(name):
-    """network.hostname(name) where the port has it: DHCP and mDNS take it when Wi-Fi
-    connects, which is later (MicroPython applies it at connection)."""
-    try:
-        import network
-
-        network.hostname(name)
-    except (ImportError, AttributeError, OSError, ValueError) as e:
-        _log.warning("host name %s not set: %r", name, e)
 
 
 class McpHttpService:

@@ -55,7 +55,7 @@ async def main(port):
     base = gc.mem_alloc()
     from umcpfw.mcp_http import McpHttpService
 
-    def make():  # as umcpfw.mcp_http.configured's: the code loads at the first connection
+    def make():  # as umcpfw.mcp_http.endpoint_maker's: the code loads at the first connection
         from mcplink.http import McpHttp
 
         return McpHttp(server, "bench-token", port, "127.0.0.1")
