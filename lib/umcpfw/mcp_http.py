@@ -104,6 +104,7 @@ class McpHttpService:
                 self.endpoint = None
                 await endpoint.stop()
                 forget_modules(*_LOADED)
+                _log.info("MCP endpoint idle: its code unloaded until the next connection")
         finally:
             self._dropping = None
             # A finished task may stay referenced a while (MicroPython's task queue keeps
