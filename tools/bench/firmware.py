@@ -591,6 +591,32 @@ def simulated_hardware_heap(micropython, hwsim=HWSIM):
     return {"modules": int(modules), "state": int(state)}
 
 
+# What importing the simulated `network` module costs once the rest of the simulated
+# hardware is loaded (mcp_http sets the host name with it, on the host board too, whose
+# firmware otherwise never imports it): printed in bytes.
+SIMULATED_NETWORK_SCRIPT = """import gc
+import %s
+gc.collect()
+before = gc.mem_alloc()
+import network
+network.hostname("umcp-123456")
+gc.collect()
+print(gc.mem_alloc() - before)
+""" % ", ".join(name for name in SIMULATED_MODULES if name not in ("hwsim", "network"))  # (hwsim imports network)
+
+
+def simulated_network_heap(micropython, hwsim=HWSIM):
+    """Bytes the simulated network module takes in `micropython` once imported beside the
+    rest of the simulated hardware (`hwsim`: a folder of .py or .mpy files): a board has
+    network in flash."""
+    env = micropython_env([hwsim, os.path.join(deploy.ROOT, "lib")])
+    done = subprocess.run([micropython, "-c", SIMULATED_NETWORK_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT)
+    if done.returncode != 0:
+        raise FirmwareFailed(done.stdout + done.stderr)
+    return int(done.stdout)
+
+
 def stage_simulated_hardware(stage_dir):
     """tools/hwsim compiled into `stage_dir`/hwsim (tools.sim.launcher.compile_hwsim, as
     `tools.sim --mpy` runs it)."""
@@ -634,6 +660,8 @@ def measure_form(micropython, form, endpoint=False):
                 micropython, stage_dir, smallest, endpoint, smallest - HEAPSIZE_STEP, FINE_STEP))
             figures["bisect_runs"] += runs
         figures["simulated"] = simulated_hardware_heap(micropython, hwsim)
+        if http:  # the host board imports network only to set the host name mcp_http names
+            figures["simulated_network"] = simulated_network_heap(micropython, hwsim)
     finally:
         if stage_dir:
             shutil.rmtree(stage_dir, ignore_errors=True)

@@ -263,6 +263,9 @@ def http_growth(figures):
                          "(target: at most 8 KB)" % (FORM_TITLES[plain].split(" (")[0], _kb(b["connected"] - a["connected"]),
                                                     _kb(b["after_calls"] - a["after_calls"]),
                                                     _kb(b["smallest_heapsize"] - a["smallest_heapsize"])))
+            if "simulated_network" in b:
+                lines.append("  of that, the simulated network module, which setting the host name loads on the host "
+                             "board (in flash on a board): %s" % _kb(b["simulated_network"]))
             if "http_in_use" in b:
                 lines.append("  in use: %s while a client is served (its code loaded, two connections, a "
                              "call), %s over its own heap after boot" % (_kb(b["http_in_use"]),
