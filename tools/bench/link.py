@@ -364,8 +364,8 @@ def print_http_heap(micropython):
     print("Allocated-per-request is garbage an allocation with the collector on frees again. The")
     print("endpoint is made at the first connection and dropped, its code forgotten, once no")
     print("connection and no legacy session is left for umcpfw.mcp_http.IDLE_S seconds; what")
-    print("stays is the service and the names the code interned. The")
-    print("firmware table below gives the whole session with mcp_http enabled and used.")
+    print("stays is the service and the names the code interned. The firmware table below gives")
+    print("the whole session with mcp_http enabled and used.")
     return True
 
 
