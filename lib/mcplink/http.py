@@ -63,17 +63,13 @@ def _status(code):
     return 200
 
 
-def _codes(text):
-    try:
-        return memoryview(text)  # MicroPython: the str's own bytes
-    except TypeError:
-        return text.encode()
-
-
 def _same_secret(given, expected):
     """Compare in constant time (for the length): `Authorization` against `Bearer <token>`,
     the scheme's case aside."""
-    given, expected = _codes(given), _codes(expected)
+    try:
+        given, expected = memoryview(given), memoryview(expected)  # MicroPython: the strs' own bytes
+    except TypeError:
+        given, expected = given.encode(), expected.encode()
     if len(given) != len(expected):
         return False
     difference = 0
@@ -119,11 +115,6 @@ class _Exchange:
         self.answered = True
         if self._done is not None:
             self._done.set()
-
-    async def wait(self):
-        if not self.answered:
-            self._done = asyncio.Event()
-            await self._done.wait()
 
     async def send(self, pieces):
         response = self.response
@@ -360,7 +351,8 @@ class McpHttp:
             return
         method = message.get("method")
         if method == "initialize" and "id" in message:
-            session = _HttpSession(self, _new_id())
+            # 128 random bits, hex (visible ASCII, as the revision asks)
+            session = _HttpSession(self, str(binascii.hexlify(os.urandom(16)), "ascii"))
             self._keep(session)  # before the answer: the client's next request may come at once
             exchange = _Exchange(self, response, streams, False, (("Mcp-Session-Id", session.id),))
             await self._answer(exchange, message, False, session)
@@ -413,9 +405,11 @@ class McpHttp:
                     break
                 await asyncio.sleep(0)
             if not exchange.answered:
-                watcher = asyncio.create_task(self._watch(exchange))
+                watcher = asyncio.create_task(_watch(exchange))
                 try:
-                    await exchange.wait()
+                    if not exchange.answered:
+                        exchange._done = asyncio.Event()
+                        await exchange._done.wait()
                 finally:
                     watcher.cancel()
                     await asyncio.sleep(0)  # its read ends before the connection reads again
@@ -427,12 +421,6 @@ class McpHttp:
         finally:
             if session is not None and exchange in session.exchanges:
                 session.exchanges.remove(exchange)
-
-    async def _watch(self, exchange):
-        await exchange.response.until_gone()
-        if exchange.modern:
-            exchange.session.close()  # 2026-07-28: closing the stream cancels the request
-        exchange.finish()
 
     def _find(self, request, response):
         """The session the request names: an _HttpSession, None (no header) or False
@@ -491,6 +479,12 @@ class McpHttp:
         await response.send(204)
 
 
-def _new_id():
-    """A session id: 128 random bits, hex (visible ASCII, as the revision asks)."""
-    return str(binascii.hexlify(os.urandom(16)), "ascii")
+async def _watch(exchange):
+    """Until the client of a request still waiting for its answer hangs up."""
+    try:
+        await exchange.response.until_gone()
+        if exchange.modern:
+            exchange.session.close()  # 2026-07-28: closing the stream cancels the request
+        exchange.finish()
+    finally:
+        exchange = None  # (a finished task may stay referenced a while on MicroPython)

@@ -94,9 +94,7 @@ def build(app):
         app.services.extend(app.endpoints)
         app.tools.endpoints = app.endpoints  # get_system_info reports them
     if config.get("mcp_http") is not None:
-        from umcpfw import mcp_http  # only with mcp_http (heap)
-
-        app.services.append(mcp_http.configured(app, config["mcp_http"]))
+        app.services.append(mcp_http_service(app, config["mcp_http"]))
 
 
 def _board(config, settings):
@@ -276,3 +274,52 @@ def _missing(error, name):
     if getattr(error, "name", None) is not None:  # CPython's ModuleNotFoundError
         return error.name == name
     return str(error) in ("no module named '%s'" % name, "No module named '%s'" % name)
+
+
+def mcp_http_service(app, options):
+    """The umcpfw.mcp_http service for config.json's `mcp_http` of the Application `app`
+    (its server, board, device id and tools built): ConfigError when the settings cannot
+    work. Sets the network host name first (mDNS answers it as <hostname>.local once
+    Wi-Fi connects) and get_system_info's mcp_url. (Here, not in umcpfw.mcp_http: this
+    code leaves the heap with boot's, the service stays.)"""
+    from umcpfw import mcp_http  # only with mcp_http (heap)
+
+    if not isinstance(options, dict):
+        raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
+    token = options.get("token")
+    if not isinstance(token, str) or not token:
+        raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
+                          '"Authorization: Bearer <token>"')
+    port = options.get("port", 80)
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
+    hostname = options.get("hostname") or mcp_http.hostname_for(app.device_id)
+    if not valid_hostname(hostname):
+        raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
+                          '"-" (not first or last)' % (hostname,))
+    app.hostname = hostname
+    _set_hostname(hostname)
+    bind = options.get("bind", "0.0.0.0")
+    app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
+    return mcp_http.McpHttpService(mcp_http.endpoint_maker(app, token, port, bind, hostname, options), bind, port)
+
+
+def valid_hostname(name):
+    """A DNS label of at most 32 characters (MicroPython's limit): letters, digits, '-'."""
+    if not isinstance(name, str) or not 1 <= len(name) <= 32 or name[0] == "-" or name[-1] == "-":
+        return False
+    for c in name:
+        if not (c == "-" or ("a" <= c.lower() <= "z") or ("0" <= c <= "9")):
+            return False
+    return True
+
+
+def _set_hostname(name):
+    """network.hostname(name) where the port has it: DHCP and mDNS take it when Wi-Fi
+    connects, which is later (MicroPython applies it at connection)."""
+    try:
+        import network
+
+        network.hostname(name)
+    except (ImportError, AttributeError, OSError, ValueError) as e:
+        log.warning("host name %s not set: %r", name, e)

@@ -1,38 +1,25 @@
 # The board's own MCP endpoint over HTTP as a service of the application (config.json's
-# mcp_http): configured() checks the settings and sets the network host name at boot; the
-# service listens from then on, and loads its code (mcplink.http, unet.httpd: about 20 KB
-# of heap even from ROMFS) at the first connection, so a board whose endpoint no client
-# uses keeps that heap for its session.
+# mcp_http): umcpfw.boot checks the settings and sets the network host name at boot (that
+# code leaves the heap with boot's); the service listens from then on, and loads its code
+# (mcplink.http, unet.httpd: about 20 KB of heap even from ROMFS) at the first
+# connection, so a board whose endpoint no client uses keeps that heap for its session. Once no connection is open and no legacy session
+# is kept for IDLE_S seconds, the endpoint and its code leave the heap again (the next
+# connection loads them anew): a client that came once does not cost the board 20 KB for
+# good.
 import asyncio
 
-from umcp.compat import get_logger
+from umcp.compat import const, forget_modules, get_logger
+
+IDLE_S = const(2)  # without a connection or a session this long, the endpoint's code goes
+# What the endpoint loads at its first connection, and forgets when idle.
+_LOADED = ("mcplink.http", "unet.httpd")
 
 _log = get_logger("mcp-http")
 
 
-def configured(app, options):
-    """The McpHttpService for config.json's `mcp_http` of the Application `app` (its server,
-    board, device id and tools built): ConfigError when the settings cannot work. Sets the
-    network host name first (mDNS answers it as <hostname>.local once Wi-Fi connects) and
-    get_system_info's mcp_url."""
-    from umcpfw.app import ConfigError
-
-    if not isinstance(options, dict):
-        raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
-    token = options.get("token")
-    if not isinstance(token, str) or not token:
-        raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
-                          '"Authorization: Bearer <token>"')
-    port = options.get("port", 80)
-    if not isinstance(port, int) or not 0 < port < 65536:
-        raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
-    hostname = options.get("hostname") or hostname_for(app.device_id)
-    if not valid_hostname(hostname):
-        raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
-                          '"-" (not first or last)' % (hostname,))
-    app.hostname = hostname
-    set_hostname(hostname)
-    bind = options.get("bind", "0.0.0.0")
+def endpoint_maker(app, token, port, bind, hostname, options):
+    """make() for McpHttpService: the McpHttp of the Application `app`'s server, with
+    config.json's `mcp_http` options (umcpfw.boot checked them), built when called."""
     wlan = app.board.wlan
 
     def endpoint():  # at the first connection: the endpoint's code loads then
@@ -47,8 +34,7 @@ def configured(app, options):
                        address=None if wlan is None else (lambda: wlan.ifconfig()[0]),
                        origins=options.get("origins") or ())
 
-    app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
-    return McpHttpService(endpoint, bind, port)
+    return endpoint
 
 
 def hostname_for(device_id):
@@ -61,39 +47,23 @@ def hostname_for(device_id):
     return (name.strip("-")[:32] or "umcp").strip("-")
 
 
-def valid_hostname(name):
-    """A DNS label of at most 32 characters (MicroPython's limit): letters, digits, '-'."""
-    if not isinstance(name, str) or not 1 <= len(name) <= 32 or name[0] == "-" or name[-1] == "-":
-        return False
-    for c in name:
-        if not (c == "-" or ("a" <= c.lower() <= "z") or ("0" <= c <= "9")):
-            return False
-    return True
-
-
-def set_hostname(name):
-    """network.hostname(name) where the port has it: DHCP and mDNS take it when Wi-Fi
-    connects, which is later (MicroPython applies it at connection)."""
-    try:
-        import network
-
-        network.hostname(name)
-    except (ImportError, AttributeError, OSError, ValueError) as e:
-        _log.warning("host name %s not set: %r", name, e)
-
-
 class McpHttpService:
     """`make()` builds the mcplink.http.McpHttp that serves every connection, when the
-    first one arrives; `bind`, `port`: where to listen. async run() and stop(), as the
-    application's services have."""
+    first one arrives; `bind`, `port`: where to listen; `idle_s`: seconds without a
+    connection or a legacy session after which that endpoint is stopped and its code
+    forgotten (None: kept for good). async run() and stop(), as the application's
+    services have."""
 
-    def __init__(self, make, bind, port):
+    def __init__(self, make, bind, port, idle_s=IDLE_S):
         self.make = make
         self.bind = bind
         self.port = port
+        self.idle_s = idle_s
         self.endpoint = None
+        self.made = 0  # endpoints made so far (the code loaded as often)
         self._server = None
         self._stopped = None
+        self._dropping = None  # the task that drops an idle endpoint
 
     async def run(self):
         self._server = await asyncio.start_server(self.accept, self.bind, self.port, backlog=4)
@@ -108,15 +78,38 @@ class McpHttpService:
         """Serve one connection the listener accepted: the endpoint is made at the first;
         if it cannot be (MemoryError among others), the connection is closed, and the next
         one tries again."""
-        if self.endpoint is None:
+        endpoint = self.endpoint
+        if endpoint is None:
             try:
-                self.endpoint = self.make()
+                endpoint = self.endpoint = self.make()
+                self.made += 1
             except Exception as e:  # MemoryError among them: the board carries on
                 _log.error("the MCP endpoint could not start: %r", e)
                 writer.close()
                 await writer.wait_closed()
                 return
-        await self.endpoint.httpd.serve(reader, writer)
+        try:
+            await endpoint.httpd.serve(reader, writer)
+        finally:
+            if self.idle_s is not None and self._dropping is None and _idle(endpoint):
+                self._dropping = asyncio.create_task(self._drop_idle())
+            endpoint = None  # (see _drop_idle)
+
+    async def _drop_idle(self):
+        """After idle_s, stop the endpoint if it is idle still, and forget its code."""
+        try:
+            await asyncio.sleep(self.idle_s)
+            endpoint = self.endpoint
+            if endpoint is not None and _idle(endpoint):
+                self.endpoint = None
+                await endpoint.stop()
+                forget_modules(*_LOADED)
+                _log.info("MCP endpoint idle: its code unloaded until the next connection")
+        finally:
+            self._dropping = None
+            # A finished task may stay referenced a while (MicroPython's task queue keeps
+            # stale links): its frame must not hold the endpoint.
+            endpoint = None
 
     async def stop(self):
         server, self._server = self._server, None
@@ -126,7 +119,16 @@ class McpHttpService:
                 await server.wait_closed()
             except Exception:
                 pass
-        if self.endpoint is not None:
-            await self.endpoint.stop()
+        dropping = self._dropping
+        if dropping is not None:
+            dropping.cancel()
+        endpoint, self.endpoint = self.endpoint, None
+        if endpoint is not None:
+            await endpoint.stop()
         if self._stopped is not None:
             self._stopped.set()
+
+
+def _idle(endpoint):
+    """No connection open, no legacy session kept (it may come back: its state stays)."""
+    return not endpoint.httpd.connections and not getattr(endpoint, "sessions", None)

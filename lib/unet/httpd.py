@@ -34,16 +34,12 @@ BUF_START = const(512)  # a connection's read buffer to begin with
 _SWEEP_MS = const(1000)  # how often deadlines and stream keep-alives are looked at
 _JOINED_MAX = const(1024)  # a response up to this size is written in one piece
 
-_STATUS = ((100, "HTTP/1.1 100 Continue"), (200, "HTTP/1.1 200 OK"), (202, "HTTP/1.1 202 Accepted"),
-           (204, "HTTP/1.1 204 No Content"), (400, "HTTP/1.1 400 Bad Request"),
-           (401, "HTTP/1.1 401 Unauthorized"), (403, "HTTP/1.1 403 Forbidden"),
-           (404, "HTTP/1.1 404 Not Found"), (405, "HTTP/1.1 405 Method Not Allowed"),
-           (406, "HTTP/1.1 406 Not Acceptable"), (409, "HTTP/1.1 409 Conflict"),
-           (411, "HTTP/1.1 411 Length Required"), (413, "HTTP/1.1 413 Content Too Large"),
-           (415, "HTTP/1.1 415 Unsupported Media Type"),
-           (431, "HTTP/1.1 431 Request Header Fields Too Large"),
-           (500, "HTTP/1.1 500 Internal Server Error"), (503, "HTTP/1.1 503 Service Unavailable"),
-           (505, "HTTP/1.1 505 HTTP Version Not Supported"))
+# "|<code> <reason>" for each status answered: one string (a table of pairs would be some
+# 40 objects on the heap while the server is loaded).
+_REASONS = ("|100 Continue|200 OK|202 Accepted|204 No Content|400 Bad Request|401 Unauthorized|403 Forbidden"
+            "|404 Not Found|405 Method Not Allowed|406 Not Acceptable|409 Conflict|411 Length Required"
+            "|413 Content Too Large|415 Unsupported Media Type|431 Request Header Fields Too Large"
+            "|500 Internal Server Error|503 Service Unavailable|505 HTTP Version Not Supported|")
 
 # Connection states (for the sweeper)
 _IDLE = const(0)  # waiting for a request's first byte (keep-alive)
@@ -54,18 +50,17 @@ _log = get_logger("httpd")
 
 
 def status_line(status):
-    """'HTTP/1.1 404 Not Found' for 404 (a constant: nothing allocated)."""
-    for code, line in _STATUS:
-        if code == status:
-            return line
-    return "HTTP/1.1 %d Unknown" % status
+    """'HTTP/1.1 404 Not Found' for 404."""
+    start = _REASONS.find("|%d " % status) + 1
+    if not start:
+        return "HTTP/1.1 %d Unknown" % status
+    return "HTTP/1.1 " + _REASONS[start:_REASONS.find("|", start)]
 
 
-def utf8(piece):
-    """A piece as bytes-like for a stream: a str's UTF-8 (on MicroPython a view of the
-    str itself, no copy), or a listed entry's (umcp.compat.piece_utf8: a tools/list page
-    hands out its entries, serialized only as they are written)."""
-    return piece_utf8(piece)
+# A piece as bytes-like for a stream: a str's UTF-8 (on MicroPython a view of the str
+# itself, no copy), or a listed entry's (umcp.compat.piece_utf8: a tools/list page hands
+# out its entries, serialized only as they are written).
+utf8 = piece_utf8
 
 
 def body_length(pieces):
@@ -77,12 +72,7 @@ def body_length(pieces):
 
 
 class _Refusal(Exception):
-    """A request answered by the server itself: status and a short reason."""
-
-    def __init__(self, status, reason):
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
+    """A request answered by the server itself: args (status, a short reason)."""
 
 
 class Request:
@@ -232,8 +222,9 @@ class _Connection:
     def _room(self):
         """Free space at the buffer's end: what is unread moves to the front, and a full
         buffer grows (up to MAX_LINE). False when it cannot."""
-        if self.start:
-            self.end = _shift(self.view, self.start, self.end)
+        if self.start:  # what is unread moves to the front
+            self.view[:self.end - self.start] = self.view[self.start:self.end]
+            self.end -= self.start
             self.start = 0
         if self.end < len(self.buf):
             return True
@@ -416,12 +407,6 @@ class _Connection:
         request.body = await self.body(request.length)
 
 
-def _shift(view, start, end):
-    """Move view[start:end] to the front; returns its new end."""
-    view[:end - start] = view[start:end]
-    return end - start
-
-
 Request.length = 0  # class defaults: a request without them costs no heap
 Request.expect = ""
 
@@ -440,13 +425,6 @@ async def _read_into(reader, buf, at, view=None):
     data = await reader.read(len(buf) - at)  # CPython
     buf[at:at + len(data)] = data
     return len(data)
-
-
-async def _sleep_ms(ms):
-    if hasattr(asyncio, "sleep_ms"):
-        await asyncio.sleep_ms(ms)
-    else:
-        await asyncio.sleep(ms / 1000)
 
 
 class HttpServer:
@@ -522,21 +500,30 @@ class HttpServer:
             self._stopped.set()
 
     async def _sweep(self):
-        """Once a second: close what outlived its deadline, keep quiet streams alive."""
-        while True:
-            await _sleep_ms(_SWEEP_MS)
-            now = ticks_ms()
-            for connection in self.connections[:]:
-                if connection.deadline is not None and ticks_diff(now, connection.since) > connection.deadline:
-                    _log.info("closing a connection: %s too long", "idle" if connection.state == _IDLE else "request")
-                    connection.deadline = None
-                    if connection.task is not None:
-                        connection.task.cancel()
-                response = connection.response
-                if (response is not None and response.streaming and response.keepalive
-                        and ticks_diff(now, response._last_write) > response.keepalive_s * 1000):
-                    response._last_write = now
-                    asyncio.create_task(response._keep_alive())
+        """Once a second: close what outlived its deadline, keep quiet streams alive. Ends
+        by itself once no connection is left (serve() starts it again), so an idle server
+        keeps no task; the finished task's frame holds nothing of the server (MicroPython's
+        task queue may keep a finished task referenced for a while)."""
+        try:
+            while self.connections:
+                await asyncio.sleep(_SWEEP_MS / 1000)
+                self._sweep_once(ticks_ms())
+            self._sweeper = None
+        finally:
+            self = None  # noqa: F841 (see above)
+
+    def _sweep_once(self, now):
+        for connection in self.connections[:]:
+            if connection.deadline is not None and ticks_diff(now, connection.since) > connection.deadline:
+                _log.info("closing a connection: %s too long", "idle" if connection.state == _IDLE else "request")
+                connection.deadline = None
+                if connection.task is not None:
+                    connection.task.cancel()
+            response = connection.response
+            if (response is not None and response.streaming and response.keepalive
+                    and ticks_diff(now, response._last_write) > response.keepalive_s * 1000):
+                response._last_write = now
+                asyncio.create_task(response._keep_alive())
 
     def _make_room(self):
         """Close the longest idle connection; False when none is idle."""
@@ -624,11 +611,12 @@ class HttpServer:
         self.refused += 1
         self.served += 1
         response = Response(connection, False)
-        headers = (("Content-Type", "text/plain"), ("Retry-After", "1")) if refusal.status == 503 \
+        status, reason = refusal.args
+        headers = (("Content-Type", "text/plain"), ("Retry-After", "1")) if status == 503 \
             else (("Content-Type", "text/plain"),)
-        _log.info("refused a request: %d %s", refusal.status, refusal.reason)
+        _log.info("refused a request: %d %s", status, reason)
         try:
-            await response.send(refusal.status, headers, refusal.reason)
+            await response.send(status, headers, reason)
         except Exception:
             return
         await connection.discard(max(4 * self.max_body, 65536))

@@ -500,3 +500,56 @@ def test_a_board_with_only_mcp_http_serves_its_tools(tmp_path, micropython):
         assert status["structuredContent"]["audio_speaker"]["volume"] == 23
     finally:
         sim.stop()
+
+
+async def _heap_used(device):
+    """heap_used of self.get_system_info over the xiaozhi link (None on CPython)."""
+    answer = await device.request("tools/call", {"name": "self.get_system_info", "arguments": {}})
+    return json.loads(answer["result"]["content"][0]["text"]).get("heap_used")
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_an_idle_endpoint_leaves_the_heap_and_the_next_request_brings_it_back(tmp_path, micropython):
+    """Once its client is gone (no connection, no legacy session) the endpoint is dropped
+    and its code forgotten: the heap it took is free again for the board's session."""
+    port = free_port()
+    url = "http://127.0.0.1:%d/mcp" % port
+
+    def call(request_id):
+        message = modern("tools/call", {"name": "self_get_device_status", "arguments": {}}, request_id)
+        answer = post(url, message, modern_headers(message))  # its connection closes after
+        assert answer.status_code == 200 and "structuredContent" in answer.json()["result"], answer.text
+
+    async def dropped(sim, device, loaded, times):
+        """Until the endpoint was dropped `times` times: MicroPython, the heap in use fell
+        10 KB below `loaded` (its code left); CPython (modules stay), its log line."""
+        for _ in range(WAIT_S * 10):
+            if loaded is not None:
+                heap = await _heap_used(device)
+                if loaded - heap >= 10 * 1024:
+                    return heap
+            else:
+                with open(sim.log_path, errors="replace") as log:
+                    if log.read().count("its code unloaded") >= times:
+                        return None
+            await asyncio.sleep(0.1)
+        raise AssertionError("the idle endpoint was not dropped (heap in use with it loaded: %s)" % loaded)
+
+    async def scenario():
+        backend = await Backend().start()
+        sim = Sim(backend.url, tmp_path, micropython=micropython, extra_config=http_config(port)).start()
+        try:
+            device = await backend.next_device()
+            await device.initialize()
+            await asyncio.to_thread(wait_serving, url, sim)
+            for round in (1, 2):  # the next request after a drop loads it again
+                await asyncio.to_thread(call, round)
+                loaded = await _heap_used(device)  # well within IDLE_S of the request
+                heap = await dropped(sim, device, loaded, round)
+                print("heap in use with the endpoint loaded:", loaded, "dropped:", heap)
+            await assert_alive(device)
+        finally:
+            await backend.stop()
+        assert sim.stop() == 0
+
+    run(scenario(), timeout=120)

@@ -5,7 +5,8 @@ import sys
 
 from main import ConfigError, load_config
 from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, max_message_for
-from umcpfw.mcp_http import hostname_for, valid_hostname
+from umcpfw.boot import valid_hostname
+from umcpfw.mcp_http import hostname_for
 
 PATH = "test_config_%s.json" % sys.implementation.name
 

@@ -1,7 +1,12 @@
 # The board's MCP endpoint as the application's service (umcpfw.mcp_http): its code and
 # objects are made at the first connection, not at boot; an endpoint that cannot be made
-# closes that connection and leaves the service listening for the next. Over in-memory
-# streams (the sockets are tested through the simulated board: tests/firmware).
+# closes that connection and leaves the service listening for the next; an endpoint left
+# idle (no connection, no legacy session) is stopped and its code forgotten until the next
+# connection. Over in-memory streams (the sockets are tested through the simulated board:
+# tests/firmware).
+import asyncio
+import sys
+
 from test_portable_unet_httpd import Stream, echo
 from umcpfw.mcp_http import McpHttpService
 from unet.httpd import HttpServer
@@ -13,6 +18,7 @@ class Endpoint:
     def __init__(self):
         self.httpd = HttpServer(echo)
         self.stopped = False
+        self.sessions = []  # legacy sessions kept (mcplink.http's _HttpSession)
 
     async def stop(self):
         self.stopped = True
@@ -58,5 +64,70 @@ async def test_an_endpoint_that_cannot_be_made_closes_that_connection_only():
     second = Stream(b"GET /b HTTP/1.1\r\n\r\n")
     await service.accept(second, second)
     assert [status for status, _, _ in second.responses()] == [200] and maker.calls == 2
+    await service.stop()
+    assert maker.made.stopped
+
+
+async def _turns(service, made, turns=20):
+    """Let the loop run until `made`'s endpoint is gone from the service, or `turns` pass."""
+    for _ in range(turns):
+        if service.endpoint is not made:
+            return
+        await asyncio.sleep(0)
+
+
+async def _get(service, path):
+    stream = Stream(b"GET %s HTTP/1.1\r\n\r\n" % path.encode())
+    await service.accept(stream, stream)
+    return [status for status, _, _ in stream.responses()]
+
+
+async def test_an_idle_endpoint_and_its_code_leave_the_heap_until_the_next_connection():
+    import mcplink.http  # noqa: F401 (what the firmware's endpoint loads)
+
+    maker = Maker()
+    service = McpHttpService(maker, "127.0.0.1", 8080, idle_s=0)
+    assert await _get(service, "/a") == [200]
+    first = maker.made
+    await _turns(service, first)
+    assert service.endpoint is None and first.stopped and service.made == 1
+    loaded = "mcplink.http" in sys.modules and "unet.httpd" in sys.modules
+    # MicroPython: the code is forgotten (its bytecode goes at the next collection);
+    # CPython keeps modules (memory is no concern there).
+    assert loaded == (sys.implementation.name != "micropython")
+    assert await _get(service, "/b") == [200]  # made again, loading the code again
+    assert maker.calls == 2 and service.made == 2 and service.endpoint is maker.made
+    await service.stop()
+    assert maker.made.stopped and service.endpoint is None
+
+
+async def test_a_kept_legacy_session_or_an_open_connection_keeps_the_endpoint():
+    maker = Maker()
+    service = McpHttpService(maker, "127.0.0.1", 8080, idle_s=0)
+    assert await _get(service, "/a") == [200]
+    made = maker.made
+    made.sessions.append("a legacy session")  # its client may come back: its state stays
+    assert await _get(service, "/b") == [200]
+    await _turns(service, made)
+    assert service.endpoint is made and not made.stopped
+    # A connection open (a GET stream, a kept-alive client) keeps it too.
+    made.sessions.clear()
+    held = Stream(b"GET /c HTTP/1.1\r\n\r\n", hold=True)
+    serving = asyncio.create_task(service.accept(held, held))
+    await _turns(service, made)
+    assert service.endpoint is made and not made.stopped and len(made.httpd.connections) == 1
+    held.closed = True  # the client hangs up: now it is idle
+    await serving
+    await _turns(service, made)
+    assert service.endpoint is None and made.stopped and maker.calls == 1
+    await service.stop()
+
+
+async def test_with_idle_s_none_the_endpoint_stays():
+    maker = Maker()
+    service = McpHttpService(maker, "127.0.0.1", 8080, idle_s=None)
+    assert await _get(service, "/a") == [200]
+    await _turns(service, maker.made)
+    assert service.endpoint is maker.made and not maker.made.stopped
     await service.stop()
     assert maker.made.stopped

@@ -209,3 +209,29 @@ async def test_an_idle_connection_is_closed_for_a_new_one_when_full():
         await asyncio.sleep(0)
     assert task.done() and first.closed and not server.connections
     await server.stop()
+
+
+async def test_the_deadline_sweeper_ends_once_no_connection_is_left():
+    # An idle server keeps no task (a cancelled one could keep the server referenced on
+    # MicroPython); the next connection starts the sweeper again.
+    server = HttpServer(echo)
+    stream = Stream(b"GET /a HTTP/1.1\r\n\r\n")
+    await server.serve(stream, stream)
+    first = server._sweeper
+    assert first is not None and not server.connections
+    for _ in range(100):  # it looks once a second
+        if server._sweeper is None:
+            break
+        await asyncio.sleep(0.05)
+    assert server._sweeper is None
+    held = Stream(b"GET /b HTTP/1.1\r\n\r\n", hold=True)
+    serving = asyncio.create_task(server.serve(held, held))
+    for _ in range(20):
+        if held.out:
+            break
+        await asyncio.sleep(0)
+    assert server._sweeper is not None and server._sweeper is not first and len(server.connections) == 1
+    held.closed = True
+    await serving
+    await server.stop()
+    assert [status for status, _, _ in held.responses()] == [200]

@@ -232,6 +232,32 @@ def test_firmware_heap_bench_runs_the_sources_too():
     assert 0 < figures["connected"] < figures["after_calls"] < bench_firmware.HEAPSIZE
 
 
+def test_firmware_heap_bench_serves_an_http_client_and_reads_the_heap_through_it():
+    figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, None, bench_firmware.HEAPSIZE, http=True))
+    # Read through the endpoint while it serves: its code, two connections and a call on
+    # the heap besides what the board kept after boot.
+    assert 0 < figures["connected"] < figures["http_in_use"] < bench_firmware.HEAPSIZE
+
+
+def test_the_http_growth_lines_say_what_mcp_http_adds_and_what_it_takes_in_use():
+    from tools.bench import report
+
+    plain = {"connected": 100 * 1024, "after_calls": 101 * 1024, "smallest_heapsize": 140 * 1024}
+    http = {"connected": 108 * 1024, "after_calls": 109 * 1024, "smallest_heapsize": 150 * 1024,
+            "http_in_use": 130 * 1024}
+    lines = report.http_growth({"mpy": plain, "mpy_http": http})
+    assert ".mpy: mcp_http adds 8.0 KB after boot, 8.0 KB after the session, 10.0 KB to the smallest heap" \
+        in "\n".join(lines)
+    assert "in use: 130.0 KB while a client is served" in lines[-1] and "22.0 KB over its own heap" in lines[-1]
+    assert not [line for line in lines if "simulated network" in line]
+    lines = report.http_growth({"mpy": plain, "mpy_http": dict(http, simulated_network=4096)})
+    assert "simulated network module, which setting the host name loads on the host board (in flash on a " \
+        "board): 4.0 KB" in lines[-2]
+    del http["http_in_use"]  # figures of a run before the in-use reading: the line is left out
+    assert "in use" not in report.http_growth({"mpy": plain, "mpy_http": http})[-1]
+    assert report.http_growth({"mpy": plain}) == []
+
+
 def test_bench_names_the_micropython_it_ran(monkeypatch):
     assert bench_firmware.word_bits(MICROPYTHON) in (32, 64)
     monkeypatch.setenv("UMCP_MICROPYTHON", "/opt/mp/micropython-x86")
@@ -267,6 +293,13 @@ def test_bench_names_the_micropython_it_ran(monkeypatch):
     assert "60.0 KB" in rows["smallest -X heapsize completing the full session"]
     assert "104.0 KB" in rows["smallest -X heapsize completing the full session"]
     assert "94.0 KB" in rows["less the simulated hardware (a board's figure)"]  # 104 - 10
+
+
+def test_the_simulated_network_module_s_share_is_measured_beside_the_rest(tmp_path):
+    compiled = bench_firmware.stage_simulated_hardware(str(tmp_path))
+    network = bench_firmware.simulated_network_heap(MICROPYTHON, compiled)
+    everything = bench_firmware.simulated_hardware_heap(MICROPYTHON, compiled)
+    assert 1024 < network < everything["modules"]  # one of the modules: a part of their share
 
 
 def test_the_simulated_hardware_share_is_its_modules_and_the_state_it_keeps(tmp_path):

@@ -250,8 +250,9 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
                     figures["image_heap"] = int(line[len(_IMAGE_HEAP):])
                     figures["connected"] -= figures["image_heap"]
                     figures["after_calls"] -= figures["image_heap"]
-                    if "endpoint_call" in figures:
-                        figures["endpoint_call"] -= figures["image_heap"]
+                    for key in ("endpoint_call", "http_in_use"):
+                        if key in figures:
+                            figures[key] -= figures["image_heap"]
                     if "after_long" in figures:
                         figures["after_long"] -= figures["image_heap"]
                     break  # every boot reads the same image: its bytes are left out once
@@ -384,7 +385,7 @@ async def full_session(backend, board, out, long_calls=0, endpoint=False, http_p
         import httpx2
 
         try:
-            await http_exchanges(http_port)
+            http_in_use = await http_exchanges(http_port)
         except httpx2.HTTPError as e:  # the board closed the connection (its heap ran out)
             raise DemoFailed("HTTP: %r" % e)
     for name, arguments in ARGUMENT_ERRORS:
@@ -415,6 +416,8 @@ async def full_session(backend, board, out, long_calls=0, endpoint=False, http_p
                "argument_errors": len(ARGUMENT_ERRORS), "reconnects": RECONNECTS, "boots": board.boots}
     if endpoint_call is not None:
         figures["endpoint_call"] = endpoint_call
+    if http_port:
+        figures["http_in_use"] = http_in_use
     if long_calls:  # a board left running: the heap must not creep
         for n in range(long_calls):
             if n % 2:
@@ -477,7 +480,10 @@ def _free_port():
 async def http_exchanges(port):
     """What a client of the board's own endpoint does in the session: a 2026-07-28 discover,
     list and call; a legacy session (initialize, its GET stream opened and left, list, call,
-    DELETE); raises DemoFailed when an answer is not what it should be."""
+    DELETE); raises DemoFailed when an answer is not what it should be. Returns the heap in
+    use as self.get_system_info reports it through the endpoint, called last on the
+    legacy session while its GET stream is open (the endpoint's code loaded, two
+    connections, a request being answered)."""
     import httpx2
 
     url = "http://127.0.0.1:%d/mcp" % port
@@ -514,7 +520,12 @@ async def http_exchanges(port):
                     "name": "self_get_device_status", "arguments": {}}))):
                 expect(await client.post(url, headers=session, json={
                     "jsonrpc": "2.0", "id": n + 2, "method": method, "params": params}), method)
+            info = await client.post(url, headers=session, json={
+                "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                "params": {"name": "self_get_system_info", "arguments": {}}})
+            expect(info, "tools/call self_get_system_info")
         expect(await client.delete(url, headers=session), "DELETE")
+    return json.loads(info.json()["result"]["content"][0]["text"])["heap_used"]
 
 
 async def _call(backend, device, name, arguments):
@@ -580,6 +591,32 @@ def simulated_hardware_heap(micropython, hwsim=HWSIM):
     return {"modules": int(modules), "state": int(state)}
 
 
+# What importing the simulated `network` module costs once the rest of the simulated
+# hardware is loaded (mcp_http sets the host name with it, on the host board too, whose
+# firmware otherwise never imports it): printed in bytes.
+SIMULATED_NETWORK_SCRIPT = """import gc
+import %s
+gc.collect()
+before = gc.mem_alloc()
+import network
+network.hostname("umcp-123456")
+gc.collect()
+print(gc.mem_alloc() - before)
+""" % ", ".join(name for name in SIMULATED_MODULES if name not in ("hwsim", "network"))  # (hwsim imports network)
+
+
+def simulated_network_heap(micropython, hwsim=HWSIM):
+    """Bytes the simulated network module takes in `micropython` once imported beside the
+    rest of the simulated hardware (`hwsim`: a folder of .py or .mpy files): a board has
+    network in flash."""
+    env = micropython_env([hwsim, os.path.join(deploy.ROOT, "lib")])
+    done = subprocess.run([micropython, "-c", SIMULATED_NETWORK_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT)
+    if done.returncode != 0:
+        raise FirmwareFailed(done.stdout + done.stderr)
+    return int(done.stdout)
+
+
 def stage_simulated_hardware(stage_dir):
     """tools/hwsim compiled into `stage_dir`/hwsim (tools.sim.launcher.compile_hwsim, as
     `tools.sim --mpy` runs it)."""
@@ -623,6 +660,8 @@ def measure_form(micropython, form, endpoint=False):
                 micropython, stage_dir, smallest, endpoint, smallest - HEAPSIZE_STEP, FINE_STEP))
             figures["bisect_runs"] += runs
         figures["simulated"] = simulated_hardware_heap(micropython, hwsim)
+        if http:  # the host board imports network only to set the host name mcp_http names
+            figures["simulated_network"] = simulated_network_heap(micropython, hwsim)
     finally:
         if stage_dir:
             shutil.rmtree(stage_dir, ignore_errors=True)

@@ -1,17 +1,24 @@
 # The heap the board's MCP endpoint takes (make bench's HTTP rows): run inside MicroPython
 # with lib/ on the module path (tools/bench/link.py starts it):
 #   http_heap.py PORT
-# Prints one JSON line: bytes kept by importing mcplink.http and unet.httpd and listening
-# ("resident"), kept per open kept-alive connection ("connection"), and allocated per
-# tools/call request with the collector off (an upper bound of the garbage each leaves):
-# over HTTP ("request", this process's own minimal client included) and, the floor, the
-# same request's body handed to a Session in memory ("floor": what any transport pays).
+# The endpoint runs as the firmware runs it: umcpfw.mcp_http's service listens from boot,
+# makes the endpoint (mcplink.http on unet.httpd) at the first connection and drops it
+# once idle.
+# Prints one JSON line: bytes kept by the service listening, nothing loaded yet
+# ("listening"); by the service with the endpoint's code loaded and made, no connection
+# open ("resident", listening included); per open kept-alive connection ("connection");
+# allocated per tools/call request with the collector off (an upper bound of the garbage
+# each leaves): over HTTP ("request", this process's own minimal client included) and, the
+# floor, the same request's body handed to a Session in memory ("floor": what any
+# transport pays); and kept once the client left and the idle endpoint was dropped
+# ("after_idle", listening included: the names its code interned stay).
 import asyncio
 import gc
 import json
 import sys
 
 import unet.conn  # noqa: F401 (the firmware has it loaded: its link uses it)
+from asyncio import open_connection  # noqa: F401 (so asyncio.stream: the firmware's link loaded it)
 from umcp import INTEGER, McpServer, Property
 
 CALLS = 20
@@ -46,12 +53,19 @@ async def main(port):
     data = request(port)
     gc.collect()
     base = gc.mem_alloc()
-    from mcplink.http import McpHttp
+    from umcpfw.mcp_http import McpHttpService
 
-    endpoint = McpHttp(server, "bench-token", port, "127.0.0.1")
-    await endpoint.httpd.start("127.0.0.1", port)
+    def make():  # as umcpfw.mcp_http.endpoint_maker's: the code loads at the first connection
+        from mcplink.http import McpHttp
+
+        return McpHttp(server, "bench-token", port, "127.0.0.1")
+
+    service = McpHttpService(make, "127.0.0.1", port)  # dropped when idle, as the firmware's
+    serving = asyncio.create_task(service.run())
+    while service._stopped is None:  # listening
+        await asyncio.sleep_ms(10)
     gc.collect()
-    resident = gc.mem_alloc() - base
+    listening = gc.mem_alloc() - base
 
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     buf = bytearray(1024)
@@ -77,13 +91,28 @@ async def main(port):
     for _ in range(3):  # warm up: the first request's one-off costs
         await one()
     gc.collect()
-    connection = gc.mem_alloc() - base - resident
+    with_connection = gc.mem_alloc() - base
     gc.disable()
     before = gc.mem_alloc()
     for _ in range(CALLS):
         await one()
     per_request = (gc.mem_alloc() - before) // CALLS
     gc.enable()
+    writer.close()
+    await writer.wait_closed()
+    while service.endpoint.httpd.connections:  # the endpoint sees the client go
+        await asyncio.sleep_ms(10)
+    gc.collect()
+    resident = gc.mem_alloc() - base
+    connection = with_connection - resident
+    waited = 0
+    while service.endpoint is not None:  # dropped IDLE_S after the last connection (2 s)
+        await asyncio.sleep_ms(50)
+        waited += 50
+        if waited > 10000:
+            raise OSError("the idle endpoint was not dropped")
+    gc.collect()
+    after_idle = gc.mem_alloc() - base
 
     for _ in range(3):
         await session.handle(BODY)
@@ -96,10 +125,11 @@ async def main(port):
         await asyncio.sleep(0)  # the call's own task answers
     floor = (gc.mem_alloc() - before) // CALLS
     gc.enable()
-    writer.close()
-    await endpoint.stop()
-    print(json.dumps({"resident": resident, "connection": connection, "request": per_request,
-                      "floor": floor, "calls": CALLS, "answered": len(answered)}))
+    await service.stop()
+    serving.cancel()
+    print(json.dumps({"listening": listening, "resident": resident, "connection": connection,
+                      "request": per_request, "floor": floor, "after_idle": after_idle,
+                      "made": service.made, "calls": CALLS, "answered": len(answered)}))
 
 
 asyncio.run(main(int(sys.argv[1])))

@@ -350,14 +350,22 @@ def print_http_heap(micropython):
     print()
     print("Heap of the board's HTTP endpoint (mcplink.http on unet.httpd) in the MicroPython column's")
     print("build, as the .mpy files make deploy copies:")
-    print("  its code and objects, listening (import, McpHttp, the server)  %6.1f KB" % (figures["resident"] / 1024))
+    print("  the service listening from boot (umcpfw.mcp_http, nothing else loaded)  %6.1f KB"
+          % (figures["listening"] / 1024))
+    print("  after the first request: the service, the endpoint's code and objects  %6.1f KB"
+          % (figures["resident"] / 1024))
     print("  one open kept-alive connection (both ends: this process is its own client)  %6.1f KB"
           % (figures["connection"] / 1024))
     print("  allocated per tools/call request, collector off (the client's share included)  %6.1f KB"
           % (figures["request"] / 1024))
     print("  the same request's body handed to a Session in memory (floor)  %6.1f KB" % (figures["floor"] / 1024))
-    print("Allocated-per-request is garbage an allocation with the collector on frees again; the")
-    print("firmware table below gives the whole session with mcp_http enabled and used.")
+    print("  kept once the client left and the idle endpoint was dropped (listening included)  %6.1f KB"
+          % (figures["after_idle"] / 1024))
+    print("Allocated-per-request is garbage an allocation with the collector on frees again. The")
+    print("endpoint is made at the first connection and dropped, its code forgotten, once no")
+    print("connection and no legacy session is left for umcpfw.mcp_http.IDLE_S seconds; what")
+    print("stays is the service and the names the code interned. The firmware table below gives")
+    print("the whole session with mcp_http enabled and used.")
     return True
 
 

@@ -263,12 +263,22 @@ def http_growth(figures):
                          "(target: at most 8 KB)" % (FORM_TITLES[plain].split(" (")[0], _kb(b["connected"] - a["connected"]),
                                                     _kb(b["after_calls"] - a["after_calls"]),
                                                     _kb(b["smallest_heapsize"] - a["smallest_heapsize"])))
+            if "simulated_network" in b:
+                lines.append("  of that, the simulated network module, which setting the host name loads on the host "
+                             "board (in flash on a board): %s" % _kb(b["simulated_network"]))
+            if "http_in_use" in b:
+                lines.append("  in use: %s while a client is served (its code loaded, two connections, a "
+                             "call), %s over its own heap after boot" % (_kb(b["http_in_use"]),
+                                                                        _kb(b["http_in_use"] - b["connected"])))
     if lines:
         lines = ["\"+ mcp_http\": config.json's mcp_http enabled, and a client using it in the session (a",
                  "2026-07-28 discover, list and call; a legacy session with its GET stream, a list, a call,",
                  "DELETE: tools/bench/firmware.py's http_exchanges). The session ends with a restart, so",
                  "\"after the session\" is the endpoint listening, unused since boot; the smallest heap is",
-                 "the one that also serves the HTTP client (the endpoint's code loaded at its first request)."] + lines
+                 "the one that also serves the HTTP client (the endpoint's code loaded at its first request;",
+                 "dropped again once idle for umcpfw.mcp_http.IDLE_S seconds). \"In use\": the heap",
+                 "self.get_system_info reports through the endpoint, on the legacy session with its GET",
+                 "stream open; the per-request figures are make bench's link table (tools/bench/http_heap.py)."] + lines
     return lines
 
 
