@@ -83,6 +83,8 @@ class McpTool:
     """
 
     output_schema = None  # JSON text; the class's None costs a tool without one no heap
+    user_only = False  # these two likewise: set on a tool only where they differ
+    hints = None
 
     def __init__(self, name, description, properties, callback, user_only=False, title=None,
                  read_only=None, destructive=None, idempotent=None, open_world=None,
@@ -98,7 +100,8 @@ class McpTool:
         self.description = description
         self.properties = properties
         self.callback = callback
-        self.user_only = user_only
+        if user_only:
+            self.user_only = user_only
         # A tuple, not the annotations dict: a third of its heap, and the dict is only
         # wanted while an entry is serialized.
         hints = (title, read_only, destructive, idempotent, open_world)
@@ -111,7 +114,8 @@ class McpTool:
                     break
             else:
                 _SHARED_HINTS.append(hints)
-        self.hints = hints
+        if hints is not None:
+            self.hints = hints
         if output_schema is not None:
             self.output_schema = _schema_text(name, output_schema)
         # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
