@@ -1,52 +1,23 @@
 # The common tools' registration (CommonTools.register): their names, descriptions,
 # parameters and output schemas, as the reference firmware (xiaozhi-esp32
 # main/mcp_server.cc) names and words them. Loaded once at boot and dropped again: only
-# what the tools keep (their texts and parameter lists) stays on the heap.
+# what the tools keep (their short texts and parameter lists) stays on the heap; the long
+# texts are in umcpfw.common_texts, loaded only while a tools/list entry is written.
 from drivers.display import THEMES
 from umcp import INTEGER, STRING, McpTool, Property, PropertyList
+from umcp.tool import ModuleText
 from umcpfw.common_tools import REBOOT_DELAY_MS
 
-STATUS_DESCRIPTION = (
-    "Provides the real-time information of the device, including the current status of "
-    "the audio speaker, screen, battery, network, etc.\n"
-    "Use this tool for: \n"
-    "1. Answering questions about current condition (e.g. what is the current volume of "
-    "the audio speaker?)\n"
-    "2. As the first step to control the device (e.g. turn up / down the volume of the "
-    "audio speaker, etc.)")
-PHOTO_DESCRIPTION = (
-    "Take a photo and explain it. Use this tool after the user asks you to see something.\n"
-    "Args:\n"
-    "  `question`: The question that you want to ask about the photo.\n"
-    "Return:\n"
-    "  A JSON object that provides the photo information.")
+_TEXTS = "umcpfw.common_texts"
 
-
-# What the JSON-returning tools return, for clients of 2025-06-18 and later (outputSchema,
-# structuredContent). JSON text, not dicts: a literal is in flash when frozen, and text takes
-# less heap than nested dicts. Objects may carry more than listed (a board's own facts).
-STATUS_SCHEMA = (
-    '{"type":"object","properties":{'
-    '"network":{"type":"object","properties":{"type":{"type":"string"},'
-    '"connected":{"type":"boolean"},"ssid":{"type":"string"},"rssi":{"type":"integer"}}},'
-    '"audio_speaker":{"type":"object","properties":{"volume":{"type":"integer"}}},'
-    '"screen":{"type":"object","properties":{"brightness":{"type":"integer"},'
-    '"theme":{"type":"string"}}},'
-    '"board":{"type":"string"}},"required":["network","board"]}')
-SYSTEM_SCHEMA = (
-    '{"type":"object","properties":{"firmware_version":{"type":"string"},'
-    '"board":{"type":"string"},"runtime":{"type":"string"},"platform":{"type":"string"},'
-    '"device_id":{"type":"string"},"client_id":{"type":"string"},'
-    '"uptime_s":{"type":"integer"},"max_message":{"type":"integer"},'
-    '"free_heap":{"type":"integer"},"heap_used":{"type":"integer"},'
-    '"ota":{"type":"object","properties":{"running":{"type":"string"},"boot":{"type":"string"}}},'
-    '"firmware_offer":{"type":"object"},"rtc":{"type":"array","items":{"type":"integer"}},'
-    '"mcp_url":{"type":"string"}},'
-    '"required":["firmware_version","board","runtime","device_id","uptime_s"]}')
-SCREEN_SCHEMA = (
-    '{"type":"object","properties":{"width":{"type":"integer"},"height":{"type":"integer"},'
-    '"type":{"type":"string"},"monochrome":{"type":"boolean"},"theme":{"type":"string"}},'
-    '"required":["width","height"]}')
+# The long texts: read from umcpfw.common_texts only while an entry is written.
+STATUS_DESCRIPTION = ModuleText(_TEXTS, "STATUS_DESCRIPTION")
+PHOTO_DESCRIPTION = ModuleText(_TEXTS, "PHOTO_DESCRIPTION")
+VOLUME_DESCRIPTION = ModuleText(_TEXTS, "VOLUME_DESCRIPTION")
+UPGRADE_DESCRIPTION = ModuleText(_TEXTS, "UPGRADE_DESCRIPTION")
+STATUS_SCHEMA = ModuleText(_TEXTS, "STATUS_SCHEMA")
+SYSTEM_SCHEMA = ModuleText(_TEXTS, "SYSTEM_SCHEMA")
+SCREEN_SCHEMA = ModuleText(_TEXTS, "SCREEN_SCHEMA")
 
 
 def register(tools):
@@ -57,9 +28,7 @@ def register(tools):
                        tools.get_device_status, read_only=True, output_schema=STATUS_SCHEMA))
     if b.speaker:
         s.add_tool(
-            "self.audio_speaker.set_volume",
-            "Set the volume of the audio speaker. If the current volume is unknown, you must "
-            "call `self.get_device_status` tool first and then call this tool.",
+            "self.audio_speaker.set_volume", VOLUME_DESCRIPTION,
             PropertyList([Property("volume", INTEGER, minimum=0, maximum=100)]),
             tools.set_volume, destructive=False, idempotent=True, open_world=False)
     if b.backlight:
@@ -87,9 +56,7 @@ def _register_user_only(tools, s):
     s.add_user_only_tool("self.reboot", "Reboot the system", PropertyList([]),
                          tools.reboot_tool, destructive=True, open_world=False)
     s.add_user_only_tool(
-        "self.upgrade_firmware",
-        "Upgrade firmware from a specific URL. This will download and install the "
-        "firmware, then reboot the device.",
+        "self.upgrade_firmware", UPGRADE_DESCRIPTION,
         PropertyList([
             Property("url", STRING,
                      description="The URL of the firmware binary file to download and install"),
