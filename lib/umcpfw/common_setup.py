@@ -2,22 +2,24 @@
 # parameters and output schemas, as the reference firmware (xiaozhi-esp32
 # main/mcp_server.cc) names and words them. Loaded once at boot and dropped again: only
 # what the tools keep (their short texts and parameter lists) stays on the heap; the long
-# texts are in umcpfw.common_texts, loaded only while a tools/list entry is written.
+# texts are in umcpfw.common_texts and common_schemas, loaded only while a tools/list
+# entry is written.
 from drivers.display import THEMES
 from umcp import INTEGER, STRING, McpTool, Property, PropertyList
 from umcp.tool import ModuleText
 from umcpfw.common_tools import REBOOT_DELAY_MS
 
 _TEXTS = "umcpfw.common_texts"
+_SCHEMAS = "umcpfw.common_schemas"
 
-# The long texts: read from umcpfw.common_texts only while an entry is written.
+# The long texts: read from their modules only while an entry is written.
 STATUS_DESCRIPTION = ModuleText(_TEXTS, "STATUS_DESCRIPTION")
 PHOTO_DESCRIPTION = ModuleText(_TEXTS, "PHOTO_DESCRIPTION")
 VOLUME_DESCRIPTION = ModuleText(_TEXTS, "VOLUME_DESCRIPTION")
 UPGRADE_DESCRIPTION = ModuleText(_TEXTS, "UPGRADE_DESCRIPTION")
-STATUS_SCHEMA = ModuleText(_TEXTS, "STATUS_SCHEMA")
-SYSTEM_SCHEMA = ModuleText(_TEXTS, "SYSTEM_SCHEMA")
-SCREEN_SCHEMA = ModuleText(_TEXTS, "SCREEN_SCHEMA")
+STATUS_SCHEMA = ModuleText(_SCHEMAS, "STATUS_SCHEMA")
+SYSTEM_SCHEMA = ModuleText(_SCHEMAS, "SYSTEM_SCHEMA")
+SCREEN_SCHEMA = ModuleText(_SCHEMAS, "SCREEN_SCHEMA")
 
 
 def register(tools):

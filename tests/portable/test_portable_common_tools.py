@@ -131,11 +131,14 @@ async def test_tools_follow_the_hardware():
 async def test_long_texts_are_listed_from_a_module_loaded_only_to_write_them():
     from umcp import McpTool
     from umcp.tool import ModuleText
-    from umcpfw import common_texts
+    from umcpfw import common_schemas, common_texts
 
-    texts = dict((name, getattr(common_texts, name)) for name in dir(common_texts)
-                 if name[0] != "_")
-    common_texts = None
+    texts = {}
+    for module in (common_texts, common_schemas):
+        for name in dir(module):
+            if name[0] != "_":
+                texts[name] = getattr(module, name)
+    common_texts = common_schemas = module = None
     rig = Rig()
     try:
         for era, structured in (("2024-11-05", False), ("2025-06-18", True)):
@@ -158,11 +161,12 @@ async def test_long_texts_are_listed_from_a_module_loaded_only_to_write_them():
                 assert "outputSchema" not in status
         if sys.implementation.name == "micropython":  # read, then dropped again
             assert "umcpfw.common_texts" not in sys.modules
+            assert "umcpfw.common_schemas" not in sys.modules
     finally:
         rig.close()
     # The tool keeps the reference, not the text; sizes hold with and without the schema.
     description = ModuleText("umcpfw.common_texts", "STATUS_DESCRIPTION")
-    schema = ModuleText("umcpfw.common_texts", "STATUS_SCHEMA")
+    schema = ModuleText("umcpfw.common_schemas", "STATUS_SCHEMA")
     tool = McpTool("self.status", description, None, lambda args: {}, output_schema=schema)
     assert tool.description is description and tool.output_schema is schema
     plain = McpTool("self.status", texts["STATUS_DESCRIPTION"], None, lambda args: {},
