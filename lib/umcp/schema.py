@@ -63,7 +63,14 @@ class Property:
     A NUMBER's callback gets a float (an int argument counts).
     """
 
+    # What most properties leave unset, as class attributes: an instance keeps only what it
+    # sets (each attribute costs its instance heap, for the whole session).
     enum = None  # the strings allowed, when the property has an enum
+    minimum = None
+    maximum = None
+    description = None
+    required = True
+    default = None
 
     def __init__(self, name, type, default=_REQUIRED, minimum=None, maximum=None, description=None,
                  enum=None):
@@ -87,16 +94,20 @@ class Property:
             self.enum = enum  # set only when given: the class's None costs no heap
         self.name = name
         self.type = type
-        self.minimum = minimum
-        self.maximum = maximum
-        self.description = description
-        self.required = default is _REQUIRED
-        self.default = None
-        if not self.required:
+        if minimum is not None:
+            self.minimum = minimum
+        if maximum is not None:
+            self.maximum = maximum
+        if description is not None:
+            self.description = description
+        if default is not _REQUIRED:
+            self.required = False
             try:
-                self.default = self.check(default)  # as the callback gets it (a NUMBER's: a float)
+                default = self.check(default)  # as the callback gets it (a NUMBER's: a float)
             except InvalidParams as e:
                 raise ValueError("default of " + str(e))
+            if default is not None:
+                self.default = default
 
     def check(self, value):
         """Return `value` as the callback gets it, or raise InvalidParams naming the bound."""

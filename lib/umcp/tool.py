@@ -2,7 +2,7 @@
 
 from binascii import b2a_base64
 
-from .compat import const, dumps
+from .compat import const, dumps, forget_modules
 from .jsonin import loads
 from .names import MAX_PORTABLE, portable
 from .schema import NO_PROPERTIES, PropertyList
@@ -62,6 +62,31 @@ class ImageContent:
         self.mime_type = mime_type
 
 
+class ModuleText:
+    """A tool's description or output schema kept as a global of a module that is loaded
+    only while the text is read (read(): imported, read, dropped again on MicroPython):
+    a .mpy module's string constants are heap objects for as long as it is loaded, so
+    long texts that only a tools/list entry needs stay off the heap in between. Worth
+    it for texts of a few hundred bytes (the object itself takes about 40)."""
+
+    def __init__(self, module, name):
+        self.module = module  # "package.module"
+        self.name = name
+
+    def read(self):
+        module = __import__(self.module, None, None, (self.name,))
+        try:
+            return getattr(module, self.name)
+        finally:
+            module = None
+            forget_modules(self.module)
+
+
+def _text(text):
+    """A str as it is, a ModuleText's text."""
+    return text.read() if isinstance(text, ModuleText) else text
+
+
 class McpTool:
     """A named, described callback with typed parameters.
 
@@ -73,16 +98,19 @@ class McpTool:
 
     `description` may also be a (template, values) tuple, formatted (`template % values`)
     only when the entry is serialized: tools made per part or per instance then share one
-    template and keep no formatted string on the heap.
+    template and keep no formatted string on the heap; or a ModuleText, read only when
+    the entry is serialized.
 
     `output_schema`: the JSON Schema (an object's) of what the callback returns, as a
     dict or as its JSON text (kept as text: a literal is in flash when frozen, and a
     str takes less heap than the dicts). Clients of 2025-06-18 and later then get it
     in the entry, and each result also as `structuredContent`; the callback must
-    return a dict.
+    return a dict. A ModuleText (its text checked here) is kept as it is.
     """
 
     output_schema = None  # JSON text; the class's None costs a tool without one no heap
+    user_only = False  # these two likewise: set on a tool only where they differ
+    hints = None
 
     def __init__(self, name, description, properties, callback, user_only=False, title=None,
                  read_only=None, destructive=None, idempotent=None, open_world=None,
@@ -98,7 +126,8 @@ class McpTool:
         self.description = description
         self.properties = properties
         self.callback = callback
-        self.user_only = user_only
+        if user_only:
+            self.user_only = user_only
         # A tuple, not the annotations dict: a third of its heap, and the dict is only
         # wanted while an entry is serialized.
         hints = (title, read_only, destructive, idempotent, open_world)
@@ -111,7 +140,8 @@ class McpTool:
                     break
             else:
                 _SHARED_HINTS.append(hints)
-        self.hints = hints
+        if hints is not None:
+            self.hints = hints
         if output_schema is not None:
             self.output_schema = _schema_text(name, output_schema)
         # UTF-8 bytes, not characters: MicroPython's json leaves non-ASCII unescaped.
@@ -121,7 +151,9 @@ class McpTool:
         """The entry's size for a client with (or without) output schemas."""
         if structured or self.output_schema is None:
             return self.json_bytes
-        return self.json_bytes - len(_OUTPUT_KEY) - len(self.output_schema.encode())
+        schema = self.output_schema
+        size = schema.bytes if isinstance(schema, ModuleText) else len(schema.encode())
+        return self.json_bytes - len(_OUTPUT_KEY) - size
 
     def json(self, portable_name=False, structured=True):
         """The tools/list entry's JSON text: `portable_name` gives the name in the form
@@ -132,6 +164,8 @@ class McpTool:
         if description is not None:
             if isinstance(description, tuple):
                 description = description[0] % description[1]
+            else:
+                description = _text(description)
             entry["description"] = description
         entry["inputSchema"] = self.properties.schema()
         annotations = self.annotations()
@@ -140,7 +174,7 @@ class McpTool:
         text = dumps(entry)
         if structured and self.output_schema is not None:
             # Spliced in as the text it is kept as (a JSON object's text ends in "}").
-            text = text[:-1] + _OUTPUT_KEY + self.output_schema + "}"
+            text = text[:-1] + _OUTPUT_KEY + _text(self.output_schema) + "}"
         return text
 
     def annotations(self):
@@ -173,7 +207,12 @@ class ListedTool:
 
 
 def _schema_text(name, schema):
-    """An output schema as JSON text, checked: a JSON object whose type is "object"."""
+    """An output schema as JSON text, checked: a JSON object whose type is "object". A
+    ModuleText is checked and kept as it is, with its text's size in UTF-8 bytes (`bytes`:
+    entry_bytes() needs it for every page)."""
+    lazy = schema if isinstance(schema, ModuleText) else None
+    if lazy is not None:
+        schema = lazy.read()
     text = schema if isinstance(schema, str) else dumps(schema)
     try:
         parsed = loads(text)
@@ -181,6 +220,9 @@ def _schema_text(name, schema):
         raise ValueError("tool %s: output_schema is not JSON: %s" % (name, e))
     if not isinstance(parsed, dict) or parsed.get("type") != "object":
         raise ValueError('tool %s: output_schema must be an object\'s schema ("type": "object")' % name)
+    if lazy is not None:
+        lazy.bytes = len(text.encode())
+        return lazy
     return text
 
 

@@ -1,6 +1,8 @@
 """The umcp firmware application: `app` (settings, board, MCP server and link on one
 loop), `boot` (what app builds once at the start, and the link: loaded for that only),
-`common_tools` (the self.* tools), `upgrading` (self.upgrade_firmware and
+`common_tools` (the self.* tools), `common_setup` (their
+registration, loaded at boot only), `common_texts` and `common_schemas` (their long
+descriptions and output schemas, loaded only while a tools/list entry is written), `upgrading` (self.upgrade_firmware and
 auto_upgrade, loaded only while an upgrade runs), `resources` (device://status, system, log,
 photo/last), `vision` (the photo upload), `wifi` (the station and the clock), `fleet` (the
 OTA check's side of the application, loaded only with ota_url), `mcp_http` (the board's own

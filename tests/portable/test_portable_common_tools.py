@@ -128,6 +128,63 @@ async def test_tools_follow_the_hardware():
         bare.close()
 
 
+async def test_long_texts_are_listed_from_a_module_loaded_only_to_write_them():
+    from umcp import McpTool
+    from umcp.tool import ModuleText
+    from umcpfw import common_schemas, common_texts
+
+    texts = {}
+    for module in (common_texts, common_schemas):
+        for name in dir(module):
+            if name[0] != "_":
+                texts[name] = getattr(module, name)
+    common_texts = common_schemas = module = None
+    rig = Rig()
+    try:
+        for era, structured in (("2024-11-05", False), ("2025-06-18", True)):
+            await rig.request("initialize", {"protocolVersion": era, "capabilities": {},
+                                             "clientInfo": {"name": "t", "version": "1"}})
+            reply = await rig.request("tools/list", {"withUserTools": True})
+            entries = dict((tool["name"], tool) for tool in reply["result"]["tools"])
+            status = entries["self.get_device_status"]
+            assert status["description"] == texts["STATUS_DESCRIPTION"]
+            assert entries["self.camera.take_photo"]["description"] == texts["PHOTO_DESCRIPTION"]
+            assert entries["self.audio_speaker.set_volume"]["description"] == texts["VOLUME_DESCRIPTION"]
+            assert entries["self.upgrade_firmware"]["description"] == texts["UPGRADE_DESCRIPTION"]
+            if structured:
+                assert status["outputSchema"] == json.loads(texts["STATUS_SCHEMA"])
+                assert (entries["self.get_system_info"]["outputSchema"]
+                        == json.loads(texts["SYSTEM_SCHEMA"]))
+                assert (entries["self.screen.get_info"]["outputSchema"]
+                        == json.loads(texts["SCREEN_SCHEMA"]))
+            else:
+                assert "outputSchema" not in status
+        if sys.implementation.name == "micropython":  # read, then dropped again
+            assert "umcpfw.common_texts" not in sys.modules
+            assert "umcpfw.common_schemas" not in sys.modules
+    finally:
+        rig.close()
+    # The tool keeps the reference, not the text; sizes hold with and without the schema.
+    description = ModuleText("umcpfw.common_texts", "STATUS_DESCRIPTION")
+    schema = ModuleText("umcpfw.common_schemas", "STATUS_SCHEMA")
+    tool = McpTool("self.status", description, None, lambda args: {}, output_schema=schema)
+    assert tool.description is description and tool.output_schema is schema
+    plain = McpTool("self.status", texts["STATUS_DESCRIPTION"], None, lambda args: {},
+                    output_schema=texts["STATUS_SCHEMA"])
+    for structured in (True, False):
+        assert json.loads(tool.json(False, structured)) == json.loads(plain.json(False, structured))
+        assert tool.entry_bytes(structured) == plain.entry_bytes(structured)
+        assert tool.entry_bytes(structured) == len(tool.json(False, structured).encode())
+    # A schema that is no object's is refused when the tool is built, as a str one is.
+    refused = None
+    try:
+        McpTool("self.bad", "d", None, lambda args: {},
+                output_schema=ModuleText("umcpfw.common_texts", "STATUS_DESCRIPTION"))
+    except ValueError as e:
+        refused = str(e)
+    assert refused is not None and "self.bad" in refused
+
+
 async def test_set_volume_writes_the_codec_and_persists():
     rig = Rig()
     try:

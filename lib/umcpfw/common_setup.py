@@ -1,0 +1,90 @@
+# The common tools' registration (CommonTools.register): their names, descriptions,
+# parameters and output schemas, as the reference firmware (xiaozhi-esp32
+# main/mcp_server.cc) names and words them. Loaded once at boot and dropped again: only
+# what the tools keep (their short texts and parameter lists) stays on the heap; the long
+# texts are in umcpfw.common_texts and common_schemas, loaded only while a tools/list
+# entry is written.
+from drivers.display import THEMES
+from umcp import INTEGER, STRING, McpTool, Property, PropertyList
+from umcp.tool import ModuleText
+from umcpfw.common_tools import REBOOT_DELAY_MS
+
+_TEXTS = "umcpfw.common_texts"
+_SCHEMAS = "umcpfw.common_schemas"
+
+# The long texts: read from their modules only while an entry is written.
+STATUS_DESCRIPTION = ModuleText(_TEXTS, "STATUS_DESCRIPTION")
+PHOTO_DESCRIPTION = ModuleText(_TEXTS, "PHOTO_DESCRIPTION")
+VOLUME_DESCRIPTION = ModuleText(_TEXTS, "VOLUME_DESCRIPTION")
+UPGRADE_DESCRIPTION = ModuleText(_TEXTS, "UPGRADE_DESCRIPTION")
+STATUS_SCHEMA = ModuleText(_SCHEMAS, "STATUS_SCHEMA")
+SYSTEM_SCHEMA = ModuleText(_SCHEMAS, "SYSTEM_SCHEMA")
+SCREEN_SCHEMA = ModuleText(_SCHEMAS, "SCREEN_SCHEMA")
+
+
+def register(tools):
+    """The common tools of `tools` (a CommonTools) on its server, those the board has the
+    hardware for."""
+    s, b = tools.server, tools.board
+    s.add_tool(McpTool("self.get_device_status", STATUS_DESCRIPTION, None,
+                       tools.get_device_status, read_only=True, output_schema=STATUS_SCHEMA))
+    if b.speaker:
+        s.add_tool(
+            "self.audio_speaker.set_volume", VOLUME_DESCRIPTION,
+            PropertyList([Property("volume", INTEGER, minimum=0, maximum=100)]),
+            tools.set_volume, destructive=False, idempotent=True, open_world=False)
+    if b.backlight:
+        s.add_tool(
+            "self.screen.set_brightness", "Set the brightness of the screen.",
+            PropertyList([Property("brightness", INTEGER, minimum=0, maximum=100)]),
+            tools.set_brightness, destructive=False, idempotent=True, open_world=False)
+    if b.display:
+        s.add_tool(
+            "self.screen.set_theme",
+            "Set the theme of the screen. The theme can be `light` or `dark`.",
+            PropertyList([Property("theme", STRING, enum=THEMES)]),
+            tools.set_theme, destructive=False, idempotent=True, open_world=False)
+    if b.camera:
+        s.add_tool("self.camera.take_photo", PHOTO_DESCRIPTION,
+                   PropertyList([Property("question", STRING)]),
+                   tools.take_photo, read_only=True, open_world=True)
+    _register_user_only(tools, s)
+
+
+def _register_user_only(tools, s):
+    s.add_tool(McpTool("self.get_system_info", "Get the system information", None,
+                       tools.get_system_info, user_only=True, read_only=True,
+                       output_schema=SYSTEM_SCHEMA))
+    s.add_user_only_tool("self.reboot", "Reboot the system", PropertyList([]),
+                         tools.reboot_tool, destructive=True, open_world=False)
+    s.add_user_only_tool(
+        "self.upgrade_firmware", UPGRADE_DESCRIPTION,
+        PropertyList([
+            Property("url", STRING,
+                     description="The URL of the firmware binary file to download and install"),
+            Property("sha256", STRING, default="",
+                     description="Optional SHA-256 of the firmware image, 64 hex "
+                     "digits; without it the image's own appended SHA-256 is checked"),
+        ]),
+        tools.upgrade_firmware, destructive=True, open_world=True)
+    if tools.board.camera:
+        # The picture itself, for MCP clients that see images (through the bridge);
+        # user-only because xiaozhi backends read only text results.
+        s.add_user_only_tool(
+            "self.camera.get_photo", "Take a photo and return it as a JPEG image.",
+            PropertyList([]), tools.get_photo, read_only=True, open_world=False)
+    if tools.board.display:
+        s.add_tool(McpTool(
+            "self.screen.get_info",
+            "Information about the screen, including width, height, etc.",
+            None, tools.screen_info, user_only=True, read_only=True,
+            output_schema=SCREEN_SCHEMA))
+    if tools.board.wlan is not None:
+        from umcpfw.wifi import add_reconfigure_tool  # loaded on a board with a radio
+
+        add_reconfigure_tool(s, tools.settings, tools.reboot, REBOOT_DELAY_MS)
+    s.add_user_only_tool(
+        "self.assets.set_download_url", "Set the download url for the assets",
+        PropertyList([Property("url", STRING)]),
+        tools.set_assets_url, destructive=False, idempotent=True, open_world=False)
+
