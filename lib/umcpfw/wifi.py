@@ -96,10 +96,10 @@ def upkeep(app, wlan, ssid, password):
 
 
 async def bring_up(app, wlan, ssid, password):
-    """The station up (True), or the Wi-Fi setup entered (umcpfw.wifisetup: False once it
-    ends): when asked for by self.system.reconfigure_wifi or upkeep() (once: a flag in the
-    settings), with no network configured, or when the configured one did not connect
-    within config.json's wifi_setup_after seconds (default 120)."""
+    """The station up (True), or the Wi-Fi setup entered (umcpfw.wifisetup, which retries a
+    configured network: False once it ends): when asked for by self.system.reconfigure_wifi
+    or upkeep() (once: a flag in the settings), with no network configured, or when the
+    configured one did not connect within config.json's wifi_setup_after seconds (120)."""
     reason = app.settings.get("wifi_setup")  # True (reconfigure_wifi) or "lost" (upkeep())
     if reason:
         app.settings.set("wifi_setup", None)  # once: the next boot is a normal one

@@ -5,7 +5,9 @@
 # the status screen) and serves a setup page (unet.httpd): network, password and,
 # optionally, the OTA URL or the server's WebSocket URL. A good answer is saved into
 # config.json atomically and the board restarts into it; a bad one is answered with the
-# page and what to fix, and config.json stays as it was. Imported only when the mode is
+# page and what to fix, and config.json stays as it was. Meanwhile a configured network
+# (not reachable or lost) is tried again, and the board restarts onto it once it is back;
+# not when the owner asked for the setup to change it. Imported only when the mode is
 # entered. The page is plain HTML with a little inline CSS: no script, nothing from
 # outside (there is no internet on the access point); every value shown back is escaped,
 # and the password is never shown back.
@@ -253,15 +255,17 @@ async def serve(app, reason):
     is saved and the board restarts. The status screen (if any) shows the access point.
     `reason`: why, in words, or the settings' flag (umcpfw.wifi.bring_up): True, asked for
     by self.system.reconfigure_wifi; "lost": the network lost while running (umcpfw.wifi's
-    upkeep), tried again meanwhile (keep_trying())."""
+    upkeep). The configured network, if any, is tried again meanwhile (keep_trying()):
+    after a power cut the router may come back later than the board gave up on it; not
+    when the owner asked for the setup (to change the network, which may well be up)."""
     from umcpfw.mcp_http import hostname_for
 
     ssid, password = app.wifi_credentials()
-    lost = reason == "lost" and ssid
-    if lost:
-        reason = "Wi-Fi %s lost" % ssid
-    elif reason is True:
+    retried = ssid and reason is not True
+    if reason is True:
         reason = "asked for by self.system.reconfigure_wifi"
+    elif reason == "lost" and ssid:
+        reason = "Wi-Fi %s lost" % ssid
     view = app.status_view
 
     def show(ssid, key, address):
@@ -275,7 +279,7 @@ async def serve(app, reason):
                                config.get("wifi_setup_bind", "0.0.0.0"), show)
     app.services.append(app.wifi_setup)
     retry = None
-    if lost:
+    if retried:
         from umcpfw.wifi import CHECK_S
 
         retry = asyncio.create_task(keep_trying(app, ssid, password,
@@ -288,9 +292,10 @@ async def serve(app, reason):
 
 
 async def keep_trying(app, ssid, password, pause):
-    """The lost network tried again while the page waits (the ESP32 runs its access point
-    and its station together; each try scans the channels, which can hold the page up for
-    a few seconds); once it is back the board restarts onto it, as after an answer."""
+    """The configured network tried again while the page waits (the ESP32 runs its access
+    point and its station together; each try scans the channels, which can hold the page
+    up for a few seconds); once it is back the board restarts onto it, as after an answer
+    (config.json as it was)."""
     from umcpfw.wifi import connect
 
     await asyncio.sleep(pause)  # after the access point's start and its scan

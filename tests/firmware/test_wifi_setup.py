@@ -8,15 +8,19 @@ enters the mode again. The same page filled in by headless Chromium: test_wifi_s
 
 import asyncio
 import json
-import os
 
 import pytest
 
 from tests.support import oled_text
 from tests.support.firmware_harness import RUNTIMES, Backend, Sim, run
-from tests.support.wifi_setup_harness import STATUS_OLED, free_port, http, page_up, read_config, setup_config
+from tests.support.wifi_setup_harness import (STATUS_OLED, free_port, http, log_count, logged, page_up,
+                                              read_config, refused, setup_config, surroundings)
 
 pytestmark = pytest.mark.timeout(120)
+OFFICE = {"ssid": "office", "password": "12345678"}
+HOME = {"ssid": "home", "password": "correct horse"}
+CHECK_S = 0.2  # wifi_check_interval: the setup's retries come soon
+IDLE = 1000  # the station's status after a failed try (hwsim: the ESP32 port's STAT_IDLE)
 
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
@@ -87,25 +91,22 @@ def test_no_wifi_opens_the_setup_page_and_a_good_answer_restarts_onto_it(tmp_pat
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
 def test_an_unreachable_network_then_reconfigure_wifi(tmp_path, micropython):
+    # "office" stays down all along, and the owner answers with another network: the
+    # board's retries of "office" (umcpfw.wifisetup.keep_trying) cannot come first.
     port = free_port()
     url = "http://127.0.0.1:%d/" % port
-    network_file = tmp_path / "hwsim-network.json"
-    with open(network_file, "w") as f:
-        json.dump({"unreachable": ["office"]}, f)
+    surroundings(tmp_path, unreachable=["office"], scan=[["home", -40]])
 
     async def scenario():
         backend = await Backend().start()
         sim = Sim(backend.url, tmp_path, micropython=micropython,
-                  extra_config=setup_config(port, wifi={"ssid": "office", "password": "12345678"},
-                                            wifi_setup_after=1)).start()
+                  extra_config=setup_config(port, wifi=OFFICE, wifi_setup_after=1,
+                                            wifi_check_interval=CHECK_S)).start()
         try:
             status, page = await page_up(url, sim)  # given up on "office" after a second
-            assert status == 200
+            assert status == 200 and 'value="home"' in page
             before = read_config(tmp_path)
-            # The office network is back: the owner saves it again, with its password.
-            os.remove(network_file)
-            status, _ = await asyncio.to_thread(http, "POST", url, {
-                "ssid": "office", "password": "12345678"})
+            status, _ = await asyncio.to_thread(http, "POST", url, HOME)
             assert status == 200
             device = await backend.next_device()
             await device.initialize()
@@ -117,7 +118,14 @@ def test_an_unreachable_network_then_reconfigure_wifi(tmp_path, micropython):
             assert said["isError"] is False and "Wi-Fi setup" in said["content"][0]["text"]
             status, page = await page_up(url, sim)  # the same mode again, by request
             assert status == 200 and 'name="ssid"' in page
-            assert read_config(tmp_path) == dict(before, wifi={"ssid": "office", "password": "12345678"})
+            # "home" is up, but the owner asked to change it: the page does not give up for
+            # it. Asked for a while (many retry intervals), the page still answers; the
+            # board's record at the stop below says it never tried "home".
+            for _ in range(20):
+                await asyncio.sleep(CHECK_S / 2)
+                status, page = await asyncio.to_thread(http, "GET", url)
+                assert status == 200 and 'name="ssid"' in page
+            assert read_config(tmp_path) == dict(before, wifi=HOME)
         finally:
             assert sim.stop() == 0
             await backend.stop()
@@ -126,7 +134,57 @@ def test_an_unreachable_network_then_reconfigure_wifi(tmp_path, micropython):
     sim = run(scenario(), timeout=100)
     first, second, third = sim.records()[-3:]
     assert first["wifi"]["connects"][0] == ["office", "12345678"]  # tried before giving up
+    assert set(tuple(c) for c in first["wifi"]["connects"]) == {("office", "12345678")}
     assert first["wifi"]["access_point"]["active"]
-    assert second["wifi"]["connects"] == [["office", "12345678"]] and not second["wifi"]["access_point"]["active"]
+    assert second["wifi"]["connects"] == [["home", "correct horse"]] and not second["wifi"]["access_point"]["active"]
+    assert third["reason"] == "stop"  # still in the setup when the test stopped it
     assert third["wifi"]["access_point"]["active"]  # reconfigure_wifi's boot: no connect tried
     assert third["wifi"]["connects"] == []
+    assert log_count(sim, "Wi-Fi setup (asked for by self.system.reconfigure_wifi)") == 1
+    assert log_count(sim, "is back before the setup was answered") == 0
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_an_unreachable_network_back_while_the_setup_waits_restarts_the_board_onto_it(tmp_path, micropython):
+    # After a power cut the router may come back later than the board gave up on it.
+    port = free_port()
+    url = "http://127.0.0.1:%d/" % port
+    surroundings(tmp_path, unreachable=["office"])
+
+    async def scenario():
+        backend = await Backend().start()
+        sim = Sim(backend.url, tmp_path, micropython=micropython,
+                  extra_config=setup_config(port, wifi=OFFICE, wifi_setup_after=1,
+                                            wifi_check_interval=CHECK_S)).start()
+        try:
+            status, _ = await page_up(url, sim)
+            assert status == 200
+            before = read_config(tmp_path)
+            # Tried again while the page waits (keep_trying's first pause is CHECK_S; the
+            # start's own retries pause 1 s), still down: the page carries on.
+            await logged(sim, "Wi-Fi office not connected (status %d); retrying in %s s" % (IDLE, CHECK_S))
+            status, page = await asyncio.to_thread(http, "GET", url)
+            assert status == 200 and 'name="ssid"' in page
+            surroundings(tmp_path)  # back, nobody answered the page
+            device = await backend.next_device()  # the restart, onto the configured network
+            await device.initialize()
+            assert (await device.call_json("self.get_device_status"))["network"]["ssid"] == "office"
+            assert refused(url)
+            assert read_config(tmp_path) == before
+        finally:
+            assert sim.stop() == 0
+            await backend.stop()
+        return sim
+
+    sim = run(scenario(), timeout=100)
+    assert sim.read_settings().get("wifi_setup") is None  # no flag: the next start is a normal one
+    setup_boot, next_boot = sim.records()[-2:]
+    assert setup_boot["reason"] == "reset" and setup_boot["wifi"]["access_point"]["active"]
+    connects = setup_boot["wifi"]["connects"]
+    # The start's tries, at least one failed retry while the page waited, the one that worked.
+    assert len(connects) >= 4 and set(tuple(c) for c in connects) == {("office", "12345678")}
+    assert log_count(sim, "Wi-Fi setup (Wi-Fi office not reachable): join") == 1
+    assert log_count(sim, "Wi-Fi office is back before the setup was answered: restarting") == 1
+    assert next_boot["reason"] == "stop" and not next_boot["wifi"]["access_point"]["active"]
+    assert next_boot["wifi"]["connects"] == [["office", "12345678"]]
+    assert log_count(sim, "Traceback") == 0

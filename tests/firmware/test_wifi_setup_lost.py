@@ -9,48 +9,17 @@ setup waits: the board restarts onto it. A bad timing in config.json stops the s
 one line."""
 
 import asyncio
-import json
-import os
 
 import pytest
 
 from tests.support import oled_text
 from tests.support.firmware_harness import RUNTIMES, Backend, Sim, run
-from tests.support.wifi_setup_harness import STATUS_OLED, free_port, http, page_up, read_config, setup_config
+from tests.support.wifi_setup_harness import (STATUS_OLED, free_port, http, log_count, logged, page_up,
+                                              read_config, refused, setup_config, surroundings)
 
 pytestmark = pytest.mark.timeout(150)
 OFFICE = {"ssid": "office", "password": "12345678"}
 CHECK_S = 0.2  # wifi_check_interval: the loss noticed at once
-
-
-def surroundings(state_dir, **around):
-    """hwsim-network.json, written whole and renamed over the old: the board never reads
-    half of it."""
-    path = os.path.join(str(state_dir), "hwsim-network.json")
-    with open(path + ".new", "w") as f:
-        json.dump(around, f)
-    os.replace(path + ".new", path)
-
-
-def log_count(sim, words):
-    with open(sim.log_path, errors="replace") as f:
-        return f.read().count(words)
-
-
-async def logged(sim, words, times=1):
-    """Wait until the board's log says `words` `times` times (a hang guard: the test's
-    timeout ends a board that never does)."""
-    while log_count(sim, words) < times:
-        assert sim.proc.poll() is None, "the simulator ended"
-        await asyncio.sleep(0.05)
-
-
-def refused(url):
-    try:
-        http("GET", url)
-    except OSError:
-        return True
-    return False
 
 
 @pytest.mark.parametrize("micropython", RUNTIMES)

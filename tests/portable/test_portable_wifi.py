@@ -139,6 +139,34 @@ async def test_the_upkeep_takes_its_timings_from_config_json():
         upkeep.cancel()
 
 
+class _SetupApp(_App):
+    """What the setup's retries use of the Application: its board's station and reboot()."""
+
+    def __init__(self, wlan):
+        _App.__init__(self)
+        self.board = self
+        self.wlan = wlan
+
+
+async def test_the_setup_keeps_trying_the_network_and_restarts_once_it_is_back():
+    from umcpfw import wifisetup
+
+    wlan = _station()
+    network.sim_unreachable([SSID])  # down since the start: the setup opened
+    app = _SetupApp(wlan)
+    trying = asyncio.create_task(wifisetup.keep_trying(app, SSID, PASSWORD, 0.01))
+    try:
+        await asyncio.wait_for(_until(lambda: len(network.sim_connects()) >= 2), _GUARD_S)
+        assert app.reboots == [] and not wlan.isconnected()  # still down: the page waits
+        network.sim_unreachable(())
+        await asyncio.wait_for(_until(lambda: app.reboots), _GUARD_S)
+        assert app.reboots == [0] and wlan.isconnected()
+        assert set(network.sim_connects()) == {(SSID, PASSWORD)}
+        assert app.saved == {}  # no flag: the next start is a normal one
+    finally:
+        trying.cancel()
+
+
 def test_good_wifi_timings_pass_the_start_check():
     from umcpfw.boot import check_wifi_timings
 

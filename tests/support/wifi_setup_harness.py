@@ -1,6 +1,7 @@
 """What the Wi-Fi setup tests share (tests/firmware/test_wifi_setup.py over a plain HTTP client,
-test_wifi_setup_browser.py in headless Chromium): the generic board's config.json for the
-mode, the setup page's loopback port, a request to it, and the state directory's config.json."""
+test_wifi_setup_lost.py, test_wifi_setup_browser.py in headless Chromium): the generic board's
+config.json for the mode, the setup page's loopback port, a request to it, the state
+directory's config.json and hwsim-network.json, and the board's log."""
 
 import asyncio
 import json
@@ -51,3 +52,33 @@ async def page_up(url, sim):
 def read_config(state_dir):
     with open(os.path.join(str(state_dir), "config.json")) as f:
         return json.load(f)
+
+
+def surroundings(state_dir, **around):
+    """hwsim-network.json, written whole and renamed over the old: the board never reads
+    half of it."""
+    path = os.path.join(str(state_dir), "hwsim-network.json")
+    with open(path + ".new", "w") as f:
+        json.dump(around, f)
+    os.replace(path + ".new", path)
+
+
+def log_count(sim, words):
+    with open(sim.log_path, errors="replace") as f:
+        return f.read().count(words)
+
+
+async def logged(sim, words, times=1):
+    """Wait until the board's log says `words` `times` times (a hang guard: the test's
+    timeout ends a board that never does)."""
+    while log_count(sim, words) < times:
+        assert sim.proc.poll() is None, "the simulator ended"
+        await asyncio.sleep(0.05)
+
+
+def refused(url):
+    try:
+        http("GET", url)
+    except OSError:
+        return True
+    return False
