@@ -8,29 +8,15 @@ drivers.ssd1306 driver (text a page at a time: no frame in memory).
 With "status": true the panel is the board's status screen (umcpfw.statusview); the theme
 (set_theme) is the panel's: light is dark text on a lit panel."""
 
-from machine import I2C, Pin
-
-import parts
 from drivers.ssd1306 import SSD1306
 from parts.screen import Screen, wrap  # noqa: F401 (wrap: parts.oled.wrap, as before)
-
-_FREQ = 400000
 
 
 class Oled(Screen):
     panel = "SSD1306 OLED"
 
-    def __init__(self, entry):
-        super().__init__(entry)
-        self.addr = entry["addr"]
-        self.bus = entry["i2c"]
-        self.i2c = I2C(self.bus, sda=Pin(entry["sda"]), scl=Pin(entry["scl"]), freq=_FREQ)
-        self.pins = (entry["sda"], entry["scl"])
-        self.display = None
-        try:
-            self.connect()
-        except OSError as e:
-            parts.log.warning("%s does not answer: %r", self.where, e)
+    # addr, bus, i2c, pins (SDA, SCL), display (the driver, None until the panel answers):
+    # set by parts.setup, which sets the panel up (boot-only code: none of it resident)
 
     @property
     def where(self):
