@@ -263,6 +263,19 @@ async def test_the_oled_shows_text_and_survives_a_loose_wire():
     assert board.part("panel").lines == ["Activation code", "123456", ""][:4]
 
 
+async def test_a_screen_shows_what_its_font_has_and_what_fits():
+    parts = [{"type": "oled", "name": "panel", "sda": 21, "scl": 22, "height": 32}]
+    hwsim.reset()
+    hwsim.solder(parts)
+    board = Board("generic")
+    add_parts(board, {"parts": parts})
+    client = Client(board)
+    # framebuf's font is printable ASCII: anything else is a '?'; 16 columns, 4 rows
+    shown = await client.call("self.panel.show_text", {"text": "caf\u00e9 \u2603\ttab\n1\n2\n3\n4"})
+    assert shown == {"lines": ["caf? ??tab", "1", "2", "3"]}
+    assert board.part("panel").fit(["\u00e9" * 20, "ok"]) == ["?" * 16, "ok"]
+
+
 def test_build_loads_only_the_types_named():
     import sys
 
