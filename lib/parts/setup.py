@@ -115,7 +115,7 @@ def _wire(part, entry):
     elif kind == "pwm":
         part.invert = entry["invert"]
         part.level = 0
-        part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=part.duty(0))
+        part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=65535 if part.invert else 0)  # off
     elif kind == "servo":
         part.min_us = entry["min_us"]
         part.max_us = entry["max_us"]

@@ -155,6 +155,7 @@ async def test_outputs_drive_the_pins():
                     {"type": "buzzer", "name": "beeper", "pin": 15}])
     client = Client(board)
     assert machine.sim_pin(2).history == [1]  # an inverted relay is off at the high level
+    assert machine.sim_pwm(4).duty_u16() == 65535  # an inverted PWM is off at full duty
     assert await client.call("self.lamp.turn_on") is True
     assert machine.sim_pin(2).value() == 0
     assert await client.call("self.lamp.get_state") == {"power": True}
