@@ -41,20 +41,16 @@ def register(parts, server):
 
 
 def _boot(name, function, args):
-    """parts.<name>.<function>(*args), the module loaded for the call and dropped after it:
-    one boot-only module at a time, so the boot's peak stays low and none stays resident."""
+    """parts.<name>.<function>(*args), the module loaded for the call and taken off the heap
+    after it: one boot-only module at a time, so the boot's peak stays low and none of
+    their code stays resident."""
     module = __import__("parts." + name, None, None, (function,))
     try:
         return getattr(module, function)(*args)
     finally:
-        drop(name)
-
-
-def drop(name):
-    """Take the boot-only module parts.<name> off the heap: only the boot needs its code."""
-    sys.modules.pop("parts." + name, None)
-    if hasattr(sys.modules["parts"], name):
-        delattr(sys.modules["parts"], name)
+        sys.modules.pop("parts." + name, None)
+        if hasattr(sys.modules["parts"], name):
+            delattr(sys.modules["parts"], name)
 
 
 class Part:
