@@ -1,7 +1,7 @@
 """Small drivers for the peripherals umcp's tools act on: `es8311` (codec) and `aw88298`
 (amplifier) set the volume, on the curve `codec` shares with Espressif's esp_codec_dev;
-`backlight` (PWM, or the AXP2101 PMIC), `display`, `camera`, `ssd1306` (OLED, a framebuf
-FrameBuffer), `st7789` (SPI colour LCDs: ST7789, ILI9341, ILI9342C; text a line at a time,
+`backlight` (PWM, or the AXP2101 PMIC), `display`, `camera`, `ssd1306` (OLED; text a page at a
+time, no frame in memory), `st7789` (SPI colour LCDs: ST7789, ILI9341, ILI9342C; text a line at a time,
 no frame in memory). check_percent() is the
 argument check both volume setters share."""
 

@@ -17,8 +17,6 @@ import sys
 
 from umcp.compat import get_logger
 
-TYPES = ("relay", "pwm", "strip", "servo", "buzzer", "button", "analog", "dht", "ds18b20",
-         "battery", "oled", "lcd")
 URI = "device://parts/"  # + the part's name: a sensor's resource
 
 log = get_logger("parts")
@@ -33,35 +31,26 @@ def build(entries, chip=None, taken=None, names=(), builtin=()):
     first (check.entries: PartError names the entry) against the chip's pins (the running
     chip's, else `chip`, else esp32), the pins the board itself uses (`taken`: {pin: what})
     and the board's own tool namespaces (`names`)."""
-    from parts import check
-
-    try:
-        entries = check.entries(entries, chip, taken, names, builtin)
-    finally:  # one boot-only module at a time: the peak of the boot stays low
-        drop("check")
-    from parts import setup
-
-    try:
-        return setup.make(entries)
-    finally:
-        drop("setup")
+    entries = _boot("check", "entries", (entries, chip, taken, names, builtin))
+    return _boot("setup", "make", (entries,))
 
 
 def register(parts, server):
     """Add the parts' tools to the server (parts.setup, loaded for this only)."""
-    from parts import setup
+    _boot("setup", "register", (parts, server))
 
+
+def _boot(name, function, args):
+    """parts.<name>.<function>(*args), the module loaded for the call and taken off the heap
+    after it: one boot-only module at a time, so the boot's peak stays low and none of
+    their code stays resident."""
+    module = __import__("parts." + name, None, None, (function,))
     try:
-        setup.register(parts, server)
+        return getattr(module, function)(*args)
     finally:
-        drop("setup")
-
-
-def drop(name):
-    """Take the boot-only module parts.<name> off the heap: only the boot needs its code."""
-    sys.modules.pop("parts." + name, None)
-    if hasattr(sys.modules["parts"], name):
-        delattr(sys.modules["parts"], name)
+        sys.modules.pop("parts." + name, None)
+        if hasattr(sys.modules["parts"], name):
+            delattr(sys.modules["parts"], name)
 
 
 class Part:

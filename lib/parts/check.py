@@ -7,7 +7,7 @@ the boot only (parts.build drops it again). A problem is a PartError naming the 
 
 import sys
 
-from parts import TYPES, PartError
+from parts import PartError
 from umcp.compat import const
 
 # Kinds of option: pins (an output, an input, both: a bus line, an ADC input), then the
@@ -21,6 +21,8 @@ _NUMBER = const(6)
 _BOOL = const(7)
 _TEXT = const(8)
 REQUIRED = "required"
+TYPES = ("relay", "pwm", "strip", "servo", "buzzer", "button", "analog", "dht", "ds18b20",
+         "battery", "oled", "lcd")
 
 # Per type: (option, kind or choices, default, lowest, highest). "name", "type" and
 # "description" are every entry's.

@@ -3,34 +3,20 @@
 (parts.setup registers them; parts.screen has what every text screen shares).
 A panel that does not answer is logged; its tools say so, and try again at each call.
 `show(lines)` is how the board shows other text (the activation code); `display` is the
-drivers.ssd1306 FrameBuffer, for whatever else draws on it.
+drivers.ssd1306 driver (text a page at a time: no frame in memory).
 
 With "status": true the panel is the board's status screen (umcpfw.statusview); the theme
 (set_theme) is the panel's: light is dark text on a lit panel."""
 
-from machine import I2C, Pin
-
-import parts
 from drivers.ssd1306 import SSD1306
-from parts.screen import CELL, Screen, wrap  # noqa: F401 (wrap: parts.oled.wrap, as before)
-
-_FREQ = 400000
+from parts.screen import Screen, wrap  # noqa: F401 (wrap: parts.oled.wrap, as before)
 
 
 class Oled(Screen):
     panel = "SSD1306 OLED"
 
-    def __init__(self, entry):
-        super().__init__(entry)
-        self.addr = entry["addr"]
-        self.bus = entry["i2c"]
-        self.i2c = I2C(self.bus, sda=Pin(entry["sda"]), scl=Pin(entry["scl"]), freq=_FREQ)
-        self.pins = (entry["sda"], entry["scl"])
-        self.display = None
-        try:
-            self.connect()
-        except OSError as e:
-            parts.log.warning("%s does not answer: %r", self.where, e)
+    # addr, bus, i2c, pins (SDA, SCL), display (the driver, None until the panel answers):
+    # set by parts.setup, which sets the panel up (boot-only code: none of it resident)
 
     @property
     def where(self):
@@ -47,11 +33,7 @@ class Oled(Screen):
         """Draw `lines` (cut to the panel), one per text row; OSError when it does not answer."""
         lines = self.fit(lines)
         try:
-            display = self.connect()
-            display.fill(0)
-            for row, line in enumerate(lines):
-                display.text(line, 0, row * CELL, 1)
-            display.show()
+            self.connect().text(lines)
         except OSError as e:
             self.display = None  # set it up again once it answers
             raise RuntimeError("%s does not answer: %r; check its wiring" % (self.where, e))
@@ -59,8 +41,8 @@ class Oled(Screen):
         return lines
 
     def set_theme(self, theme):
-        """Light: the panel lit with dark text (inverted by the controller, the frame
-        buffer unchanged); dark: light text on black. OSError when it does not answer."""
+        """Light: the panel lit with dark text (inverted by the controller, its RAM
+        unchanged); dark: light text on black. OSError when it does not answer."""
         try:
             self.connect().invert(theme == "light")
         except OSError:

@@ -40,13 +40,10 @@ class Relay(parts.Part):
 class Pwm(parts.Part):
     # invert, level, pwm: set by parts.setup
 
-    def duty(self, level):
-        duty = level * _FULL // 100
-        return _FULL - duty if self.invert else duty
-
     def set_level(self, args):
         level = args["level"]
-        self.pwm.duty_u16(self.duty(level))
+        duty = level * _FULL // 100
+        self.pwm.duty_u16(_FULL - duty if self.invert else duty)
         self.level = level
         return True
 

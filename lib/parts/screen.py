@@ -41,8 +41,17 @@ class Screen(parts.Part):
         return {"lines": self.lines}
 
     def fit(self, lines):
-        """`lines` cut to the screen, printable."""
-        return [printable(line)[:self.columns] for line in lines][:self.rows]
+        """`lines` cut to the screen, printable: framebuf's font has printable ASCII only,
+        anything else shows as '?'."""
+        fitted = []
+        for line in lines[:self.rows]:
+            line = line[:self.columns]
+            for c in line:
+                if not " " <= c <= "~":
+                    line = "".join([c if " " <= c <= "~" else "?" for c in line])
+                    break
+            fitted.append(line)
+        return fitted
 
 
 def wrap(text, columns):
@@ -67,10 +76,3 @@ def wrap(text, columns):
         lines.append(line)
     return lines
 
-
-def printable(line):
-    """framebuf's font has printable ASCII only: anything else shows as '?'."""
-    for c in line:
-        if not " " <= c <= "~":
-            return "".join(c if " " <= c <= "~" else "?" for c in line)
-    return line

@@ -48,15 +48,6 @@ class Sensor(parts.Part):
         coroutine function."""
         raise NotImplementedError
 
-    def changed(self, old, new):
-        """Whether subscribers should hear of the new reading."""
-        if self.steps is None:
-            return old != new
-        for key, step in self.steps:
-            if abs(new[key] - old[key]) >= step:
-                return True
-        return False
-
     async def poll(self):
         """Read now; True when the resource changed (a reading moved, an error came or
         went). Never raises: a part that stops answering keeps the firmware running."""
@@ -76,23 +67,27 @@ class Sensor(parts.Part):
         if failed is not None:
             parts.log.info("%s answers again", self.where)
         self.reading = reading
-        return failed is not None or old is None or self.changed(old, reading)
+        if failed is not None or old is None:
+            return True
+        if self.steps is None:  # whether subscribers should hear of the new reading
+            return old != reading
+        for key, step in self.steps:
+            if abs(reading[key] - old[key]) >= step:
+                return True
+        return False
 
-    async def fresh(self, max_age_ms=0):
-        """The reading for a tool: the last one if it is younger than max_age_ms, else a
-        new one (its subscribers told when it changed). RuntimeError (the tool's error for
-        the model) when the part does not answer."""
+    async def tool_read(self, args):
+        """The reading for its tool: the last one if it is younger than rest_ms, else a new
+        one (its subscribers told when it changed). RuntimeError (the tool's error for the
+        model) when the part does not answer."""
         if self.reading is None or self.last is None or self.error is not None or \
-                ticks_diff(ticks_ms(), self.last) >= max_age_ms:
+                ticks_diff(ticks_ms(), self.last) >= self.rest_ms:
             self.last = ticks_ms()
             if await self.poll() and self.server is not None:
                 self.server.resource_updated(self.uri)
         if self.error is not None:
             raise RuntimeError(self.error)
         return self.reading
-
-    async def tool_read(self, args):
-        return await self.fresh(self.rest_ms)
 
     def state(self, args=None):
         if self.error is not None:

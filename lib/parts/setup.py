@@ -5,7 +5,7 @@ reads, their parameters) registered. Nothing here runs once the tools are regist
 none of its code stays on the heap; the runtime modules hold what the tools call.
 """
 
-from machine import ADC, PWM, Pin
+from machine import ADC, I2C, PWM, Pin
 
 import parts
 from umcp import INTEGER, STRING, Property, PropertyList
@@ -22,6 +22,7 @@ KINDS = {"relay": ("output", "Relay"), "pwm": ("output", "Pwm"), "servo": ("outp
 _READS = const((True, None, None))
 _SETS = const((None, False, True))  # sets a state: again is the same
 _ACTS = const((None, False, None))  # does something each time (a beep)
+_I2C_FREQ = const(400000)  # an OLED's bus
 
 # Per type: its tools, (verb, description, hints, method): self.<name>.<verb> calls
 # part.<method>(args). A description is a template, formatted when a tools/list page is
@@ -103,8 +104,8 @@ def module_of(kind):
 # -- the wiring -------------------------------------------------------------------------
 
 def _wire(part, entry):
-    """Each type's pins and drivers, on the part Part(entry) made (the OLED wires itself:
-    its constructor sets the panel up, again after a loose wire; the LCD too). One function, not one
+    """Each type's pins and drivers, on the part Part(entry) made (the OLED's panel set up
+    here, again by the part after a loose wire; the LCD wires itself). One function, not one
     a type: a name is heap for good once a module is loaded."""
     kind = part.kind
     if kind == "relay":
@@ -114,7 +115,7 @@ def _wire(part, entry):
     elif kind == "pwm":
         part.invert = entry["invert"]
         part.level = 0
-        part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=part.duty(0))
+        part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=65535 if part.invert else 0)  # off
     elif kind == "servo":
         part.min_us = entry["min_us"]
         part.max_us = entry["max_us"]
@@ -131,7 +132,17 @@ def _wire(part, entry):
         part.color = (0, 0, 0)
         part.leds.fill(part.color)
         part.leds.write()
-    elif kind not in ("oled", "lcd"):  # a sensor
+    elif kind == "oled":
+        part.addr = entry["addr"]
+        part.bus = entry["i2c"]
+        part.i2c = I2C(part.bus, sda=Pin(entry["sda"]), scl=Pin(entry["scl"]), freq=_I2C_FREQ)
+        part.pins = (entry["sda"], entry["scl"])
+        part.display = None
+        try:
+            part.connect()
+        except OSError as e:  # its tools say so, and try again at each call
+            parts.log.warning("%s does not answer: %r", part.where, e)
+    elif kind != "lcd":  # a sensor
         if kind == "button":
             entry["interval_ms"] = 100  # how soon a press reaches the log and the clients
         part.poll_ms = entry.get("interval_ms") or 1000

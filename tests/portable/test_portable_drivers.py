@@ -1,5 +1,6 @@
 # Driver logic over the simulated hardware: runs under pytest and inside MicroPython.
 import camera
+import framebuf
 import hwsim
 import machine
 from drivers.aw88298 import AW88298
@@ -7,7 +8,9 @@ from drivers.backlight import Axp2101Backlight, PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
 from drivers.es8311 import ES8311
+from drivers.ssd1306 import SSD1306
 from portable_support import raises
+from simoled import SSD1306 as SimSSD1306
 
 CAM_PINS = {"d0": 11, "d1": 9, "d2": 8, "d3": 10, "d4": 12, "d5": 18, "d6": 17, "d7": 16,
             "xclk": 15, "pclk": 13, "vsync": 6, "href": 7, "sda": 4, "scl": 5,
@@ -19,6 +22,33 @@ def _bus(addr, width=1):
     chip = machine.sim_attach_i2c(0, addr, machine.I2CDevice(None, width))
     return machine.I2C(0), chip
 
+
+
+def test_ssd1306_text_lands_page_by_page_as_a_whole_frame_would_show_it():
+    # The driver keeps no frame: each line goes into one reusable page. What the
+    # controller's RAM holds must be what a whole-panel FrameBuffer would have drawn.
+    for width, height in ((128, 64), (128, 32), (64, 48)):
+        hwsim.reset()
+        chip = machine.sim_attach_i2c(0, 0x3C, SimSSD1306(width, height))
+        oled = SSD1306(machine.I2C(0), width, height)
+        assert chip.on and not chip.inverted and chip.data_bytes == width * height // 8  # blanked
+        lines = ["Temperature:", "21.5 C", "", "a line longer than the panel is wide"][:height // 8]
+        oled.text(lines)
+        frame = bytearray(width * height // 8)
+        drawn = framebuf.FrameBuffer(frame, width, height, framebuf.MONO_VLSB)
+        for row, line in enumerate(lines):
+            drawn.text(line, 0, row * 8, 1)
+        first = (128 - width) // 2  # a narrow panel sits in the middle columns
+        for page in range(height // 8):
+            assert chip.ram[page * 128 + first:page * 128 + first + width] == \
+                frame[page * width:(page + 1) * width], (width, height, page)
+        assert sum(frame[:width]) > 0 and sum(frame[2 * width:3 * width]) == 0
+        oled.text(["x"])  # fewer lines: the pages below are blanked
+        assert sum(chip.ram[128:]) == 0 and sum(chip.ram[:128]) > 0
+        oled.invert(True)
+        assert chip.inverted
+        oled.command(0xAE)  # any other command: display off
+        assert not chip.on
 
 
 def test_es8311_volume_registers():

@@ -155,6 +155,7 @@ async def test_outputs_drive_the_pins():
                     {"type": "buzzer", "name": "beeper", "pin": 15}])
     client = Client(board)
     assert machine.sim_pin(2).history == [1]  # an inverted relay is off at the high level
+    assert machine.sim_pwm(4).duty_u16() == 65535  # an inverted PWM is off at full duty
     assert await client.call("self.lamp.turn_on") is True
     assert machine.sim_pin(2).value() == 0
     assert await client.call("self.lamp.get_state") == {"power": True}
@@ -261,6 +262,19 @@ async def test_the_oled_shows_text_and_survives_a_loose_wire():
     assert sum(oled.ram[:512]) == 0
     board.show_activation_code("123456", "")
     assert board.part("panel").lines == ["Activation code", "123456", ""][:4]
+
+
+async def test_a_screen_shows_what_its_font_has_and_what_fits():
+    parts = [{"type": "oled", "name": "panel", "sda": 21, "scl": 22, "height": 32}]
+    hwsim.reset()
+    hwsim.solder(parts)
+    board = Board("generic")
+    add_parts(board, {"parts": parts})
+    client = Client(board)
+    # framebuf's font is printable ASCII: anything else is a '?'; 16 columns, 4 rows
+    shown = await client.call("self.panel.show_text", {"text": "caf\u00e9 \u2603\ttab\n1\n2\n3\n4"})
+    assert shown == {"lines": ["caf? ??tab", "1", "2", "3"]}
+    assert board.part("panel").fit(["\u00e9" * 20, "ok"]) == ["?" * 16, "ok"]
 
 
 def test_build_loads_only_the_types_named():
