@@ -6,10 +6,7 @@ On a board only this file and the chosen board's module are copied.
 create() returns a Board whose peripherals are driver objects, or None where the board has
 none (or where one did not answer at start-up: that is logged, and the device carries on
 without it). It restores the saved volume, brightness and theme. Every board takes
-config.json's "parts" (add_parts, lib/parts): a bad entry is a ValueError naming it. A
-board with an LCD of its own sets `status_screen` (parts.boardlcd): the firmware's status
-view draws on it unless a screen part has "status": true (not a Board attribute: the host
-board's heap holds nothing for it).
+config.json's "parts" (add_parts, lib/parts): a bad entry is a ValueError naming it.
 """
 
 from umcp.compat import const, get_logger

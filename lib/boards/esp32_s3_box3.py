@@ -18,7 +18,7 @@ from boards import Board, add_parts, optional, restore
 from drivers.backlight import PwmBacklight
 from drivers.display import Display
 from drivers.es8311 import ES8311
-from parts.boardlcd import BoardLcd, light
+from parts.boardlcd import BoardLcd, attach
 
 NAME = "esp32_s3_box3"
 PINS = {
@@ -58,10 +58,10 @@ def create(config, settings):
         i2c, PINS["es8311_addr"], SAMPLE_RATE, pa_pin=Pin(PINS["pa"], Pin.OUT)))
     board.backlight = PwmBacklight(PINS["backlight"])
     board.display = Display(320, 240, "ILI9341")
-    board.status_screen = optional("LCD", lambda: BoardLcd(
+    screen = optional("LCD", lambda: BoardLcd(
         PANEL, PINS, _reset_panel, _PANEL_SETTINGS))
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
-    light(board, settings)
+    attach(board, screen, settings)
     return board

@@ -18,7 +18,7 @@ from boards import Board, add_parts, optional, restore
 from drivers.backlight import PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
-from parts.boardlcd import BoardLcd, light
+from parts.boardlcd import BoardLcd, attach
 
 NAME = "esp32s3_cam"
 # Modules the board's MicroPython build must have (make deploy checks them): the camera
@@ -45,10 +45,10 @@ def create(config, settings):
     board = Board(NAME)
     board.backlight = PwmBacklight(PINS["backlight"])
     board.display = Display(240, 320, "ST7789")
-    board.status_screen = optional("LCD", lambda: BoardLcd(PANEL, PINS))
+    screen = optional("LCD", lambda: BoardLcd(PANEL, PINS))
     board.camera = optional("camera", lambda: Camera(PINS["camera"]))
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, (LAMP,), "esp32s3")
     restore(board, settings)
-    light(board, settings)
+    attach(board, screen, settings)
     return board

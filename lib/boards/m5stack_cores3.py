@@ -19,7 +19,7 @@ from boards import Board, add_parts, optional, restore
 from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight
 from drivers.display import Display
-from parts.boardlcd import BoardLcd, light
+from parts.boardlcd import BoardLcd, attach
 
 NAME = "m5stack_cores3"
 PINS = {
@@ -44,8 +44,6 @@ _AXP2101_BATTERY_PERCENT = 0xA4
 
 
 class CoreS3(Board):
-    status_screen = None  # the LCD (parts.boardlcd), where its rails came up
-
     def __init__(self, i2c):
         super().__init__(NAME)
         self._i2c = i2c
@@ -101,14 +99,15 @@ def _speaker(i2c):
 def create(config, settings):
     i2c = I2C(1, sda=Pin(PINS["i2c_sda"]), scl=Pin(PINS["i2c_scl"]), freq=400000)
     board = CoreS3(i2c)
+    screen = None  # the LCD needs the PMIC's rails
     if optional("AXP2101/AW9523 power-up", lambda: _power_up(i2c)):
         board.speaker = optional("AW88298 amplifier", lambda: _speaker(i2c))
         board.backlight = Axp2101Backlight(i2c, PINS["axp2101_addr"])
-        board.status_screen = optional("LCD", lambda: BoardLcd(
+        screen = optional("LCD", lambda: BoardLcd(
             PANEL, PINS, lambda: _reset_panel(i2c)))
     board.display = Display(320, 240, "ILI9342C")
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
-    light(board, settings)
+    attach(board, screen, settings)
     return board

@@ -1,8 +1,7 @@
 """What the board knows about its panel, and the UI theme (light or dark).
 
-The theme is kept here and reported back (self.screen.get_info). Where the board has a
-status screen (its own LCD, parts.boardlcd, or a screen part with "status": true), the
-status view (umcpfw.statusview) draws the panel in it; without one nothing shows it.
+This firmware has no pixel driver or UI toolkit: the theme is kept as the state a board's
+display driver would draw with, and reported back; nothing on the panel changes.
 """
 
 THEMES = ("light", "dark")

@@ -1,7 +1,8 @@
 """A board's own SPI LCD (the ESP32-S3-BOX-3's, the M5Stack CoreS3's, the camera board's)
 as its status screen (umcpfw.statusview): parts.lcd's text screen on drivers.st7789, set
 up from the board module's PANEL settings and PINS rather than from config.json, with no
-tools of its own (self.screen.* stays the board's). Loaded only by those boards.
+tools of its own (self.screen.* stays the board's). Loaded only by those boards; the
+firmware's boot finds it among the board's parts, as it finds a screen part with "status".
 
 PANEL: width, height (the glass in its own orientation), rotation, x_offset, y_offset,
 invert, bgr (as drivers.st7789 takes them), spi (the MicroPython bus id: 2 is the ESP32-S3's
@@ -24,10 +25,13 @@ DEFAULT_BRIGHTNESS = 75  # percent, where none was saved
 
 
 class BoardLcd(Lcd):
+    """The board's screen: a part named "screen" (board.part("screen")) of a kind no tools
+    are made for, whose state() (the lines shown) is in self.get_device_status."""
+
     status = True  # the board's status screen, always
 
     def __init__(self, panel, pins, reset=None, settings=()):
-        Screen.__init__(self, {"name": "screen", "type": "lcd", "index": -1, "status": True,
+        Screen.__init__(self, {"name": "screen", "type": "display", "index": -1, "status": True,
                                "width": panel["width"], "height": panel["height"]})
         self.pins = (pins["lcd_sclk"], pins["lcd_mosi"], pins["lcd_dc"])
         # miso=None: the panel is never read, and the port would take the bus's default MISO pin.
@@ -58,9 +62,16 @@ class BoardLcd(Lcd):
 
 
 
-def light(board, settings):
-    """Where no brightness was saved, the backlight at the reference firmware's 75 %: it
-    starts dark, and the status screen is there to be seen. After boards.restore()."""
+
+def attach(board, screen, settings):
+    """The board's own panel (a BoardLcd, or None where it did not come up) among the board's
+    parts, after add_parts: the status view takes the first screen part with "status", so a
+    config.json screen marked so comes first. Where no brightness was saved, the backlight
+    goes to the reference firmware's 75 %: it starts dark, and the screen is there to be
+    seen. After boards.restore()."""
+    if screen is None:
+        return
+    board.parts.append(screen)
     saved = settings.get("brightness") if settings is not None else None
-    if board.status_screen is not None and board.backlight is not None and saved is None:
+    if board.backlight is not None and saved is None:
         board.backlight.set_brightness(DEFAULT_BRIGHTNESS)

@@ -38,13 +38,12 @@ def build(app):
     app.settings = Settings(SETTINGS_FILE)
     # The board puts the saved volume, brightness and theme back onto its hardware.
     app.board = _board(config, app.settings)
-    # The status screen: a screen part's ("status": true), else the board's own panel.
-    screens = [part for part in app.board.parts if part.status]
-    screens.append(getattr(app.board, "status_screen", None))
-    if screens[0] is not None:
-        from umcpfw.statusview import for_board  # only there (heap)
+    for part in app.board.parts:
+        if part.status:  # a screen's ("status": true)
+            from umcpfw.statusview import for_board  # only there (heap)
 
-        app.status_view = for_board(app, screens[0])
+            app.status_view = for_board(app, part)
+            break
     app.device_id = config.get("device_id") or _mac_address(app.board)
     app.client_id = app.settings.get("client_id")  # a UUID made once by Settings
     # Whom wss:// and https:// trust: the shipped roots plus config.json's "ca"; TLS goes

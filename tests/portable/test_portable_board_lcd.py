@@ -4,12 +4,15 @@
 # tool, volume, brightness, the activation code; the theme as the pixels' colours); a panel
 # that fails at start leaves a board that runs without a screen. Runs under pytest and inside
 # MicroPython (unix port, WebAssembly).
+import json
+
 import framebuf
 import hwsim
 import machine
 import simspi
 from boards import load
 from umcp import McpServer
+from umcp.compat import join_pieces
 from umcpfw.statusview import StatusView
 
 WHITE = 0xFFFF
@@ -93,7 +96,7 @@ def test_each_board_drives_its_own_panel_with_the_reference_settings():
                 "esp32s3_cam": (0x00, True, 0, (30, 40))}  # RGB, INVON
     for name, (madctl, inverted, polarity, size) in expected.items():
         module, board, panel = _board(name)
-        screen = board.status_screen
+        screen = board.part("screen")
         assert screen is not None and screen.status, name
         assert panel.on and panel.awake and panel.colmod == 0x55, name
         assert (panel.madctl, panel.inverted) == (madctl, inverted), name
@@ -128,7 +131,7 @@ def test_the_status_view_shows_the_board_s_state_on_its_panel_in_the_theme_s_col
         board.speaker.set_volume(40)
         board.backlight.set_brightness(30)
         app = _App(board)
-        view = StatusView(board.status_screen, app)
+        view = StatusView(board.part("screen"), app)
         view.on_call("self.audio_speaker.set_volume", True)
         board.display.set_theme("dark")
         view.draw()
@@ -150,7 +153,7 @@ def test_the_status_view_shows_the_board_s_state_on_its_panel_in_the_theme_s_col
 def test_the_camera_board_s_portrait_panel_shows_the_status():
     _, board, panel = _board("esp32s3_cam")
     app = _App(board)
-    view = StatusView(board.status_screen, app)
+    view = StatusView(board.part("screen"), app)
     board.backlight.set_brightness(70)
     board.display.set_theme("light")
     view.draw()
@@ -162,7 +165,7 @@ def test_the_camera_board_s_portrait_panel_shows_the_status():
 def test_a_panel_that_fails_at_start_leaves_a_running_board_without_a_screen():
     for name in ("esp32_s3_box3", "m5stack_cores3", "esp32s3_cam"):
         _, board, panel = _board(name, failing=True)
-        assert board.status_screen is None, name
+        assert board.part("screen") is None, name
         assert board.backlight is not None and board.display is not None, name
         assert board.backlight.brightness == 0, name  # nothing to light
         board.display.set_theme("dark")  # the theme is still kept and reported
@@ -172,5 +175,24 @@ def test_a_panel_that_fails_at_start_leaves_a_running_board_without_a_screen():
     # A CoreS3 whose PMIC does not answer has no rails for the panel: no screen, no reset tried.
     hwsim.reset()
     board = load("m5stack_cores3").create({}, None)
-    assert board.status_screen is None and board.backlight is None
+    assert board.part("screen") is None and board.backlight is None
     assert simspi.spi(2) is None
+
+
+async def test_the_panel_is_the_board_s_screen_part_without_tools_after_config_s_parts():
+    _, board, panel = _board("esp32_s3_box3")
+    board.part("screen").show(["Online"])
+    assert board.status()["parts"] == {"screen": {"lines": ["Online"]}}  # what it shows
+    hwsim.reset()
+    module = load("esp32_s3_box3")
+    hwsim.solder_board(module)
+    board = module.create({"parts": [{"type": "relay", "name": "fan", "pin": 1}]}, None)
+    # config.json's parts first: a screen part of its own with "status" would be the view's.
+    assert [part.name for part in board.parts] == ["fan", "screen"]
+    server = McpServer("box3", "1")
+    sent = []
+    server.set_sender(lambda pieces: sent.append(json.loads(join_pieces(pieces))))
+    board.register_tools(server)
+    await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    names = [tool["name"] for tool in sent[-1]["result"]["tools"]]
+    assert sorted(names) == ["self.fan.get_state", "self.fan.turn_off", "self.fan.turn_on"]  # no self.screen.*
