@@ -1,5 +1,5 @@
 """Espressif ESP32-S3-BOX-3: ES8311 speaker codec, 320x240 ILI9341 LCD, PWM backlight; the
-LCD is the status screen (parts.boardlcd).
+LCD is the status screen (parts.lcd.board_screen).
 
 Pins, addresses and the panel's settings from the reference firmware (xiaozhi-esp32
 main/boards/espressif/esp32-s3-box-3), not checked on the hardware here: SPI3_HOST (SPI(2))
@@ -18,7 +18,7 @@ from boards import Board, add_parts, optional, restore
 from drivers.backlight import PwmBacklight
 from drivers.display import Display
 from drivers.es8311 import ES8311
-from parts.boardlcd import BoardLcd, attach
+from parts.lcd import board_screen
 
 NAME = "esp32_s3_box3"
 PINS = {
@@ -58,10 +58,8 @@ def create(config, settings):
         i2c, PINS["es8311_addr"], SAMPLE_RATE, pa_pin=Pin(PINS["pa"], Pin.OUT)))
     board.backlight = PwmBacklight(PINS["backlight"])
     board.display = Display(320, 240, "ILI9341")
-    screen = optional("LCD", lambda: BoardLcd(
-        PANEL, PINS, _reset_panel, _PANEL_SETTINGS))
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
-    attach(board, screen, settings)
+    board_screen(board, PANEL, PINS, settings, _reset_panel, _PANEL_SETTINGS)
     return board

@@ -6,7 +6,7 @@ Its speaker is a MAX98357A I2S amplifier, which has no volume control to drive: 
 here. The lamp on GPIO 14 is a relay part (lib/parts), declared as config.json's parts are:
 the reference's self.lamp.* tools.
 
-The LCD is the status screen (parts.boardlcd), with the reference's settings for its
+The LCD is the status screen (parts.lcd.board_screen), with the reference's settings for its
 240x320 ST7789 (CONFIG_LCD_ST7789_240X320), not checked on the hardware here: SPI3_HOST
 (SPI(2)) at 40 MHz, mode 0, reset on GPIO 21 (active low), no mirror or swap, no offsets,
 RGB order, colours inverted (INVON, an IPS panel).
@@ -18,7 +18,7 @@ from boards import Board, add_parts, optional, restore
 from drivers.backlight import PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
-from parts.boardlcd import BoardLcd, attach
+from parts.lcd import board_screen
 
 NAME = "esp32s3_cam"
 # Modules the board's MicroPython build must have (make deploy checks them): the camera
@@ -45,10 +45,9 @@ def create(config, settings):
     board = Board(NAME)
     board.backlight = PwmBacklight(PINS["backlight"])
     board.display = Display(240, 320, "ST7789")
-    screen = optional("LCD", lambda: BoardLcd(PANEL, PINS))
     board.camera = optional("camera", lambda: Camera(PINS["camera"]))
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, (LAMP,), "esp32s3")
     restore(board, settings)
-    attach(board, screen, settings)
+    board_screen(board, PANEL, PINS, settings)
     return board

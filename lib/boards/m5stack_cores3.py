@@ -3,7 +3,7 @@
 Pins, addresses and the power-up sequence from the reference firmware (xiaozhi-esp32
 main/boards/m5stack/core-s3). The GC0308 camera is not wired up here.
 
-The LCD is the status screen (parts.boardlcd), with the reference's settings, not checked
+The LCD is the status screen (parts.lcd.board_screen), with the reference's settings, not checked
 on the hardware here: an ILI9342C on SPI3_HOST (SPI(2)) at 40 MHz in SPI mode 2 (clock idle
 high), no chip reset line of its own: the AW9523 expander's P1.1 resets it (low 20 ms, then
 high); BGR order, colours inverted (INVON), no mirror or swap, no offsets. It needs the
@@ -19,7 +19,7 @@ from boards import Board, add_parts, optional, restore
 from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight
 from drivers.display import Display
-from parts.boardlcd import BoardLcd, attach
+from parts.lcd import board_screen
 
 NAME = "m5stack_cores3"
 PINS = {
@@ -99,15 +99,13 @@ def _speaker(i2c):
 def create(config, settings):
     i2c = I2C(1, sda=Pin(PINS["i2c_sda"]), scl=Pin(PINS["i2c_scl"]), freq=400000)
     board = CoreS3(i2c)
-    screen = None  # the LCD needs the PMIC's rails
     if optional("AXP2101/AW9523 power-up", lambda: _power_up(i2c)):
         board.speaker = optional("AW88298 amplifier", lambda: _speaker(i2c))
         board.backlight = Axp2101Backlight(i2c, PINS["axp2101_addr"])
-        screen = optional("LCD", lambda: BoardLcd(
-            PANEL, PINS, lambda: _reset_panel(i2c)))
     board.display = Display(320, 240, "ILI9342C")
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
-    attach(board, screen, settings)
+    if board.backlight is not None:  # the PMIC's rails are up: the LCD has power
+        board_screen(board, PANEL, PINS, settings, lambda: _reset_panel(i2c))
     return board
