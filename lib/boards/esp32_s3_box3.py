@@ -1,7 +1,15 @@
-"""Espressif ESP32-S3-BOX-3: ES8311 speaker codec, 320x240 ILI9341 LCD, PWM backlight.
+"""Espressif ESP32-S3-BOX-3: ES8311 speaker codec, 320x240 ILI9341 LCD, PWM backlight; the
+LCD is the status screen (parts.lcd.board_screen).
 
-Pins and addresses from the reference firmware (xiaozhi-esp32 main/boards/esp-box-3).
+Pins, addresses and the panel's settings from the reference firmware (xiaozhi-esp32
+main/boards/espressif/esp32-s3-box-3), not checked on the hardware here: SPI3_HOST (SPI(2))
+at 40 MHz, mode 0; the reset line (GPIO 48) is active high; the controller is driven as an
+ILI9341 whose init sequence also opens the ILI9342C's extended commands (C8h) and sets its
+power and gamma registers (_PANEL_SETTINGS); MADCTL BGR with both mirrors (MX|MY: a
+rotation of 180 here), no swap, colours not inverted (INVOFF).
 """
+
+import time
 
 import network
 from machine import I2C, Pin
@@ -10,6 +18,7 @@ from boards import Board, add_parts, optional, restore
 from drivers.backlight import PwmBacklight
 from drivers.display import Display
 from drivers.es8311 import ES8311
+from parts.lcd import board_screen
 
 NAME = "esp32_s3_box3"
 PINS = {
@@ -22,6 +31,24 @@ PINS = {
     "boot_button": 0,
 }
 SAMPLE_RATE = 24000
+PANEL = {"width": 320, "height": 240, "rotation": 180, "x_offset": 0, "y_offset": 0,
+         "invert": False, "bgr": True, "spi": 2, "freq": 40000000, "polarity": 0, "phase": 0}
+# The reference's vendor init, less what drivers.st7789 sends itself (MADCTL, COLMOD,
+# SLPOUT, DISPON): extended command set on, power control, VCOM, gamma, frame rate.
+_PANEL_SETTINGS = (
+    (0xC8, b"\xff\x93\x42"), (0xC0, b"\x0e\x0e"), (0xC5, b"\xd0"), (0xC1, b"\x02"),
+    (0xB4, b"\x02"),
+    (0xE0, b"\x00\x03\x08\x06\x13\x09\x39\x39\x48\x02\x0a\x08\x17\x17\x0f"),
+    (0xE1, b"\x00\x28\x29\x01\x0d\x03\x3f\x33\x52\x04\x0f\x0e\x37\x38\x0f"),
+    (0xB1, b"\x00\x1b"), (0xB7, b"\x06"))
+
+
+def _reset_panel():
+    # Active high: held high 10 ms resets the controller, low lets it run.
+    rst = Pin(PINS["lcd_rst"], Pin.OUT, value=1)
+    time.sleep(0.01)
+    rst.value(0)
+    time.sleep(0.12)
 
 
 def create(config, settings):
@@ -34,4 +61,5 @@ def create(config, settings):
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
+    board_screen(board, PANEL, PINS, settings, _reset_panel, _PANEL_SETTINGS)
     return board

@@ -1,7 +1,13 @@
 """M5Stack CoreS3: AW88298 speaker amplifier, 320x240 ILI9342C LCD lit by the AXP2101 PMIC.
 
 Pins, addresses and the power-up sequence from the reference firmware (xiaozhi-esp32
-main/boards/m5stack-core-s3). The GC0308 camera is not wired up here.
+main/boards/m5stack/core-s3). The GC0308 camera is not wired up here.
+
+The LCD is the status screen (parts.lcd.board_screen), with the reference's settings, not checked
+on the hardware here: an ILI9342C on SPI3_HOST (SPI(2)) at 40 MHz in SPI mode 2 (clock idle
+high), no chip reset line of its own: the AW9523 expander's P1.1 resets it (low 20 ms, then
+high); BGR order, colours inverted (INVON), no mirror or swap, no offsets. It needs the
+AXP2101's rails: without them (the power-up failed) the board runs without a screen.
 """
 
 import time
@@ -13,6 +19,7 @@ from boards import Board, add_parts, optional, restore
 from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight
 from drivers.display import Display
+from parts.lcd import board_screen
 
 NAME = "m5stack_cores3"
 PINS = {
@@ -23,6 +30,8 @@ PINS = {
     "lcd_mosi": 37, "lcd_sclk": 36, "lcd_cs": 3, "lcd_dc": 35,
 }
 SAMPLE_RATE = 24000
+PANEL = {"width": 320, "height": 240, "rotation": 0, "x_offset": 0, "y_offset": 0,
+         "invert": True, "bgr": True, "spi": 2, "freq": 40000000, "polarity": 1, "phase": 0}
 
 # AXP2101 rails: LDO voltages (0.5 V + 0.1 V/step) and enables, as the reference sets them.
 _AXP2101_POWER = ((0x99, 25), (0x97, 28), (0x69, 0x35), (0x30, 0x3F), (0x90, 0xBF),
@@ -74,6 +83,14 @@ def _reset_amplifier(i2c):
     time.sleep(0.05)
 
 
+def _reset_panel(i2c):
+    # The ILI9342C's reset line is the expander's P1.1 (the other P1 outputs as the reference).
+    i2c.writeto_mem(PINS["aw9523_addr"], 0x03, b"\x81")
+    time.sleep(0.02)
+    i2c.writeto_mem(PINS["aw9523_addr"], 0x03, b"\x83")
+    time.sleep(0.01)
+
+
 def _speaker(i2c):
     _reset_amplifier(i2c)
     return AW88298(i2c, PINS["aw88298_addr"], SAMPLE_RATE)
@@ -89,4 +106,6 @@ def create(config, settings):
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
+    if board.backlight is not None:  # the PMIC's rails are up: the LCD has power
+        board_screen(board, PANEL, PINS, settings, lambda: _reset_panel(i2c))
     return board

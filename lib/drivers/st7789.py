@@ -125,6 +125,19 @@ class ST7789:
         if self.cs is not None:
             self.cs.value(1)
 
+    def send(self, command, data):
+        """A command and its parameter bytes: a panel's own settings (power, gamma) that a
+        board sends after init_display()."""
+        if self.cs is not None:
+            self.cs.value(0)
+        self.dc.value(0)
+        self._window[0] = command
+        self.spi.write(self._byte)
+        self.dc.value(1)
+        self.spi.write(data)
+        if self.cs is not None:
+            self.cs.value(1)
+
     def _open(self, x, y, w, h):
         """CASET, RASET and RAMWR for the window; the caller sends its pixels, then _close()."""
         cs, dc, spi, window = self.cs, self.dc, self.spi, self._window

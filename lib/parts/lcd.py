@@ -13,6 +13,7 @@ backlight pin, if wired, is switched on at start."""
 from machine import SPI, Pin
 
 from drivers.st7789 import BLACK, ST7789, WHITE
+from parts import log
 from parts.screen import CELL, Screen
 
 # theme: (text, background)
@@ -27,16 +28,20 @@ class Lcd(Screen):
         self.pins = (entry["sck"], entry["mosi"], entry["dc"])
         # miso=None: the panel is never read, and the port would take the bus's default MISO pin.
         try:
-            spi = SPI(entry["spi"], baudrate=entry["freq"], sck=Pin(entry["sck"]), mosi=Pin(entry["mosi"]),
-                      miso=None)
+            spi = SPI(entry["spi"], baudrate=entry["freq"], polarity=entry.get("polarity", 0),
+                      phase=entry.get("phase", 0), sck=Pin(entry["sck"]), mosi=Pin(entry["mosi"]), miso=None)
         except OSError as e:  # the bus could not be set up: a bad entry, named (parts.setup)
             raise ValueError("SPI %d on SCK GPIO %d, MOSI GPIO %d: %r" % (
                 entry["spi"], entry["sck"], entry["mosi"], e))
         cs, rst, bl = entry["cs"], entry["rst"], entry["bl"]
+        if entry.get("reset") is not None:  # a board's own panel reset another way (board_screen)
+            entry["reset"]()
         self.display = ST7789(
             spi, Pin(entry["dc"], Pin.OUT, value=1), None if cs is None else Pin(cs, Pin.OUT, value=1),
             None if rst is None else Pin(rst, Pin.OUT, value=1), entry["width"], entry["height"],
             entry["x_offset"], entry["y_offset"], entry["rotation"], entry["invert"], entry["bgr"])
+        for command, data in entry.get("init", ()):
+            self.display.send(command, data)
         # Turned by 90 or 270 degrees, the text runs along the panel's other side.
         self.width, self.height = self.display.width, self.display.height
         self.columns, self.rows = self.width // CELL, self.height // CELL
@@ -80,3 +85,27 @@ class Lcd(Screen):
         if colors != self.colors:
             self.colors = colors
             self.repaint()
+
+
+def board_screen(board, panel, pins, settings, reset=None, init=()):
+    """A board's own LCD (the BOX-3's, the CoreS3's, the camera board's) as its status screen:
+    an Lcd named "screen" among the board's parts (after config.json's: a screen part marked
+    "status" comes first), of a kind no tools are made for (self.screen.* stays the board's),
+    from the board module's `panel` (width, height, rotation, x_offset, y_offset, invert,
+    bgr, spi, freq, polarity, phase) and `pins` (lcd_sclk, lcd_mosi, lcd_dc; lcd_cs and
+    lcd_rst, active low, where the chip drives them). `reset`: a callable that resets the
+    panel instead of lcd_rst (an active-high line, an I/O expander's); `init`: (command,
+    bytes) pairs sent after the driver's start-up (power, gamma). A panel that does not come
+    up is logged: the board runs without a screen. Where no brightness was saved, the
+    backlight goes to the reference firmware's 75 %. Call it after boards.restore()."""
+    entry = dict(panel)
+    entry.update(name="screen", type="display", index=-1, status=True, sck=pins["lcd_sclk"],
+                 mosi=pins["lcd_mosi"], dc=pins["lcd_dc"], cs=pins.get("lcd_cs"),
+                 rst=None if reset is not None else pins.get("lcd_rst"), bl=None, reset=reset, init=init)
+    try:
+        board.parts.append(Lcd(entry))
+    except (OSError, ValueError) as e:
+        log.warning("the board's LCD did not start, running without a screen: %r", e)
+        return
+    if board.backlight is not None and (settings is None or settings.get("brightness") is None):
+        board.backlight.set_brightness(75)

@@ -88,19 +88,29 @@ def save_flash():
         f.write("}}")
 
 
+# The real boards' modules, whose own chips (codec, PMIC, panel) hwsim solders on.
+_REAL_BOARDS = ("esp32_s3_box3", "m5stack_cores3", "esp32s3_cam")
+
+
 def solder():
-    """The simulated chips for config.json's parts, and the inputs file; the hwsim module
-    when there are parts (a board without any loads none of it), else None."""
+    """The simulated chips for config.json's parts and for a real board module's own
+    peripherals, and the inputs file; the hwsim module when there are any (the host board
+    without parts loads none of it), else None."""
     try:
         with open("config.json") as f:
-            parts = json.load(f).get("parts")
+            config = json.load(f)
+        parts, board = config.get("parts"), config.get("board")
     except (OSError, ValueError, AttributeError):
         return None  # the firmware says what is wrong with it
-    if not parts:
+    if not parts and board not in _REAL_BOARDS:
         return None
     import hwsim
     import siminputs
 
+    if board in _REAL_BOARDS:
+        import boards
+
+        hwsim.solder_board(boards.load(board))
     hwsim.solder(parts)
     siminputs.watch(INPUT_FILE)
     return hwsim

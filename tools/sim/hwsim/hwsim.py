@@ -52,6 +52,31 @@ def solder(parts):
             onewire.sim_attach(pin)
 
 
+# The I2C chips a board module drives on its bus 1, by its PINS' address names: register
+# width in bytes (the AW88298's registers are 16 bits).
+_BOARD_CHIPS = {"es8311_addr": 1, "axp2101_addr": 1, "aw9523_addr": 1, "aw88298_addr": 2}
+
+
+def solder_board(module):
+    """Put the simulated chips a real board module (boards.esp32_s3_box3, ...) drives onto
+    its pins: a blank register chip at each address its PINS names among _BOARD_CHIPS, on
+    I2C bus 1, and, where it has a PANEL, an SPI LCD on its lcd_* pins. Returns the panel,
+    or None."""
+    pins = module.PINS
+    for name, width in _BOARD_CHIPS.items():
+        if name in pins:
+            machine.sim_attach_i2c(1, pins[name], machine.I2CDevice(width=width))
+    panel = getattr(module, "PANEL", None)
+    if panel is None:
+        return None
+    import simlcd
+    import simspi
+
+    return simspi.attach(simlcd.Panel(
+        panel["width"], panel["height"], panel["x_offset"], panel["y_offset"], pins["lcd_sclk"],
+        pins["lcd_mosi"], pins["lcd_dc"], pins.get("lcd_cs")))
+
+
 def snapshot():
     """What the outputs show now, as JSON-ready dicts keyed by pin (as text): output pin
     levels (each Pin's last levels), PWMs (frequency, last duties, pulse width, last

@@ -4,7 +4,8 @@ a board without an SPI part never does) and the devices on its lines.
 A device attached with attach(device) names its pins (`sck`, `mosi`), says with
 `selected()` whether its chip select is low, and gets with `receive(buf)` what an SPI on
 those two pins writes meanwhile, as a panel wired there would (simlcd.Panel). `spi(id)` is
-the last SPI made for a bus; machine.sim_reset() calls reset().
+the last SPI made for a bus; fail(id) makes every write on that bus raise OSError (EIO), as
+a bus that broke would; machine.sim_reset() calls reset().
 """
 
 import machine
@@ -26,6 +27,7 @@ class SPI:
             raise ValueError("SPI(%s) doesn't exist" % (id,))
         self.id = id
         self.baudrate = baudrate
+        self.polarity, self.phase = polarity, phase
         self.sck, self.mosi, self.miso = [
             default if given == -1 else (given.id if isinstance(given, machine.Pin) else given)
             for given, default in zip((sck, mosi, miso), self._DEFAULT_PINS[id])]
@@ -33,6 +35,8 @@ class SPI:
         _buses[id] = self
 
     def write(self, buf):
+        if self.id in _failing:
+            raise OSError(5)  # EIO
         self.bytes_written += len(buf)
         for device in _devices:
             if device.sck == self.sck and device.mosi == self.mosi and device.selected():
@@ -65,10 +69,19 @@ def spi(bus_id):
     return _buses.get(bus_id)
 
 
+def fail(bus_id, failing=True):
+    """Writes on bus `bus_id` raise OSError from now on (or no longer)."""
+    if failing:
+        _failing.add(bus_id)
+    else:
+        _failing.discard(bus_id)
+
+
 def reset():
-    global _devices, _buses
+    global _devices, _buses, _failing
     _devices = []
     _buses = {}
+    _failing = set()
 
 
 reset()
