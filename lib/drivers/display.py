@@ -1,7 +1,7 @@
 """What the board knows about its panel, and the UI theme (light or dark).
 
-This firmware has no pixel driver or UI toolkit: the theme is kept as the state a board's
-display driver would draw with, and reported back; nothing on the panel changes.
+The theme is kept here and reported back (self.screen.get_info); a status screen
+(umcpfw.statusview on a screen part: drivers.st7789, drivers.ssd1306) draws with it.
 """
 
 THEMES = ("light", "dark")
