@@ -453,10 +453,16 @@ async def device_session(tmp_path, micropython=False, refuse=0, silent=0, **sim_
         yield backend, sim, await backend.next_device()
     except BaseException:
         sim.stop()
-        raise
-    finally:
         await backend.stop()
-    assert sim.stop() == 0
+        raise
+    # The board first, while its link is up and it idles: the unix port raises Ctrl-C
+    # (the simulator's stop) wherever the interpreter is, and one that lands inside a
+    # garbage collection (as after a lost link, when the board collects before it
+    # reconnects) leaves the heap locked or corrupt, and the board's record unwritten. A
+    # board's Ctrl-C waits for a safe point; the unix port's does not.
+    stopped = sim.stop()
+    await backend.stop()
+    assert stopped == 0
 
 
 async def assert_alive(device):
