@@ -5,15 +5,14 @@ records of what the drivers did (pin levels, PWM duties and pulse widths, the st
 pixels, the OLED's RAM read back as text). Inputs (a button, an ADC, a sensor that stops
 answering) come from the inputs file tools/sim/device.py watches."""
 
-import asyncio
 import json
 import os
 
 import pytest
 
 from tests.support import oled_text
-from tests.support.firmware_harness import RUNTIMES, RUNTIMES_MPY, TOKEN, Backend, Sim, device_session, run
-from tests.support.otacheck_server import OtaCheckServer
+from tests.support.firmware_harness import RUNTIMES, RUNTIMES_MPY, Sim, device_session, run
+from tests.support.otacheck_server import run_pending_activation
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -159,27 +158,9 @@ def test_every_part_type_through_real_calls(tmp_path, micropython):
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
 def test_the_oled_shows_the_activation_code(tmp_path, micropython):
-    async def scenario():
-        backend = await Backend().start()
-        pending = {"firmware": {"version": "0.0.1", "url": ""},
-                   "websocket": {"url": backend.url, "token": TOKEN},
-                   "activation": {"message": "enter it at xiaozhi.me", "code": "482915",
-                                  "challenge": "c-1", "timeout_ms": 30000}}
-        with OtaCheckServer([pending], activate_statuses=[202]) as ota:
-            sim = Sim(None, tmp_path, micropython=micropython, ota_url=ota.url,
-                      extra_config=generic_config(ota_retry=0.2)).start()
-            try:
-                for _ in range(300):  # the code is shown before the first activation POST
-                    if ota.activations:
-                        break
-                    await asyncio.sleep(0.05)
-                assert ota.activations
-            finally:
-                assert sim.stop() == 0
-                await backend.stop()
-        return sim
-
-    sim = run(scenario(), timeout=90)
+    # The code is shown before the first activation POST.
+    sim = run_pending_activation(tmp_path, micropython, generic_config(), code="482915",
+                                 activations=1, settle=0, timeout=90)
     shown = oled_text.lines(sim.records()[-1]["hwsim"]["oleds"]["0:60"], micropython)
     assert shown == ["Activation code", "482915", "enter it at", "xiaozhi.me"]
 

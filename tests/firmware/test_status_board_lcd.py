@@ -9,8 +9,8 @@ import asyncio
 import pytest
 
 from tests.support import lcd_text
-from tests.support.firmware_harness import RUNTIMES, TOKEN, Backend, Sim, device_session, run
-from tests.support.otacheck_server import OtaCheckServer
+from tests.support.firmware_harness import RUNTIMES, device_session, run
+from tests.support.otacheck_server import run_pending_activation
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -74,28 +74,7 @@ def test_the_box3_panel_shows_the_link_the_last_tool_volume_brightness_dark_then
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
 def test_the_cores3_panel_shows_the_activation_code_while_pending(tmp_path, micropython):
-    async def scenario():
-        backend = await Backend().start()
-        pending = {"firmware": {"version": "0.0.1", "url": ""},
-                   "websocket": {"url": backend.url, "token": TOKEN},
-                   "activation": {"message": "enter it at xiaozhi.me", "code": "731406",
-                                  "challenge": "c-1", "timeout_ms": 30000}}
-        with OtaCheckServer([pending], activate_statuses=[202]) as ota:
-            sim = Sim(None, tmp_path, micropython=micropython, ota_url=ota.url,
-                      extra_config={"board": "m5stack_cores3", "ota_retry": 0.2}).start()
-            try:
-                for _ in range(300):
-                    if len(ota.activations) >= 2:  # well after the code came
-                        break
-                    await asyncio.sleep(0.05)
-                assert ota.activations
-                await asyncio.sleep(0.5)
-            finally:
-                assert sim.stop() == 0
-                await backend.stop()
-        return sim
-
-    sim = run(scenario(), timeout=120)
+    sim = run_pending_activation(tmp_path, micropython, {"board": "m5stack_cores3"})
     lcd = panel(sim, 35)
     assert (lcd["width"], lcd["height"]) == (320, 240)
     assert lcd["madctl"] == 0x08 and lcd["inverted"]  # the reference's BGR, INVON, unturned

@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 from tests.support import lcd_text
-from tests.support.firmware_harness import RUNTIMES, RUNTIMES_MPY, TOKEN, Backend, Sim, device_session, run
-from tests.support.otacheck_server import OtaCheckServer
+from tests.support.firmware_harness import RUNTIMES, RUNTIMES_MPY, device_session, run
+from tests.support.otacheck_server import run_pending_activation
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -75,28 +75,7 @@ def test_the_light_theme_is_black_text_on_white_and_a_maker_s_text_holds_it(tmp_
 @pytest.mark.parametrize("micropython", RUNTIMES)
 def test_the_lcd_shows_the_activation_code_while_pending(tmp_path, micropython):
     # A 240x320 ST7789 on an ESP32 DevKit, turned to landscape: the glass read turned back.
-    async def scenario():
-        backend = await Backend().start()
-        pending = {"firmware": {"version": "0.0.1", "url": ""},
-                   "websocket": {"url": backend.url, "token": TOKEN},
-                   "activation": {"message": "enter it at xiaozhi.me", "code": "731406",
-                                  "challenge": "c-1", "timeout_ms": 30000}}
-        with OtaCheckServer([pending], activate_statuses=[202]) as ota:
-            sim = Sim(None, tmp_path, micropython=micropython, ota_url=ota.url,
-                      extra_config={"board": "generic", "parts": [DEVKIT_LCD], "ota_retry": 0.2}).start()
-            try:
-                for _ in range(300):
-                    if len(ota.activations) >= 2:  # well after the code came
-                        break
-                    await asyncio.sleep(0.05)
-                assert ota.activations
-                await asyncio.sleep(0.5)
-            finally:
-                assert sim.stop() == 0
-                await backend.stop()
-        return sim
-
-    sim = run(scenario(), timeout=120)
+    sim = run_pending_activation(tmp_path, micropython, {"board": "generic", "parts": [DEVKIT_LCD]})
     lcd = panel(sim)
     assert (lcd["width"], lcd["height"]) == (240, 320) and lcd["madctl"] & 0x20  # MV: turned
     # Turned 90 degrees clockwise: the picture's row y is the glass's column 239 - y.

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from tests.support import oled_text
-from tests.support.firmware_harness import RUNTIMES, RUNTIMES_MPY, TOKEN, Backend, Sim, device_session, run
-from tests.support.otacheck_server import OtaCheckServer
+from tests.support.firmware_harness import RUNTIMES, RUNTIMES_MPY, device_session, run
+from tests.support.otacheck_server import run_pending_activation
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -66,28 +66,6 @@ def test_a_maker_s_text_holds_the_screen_and_light_inverts_it(tmp_path, micropyt
 
 @pytest.mark.parametrize("micropython", RUNTIMES)
 def test_the_status_screen_shows_the_activation_code_while_pending(tmp_path, micropython):
-    async def scenario():
-        backend = await Backend().start()
-        pending = {"firmware": {"version": "0.0.1", "url": ""},
-                   "websocket": {"url": backend.url, "token": TOKEN},
-                   "activation": {"message": "enter it at xiaozhi.me", "code": "731406",
-                                  "challenge": "c-1", "timeout_ms": 30000}}
-        with OtaCheckServer([pending], activate_statuses=[202]) as ota:
-            sim = Sim(None, tmp_path, micropython=micropython, ota_url=ota.url,
-                      extra_config={"board": "generic", "parts": [STATUS_OLED],
-                                    "ota_retry": 0.2}).start()
-            try:
-                for _ in range(300):
-                    if len(ota.activations) >= 2:  # well after the code came
-                        break
-                    await asyncio.sleep(0.05)
-                assert ota.activations
-                await asyncio.sleep(0.5)
-            finally:
-                assert sim.stop() == 0
-                await backend.stop()
-        return sim
-
-    sim = run(scenario(), timeout=90)
+    sim = run_pending_activation(tmp_path, micropython, {"board": "generic", "parts": [STATUS_OLED]})
     lines, _ = shown(sim, micropython)
     assert lines == ["Activation code", "731406", "enter it at", "xiaozhi.me"]

@@ -4,6 +4,7 @@ last one repeating), and POST /xiaozhi/ota/activate answers the scripted statuse
 until the owner "enters the code", then 200). It records every request's headers and
 body. A real http.server on loopback, in a thread (tests.support.firmware_harness.HttpServer)."""
 
+import asyncio
 import http.server
 import json
 
@@ -61,3 +62,38 @@ class _OtaCheckHandler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+ACTIVATION_MESSAGE = "enter it at xiaozhi.me"
+
+
+def run_pending_activation(tmp_path, micropython, extra_config, code="731406", activations=2,
+                           settle=0.5, timeout=120):
+    """Boot the simulated board against an OTA check-in server that hands out a backend's
+    WebSocket and an activation code still pending (202 to every activation POST); stop it
+    once it has made `activations` POSTs (the code is shown before the first) and `settle`
+    seconds more (its screen drawn). Returns the stopped Sim, for its records."""
+    from tests.support.firmware_harness import TOKEN, Backend, Sim, run
+
+    async def scenario():
+        backend = await Backend().start()
+        pending = {"firmware": {"version": "0.0.1", "url": ""},
+                   "websocket": {"url": backend.url, "token": TOKEN},
+                   "activation": {"message": ACTIVATION_MESSAGE, "code": code,
+                                  "challenge": "c-1", "timeout_ms": 30000}}
+        with OtaCheckServer([pending], activate_statuses=[202]) as ota:
+            sim = Sim(None, tmp_path, micropython=micropython, ota_url=ota.url,
+                      extra_config=dict(extra_config, ota_retry=0.2)).start()
+            try:
+                for _ in range(300):
+                    if len(ota.activations) >= activations:
+                        break
+                    await asyncio.sleep(0.05)
+                assert ota.activations
+                await asyncio.sleep(settle)
+            finally:
+                assert sim.stop() == 0
+                await backend.stop()
+        return sim
+
+    return run(scenario(), timeout=timeout)
