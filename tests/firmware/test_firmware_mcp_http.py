@@ -29,6 +29,7 @@ from tests.support import ROOT
 from tests.support.firmware_harness import (RUNTIMES, WAIT_S, Backend, ImageServer, Sim, assert_alive, run)
 from tests.support.mcp_http import HttpTap, check_messages, server_methods
 from tests.support.tool_names import check_tool_names
+from tools.sim.demo import GENERIC_PARTS
 
 pytestmark = pytest.mark.timeout(300)
 BEARER = "board-secret-7"
@@ -498,6 +499,32 @@ def test_a_board_with_only_mcp_http_serves_its_tools(tmp_path, micropython):
         message = modern("tools/call", {"name": "self_get_device_status", "arguments": {}}, 3)
         status = post(url, message, modern_headers(message)).json()["result"]
         assert status["structuredContent"]["audio_speaker"]["volume"] == 23
+    finally:
+        sim.stop()
+
+
+def test_every_part_type_s_tools_reach_an_http_client_with_portable_names(tmp_path):
+    """The generic board with one part of every type, the SPI LCD among them: every name it
+    lists over HTTP passes the clients' rule, and a part's tool is called by that name."""
+    port = free_port()
+    lcd = {"type": "lcd", "name": "tft", "sck": 18, "mosi": 23, "dc": 16, "cs": 14, "rst": 17,
+           "width": 240, "height": 320}
+    config = dict(http_config(port), board="generic", parts=GENERIC_PARTS + [lcd])
+    sim = Sim(None, tmp_path, extra_config=config).start()
+    url = "http://127.0.0.1:%d/mcp" % port
+    try:
+        wait_serving(url, sim)
+        message = modern("tools/list")
+        listed = post(url, message, modern_headers(message))
+        assert listed.status_code == 200, listed.text
+        names = check_tool_names(tool["name"] for tool in listed.json()["result"]["tools"])
+        for part in GENERIC_PARTS + [lcd]:
+            if part["type"] != "button":  # a button has a resource, no tool
+                assert any(name.startswith("self_%s_" % part["name"]) for name in names), part
+        message = modern("tools/call", {"name": "self_tft_show_text", "arguments": {"text": "hi"}}, 2)
+        called = post(url, message, modern_headers(message))
+        result = called.json()["result"]
+        assert json.loads(result["content"][0]["text"]) == {"lines": ["hi"]}, called.text
     finally:
         sim.stop()
 
