@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import oled_text
 from tests.support.firmware_harness import RUNTIMES, Backend, Sim, run
-from tests.support.wifi_setup_harness import (STATUS_OLED, free_port, http, log_count, logged, page_up,
+from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
                                               read_config, refused, setup_config, surroundings)
 
 pytestmark = pytest.mark.timeout(120)
@@ -60,12 +60,7 @@ def test_no_wifi_opens_the_setup_page_and_a_good_answer_restarts_onto_it(tmp_pat
             assert read_config(tmp_path) == before
 
             # A good answer: saved, then the board restarts and joins it.
-            status, page = await asyncio.to_thread(http, "POST", url, {
-                "ssid": "home", "password": "correct horse", "url": backend.url})
-            assert status == 200 and "joins <b>home</b>" in page
-            device = await backend.next_device()  # after the restart, over the new network
-            await device.initialize()
-            assert (await device.call_json("self.get_device_status"))["network"]["ssid"] == "home"
+            await answer_and_join(url, backend, "home")
         finally:
             assert sim.stop() == 0
             await backend.stop()

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support import oled_text
 from tests.support.firmware_harness import RUNTIMES, Backend, Sim, run
-from tests.support.wifi_setup_harness import (STATUS_OLED, free_port, http, log_count, logged, page_up,
+from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
                                               read_config, refused, setup_config, surroundings)
 
 pytestmark = pytest.mark.timeout(150)
@@ -50,12 +50,7 @@ def test_a_network_lost_for_the_set_time_opens_the_setup_and_an_answer_restarts_
             assert status == 400 and "or 8 to 63 characters, got 5" in page
             assert "<i>home</i>" not in page and "&lt;i&gt;home&lt;/i&gt;" in page and "short" not in page
             assert read_config(tmp_path) == before
-            status, page = await asyncio.to_thread(http, "POST", url, {
-                "ssid": "home <net>", "password": "correct horse", "url": backend.url})
-            assert status == 200 and "joins <b>home &lt;net&gt;</b>" in page
-            device = await backend.next_device()  # after the restart, over the new network
-            await device.initialize()
-            assert (await device.call_json("self.get_device_status"))["network"]["ssid"] == "home <net>"
+            await answer_and_join(url, backend, "home <net>")
         finally:
             assert sim.stop() == 0
             await backend.stop()

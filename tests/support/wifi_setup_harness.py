@@ -4,6 +4,7 @@ config.json for the mode, the setup page's loopback port, a request to it, the s
 directory's config.json and hwsim-network.json, and the board's log."""
 
 import asyncio
+import html
 import json
 import os
 import socket
@@ -82,3 +83,15 @@ def refused(url):
     except OSError:
         return True
     return False
+
+
+async def answer_and_join(url, backend, ssid, password="correct horse"):
+    """A good answer posted to the setup page: the page says the board joins `ssid` (shown
+    escaped), and the board restarts onto it and reaches `backend` over it. The device."""
+    status, page = await asyncio.to_thread(http, "POST", url, {
+        "ssid": ssid, "password": password, "url": backend.url})
+    assert status == 200 and "joins <b>%s</b>" % html.escape(ssid) in page
+    device = await backend.next_device()  # after the restart, over the new network
+    await device.initialize()
+    assert (await device.call_json("self.get_device_status"))["network"]["ssid"] == ssid
+    return device
