@@ -239,6 +239,11 @@ def test_firmware_heap_bench_serves_an_http_client_and_reads_the_heap_through_it
     assert 0 < figures["connected"] < figures["http_in_use"] < bench_firmware.HEAPSIZE
 
 
+def test_firmware_heap_bench_can_enable_the_http_endpoint_without_a_client():
+    figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, None, bench_firmware.HEAPSIZE, http="listening"))
+    assert 0 < figures["connected"] < bench_firmware.HEAPSIZE and "http_in_use" not in figures
+
+
 def test_the_http_growth_lines_say_what_mcp_http_adds_and_what_it_takes_in_use():
     from tools.bench import report
 
@@ -256,6 +261,18 @@ def test_the_http_growth_lines_say_what_mcp_http_adds_and_what_it_takes_in_use()
     del http["http_in_use"]  # figures of a run before the in-use reading: the line is left out
     assert "in use" not in report.http_growth({"mpy": plain, "mpy_http": http})[-1]
     assert report.http_growth({"mpy": plain}) == []
+
+
+def test_the_http_growth_lines_give_the_measuring_form_enabled_and_serving():
+    from tools.bench import report
+
+    board = {"baseline": {"connected": 100 * 1024, "smallest_heapsize": 120 * 1024},
+             "listening": {"connected": 104 * 1024, "smallest_heapsize": 125 * 1024, "http_in_use": None},
+             "used": {"connected": 104 * 1024, "smallest_heapsize": 150 * 1024, "http_in_use": 140 * 1024}}
+    text = "\n".join(report.http_growth({"mpy_board_http": board}))
+    assert "mcp_http enabled, no HTTP client: 4.0 KB after boot, 5.0 KB to the smallest heap" in text
+    assert "an HTTP client served in the session: 30.0 KB to the smallest heap; while it is served, 36.0 KB " \
+        "in use over its heap after boot" in text
 
 
 def test_bench_names_the_micropython_it_ran(monkeypatch):

@@ -212,6 +212,8 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
     ("after_long"); with `endpoint`, the board at the backend's MCP endpoint too, offered
     its default tools; with endpoint="info", every tool, so that get_system_info answers
     through it ("endpoint_call": the heap in use during a call through the endpoint);
+    with `http`, config.json's mcp_http enabled and a client using it in the session
+    (http="listening": enabled, no client);
     with `imports`, each boot measures every first import (tools/bench/imports.py) and
     "imports" holds the rows of the first boot. Raises FirmwareFailed."""
     token = secrets.token_hex(8)
@@ -239,7 +241,8 @@ async def run_firmware(micropython, stage_dir, heapsize, long_calls=0, endpoint=
         board.configure(backend, **options)
         try:
             figures, backend = await asyncio.wait_for(
-                full_session(backend, board, said.append, long_calls, endpoint, http_port),
+                full_session(backend, board, said.append, long_calls, endpoint,
+                             None if http == "listening" else http_port),
                 SESSION_TIMEOUT + long_calls / 100)
             device_log.seek(0)
             output = device_log.read().splitlines()
@@ -702,6 +705,31 @@ def measure_imports(micropython, form):
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 
+def measure_board_http(micropython, baseline):
+    """The board's own MCP endpoint in the measuring form ("mpy_board" on `micropython`):
+    {"listening": config.json's mcp_http enabled, no client; "used": a client served in the
+    session too}, each with the heap after boot ("connected") and the smallest heap bisected
+    to FINE_STEP from the 4 KB step on, as `baseline` (the form's own figures) has it."""
+    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-")
+    figures = {}
+    try:
+        stage_firmware(stage_dir)
+        open(os.path.join(stage_dir, FIRST_MARK), "w").close()
+        for mode in ("listening", "used"):
+            http = "listening" if mode == "listening" else True
+            run = asyncio.run(run_firmware(micropython, stage_dir, HEAPSIZE, http=http))
+            works, _ = asyncio.run(smallest_heapsize(micropython, stage_dir, http=http))
+            fine, _ = asyncio.run(smallest_heapsize(micropython, stage_dir, works, False,
+                                                    works - HEAPSIZE_STEP, FINE_STEP, http=http))
+            figures[mode] = {"connected": run["connected"], "smallest_heapsize": fine,
+                             "http_in_use": run.get("http_in_use")}
+        figures["baseline"] = {"connected": baseline["connected"],
+                               "smallest_heapsize": baseline["fine_heapsize"]}
+    finally:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+    return figures
+
+
 def measure(micropython, forms=FORMS, frozen=None, hardware_frozen=None):
     """Every figure of the table, as a dict: per form, and of the binary; with `frozen`
     (a unix port with the firmware frozen in, of the same word size) a "frozen" form too;
@@ -722,6 +750,7 @@ def measure(micropython, forms=FORMS, frozen=None, hardware_frozen=None):
         figures["mpy_board"] = measure_form(board_binary, "mpy_board")
         figures["mpy_board"]["micropython"] = board_binary
         figures["mpy_board" + ENDPOINT] = measure_form(board_binary, "mpy_board", endpoint=True)
+        figures["mpy_board_http"] = measure_board_http(board_binary, figures["mpy_board"])
         figures["imports"] = {"form": "mpy_board", "micropython": board_binary,
                               "rows": measure_imports(board_binary, "mpy_board")}
         from tools.bench import fuzz

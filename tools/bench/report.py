@@ -270,6 +270,18 @@ def http_growth(figures):
                 lines.append("  in use: %s while a client is served (its code loaded, two connections, a "
                              "call), %s over its own heap after boot" % (_kb(b["http_in_use"]),
                                                                         _kb(b["http_in_use"] - b["connected"])))
+    board = figures.get("mpy_board_http")
+    if board:
+        base, listening, used = board["baseline"], board["listening"], board["used"]
+        lines.append(".mpy, hardware frozen (a board's network module is C: none of it on the heap), bisected to %s:"
+                     % _kb(bench_firmware.FINE_STEP))
+        lines.append("  mcp_http enabled, no HTTP client: %s after boot, %s to the smallest heap (target: at most 8 KB)"
+                     % (_kb(listening["connected"] - base["connected"]),
+                        _kb(listening["smallest_heapsize"] - base["smallest_heapsize"])))
+        lines.append("  and an HTTP client served in the session: %s to the smallest heap%s"
+                     % (_kb(used["smallest_heapsize"] - base["smallest_heapsize"]),
+                        "; while it is served, %s in use over its heap after boot"
+                        % _kb(used["http_in_use"] - used["connected"]) if used.get("http_in_use") else ""))
     if lines:
         lines = ["\"+ mcp_http\": config.json's mcp_http enabled, and a client using it in the session (a",
                  "2026-07-28 discover, list and call; a legacy session with its GET stream, a list, a call,",
