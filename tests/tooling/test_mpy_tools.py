@@ -310,6 +310,13 @@ def test_bench_names_the_micropython_it_ran(monkeypatch):
     assert "60.0 KB" in rows["smallest -X heapsize completing the full session"]
     assert "104.0 KB" in rows["smallest -X heapsize completing the full session"]
     assert "94.0 KB" in rows["less the simulated hardware (a board's figure)"]  # 104 - 10
+    # And the ROMFS image beside the hardware frozen: a board's ROMFS, a column of its own.
+    figures["romfs_board"] = dict(form, smallest_heapsize=77824, micropython="/opt/mp/frozen", simulated=frozen_hw)
+    lines = report.firmware_table(figures)
+    assert "ROMFS, hardware frozen" in lines[0]
+    rows = {line.strip().split("  ")[0]: line for line in lines[1:]}
+    assert "76.0 KB" in rows["smallest -X heapsize completing the full session"]
+    assert "66.0 KB" in rows["less the simulated hardware (a board's figure)"]  # 76 - 10
 
 
 def test_the_simulated_network_module_s_share_is_measured_beside_the_rest(tmp_path):

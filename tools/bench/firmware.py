@@ -650,6 +650,10 @@ def measure_form(micropython, form, endpoint=False):
         elif form == "mpy_board":
             stage_firmware(stage_dir)
             open(os.path.join(stage_dir, FIRST_MARK), "w").close()
+        elif form == "romfs_board":  # the image beside the hardware frozen: a board's ROMFS
+            shutil.rmtree(stage_dir)
+            stage_romfs(stage_dir)
+            open(os.path.join(stage_dir, FIRST_MARK), "w").close()
         hwsim = HWSIM
         if form in ("mpy", "romfs", "mpy_http", "romfs_http"):
             hwsim = stage_simulated_hardware(stage_dir)
@@ -751,6 +755,8 @@ def measure(micropython, forms=FORMS, frozen=None, hardware_frozen=None):
         figures["mpy_board"]["micropython"] = board_binary
         figures["mpy_board" + ENDPOINT] = measure_form(board_binary, "mpy_board", endpoint=True)
         figures["mpy_board_http"] = measure_board_http(board_binary, figures["mpy_board"])
+        figures["romfs_board"] = measure_form(board_binary, "romfs_board")
+        figures["romfs_board"]["micropython"] = board_binary
         figures["imports"] = {"form": "mpy_board", "micropython": board_binary,
                               "rows": measure_imports(board_binary, "mpy_board")}
         from tools.bench import fuzz

@@ -123,7 +123,8 @@ def core_table(micropython):
 
 FORM_TITLES = {"py": ".py sources", "mpy": ".mpy (make deploy)", "romfs": "ROMFS (deploy ROMFS=1)",
                "mpy_http": ".mpy + mcp_http", "romfs_http": "ROMFS + mcp_http",
-               "mpy_board": ".mpy, hardware frozen", "frozen": "frozen (own build)"}
+               "mpy_board": ".mpy, hardware frozen", "romfs_board": "ROMFS, hardware frozen",
+               "frozen": "frozen (own build)"}
 
 
 def binary_label(figures):
@@ -142,7 +143,7 @@ def _simulated(form):
 
 def firmware_table(figures):
     """The whole firmware's heap figures, a column per form -> the printed table's lines."""
-    forms = [form for form in bench_firmware.FORMS + ("mpy_board", "frozen") if form in figures]
+    forms = [form for form in bench_firmware.FORMS + ("mpy_board", "romfs_board", "frozen") if form in figures]
     calls = len(figures["calls"])
     rows = [
         ("heap in use after boot, initialize and tools/list",
@@ -342,6 +343,10 @@ def print_firmware(micropython, core, frozen=None, hardware_frozen=None):
                   "asyncio and the simulated hardware frozen: the .mpy form as a board without PSRAM",
                   "would hold it, from a build of tools/bench/unix_hwsim_manifest.py (a build with the",
                   "firmware frozen too keeps the firmware's names in its image and flatters this column)."]
+    if "romfs_board" in figures:
+        lines += ["\"ROMFS, hardware frozen\": the ROMFS image on the same binary, the form closest to a",
+                  "board without PSRAM running ROMFS (the frozen simulated hardware's modules and state",
+                  "still take the heap the simulated-hardware row says; a board has them in C)."]
     lines = [line for line in lines if line]
     lines += http_growth(figures)
     if "fuzz" in figures:
