@@ -14,9 +14,9 @@ from umcp.compat import const
 # type: (its runtime module in parts, its class there)
 KINDS = {"relay": ("output", "Relay"), "pwm": ("output", "Pwm"), "servo": ("output", "Servo"),
          "buzzer": ("output", "Buzzer"), "strip": ("strip", "Strip"),
-         "button": ("sensor", "Button"), "analog": ("sensor", "Analog"),
-         "battery": ("sensor", "Battery"), "dht": ("sensor", "Dht"),
-         "ds18b20": ("sensor", "Ds18b20"), "oled": ("oled", "Oled"), "lcd": ("lcd", "Lcd")}
+         "button": ("sensor", "Sensor"), "analog": ("sensor", "Sensor"),
+         "battery": ("sensor", "Sensor"), "dht": ("sensor", "Sensor"),
+         "ds18b20": ("sensor", "Sensor"), "oled": ("oled", "Oled"), "lcd": ("lcd", "Lcd")}
 
 # A tool's hints: (read_only, destructive, idempotent).
 _READS = const((True, None, None))
@@ -172,6 +172,7 @@ def _wire_sensor(part, entry, kind):
         part.steps = (("value", abs(part.high - part.low) / 100 if step is None else step),)
         part.adc = ADC(Pin(entry["pin"]), atten=ADC.ATTN_11DB)
     elif kind == "battery":
+        part.steps = (("level", 1),)
         part.divider = entry["divider"]
         part.empty = entry["empty_v"]
         part.full = entry["full_v"]
@@ -180,6 +181,7 @@ def _wire_sensor(part, entry, kind):
         import dht  # MicroPython's module: imports are absolute
 
         dht11 = entry["model"] == "dht11"
+        part.steps = (("temperature_c", 0.1), ("humidity", 1))
         part.sensor = (dht.DHT11 if dht11 else dht.DHT22)(Pin(entry["pin"]))
         part.rest_ms = 1000 if dht11 else 2000  # the sensor's rest between two measurements
     else:  # ds18b20
@@ -188,6 +190,8 @@ def _wire_sensor(part, entry, kind):
         import ds18x20
         import onewire
 
+        part.steps = (("temperature_c", 0.1),)
+        part.rest_ms = 1000
         part.sensors = ds18x20.DS18X20(onewire.OneWire(Pin(entry["pin"])))
         part.rom = None  # found at the first reading
         part._lock = asyncio.Lock()  # one conversion at a time on the bus
