@@ -12,8 +12,8 @@ from umcp import INTEGER, STRING, Property, PropertyList
 from umcp.compat import const
 
 # type: (its runtime module in parts, its class there)
-KINDS = {"relay": ("output", "Relay"), "pwm": ("output", "Pwm"), "servo": ("output", "Servo"),
-         "buzzer": ("output", "Buzzer"), "strip": ("strip", "Strip"),
+KINDS = {"relay": ("output", "Output"), "pwm": ("output", "Output"), "servo": ("output", "Output"),
+         "buzzer": ("output", "Output"), "strip": ("strip", "Strip"),
          "button": ("sensor", "Sensor"), "analog": ("sensor", "Sensor"),
          "battery": ("sensor", "Sensor"), "dht": ("sensor", "Sensor"),
          "ds18b20": ("sensor", "Sensor"), "oled": ("oled", "Oled"), "lcd": ("lcd", "Lcd")}
@@ -120,7 +120,6 @@ def _wire(part, entry):
         part.min_us = entry["min_us"]
         part.max_us = entry["max_us"]
         part.range = entry["range"]
-        part.angle = None
         part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=entry["freq"], duty_u16=0)
     elif kind == "buzzer":
         part.pwm = PWM(Pin(entry["pin"], Pin.OUT), freq=2000, duty_u16=0)
