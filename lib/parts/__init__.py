@@ -63,10 +63,9 @@ class Part:
     def __init__(self, entry):
         self.name = entry["name"]
         self.kind = entry["type"]
-        # The maker's words for it ("desk lamp"), else its name in words; the tools'
-        # descriptions say "the <label>".
-        label = entry.get("description") or self.name.replace("_", " ")
-        self.label = label[4:] if label[:4] in ("the ", "The ") else label
+        # The maker's words for it ("desk lamp"), else its name in words (parts.check
+        # makes it; the tools' descriptions say "the <label>"); None: a board's own part.
+        self.label = entry.get("label")
         self.index = entry["index"]  # where config.json has it: `where` says it in words
 
     def place(self):
