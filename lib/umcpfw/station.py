@@ -4,7 +4,7 @@
 # this code stays on the heap while the network is up.
 import asyncio
 
-from umcp.compat import get_logger, ticks_diff, ticks_ms
+from umcp.compat import forget_modules, get_logger, ticks_diff, ticks_ms
 
 _POLL_S = 0.1
 log = get_logger("wifi")
@@ -93,6 +93,10 @@ def set_clock(ntp=None, attempts=3):
             import ntptime as ntp
         except ImportError:
             return False
+        try:
+            return set_clock(ntp, attempts)
+        finally:
+            forget_modules("ntptime")  # used once: its module leaves the heap
     problem = None
     for _ in range(attempts):
         try:

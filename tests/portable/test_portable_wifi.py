@@ -244,3 +244,16 @@ def test_clock_is_set_from_ntp_with_retries():
         import ntptime  # noqa: F401
     except ImportError:  # the host and the simulator: the clock is left as it is
         assert wifi.set_clock() is False
+
+
+def test_the_ntptime_module_leaves_the_heap_once_the_clock_is_set():
+    import sys
+
+    try:
+        import ntptime  # noqa: F401
+    except ImportError:  # the host and the simulator: a stand-in, as a board has it frozen
+        sys.modules["ntptime"] = _Ntp(fails=1)
+    assert wifi.set_clock() is True
+    if sys.implementation.name == "micropython":  # used once, then dropped
+        assert "ntptime" not in sys.modules
+    sys.modules.pop("ntptime", None)
