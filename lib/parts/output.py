@@ -1,5 +1,5 @@
-"""Outputs at run time: a pin and a value mapped onto it (parts.setup makes them and says
-which tools call what). In one module, and one class (Output), because they are alike
+"""Outputs at run time: a pin and a value mapped onto it (parts.setup makes them,
+parts.toolset says which tools call what). In one module, and one class (Output), because they are alike
 and small.
 
 - relay: on/off (a relay, a lamp, a MOSFET switch); `invert`: on is the low level (most
@@ -21,8 +21,8 @@ _HALF = const(32768)  # a square wave: the loudest a piezo gets
 
 
 class Output(parts.Part):
-    """Every output type is this class: parts.setup registers the methods a type's tools
-    call (a class each would cost more heap than their few lines), and sets what they
+    """Every output type is this class: parts.toolset registers the methods a type's
+    tools call (a class each would cost more heap than their few lines), and sets what they
     drive: relay: invert, pin; pwm: invert, pwm; servo: min_us, max_us, range, pwm;
     buzzer: pwm."""
 

@@ -1,6 +1,6 @@
 """Sensors at run time: parts read on a schedule into a resource, device://parts/<name>,
-whose subscribers hear of each change; serve() is their upkeep (parts.setup makes them and
-says which tools call what). In one module because they are alike and small.
+whose subscribers hear of each change; serve() is their upkeep (parts.setup makes them,
+parts.toolset says which tools call what). In one module because they are alike and small.
 
 - button: a button or contact input (a door switch, a reed contact): no tool; its state is
   the resource ({"pressed", "presses"}). A press is caught by the pin's interrupt (however

@@ -303,7 +303,7 @@ def test_build_loads_only_the_types_named():
     assert "parts.setup" not in sys.modules  # and so does the making of the parts
     board = Board("generic")
     board.parts = made
-    client = Client(board)  # registers the tools: parts.setup again, for that only
-    assert "parts.setup" not in sys.modules
+    client = Client(board)  # registers the tools: parts.toolset, for that only
+    assert "parts.setup" not in sys.modules and "parts.toolset" not in sys.modules
     assert [tool.name for tool in client.server._tools] == [
         "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]
