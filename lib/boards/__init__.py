@@ -96,7 +96,8 @@ def add_parts(board, config, pins=None, builtin=(), chip=None):
     same form): checked first (parts.PartError, a ValueError, names a bad entry), against
     the pins the board module's PINS names (their values; nested dicts too). Which pins
     exist: the running chip's, else `chip` (the board module's), else config.json's "chip"
-    (the generic board in the simulator)."""
+    (the generic board in the simulator). Once the parts are made, config["parts"] is None:
+    the entries leave the heap."""
     entries = config.get("parts")
     if not entries and not builtin:
         return
@@ -109,6 +110,10 @@ def add_parts(board, config, pins=None, builtin=(), chip=None):
             taken[pin] = what
     names = tuple(getattr(board, "tool_names", ()))
     board.parts = build(entries, chip or config.get("chip"), taken, names, list(builtin))
+    if entries:
+        # The entries are boot work: the parts hold what they need of them, and the
+        # application keeps its config for the session (main.run() reads config.json anew).
+        config["parts"] = None
 
 
 def _pins(pins, prefix=""):

@@ -2,12 +2,12 @@
 (and, for sensors, a resource that tells subscribers of a change).
 
 What a part does at run time is in the module of its kind, resident while the firmware
-runs: `output` (relay, pwm, servo, buzzer), `sensor` (the Sensor base, serve() that reads
-them, button, analog, battery, dht, ds18b20), `strip` (RGB LEDs, NeoPixel), `oled` (I2C
+runs: `output` (relay, pwm, servo, buzzer: one class), `sensor` (button, analog, battery,
+dht, ds18b20: one class, and serve() that reads them), `strip` (RGB LEDs, NeoPixel), `oled` (I2C
 SSD1306), `lcd` (SPI ST7789/ILI9341), both on `screen` (what text screens share). How parts are made and which tools they offer is boot work, in modules that
 leave the heap once it is done: `check` (the entries checked before any hardware is
-touched) and `setup` (the parts made, their pins and drivers wired, their tools
-registered). A runtime module is imported only when config.json names one of its types.
+touched), `setup` (the parts made, their pins and drivers wired) and `toolset` (their
+tools registered), one at a time. A runtime module is imported only when config.json names one of its types.
 
     parts = build(entries, chip, taken)   # PartError: one line naming the entry
     register(parts, server); part.state(); await parts.sensor.serve(parts, server)
@@ -36,8 +36,8 @@ def build(entries, chip=None, taken=None, names=(), builtin=()):
 
 
 def register(parts, server):
-    """Add the parts' tools to the server (parts.setup, loaded for this only)."""
-    _boot("setup", "register", (parts, server))
+    """Add the parts' tools to the server (parts.toolset, loaded for this only)."""
+    _boot("toolset", "register", (parts, server))
 
 
 def _boot(name, function, args):
@@ -55,7 +55,7 @@ def _boot(name, function, args):
 
 class Part:
     """What every part has: its name, its words for the model, where config.json has it.
-    A type's class adds what its tools call (parts.setup says which) and its state()."""
+    A type's class adds what its tools call (parts.toolset says which) and its state()."""
 
     poll_ms = 0  # sensors: how often serve() reads them
     status = False  # screens: the board's status screen ("status": true)
@@ -63,10 +63,9 @@ class Part:
     def __init__(self, entry):
         self.name = entry["name"]
         self.kind = entry["type"]
-        # The maker's words for it ("desk lamp"), else its name in words; the tools'
-        # descriptions say "the <label>".
-        label = entry.get("description") or self.name.replace("_", " ")
-        self.label = label[4:] if label[:4] in ("the ", "The ") else label
+        # The maker's words for it ("desk lamp"), else its name in words (parts.check
+        # makes it; the tools' descriptions say "the <label>"); None: a board's own part.
+        self.label = entry.get("label")
         self.index = entry["index"]  # where config.json has it: `where` says it in words
 
     def place(self):

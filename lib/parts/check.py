@@ -171,6 +171,10 @@ def _options(entry, options, out, chip):
                 [c for c in description if c < " "]:
             raise PartError("description must be text of 1 to %d characters on one line" % _TEXT_MAX)
         out["description"] = description
+    # The maker's words for it ("desk lamp"), else its name in words: the tools'
+    # descriptions say "the <label>" (parts.Part keeps it).
+    label = description or out["name"].replace("_", " ")
+    out["label"] = label[4:] if label[:4] in ("the ", "The ") else label
     for option in options:
         key, kind, default = option[0], option[1], option[2]
         value = entry.get(key, default)

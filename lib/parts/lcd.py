@@ -1,6 +1,6 @@
 """An SPI colour LCD (ST7789, ILI9341, ILI9342C: drivers.st7789) for text, as the OLED is:
 self.<name>.show_text {text} (wrapped into the panel's lines of 8x8 characters: 30 columns
-on a 240-pixel width, 40 on 320), self.<name>.clear (parts.setup registers them;
+on a 240-pixel width, 40 on 320), self.<name>.clear (parts.toolset registers them;
 parts.screen has what every text screen shares). `show(lines)` is how the board shows
 other text (the activation code); `display` is the driver, for whatever else draws on it.
 

@@ -1,6 +1,6 @@
 """A small I2C OLED (SSD1306, 128x64 or 128x32) for text: self.<name>.show_text {text}
 (wrapped into the panel's lines of 16 characters, 8 lines on 64 rows), self.<name>.clear
-(parts.setup registers them; parts.screen has what every text screen shares).
+(parts.toolset registers them; parts.screen has what every text screen shares).
 A panel that does not answer is logged; its tools say so, and try again at each call.
 `show(lines)` is how the board shows other text (the activation code); `display` is the
 drivers.ssd1306 driver (text a page at a time: no frame in memory).

@@ -1,12 +1,13 @@
-"""Outputs at run time: a pin and a value mapped onto it (parts.setup makes them and says
-which tools call what). In one module because they are alike and small.
+"""Outputs at run time: a pin and a value mapped onto it (parts.setup makes them,
+parts.toolset says which tools call what). In one module, and one class (Output), because they are alike
+and small.
 
-- Relay: on/off (a relay, a lamp, a MOSFET switch); `invert`: on is the low level (most
+- relay: on/off (a relay, a lamp, a MOSFET switch); `invert`: on is the low level (most
   relay modules). switch(on) is also how a maker's module drives it.
-- Pwm: a level 0-100 % (a dimmer, a fan, a motor through a driver).
-- Servo: an angle, as a pulse of min_us..max_us every period (50 Hz); no pulse until the
+- pwm: a level 0-100 % (a dimmer, a fan, a motor through a driver).
+- servo: an angle, as a pulse of min_us..max_us every period (50 Hz); no pulse until the
   first call, so the servo stays where it is at boot.
-- Buzzer: a tone that starts at once, the call answering; a task of its own ends it (a
+- buzzer: a tone that starts at once, the call answering; a task of its own ends it (a
   long beep does not hold the other calls).
 """
 
@@ -19,10 +20,18 @@ _FULL = const(65535)
 _HALF = const(32768)  # a square wave: the loudest a piezo gets
 
 
-class Relay(parts.Part):
-    # invert, power, pin: set by parts.setup
+class Output(parts.Part):
+    """Every output type is this class: parts.toolset registers the methods a type's
+    tools call (a class each would cost more heap than their few lines), and sets what they
+    drive: relay: invert, pin; pwm: invert, pwm; servo: min_us, max_us, range, pwm;
+    buzzer: pwm."""
+
+    power = level = angle = None  # a relay's, a PWM output's, a servo's state
+    sounding = False  # a buzzer's
+    _end = None  # the task that ends a buzzer's tone
 
     def switch(self, on):
+        """A relay on or off (also how a maker's module drives it)."""
         self.pin.value(1 if on != self.invert else 0)
         self.power = on
         return True
@@ -33,26 +42,12 @@ class Relay(parts.Part):
     def turn_off(self, args):
         return self.switch(False)
 
-    def state(self, args=None):
-        return {"power": self.power}
-
-
-class Pwm(parts.Part):
-    # invert, level, pwm: set by parts.setup
-
     def set_level(self, args):
         level = args["level"]
         duty = level * _FULL // 100
         self.pwm.duty_u16(_FULL - duty if self.invert else duty)
         self.level = level
         return True
-
-    def state(self, args=None):
-        return {"level": self.level}
-
-
-class Servo(parts.Part):
-    # min_us, max_us, range, angle, pwm: set by parts.setup
 
     def pulse_us(self, angle):
         return self.min_us + (self.max_us - self.min_us) * angle // self.range
@@ -62,16 +57,6 @@ class Servo(parts.Part):
         self.pwm.duty_ns(self.pulse_us(angle) * 1000)
         self.angle = angle
         return True
-
-    def state(self, args=None):
-        pulse = None if self.angle is None else self.pulse_us(self.angle)
-        return {"angle": self.angle, "pulse_us": pulse}
-
-
-class Buzzer(parts.Part):
-    # pwm: set by parts.setup
-    sounding = False
-    _end = None  # the task that ends the tone
 
     def beep(self, args):
         if self._end is not None:
@@ -90,4 +75,12 @@ class Buzzer(parts.Part):
         self._end = None
 
     def state(self, args=None):
+        kind = self.kind
+        if kind == "relay":
+            return {"power": self.power}
+        if kind == "pwm":
+            return {"level": self.level}
+        if kind == "servo":
+            angle = self.angle
+            return {"angle": angle, "pulse_us": None if angle is None else self.pulse_us(angle)}
         return {"sounding": self.sounding}

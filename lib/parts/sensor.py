@@ -1,6 +1,6 @@
 """Sensors at run time: parts read on a schedule into a resource, device://parts/<name>,
-whose subscribers hear of each change; serve() is their upkeep (parts.setup makes them and
-says which tools call what). In one module because they are alike and small.
+whose subscribers hear of each change; serve() is their upkeep (parts.setup makes them,
+parts.toolset says which tools call what). In one module because they are alike and small.
 
 - button: a button or contact input (a door switch, a reed contact): no tool; its state is
   the resource ({"pressed", "presses"}). A press is caught by the pin's interrupt (however
@@ -30,9 +30,10 @@ class Sensor(parts.Part):
     """A part read on a schedule: its resource holds the last reading (and the error,
     while reading fails); serve() reads it every poll_ms and tells the resource's
     subscribers when it changed. Its tool calls tool_read(): a reading no older than
-    rest_ms."""
+    rest_ms. Every sensor type is this class: read() does what its `kind` reads.
+    Besides what each type reads with (see read()), parts.setup sets poll_ms, uri
+    (device://parts/<name>) and, where a type has them, steps and rest_ms."""
 
-    # poll_ms, uri (device://parts/<name>): set by parts.setup
     rest_ms = 0
     # (key, step): a reading tells subscribers when a key moved by its step or more;
     # None: when the reading differs at all.
@@ -42,11 +43,6 @@ class Sensor(parts.Part):
     last = None  # ticks_ms of the last poll
     event = None  # something to tell every client (a button press), or None
     server = None  # the server its tool is registered with
-
-    def read(self):
-        """A fresh reading (a dict), or an exception (the part does not answer). May be a
-        coroutine function."""
-        raise NotImplementedError
 
     async def poll(self):
         """Read now; True when the resource changed (a reading moved, an error came or
@@ -99,6 +95,56 @@ class Sensor(parts.Part):
                             description="%s: %s; updated when it changes" % (self.label, self.kind))
 
 
+    def read(self):
+        """A fresh reading (a dict), or an exception (the part does not answer); a
+        coroutine for a DS18B20. One method for the five types, by `kind`: a class each
+        would cost more heap than their few lines (parts.setup sets what each reads with)."""
+        kind = self.kind
+        if kind == "button":
+            presses = self.presses
+            if presses != self._counted:
+                parts.log.info("%s pressed (%d)", self.where, presses)
+                self.event = {"part": self.name, "event": "pressed", "presses": presses}
+                self._counted = presses
+            return {"pressed": self.pin.value() == self.active, "presses": presses}
+        if kind == "analog":
+            raw = self.adc.read_u16()
+            value = self.low + (self.high - self.low) * raw / _FULL
+            return {"value": round(value, 2), "unit": self.unit, "raw": raw}
+        if kind == "battery":
+            volts = self.adc.read_uv() * self.divider / 1000000
+            level = (volts - self.empty) * 100 / (self.full - self.empty)
+            return {"level": int(max(0, min(100, level)) + 0.5), "voltage": round(volts, 2)}
+        if kind == "dht":
+            self.sensor.measure()  # a few ms; OSError when the sensor does not answer
+            return {"temperature_c": self.sensor.temperature(), "humidity": self.sensor.humidity()}
+        return self._convert()  # ds18b20
+
+    def _edge(self, pin):
+        # A button's interrupt: count and return, nothing more (a hard IRQ may not allocate).
+        now = ticks_ms()
+        if self._edge_ms is None or ticks_diff(now, self._edge_ms) >= self.debounce_ms:
+            self.presses += 1
+        self._edge_ms = now
+
+    async def _convert(self):
+        # A DS18B20's reading: the first sensor found on the bus (again after it went away),
+        # one conversion at a time, awaited (750 ms) so that the main loop runs on.
+        async with self._lock:
+            if self.rom is None:
+                found = self.sensors.scan()
+                if not found:
+                    raise OSError("no DS18B20 found")
+                self.rom = found[0]
+            try:
+                self.sensors.convert_temp()
+                await asyncio.sleep(0.75)  # the conversion at 12 bits
+                celsius = self.sensors.read_temp(self.rom)
+            except Exception:
+                self.rom = None  # look for it again next time
+                raise
+        return {"temperature_c": round(celsius, 2)}
+
 async def serve(parts, server):
     """The parts' upkeep on the main loop: each sensor read every poll_ms (a read never
     blocks the loop for long: slow ones await), its subscribers told of changes, a
@@ -119,77 +165,3 @@ async def serve(parts, server):
                 since = 0
             wait = min(wait, part.poll_ms - since)
         await asyncio.sleep(max(wait, 10) / 1000)
-
-
-class Button(Sensor):
-    # active, debounce_ms, pin (its interrupt set), presses, _counted (presses already
-    # logged), _edge_ms: set by parts.setup (instance attributes before the first
-    # interrupt: the handler must not allocate)
-
-    def _edge(self, pin):
-        # An interrupt: count and return, nothing more (a hard IRQ may not allocate).
-        now = ticks_ms()
-        if self._edge_ms is None or ticks_diff(now, self._edge_ms) >= self.debounce_ms:
-            self.presses += 1
-        self._edge_ms = now
-
-    def read(self):
-        presses = self.presses
-        if presses != self._counted:
-            parts.log.info("%s pressed (%d)", self.where, presses)
-            self.event = {"part": self.name, "event": "pressed", "presses": presses}
-            self._counted = presses
-        return {"pressed": self.pin.value() == self.active, "presses": presses}
-
-
-class Analog(Sensor):
-    # low, high, unit, adc, steps: set by parts.setup
-
-    def read(self):
-        raw = self.adc.read_u16()
-        value = self.low + (self.high - self.low) * raw / _FULL
-        return {"value": round(value, 2), "unit": self.unit, "raw": raw}
-
-
-class Battery(Sensor):
-    # divider, empty, full, adc: set by parts.setup
-    steps = (("level", 1),)
-
-    def read(self):
-        volts = self.adc.read_uv() * self.divider / 1000000
-        level = (volts - self.empty) * 100 / (self.full - self.empty)
-        return {"level": int(max(0, min(100, level)) + 0.5), "voltage": round(volts, 2)}
-
-
-class Dht(Sensor):
-    # sensor (dht.DHT11 or DHT22), rest_ms (its rest between two measurements): set by
-    # parts.setup
-    steps = (("temperature_c", 0.1), ("humidity", 1))
-
-    def read(self):
-        self.sensor.measure()  # a few ms; OSError when the sensor does not answer
-        return {"temperature_c": self.sensor.temperature(), "humidity": self.sensor.humidity()}
-
-
-class Ds18b20(Sensor):
-    # sensors (ds18x20.DS18X20 on its pin), rom (found at the first reading, again after
-    # the sensor went away), _lock (one conversion at a time on the bus): set by parts.setup
-    steps = (("temperature_c", 0.1),)
-    rest_ms = 1000
-
-    async def read(self):
-        async with self._lock:
-            if self.rom is None:
-                found = self.sensors.scan()
-                if not found:
-                    raise OSError("no DS18B20 found")
-                self.rom = found[0]
-            try:
-                self.sensors.convert_temp()
-                await asyncio.sleep(0.75)  # the conversion at 12 bits
-                celsius = self.sensors.read_temp(self.rom)
-            except Exception:
-                self.rom = None  # look for it again next time
-                raise
-        return {"temperature_c": round(celsius, 2)}
-

@@ -1,6 +1,6 @@
 """A strip of RGB LEDs (WS2812, "NeoPixel") at run time, through MicroPython's neopixel
-module (parts.setup makes it and says which tools call what). get_device_status shows
-{"leds", "color"} (null once the LEDs differ)."""
+module (parts.setup makes it, parts.toolset says which tools call what).
+get_device_status shows {"leds", "color"} (null once the LEDs differ)."""
 
 import parts
 

@@ -17,6 +17,7 @@ STATUS_DESCRIPTION = ModuleText(_TEXTS, "STATUS_DESCRIPTION")
 PHOTO_DESCRIPTION = ModuleText(_TEXTS, "PHOTO_DESCRIPTION")
 VOLUME_DESCRIPTION = ModuleText(_TEXTS, "VOLUME_DESCRIPTION")
 UPGRADE_DESCRIPTION = ModuleText(_TEXTS, "UPGRADE_DESCRIPTION")
+RECONFIGURE_DESCRIPTION = ModuleText(_TEXTS, "RECONFIGURE_DESCRIPTION")
 STATUS_SCHEMA = ModuleText(_SCHEMAS, "STATUS_SCHEMA")
 SYSTEM_SCHEMA = ModuleText(_SCHEMAS, "SYSTEM_SCHEMA")
 SCREEN_SCHEMA = ModuleText(_SCHEMAS, "SCREEN_SCHEMA")
@@ -80,9 +81,11 @@ def _register_user_only(tools, s):
             None, tools.screen_info, user_only=True, read_only=True,
             output_schema=SCREEN_SCHEMA))
     if tools.board.wlan is not None:
-        from umcpfw.wifi import add_reconfigure_tool  # loaded on a board with a radio
+        from umcpfw.wifi import reconfigure  # resident on a board with a radio
 
-        add_reconfigure_tool(s, tools.settings, tools.reboot, REBOOT_DELAY_MS)
+        s.add_user_only_tool("self.system.reconfigure_wifi", RECONFIGURE_DESCRIPTION,
+                             PropertyList([]), reconfigure(tools.settings, tools.reboot, REBOOT_DELAY_MS),
+                             destructive=True, open_world=False)
     s.add_user_only_tool(
         "self.assets.set_download_url", "Set the download url for the assets",
         PropertyList([Property("url", STRING)]),

@@ -23,3 +23,6 @@ VOLUME_DESCRIPTION = (
 UPGRADE_DESCRIPTION = (
     "Upgrade firmware from a specific URL. This will download and install the "
     "firmware, then reboot the device.")
+RECONFIGURE_DESCRIPTION = (
+    "Restart into Wi-Fi setup: the board opens its own access point with a setup page "
+    "for the network, its password and the server.")

@@ -37,16 +37,17 @@ def for_board(app, part):
 
 
 class StatusView:
+    # Class attributes: an instance holds its own only once they change.
+    tool = None  # (short name, ok) of the last tool call
+    setup = None  # (access point, password, address) while Wi-Fi setup runs
+    shown = None  # the lines on the panel, None: not drawn yet
+    theme = None
+    failed = False  # the panel did not answer at the last draw (logged once)
+
     def __init__(self, screen, app):
         self.screen = screen
         self.app = app
-        self.tool = None  # (short name, ok) of the last tool call
-        self.setup = None  # (access point, password, address) while Wi-Fi setup runs
-        self.shown = None  # the lines on the panel, None: not drawn yet
-        self.theme = None
-        self.failed = False  # the panel did not answer at the last draw (logged once)
         self._changed = asyncio.Event()
-        self._stopped = False
 
     def changed(self):
         """Something shown may have changed: the view's task redraws soon."""
@@ -110,10 +111,10 @@ class StatusView:
             self.shown = self.theme = None
 
     async def run(self):
-        """Draw at each change (coalesced) and every POLL_S seconds, until stop()."""
+        """Draw at each change (coalesced) and every POLL_S seconds, until cancelled."""
         ticker = asyncio.create_task(self._tick())
         try:
-            while not self._stopped:
+            while True:
                 self._changed.clear()
                 self.draw()
                 await self._changed.wait()
@@ -124,10 +125,6 @@ class StatusView:
         while True:
             await asyncio.sleep(POLL_S)
             self._changed.set()
-
-    async def stop(self):
-        self._stopped = True
-        self._changed.set()
 
 
 def short_name(name):

@@ -277,6 +277,19 @@ async def test_a_screen_shows_what_its_font_has_and_what_fits():
     assert board.part("panel").fit(["\u00e9" * 20, "ok"]) == ["?" * 16, "ok"]
 
 
+def test_the_entries_leave_the_config_once_the_parts_are_made():
+    parts = [{"type": "relay", "name": "lamp", "pin": 2, "description": "the desk lamp"}]
+    hwsim.reset()
+    hwsim.solder(parts)
+    config = {"board": "generic", "parts": parts}
+    board = Board("generic")
+    add_parts(board, config)
+    assert config["parts"] is None and config["board"] == "generic"
+    lamp = board.part("lamp")
+    assert (lamp.label, lamp.where) == ("desk lamp", "config.json parts[0] (relay 'lamp')")
+    assert lamp.switch(True) and machine.sim_pin(2).value() == 1
+
+
 def test_build_loads_only_the_types_named():
     import sys
 
@@ -290,7 +303,7 @@ def test_build_loads_only_the_types_named():
     assert "parts.setup" not in sys.modules  # and so does the making of the parts
     board = Board("generic")
     board.parts = made
-    client = Client(board)  # registers the tools: parts.setup again, for that only
-    assert "parts.setup" not in sys.modules
+    client = Client(board)  # registers the tools: parts.toolset, for that only
+    assert "parts.setup" not in sys.modules and "parts.toolset" not in sys.modules
     assert [tool.name for tool in client.server._tools] == [
         "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]

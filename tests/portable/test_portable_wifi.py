@@ -1,10 +1,11 @@
-# Wi-Fi bring-up and upkeep (firmware/wifi.py) over the simulated network module.
+# Wi-Fi bring-up (umcpfw.station, through umcpfw.wifi) and upkeep (umcpfw.wifi) over the
+# simulated network module.
 # Runs under pytest and inside MicroPython.
 import asyncio
 
 import hwsim
 import network
-from umcpfw import wifi
+from umcpfw import station, wifi
 
 SSID = "workshop"
 PASSWORD = "s3cret"
@@ -23,6 +24,26 @@ async def test_connects_at_the_first_try():
     assert network.sim_connects() == [(SSID, PASSWORD)]
 
 
+async def test_the_bring_up_code_leaves_the_heap_once_the_station_is_up():
+    import sys
+
+    wlan = _station()
+    assert await asyncio.wait_for(wifi.connect(wlan, SSID, PASSWORD), _GUARD_S) is True
+    assert wifi.set_clock(_Ntp()) is True
+    if sys.implementation.name == "micropython":  # loaded for each call, then dropped
+        assert "umcpfw.station" not in sys.modules
+    # The upkeep, resident, loads it again when the network is lost.
+    network.sim_drop()
+    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01))
+    try:
+        await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
+    finally:
+        upkeep.cancel()
+    assert len(network.sim_connects()) == 2
+    if sys.implementation.name == "micropython":
+        assert "umcpfw.station" not in sys.modules
+
+
 async def test_retries_after_failures_until_connected():
     wlan = _station()
     network.sim_fail_connects(2, network.STAT_WRONG_PASSWORD)
@@ -36,13 +57,13 @@ async def test_a_definitive_failure_ends_the_attempt_before_its_timeout():
     wlan.active(True)
     network.sim_fail_connects(1, network.STAT_NO_AP_FOUND)
     # Waiting out attempt_s (an hour) would trip the guard.
-    ok = await asyncio.wait_for(wifi._attempt(wlan, SSID, PASSWORD, 3600), _GUARD_S)
+    ok = await asyncio.wait_for(station._attempt(wlan, SSID, PASSWORD, 3600), _GUARD_S)
     assert ok is False
 
 
 async def test_a_connect_that_raises_is_a_failed_attempt():
     wlan = _station()  # inactive: the ESP32 port raises OSError("Wifi Not Started")
-    assert await wifi._attempt(wlan, SSID, PASSWORD, 1) is False
+    assert await station._attempt(wlan, SSID, PASSWORD, 1) is False
 
 
 async def test_upkeep_brings_a_dropped_link_back():
@@ -223,3 +244,16 @@ def test_clock_is_set_from_ntp_with_retries():
         import ntptime  # noqa: F401
     except ImportError:  # the host and the simulator: the clock is left as it is
         assert wifi.set_clock() is False
+
+
+def test_the_ntptime_module_leaves_the_heap_once_the_clock_is_set():
+    import sys
+
+    try:
+        import ntptime  # noqa: F401
+    except ImportError:  # the host and the simulator: a stand-in, as a board has it frozen
+        sys.modules["ntptime"] = _Ntp(fails=1)
+    assert wifi.set_clock() is True
+    if sys.implementation.name == "micropython":  # used once, then dropped
+        assert "ntptime" not in sys.modules
+    sys.modules.pop("ntptime", None)
