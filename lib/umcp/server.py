@@ -20,7 +20,7 @@ import asyncio
 import gc
 
 from . import __version__
-from .compat import const, dumps, get_logger, iscoroutine
+from .compat import const, dumps, forget_modules, get_logger, iscoroutine
 from .jsonin import loads, read_id
 from .names import same
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
@@ -604,7 +604,16 @@ class McpServer:
             elif method == "ping":
                 reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "initialize":
-                reply = await self._initialize(session, id_json, params)
+                # Once a session: its code leaves the heap again after. (From the module,
+                # not `from . import`: umcp's __getattr__ would look for it as a name.)
+                from .handshake import initialize_frame
+
+                try:
+                    reply = await initialize_frame(self, session, id_json, params,
+                                                   SUPPORTED_VERSIONS, _DEFAULT_VERSION)
+                finally:
+                    initialize_frame = None
+                    forget_modules("umcp.handshake")
             elif method == "logging/setLevel":
                 level = params.get("level")
                 if level not in LOG_LEVELS:
@@ -623,41 +632,6 @@ class McpServer:
             reply = error_frame(id_json, INTERNAL_ERROR, "internal error: " + describe(e))
         if reply is not None:
             await self._send(session, reply)
-
-    async def _initialize(self, session, id_json, params):
-        requested = params.get("protocolVersion", _DEFAULT_VERSION)
-        if not isinstance(requested, str):
-            raise InvalidParams("protocolVersion must be a string")
-        version = requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
-        capabilities = params.get("capabilities")
-        vision = capabilities.get("vision") if isinstance(capabilities, dict) else None
-        if isinstance(vision, dict) and isinstance(vision.get("url"), str):
-            await self._offer_vision(vision["url"], vision.get("token"))
-        session.protocol = version
-        session.modern = False
-        session.subscriptions = []  # a new session: the old one's subscriptions are gone
-        capabilities = {"tools": {"listChanged": True}, "logging": {}}
-        if self._resources or self._templates or self._later:
-            capabilities["resources"] = {"subscribe": True, "listChanged": True}
-        max_message = session.max_message or self.max_message
-        if max_message:
-            capabilities["experimental"] = {"messageLimit": {"maxBytes": max_message}}
-        result = {
-            "protocolVersion": version,
-            "capabilities": capabilities,
-            "serverInfo": {"name": self.name, "version": self.version},
-        }
-        return result_frame(id_json, (dumps(result),))
-
-    async def _offer_vision(self, url, token):
-        if self._vision is None:
-            return
-        try:
-            done = self._vision(url, token if isinstance(token, str) else "")
-            if iscoroutine(done):
-                await done
-        except Exception as e:
-            _log.error("vision callback failed: %s", describe(e))
 
     # -- paged lists (tools, resources, resource templates) ---------------------
 
