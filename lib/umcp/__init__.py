@@ -1,6 +1,7 @@
 """umcp: a Model Context Protocol server for MicroPython devices.
 
-Its modules: `schema` (properties and argument checks), `tool` (tools and their
+Its modules: `schema` (properties and argument checks; `propcheck`, a new property's
+checks, dropped after the start), `tool` (tools and their
 results), `resource` (resources and templates, their registration and the resources/*
 requests, loaded at the first one), `modern` (revision 2026-07-28's server/discover and
 version error, loaded at the first such request), `handshake` (the

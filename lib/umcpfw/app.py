@@ -109,8 +109,8 @@ class Application:
             boot.build(self)
         finally:
             boot = None
-            # The tools are made: their checks' code (umcp.toolcheck) goes too.
-            forget_modules("umcpfw.boot", "umcp.toolcheck")
+            # The tools are made: their checks' code (umcp.toolcheck, propcheck) goes too.
+            forget_modules("umcpfw.boot", "umcp.toolcheck", "umcp.propcheck")
 
     def build_link(self):
         """The link for where to connect (umcpfw.boot, loaded for it)."""
