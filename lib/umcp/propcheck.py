@@ -1,7 +1,7 @@
-"""The checks a tool's Property passes as it is made (umcp.schema): loaded while tools are
-made, at the board's start, and dropped after it (umcpfw.app): a session makes no
-properties, and their checks need no heap meanwhile. Imports nothing: umcp.schema hands
-it what it needs."""
+"""The checks a tool's Property passes as it is made and joins its PropertyList
+(umcp.schema): loaded while tools are made, at the board's start, and dropped after it
+(umcpfw.app): a session makes no properties, and their checks need no heap meanwhile.
+Imports nothing: umcp.schema hands it what it needs."""
 
 
 def checked_enum(name, type, minimum, maximum, enum, types, is_int, is_number):
@@ -27,3 +27,13 @@ def checked_enum(name, type, minimum, maximum, enum, types, is_int, is_number):
     if not enum or not all(isinstance(value, str) for value in enum):
         raise ValueError("property %s: enum must list one string or more" % name)
     return enum
+
+
+def check_addable(properties, prop, kind):
+    """ValueError unless `prop` is a `kind` (umcp.schema's Property) whose name none of
+    `properties` has."""
+    if not isinstance(prop, kind):
+        raise ValueError("not a Property: %r" % (prop,))
+    for known in properties:
+        if known.name == prop.name:
+            raise ValueError("duplicate property " + prop.name)

@@ -155,11 +155,9 @@ class PropertyList:
             self.add(prop)
 
     def add(self, prop):
-        if not isinstance(prop, Property):
-            raise ValueError("not a Property: %r" % (prop,))
-        for known in self._properties:
-            if known.name == prop.name:
-                raise ValueError("duplicate property " + prop.name)
+        from .propcheck import check_addable  # while tools are made only (umcp.propcheck)
+
+        check_addable(self._properties, prop, Property)
         self._properties.append(prop)
 
     def __iter__(self):

@@ -218,13 +218,9 @@ class McpServer:
         """Register an McpTool, or build one from the same arguments McpTool takes."""
         if not isinstance(tool, McpTool):
             tool = McpTool(tool, description, properties, callback, **hints)
-        for known in self._tools:
-            # Two names with one portable form (self.a_b, self_a.b) could not be told
-            # apart by a client that needs it: refused like a duplicate.
-            if same(known.name, tool.name):
-                raise ValueError("a tool named %s is already registered%s" % (
-                    known.name, "" if known.name == tool.name else " (the same as %s for clients "
-                    "that need names without dots)" % tool.name))
+        from .toolcheck import check_unique  # while tools are made only (umcp.toolcheck)
+
+        check_unique(self._tools, tool.name)
         self._tools.append(tool)
         self._tools_changed()
         return tool

@@ -1,10 +1,11 @@
-"""The checks a tool passes as it is made (McpTool): its name and its output schema.
+"""The checks a tool passes as it is made (McpTool) and registered (McpServer.add_tool):
+its name, its output schema, a name no other tool has.
 Loaded while tools are made, at the board's start, and dropped after it (umcpfw.app):
 a session makes no tools, and their checks need no heap meanwhile."""
 
 from .compat import const, dumps
 from .jsonin import loads
-from .names import MAX_PORTABLE
+from .names import MAX_PORTABLE, same
 
 _NAME_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 
@@ -30,3 +31,14 @@ def output_schema_text(name, schema):
     if not isinstance(parsed, dict) or parsed.get("type") != "object":
         raise ValueError('tool %s: output_schema must be an object\'s schema ("type": "object")' % name)
     return text
+
+
+def check_unique(tools, name):
+    """ValueError when one of `tools` has the name `name`, or one with its portable form."""
+    for known in tools:
+        # Two names with one portable form (self.a_b, self_a.b) could not be told
+        # apart by a client that needs it: refused like a duplicate.
+        if same(known.name, name):
+            raise ValueError("a tool named %s is already registered%s" % (
+                known.name, "" if known.name == name else " (the same as %s for clients "
+                "that need names without dots)" % name))
