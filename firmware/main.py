@@ -9,7 +9,6 @@ import gc
 if hasattr(gc, "threshold"):
     gc.threshold(max(4096, (gc.mem_free() + gc.mem_alloc()) // 32))
 
-import json
 import time
 
 from umcpfw import app
@@ -23,22 +22,11 @@ RESTART_AFTER_S = 60
 
 
 def load_config(path=CONFIG_FILE):
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:
-        raise ConfigError("cannot read %s: write one and copy it to the board (make deploy)"
-                          % path)
-    try:
-        config = json.loads(text)
-    except ValueError as e:
-        raise ConfigError("%s is not valid JSON: %s" % (path, e))
-    if not isinstance(config, dict):
-        raise ConfigError("%s must hold one JSON object" % path)
-    if not isinstance(config.get("board"), str):
-        raise ConfigError('%s needs "board", the name of a module in boards/ (e.g. "host")'
-                          % path)
-    return config
+    """config.json's object; ConfigError saying what is wrong with it (umcpfw.boot reads
+    it: the start's code, which leaves the heap once the application is built)."""
+    from umcpfw.boot import read_config
+
+    return read_config(path)
 
 
 def setup_logging():

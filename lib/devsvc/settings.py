@@ -9,12 +9,11 @@ noted in `problem`, and the defaults are used; the next save replaces it. The fi
 (no file yet) simply starts from the defaults.
 """
 
-import binascii
 import errno
 import json
 import os
 
-from umcp.compat import get_logger
+from umcp.compat import forget_modules, get_logger
 
 _log = get_logger("settings")
 
@@ -27,16 +26,6 @@ DEFAULTS = {
     "server_url": None,
     "token": None,
 }
-
-
-def _exists(path):
-    # Asked of the file system rather than read from errno: ports number ENOENT
-    # differently (the WebAssembly build reports 44 while its errno.ENOENT is 2).
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
 
 
 def write_atomically(path, values):
@@ -57,27 +46,22 @@ def write_atomically(path, values):
         os.rename(tmp, path)
 
 
-def uuid4():
-    """A random (version 4) UUID string."""
-    if hasattr(os, "urandom"):
-        raw = bytearray(os.urandom(16))
-    else:  # the WebAssembly port has no os.urandom; a client id needs no crypto strength
-        import random
-        raw = bytearray(random.getrandbits(8) for _ in range(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    h = binascii.hexlify(raw).decode()
-    return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
-
-
 class Settings:
     def __init__(self, path="settings.json", defaults=DEFAULTS):
         self.path = path
         self.problem = None  # why the file could not be used, if it could not
         self._defaults = defaults
-        self._values = self._load()
-        if not self._values.get("client_id"):
-            self._values["client_id"] = uuid4()
+        from devsvc import settingsload  # boot only: dropped again below
+
+        try:
+            self._values = values = settingsload.load(self)
+            made = not values.get("client_id")
+            if made:
+                values["client_id"] = settingsload.uuid4()
+        finally:
+            settingsload = None
+            forget_modules("devsvc.settingsload")
+        if made:
             try:
                 self.save()
             except OSError as e:
@@ -101,35 +85,3 @@ class Settings:
 
     def save(self):
         write_atomically(self.path, self._values)
-
-    def _load(self):
-        values = dict(self._defaults)
-        tmp = self.path + ".tmp"
-        if not _exists(self.path) and _exists(tmp):
-            _log.warning("settings: completing a save that was cut short")
-            os.rename(tmp, self.path)
-        try:
-            with open(self.path) as f:
-                loaded = json.loads(f.read())
-        except OSError as e:
-            if not _exists(self.path):  # the first boot
-                _log.info("settings: no %s yet: using defaults", self.path)
-                return values
-            return self._use_defaults(values, "cannot read %s (%s)" % (self.path, e))
-        except ValueError as e:  # also covers a file that is not UTF-8
-            return self._use_defaults(values, "%s is corrupt (%s)" % (self.path, e))
-        if not isinstance(loaded, dict):
-            return self._use_defaults(values, "%s holds no JSON object" % self.path)
-        for key, value in loaded.items():
-            default = self._defaults.get(key)
-            if default is not None and type(value) is not type(default):
-                _log.warning("settings: ignoring %s=%r, expected a %s", key, value,
-                             type(default).__name__)
-                continue
-            values[key] = value
-        return values
-
-    def _use_defaults(self, values, problem):
-        self.problem = problem + ": using defaults"
-        _log.warning("settings: %s", self.problem)
-        return values

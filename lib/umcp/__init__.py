@@ -1,10 +1,14 @@
 """umcp: a Model Context Protocol server for MicroPython devices.
 
-Its modules: `schema` (properties and argument checks), `tool` (tools and their
+Its modules: `schema` (properties and argument checks; `propcheck`, a new property's
+checks, dropped after the start), `tool` (tools and their
 results), `resource` (resources and templates, their registration and the resources/*
 requests, loaded at the first one), `modern` (revision 2026-07-28's server/discover and
-version error, loaded at the first such request), `server` (the server: methods, paging,
-both protocol eras), `rpc` (JSON-RPC frames, codes, lookups), `jsonin` (bounded JSON
+version error, loaded at the first such request), `handshake` (the
+initialize answer, loaded for each initialize and dropped after), `paging` (one page of
+a list, loaded for each page and dropped after), `server` (the server: methods, paging,
+both protocol eras), `rpc` (JSON-RPC frames, codes, lookups), `toolcheck` (a new tool's
+checks, dropped after the start), `jsonin` (bounded JSON
 input), `names` (tool names every client accepts), `compat` (the CPython/MicroPython
 shims and logging).
 

@@ -74,23 +74,10 @@ class Property:
 
     def __init__(self, name, type, default=_REQUIRED, minimum=None, maximum=None, description=None,
                  enum=None):
-        if not isinstance(name, str) or not name:
-            raise ValueError("property name must be a non-empty string")
-        if type not in _TYPES:
-            raise ValueError("property %s: unknown type %r" % (name, type))
-        if type != INTEGER and type != NUMBER and (minimum is not None or maximum is not None):
-            raise ValueError("property %s: minimum/maximum apply to numbers and integers only" % name)
-        for bound in (minimum, maximum):
-            if bound is not None and not (is_int(bound) if type == INTEGER else is_number(bound)):
-                raise ValueError("property %s: minimum/maximum must be %ss" % (name, type))
-        if minimum is not None and maximum is not None and minimum > maximum:
-            raise ValueError("property %s: minimum %s is above maximum %s" % (name, minimum, maximum))
+        from .propcheck import checked_enum  # while tools are made only (umcp.propcheck)
+
+        enum = checked_enum(name, type, minimum, maximum, enum, _TYPES, is_int, is_number)
         if enum is not None:
-            if type != STRING:
-                raise ValueError("property %s: enum applies to strings only" % name)
-            enum = tuple(enum)
-            if not enum or not all(isinstance(value, str) for value in enum):
-                raise ValueError("property %s: enum must list one string or more" % name)
             self.enum = enum  # set only when given: the class's None costs no heap
         self.name = name
         self.type = type
@@ -168,11 +155,9 @@ class PropertyList:
             self.add(prop)
 
     def add(self, prop):
-        if not isinstance(prop, Property):
-            raise ValueError("not a Property: %r" % (prop,))
-        for known in self._properties:
-            if known.name == prop.name:
-                raise ValueError("duplicate property " + prop.name)
+        from .propcheck import check_addable  # while tools are made only (umcp.propcheck)
+
+        check_addable(self._properties, prop, Property)
         self._properties.append(prop)
 
     def __iter__(self):

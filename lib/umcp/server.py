@@ -20,14 +20,14 @@ import asyncio
 import gc
 
 from . import __version__
-from .compat import const, dumps, get_logger, iscoroutine
+from .compat import const, dumps, forget_modules, get_logger, iscoroutine
 from .jsonin import loads, read_id
 from .names import same
-from .rpc import (CACHE_HINTS, EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
+from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
                   INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, describe,
                   error_frame, find, result_frame, valid_id)
 from .schema import InvalidParams
-from .tool import ListedTool, McpTool, error_result_pieces, result_pieces
+from .tool import McpTool, error_result_pieces, result_pieces
 
 # The versions an initialize handshake negotiates (the legacy era).
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -53,14 +53,6 @@ BUSY = const(-32000)
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
-_PAGE_END = const("]}}")
-_PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"
-# A page that has more after it ends with '],"nextCursor":"<key>"}}'. Keys (tool
-# names, resource URIs and URI templates) are plain ASCII that JSON needs not
-# escape, so the key goes in as it is and this plus its length is the tail's size.
-_MORE_HEAD = const('],"nextCursor":"')
-_MORE_END = const('"}}')
-_MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
 _TOOLS_OPEN = const(',"result":{"tools":[')
 
 # Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
@@ -226,13 +218,9 @@ class McpServer:
         """Register an McpTool, or build one from the same arguments McpTool takes."""
         if not isinstance(tool, McpTool):
             tool = McpTool(tool, description, properties, callback, **hints)
-        for known in self._tools:
-            # Two names with one portable form (self.a_b, self_a.b) could not be told
-            # apart by a client that needs it: refused like a duplicate.
-            if same(known.name, tool.name):
-                raise ValueError("a tool named %s is already registered%s" % (
-                    known.name, "" if known.name == tool.name else " (the same as %s for clients "
-                    "that need names without dots)" % tool.name))
+        from .toolcheck import check_unique  # while tools are made only (umcp.toolcheck)
+
+        check_unique(self._tools, tool.name)
         self._tools.append(tool)
         self._tools_changed()
         return tool
@@ -604,7 +592,16 @@ class McpServer:
             elif method == "ping":
                 reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "initialize":
-                reply = await self._initialize(session, id_json, params)
+                # Once a session: its code leaves the heap again after. (From the module,
+                # not `from . import`: umcp's __getattr__ would look for it as a name.)
+                from .handshake import initialize_frame
+
+                try:
+                    reply = await initialize_frame(self, session, id_json, params,
+                                                   SUPPORTED_VERSIONS, _DEFAULT_VERSION)
+                finally:
+                    initialize_frame = None
+                    forget_modules("umcp.handshake")
             elif method == "logging/setLevel":
                 level = params.get("level")
                 if level not in LOG_LEVELS:
@@ -624,97 +621,21 @@ class McpServer:
         if reply is not None:
             await self._send(session, reply)
 
-    async def _initialize(self, session, id_json, params):
-        requested = params.get("protocolVersion", _DEFAULT_VERSION)
-        if not isinstance(requested, str):
-            raise InvalidParams("protocolVersion must be a string")
-        version = requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
-        capabilities = params.get("capabilities")
-        vision = capabilities.get("vision") if isinstance(capabilities, dict) else None
-        if isinstance(vision, dict) and isinstance(vision.get("url"), str):
-            await self._offer_vision(vision["url"], vision.get("token"))
-        session.protocol = version
-        session.modern = False
-        session.subscriptions = []  # a new session: the old one's subscriptions are gone
-        capabilities = {"tools": {"listChanged": True}, "logging": {}}
-        if self._resources or self._templates or self._later:
-            capabilities["resources"] = {"subscribe": True, "listChanged": True}
-        max_message = session.max_message or self.max_message
-        if max_message:
-            capabilities["experimental"] = {"messageLimit": {"maxBytes": max_message}}
-        result = {
-            "protocolVersion": version,
-            "capabilities": capabilities,
-            "serverInfo": {"name": self.name, "version": self.version},
-        }
-        return result_frame(id_json, (dumps(result),))
-
-    async def _offer_vision(self, url, token):
-        if self._vision is None:
-            return
-        try:
-            done = self._vision(url, token if isinstance(token, str) else "")
-            if iscoroutine(done):
-                await done
-        except Exception as e:
-            _log.error("vision callback failed: %s", describe(e))
-
     # -- paged lists (tools, resources, resource templates) ---------------------
 
     def _page(self, session, id_json, params, items, key, opening, modern, offered=None):
-        """The pieces of one page: as many entries as fit in `page_limit`, envelope
-        included. The entries go into the pieces as they are (umcp.compat.piece_utf8):
-        each is serialized only when the transport writes it, so a page never holds more
-        than one entry's text. `key` names the attribute that identifies an entry: a page
-        that has more after it gives the next entry's key as its nextCursor. `offered`: the
-        session's choice of tools (see Session), or None."""
-        cursor = params.get("cursor")
-        with_user_tools = params.get("withUserTools") is True
-        start = 0
-        if cursor is not None and cursor != "":
-            start = find(items, key, cursor) if isinstance(cursor, str) else -1
-            if start < 0:
-                raise InvalidParams("invalid cursor %s" % dumps(cursor))
-        page_end = _PAGE_END_MODERN if modern else _PAGE_END
-        more_end = _MORE_END_MODERN if modern else _MORE_END
-        # A string id may hold non-ASCII characters, which MicroPython's json leaves unescaped.
-        budget = ((session.page_limit or self.page_limit) - session.overhead - len(FRAME_OPEN)
-                  - len(opening) - len(id_json.encode()))
-        pieces = [FRAME_OPEN, id_json, opening]
-        used = 0  # bytes of the entries and their commas
-        tools = items is self._tools
-        structured = tools and _structured(session, modern)
-        index = _next_listed(items, start, with_user_tools, offered)
-        while index >= 0:
-            after = _next_listed(items, index + 1, with_user_tools, offered)
-            entry_size = items[index].entry_bytes(structured) if tools else items[index].json_bytes
-            size = used + (1 if used else 0) + entry_size
-            if after < 0:
-                tail = len(page_end)
-            else:
-                tail = len(_MORE_HEAD) + len(getattr(items[after], key)) + len(more_end)
-            if size + tail > budget:
-                break
-            if used:
-                pieces.append(",")
-            entry = items[index]
-            if tools and (session.portable or not structured and entry.output_schema is not None):
-                entry = ListedTool(entry, session.portable, structured)  # this client's form of it
-            pieces.append(entry)  # serialized as the transport writes it
-            used = size
-            index = after
-        if index < 0:
-            pieces.append(page_end)
-        elif used == 0:
-            item = items[index]
-            return error_frame(id_json, INTERNAL_ERROR,
-                               "%s (%d bytes) does not fit in a page of %d bytes"
-                               % (getattr(item, key), item.json_bytes, session.page_limit or self.page_limit))
-        else:
-            pieces.append(_MORE_HEAD)
-            pieces.append(getattr(items[index], key))
-            pieces.append(more_end)
-        return pieces
+        """The pieces of one page of `items` (umcp.paging.page; `key` names the attribute
+        that identifies an entry, `opening` the result's opening, `offered` the session's
+        choice of tools or None). Its code is loaded for the page and dropped after: a
+        client lists a few pages a session."""
+        from .paging import page
+
+        try:
+            return page(session, id_json, params, items, key, opening, modern, offered,
+                        items is self._tools, self.page_limit)
+        finally:
+            page = None
+            forget_modules("umcp.paging")
 
     def _index(self, name):
         """The tool called `name`, or whose portable form it is (add_tool keeps those
@@ -859,17 +780,6 @@ class McpServer:
 def _structured(session, modern):
     """Whether the client's revision has output schemas and structuredContent."""
     return modern or (session.protocol or "") >= _STRUCTURED_FROM
-
-
-def _next_listed(items, start, with_user_tools, offered=None):
-    for index in range(start, len(items)):
-        item = items[index]
-        if offered is not None:
-            if offered(item):
-                return index
-        elif with_user_tools or not item.user_only:
-            return index
-    return -1
 
 
 def _params(message):

@@ -3,11 +3,9 @@
 from binascii import b2a_base64
 
 from .compat import const, dumps, forget_modules
-from .jsonin import loads
-from .names import MAX_PORTABLE, portable
+from .names import portable
 from .schema import NO_PROPERTIES, PropertyList
 
-_NAME_CHARS = const("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 # An entry's outputSchema sits between its inputSchema and its annotations.
 _OUTPUT_KEY = const(',"outputSchema":')
 
@@ -15,16 +13,6 @@ _OUTPUT_KEY = const(',"outputSchema":')
 _HINT_KEYS = const(("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"))
 _NO_HINTS = const((None, None, None, None, None))
 _SHARED_HINTS = []  # one tuple for each set of hints in use: most tools share a handful
-
-
-def check_name(name):
-    """Tool names: 1 to 64 characters of A-Z a-z 0-9 _ - . (MCP allows 128, but the
-    portable form clients need, umcp.names, allows 64, and is as long as the name)."""
-    if not isinstance(name, str) or not 1 <= len(name) <= MAX_PORTABLE:
-        raise ValueError("tool name must be 1 to %d characters: %r" % (MAX_PORTABLE, name))
-    for char in name:
-        if char not in _NAME_CHARS:
-            raise ValueError("tool name %r has a character outside A-Z a-z 0-9 _ - ." % (name,))
 
 
 # Image bytes per base64 piece: 1024 characters, a multiple of 3 (so that only the last
@@ -115,6 +103,8 @@ class McpTool:
     def __init__(self, name, description, properties, callback, user_only=False, title=None,
                  read_only=None, destructive=None, idempotent=None, open_world=None,
                  output_schema=None):
+        from .toolcheck import check_name  # while tools are made only (umcp.toolcheck)
+
         check_name(name)
         if properties is not None and not isinstance(properties, PropertyList):
             properties = PropertyList(properties)
@@ -207,23 +197,15 @@ class ListedTool:
 
 
 def _schema_text(name, schema):
-    """An output schema as JSON text, checked: a JSON object whose type is "object". A
-    ModuleText is checked and kept as it is, with its text's size in UTF-8 bytes (`bytes`:
-    entry_bytes() needs it for every page)."""
-    lazy = schema if isinstance(schema, ModuleText) else None
-    if lazy is not None:
-        schema = lazy.read()
-    text = schema if isinstance(schema, str) else dumps(schema)
-    try:
-        parsed = loads(text)
-    except ValueError as e:
-        raise ValueError("tool %s: output_schema is not JSON: %s" % (name, e))
-    if not isinstance(parsed, dict) or parsed.get("type") != "object":
-        raise ValueError('tool %s: output_schema must be an object\'s schema ("type": "object")' % name)
-    if lazy is not None:
-        lazy.bytes = len(text.encode())
-        return lazy
-    return text
+    """An output schema as JSON text, checked (umcp.toolcheck). A ModuleText is checked and
+    kept as it is, with its text's size in UTF-8 bytes (`bytes`: entry_bytes() needs it
+    for every page)."""
+    from .toolcheck import output_schema_text
+
+    if isinstance(schema, ModuleText):
+        schema.bytes = len(output_schema_text(name, schema.read()).encode())
+        return schema
+    return output_schema_text(name, schema)
 
 
 # A CallToolResult's last piece; revision 2026-07-28 results also say `resultType`.

@@ -4,8 +4,9 @@ loop), `boot` (what app builds once at the start, and the link: loaded for that 
 registration, loaded at boot only), `common_texts` and `common_schemas` (their long
 descriptions and output schemas, loaded only while a tools/list entry is written), `upgrading` (self.upgrade_firmware and
 auto_upgrade, loaded only while an upgrade runs), `resources` (device://status, system, log,
-photo/last), `vision` (the photo upload), `wifi` (the station's upkeep, resident),
-`station` (its bring-up and the clock, loaded for that only), `fleet` (the
+photo/last; `resource_entries` registers them at the first resources/* request), `vision`
+(the photo upload), `wifi` (the station's upkeep, resident), `station` (its bring-up and the
+clock, loaded for that only), `fleet` (the
 OTA check's side of the application, loaded only with ota_url), `mcp_http` (the board's own
 MCP endpoint as a service, loaded only with mcp_http), `wifisetup` (the access point and
 setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a

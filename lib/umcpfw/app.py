@@ -109,7 +109,8 @@ class Application:
             boot.build(self)
         finally:
             boot = None
-            forget_modules("umcpfw.boot")
+            # The tools are made: their checks' code (umcp.toolcheck, propcheck) goes too.
+            forget_modules("umcpfw.boot", "umcp.toolcheck", "umcp.propcheck")
 
     def build_link(self):
         """The link for where to connect (umcpfw.boot, loaded for it)."""

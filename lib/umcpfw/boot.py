@@ -1,8 +1,11 @@
-# The application's start: the parts built once (log ring, settings, board, trust, vision,
-# the MCP server and its tools, the maker's module, the OTA check, the MCP endpoints, the
-# HTTP endpoint's service) and the link for where to connect. Imported
-# by Application for that and dropped again: none of this code is needed in between
-# (the link is built again only when it must be, with this module loaded for it).
+# The application's start: config.json read (for main.py), the parts built once (log
+# ring, settings, board, trust, vision, the MCP server and its tools, the maker's module,
+# the OTA check, the MCP endpoints, the HTTP endpoint's service) and the link for where
+# to connect. Imported by Application for that and dropped again: none of this code is
+# needed in between (the link is built again only when it must be, with this module
+# loaded for it).
+import json
+
 import boards
 from devsvc.settings import Settings
 from umcp import McpServer
@@ -21,6 +24,27 @@ _MQTT_OPTIONS = const(("keepalive",))
 # config.json's Wi-Fi timings (umcpfw.wifi), in seconds: (key, whether null and 0 are allowed).
 _WIFI_TIMINGS = const((("wifi_setup_after", True), ("wifi_lost_setup_after", True),
                        ("wifi_check_interval", False)))
+
+
+def read_config(path):
+    """config.json at `path` as a dict, for firmware/main.py's load_config(); ConfigError
+    says what is wrong with it."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        raise ConfigError("cannot read %s: write one and copy it to the board (make deploy)"
+                          % path)
+    try:
+        config = json.loads(text)
+    except ValueError as e:
+        raise ConfigError("%s is not valid JSON: %s" % (path, e))
+    if not isinstance(config, dict):
+        raise ConfigError("%s must hold one JSON object" % path)
+    if not isinstance(config.get("board"), str):
+        raise ConfigError('%s needs "board", the name of a module in boards/ (e.g. "host")'
+                          % path)
+    return config
 
 
 def format_mac(raw):

@@ -12,7 +12,7 @@ from umcp.compat import const, forget_modules, get_logger
 from umcpfw.resources import STATUS_URI
 from unet import conn
 
-# umcpfw.upgrading (and with it devsvc.upgrade and unet.http) is imported by the upgrade
+# umcpfw.upgrading (and with it devsvc.upgrade and unet.download) is imported by the upgrade
 # itself: most sessions never upgrade, and on a board without PSRAM its bytecode is heap
 # that the session needs.
 

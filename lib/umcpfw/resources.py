@@ -3,7 +3,7 @@
 # they are read through the device, never fetched elsewhere.
 import gc
 
-from umcp.compat import const, ticks_diff, ticks_ms
+from umcp.compat import const, forget_modules, ticks_diff, ticks_ms
 
 STATUS_URI = "device://status"
 SYSTEM_URI = "device://system"
@@ -109,17 +109,16 @@ class DeviceResources:
         """Registered when a client first asks for resources (umcp's add_resources_later)."""
         self.server.add_resources_later(self._register)
 
-    def _register(self, s):
-        s.add_resource(STATUS_URI, "status", self.read_status, mime_type="application/json",
-                       description="Volume, brightness, theme, network and board facts, as "
-                                   "self.get_device_status reports them; updated when they change")
-        s.add_resource(SYSTEM_URI, "system", self.read_system, mime_type="application/json",
-                       description="Firmware, board, runtime, heap, uptime and OTA partitions")
-        s.add_resource(LOG_URI, "log", self.ring.text, mime_type="text/plain",
-                       description="The last %d log lines of the device" % self.ring.capacity)
-        if self.board.camera:
-            s.add_resource(PHOTO_URI, "last photo", self.read_photo, mime_type="image/jpeg",
-                           description="The JPEG the camera took last (none until a photo is taken)")
+    def _register(self, server):
+        # The descriptions and their registration are wanted once, at the first
+        # resources/* request (most sessions never send one): their code leaves again.
+        from umcpfw.resource_entries import register
+
+        try:
+            register(self, server)
+        finally:
+            register = None
+            forget_modules("umcpfw.resource_entries")
 
     def read_status(self):
         return self.tools.get_device_status(None)

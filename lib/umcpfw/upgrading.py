@@ -1,6 +1,6 @@
 # The firmware upgrade as the tools start it: self.upgrade_firmware and the OTA check's
 # auto_upgrade (CommonTools.start_upgrade). Loaded when an upgrade is asked for and
-# dropped again when it fails (a good one reboots), with devsvc.upgrade and unet.http:
+# dropped again when it fails (a good one reboots), with devsvc.upgrade and unet.download:
 # most sessions never upgrade, and on a board without PSRAM their bytecode is heap the
 # session needs.
 import asyncio
@@ -10,7 +10,7 @@ from umcpfw.common_tools import REBOOT_DELAY_MS
 from unet import conn
 
 # Imported for an upgrade and dropped after a failed one (see forget()).
-_LOADED = ("umcpfw.upgrading", "devsvc.upgrade", "devsvc.espimage", "unet.http")
+_LOADED = ("umcpfw.upgrading", "devsvc.upgrade", "devsvc.espimage", "unet.download", "unet.httpcore")
 
 _log = get_logger("tools")
 
@@ -86,9 +86,9 @@ async def _install(tools, url, sha256, progress=None):
     # size the partition cannot hold is refused before a single block is written, and the
     # writer's code is loaded only for an image that is there (a board without PSRAM has
     # room for the download or the writer, not always for both and a refusal).
-    from unet import http
+    from unet import download  # only the GET: none of unet.http's POST code
 
-    async with http.get_stream(url, ca=tools.ca) as image:
+    async with download.get_stream(url, ca=tools.ca) as image:
         await image.open()
         from devsvc import upgrade
 

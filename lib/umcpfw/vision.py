@@ -55,7 +55,8 @@ class VisionClient:
                                % (self.url, str(e) or type(e).__name__))  # a timeout has no text
         finally:
             http = None
-            forget_modules("unet.http")  # a photo is rare: its client leaves the heap again
+            # A photo is rare: its client leaves the heap again.
+            forget_modules("unet.http", "unet.httpcore")
         if status != 200:
             raise RuntimeError("vision service answered HTTP %d: %s" % (status, body[:200]))
         # The body goes back unchanged: backends read an {"action": ...} object in it as a

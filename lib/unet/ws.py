@@ -9,17 +9,14 @@
 # algorithm, about 40 ms a frame). A longer frame streams in chunks, the header with the
 # first one.
 import asyncio
-import binascii
-import hashlib
 import os
 import struct
 import sys
 
 from . import conn
-from umcp.compat import const, piece_size, piece_utf8, ticks_diff, ticks_ms
+from umcp.compat import const, forget_modules, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 _MICROPYTHON = sys.implementation.name == "micropython"
-_GUID = const(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11")
 
 _OP_CONT = const(0)
 _OP_TEXT = const(1)
@@ -123,11 +120,6 @@ def frame_header(opcode, length, key, fin=True):
     return head + key
 
 
-def accept_key(key):
-    """Sec-WebSocket-Accept the server must answer for our Sec-WebSocket-Key."""
-    return binascii.b2a_base64(hashlib.sha1(key + _GUID).digest()).strip()
-
-
 def close_payload(code, reason=""):
     if code == CLOSE_NO_STATUS:
         return b""
@@ -163,38 +155,16 @@ def parse_close(data):
 async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
     """Open a WebSocket to a ws:// or wss:// URL; `headers` is a dict of extra headers.
 
-    Raises conn.HttpError when the server refuses the upgrade (e.g. 401)."""
-    scheme, host, port, path = conn.parse_url(url)
-    if scheme not in ("ws", "wss"):
-        raise ValueError("not a WebSocket URL: " + url)
-    reader, writer = await conn.open_connection(host, port, conn.is_tls(scheme), ca, timeout)
+    Raises conn.HttpError when the server refuses the upgrade (e.g. 401). The handshake's
+    code (unet.wshandshake) is loaded for it and dropped again."""
+    from . import wshandshake
+
     try:
-        host = conn.host_header(scheme, host, port)
-        await asyncio.wait_for(_handshake(reader, writer, host, path, headers or {}), timeout)
-    except BaseException:  # refused, timed out or cancelled: release the socket
-        await conn.close_quietly(writer)
-        raise
+        reader, writer = await wshandshake.open_stream(url, headers, ca, timeout)
+    finally:
+        wshandshake = None
+        forget_modules("unet.wshandshake")
     return WebSocket(reader, writer, max_message)
-
-
-async def _handshake(reader, writer, host, path, headers):
-    key = binascii.b2a_base64(os.urandom(16)).strip()
-    fields = [
-        ("Upgrade", "websocket"),
-        ("Connection", "Upgrade"),
-        ("Sec-WebSocket-Key", key.decode()),
-        ("Sec-WebSocket-Version", "13"),
-    ]
-    fields.extend(headers.items())
-    writer.write(conn.request_head("GET", path, host, fields))
-    await writer.drain()
-    status, reason, reply = await conn.read_response_head(reader)
-    if status != 101:
-        raise conn.HttpError(status, reason)
-    if reply.get("upgrade", "").lower() != "websocket":
-        raise ValueError("server did not upgrade to WebSocket")
-    if reply.get("sec-websocket-accept", "").encode() != accept_key(key):
-        raise ValueError("bad Sec-WebSocket-Accept")
 
 
 class WebSocket:

@@ -1,6 +1,7 @@
 """The xiaozhi device protocol: the session with a backend and the transports that carry it.
 
 `link` (Link, what every transport shares: hello, envelope, routing, reconnection with
-backoff; XiaozhiLink, the WebSocket transport), `mqtt_link` (MqttLink, the MQTT+UDP
+backoff; XiaozhiLink, the WebSocket transport; `opening`, its connection and hellos,
+loaded for each connection), `mqtt_link` (MqttLink, the MQTT+UDP
 transport), `udp` (the MQTT+UDP audio packet: header, AES-128-CTR, sequence rules). Imports
 nothing itself; take what you need."""

@@ -10,12 +10,11 @@
 import asyncio
 import gc
 
-from umcp.compat import const, dumps, get_logger, iscoroutine
+from umcp.compat import const, dumps, forget_modules, get_logger, iscoroutine
 from umcp.jsonin import loads, member
-from unet.reconnect import Reconnecting, raise_if_cancelled
+from unet.reconnect import Reconnecting
 from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped
-from unet.ws import connect as ws_connect
 
 _log = get_logger("xiaozhi")
 
@@ -185,18 +184,16 @@ class XiaozhiLink(Link):
     # -- one session
 
     async def _session(self):
-        self._ws = ws = await ws_connect(self.url, self.headers, self._message_limit(), self.ca,
-                                         self.hello_timeout)
-        if self._stopping:  # stop() came while connecting
-            await ws.close(CLOSE_NORMAL, "device stopping")
-            return
-        await ws.send(dumps(self._hello()))
+        # Connecting and both hellos (xiaozhi.opening): loaded for it, dropped after.
+        from xiaozhi.opening import open_session
+
         try:
-            hello = await asyncio.wait_for(self._server_hello(ws), self.hello_timeout)
-        except asyncio.TimeoutError:
-            raise OSError("no server hello within %s s" % self.hello_timeout)
-        raise_if_cancelled()
-        self._session_up(hello)
+            ws = await open_session(self, _parse, _log)
+        finally:
+            open_session = None
+            forget_modules("xiaozhi.opening")
+        if ws is None:
+            return
         # Pings every ping_interval; idle_timeout without any frame: a dead channel.
         keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
@@ -204,18 +201,6 @@ class XiaozhiLink(Link):
                 await self._serve_one(ws.receive)
         finally:
             keepalive.cancel()
-
-    async def _server_hello(self, ws):
-        while True:
-            try:
-                text, data = await ws.receive()
-            except MessageDropped:
-                text = False
-            message = _parse(data)[0] if text else None
-            data = None
-            if message is not None and message.get("type") == "hello":
-                return message
-            _log.warning("ignored a message before the server hello")
 
     async def _hang_up(self):
         self.connected.clear()

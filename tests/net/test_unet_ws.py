@@ -17,6 +17,7 @@ from websockets.asyncio.server import serve
 
 import unet.conn
 import unet.ws
+import unet.wshandshake
 from tests.support.firmware_harness import server_tls
 from tests.support.mpy_clients import run_script
 
@@ -146,7 +147,7 @@ async def recv_until_closed(ws):
 
 
 def test_accept_key_from_rfc6455():
-    assert unet.ws.accept_key(b"dGhlIHNhbXBsZSBub25jZQ==") == b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+    assert unet.wshandshake.accept_key(b"dGhlIHNhbXBsZSBub25jZQ==") == b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
 
 
 def test_handshake_sends_custom_headers_and_echoes_text_and_binary():

@@ -7,7 +7,8 @@ import os
 import esp32
 import hwsim
 from devsvc import espimage, upgrade
-from devsvc.settings import Settings, uuid4
+from devsvc.settings import Settings
+from devsvc.settingsload import uuid4
 from portable_support import ChunkStream, esp_image, raises
 
 _BLOCK = 4096
