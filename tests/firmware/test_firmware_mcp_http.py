@@ -479,6 +479,15 @@ def test_bad_input_is_answered_and_the_board_and_its_link_carry_on(tmp_path, mic
     run(scenario(), timeout=180)
 
 
+def listed_names(url):
+    """The tool names a 2026-07-28 tools/list at `url` gives, each held against the clients'
+    rule (check_tool_names)."""
+    message = modern("tools/list")
+    listed = post(url, message, modern_headers(message))
+    assert listed.status_code == 200, listed.text
+    return check_tool_names(tool["name"] for tool in listed.json()["result"]["tools"])
+
+
 @pytest.mark.parametrize("micropython", RUNTIMES)
 def test_a_board_with_only_mcp_http_serves_its_tools(tmp_path, micropython):
     """No xiaozhi server and no MCP endpoint: Cursor or the Inspector on the LAN is enough."""
@@ -487,10 +496,7 @@ def test_a_board_with_only_mcp_http_serves_its_tools(tmp_path, micropython):
     url = "http://127.0.0.1:%d/mcp" % port
     try:
         wait_serving(url, sim)
-        message = modern("tools/list")
-        listed = post(url, message, modern_headers(message))
-        assert listed.status_code == 200, listed.text
-        names = check_tool_names(tool["name"] for tool in listed.json()["result"]["tools"])
+        names = listed_names(url)
         assert "self_audio_speaker_set_volume" in names
         message = modern("tools/call", {"name": "self_audio_speaker_set_volume", "arguments": {"volume": 23}}, 2)
         called = post(url, message, modern_headers(message))
@@ -514,10 +520,7 @@ def test_every_part_type_s_tools_reach_an_http_client_with_portable_names(tmp_pa
     url = "http://127.0.0.1:%d/mcp" % port
     try:
         wait_serving(url, sim)
-        message = modern("tools/list")
-        listed = post(url, message, modern_headers(message))
-        assert listed.status_code == 200, listed.text
-        names = check_tool_names(tool["name"] for tool in listed.json()["result"]["tools"])
+        names = listed_names(url)
         for part in GENERIC_PARTS + [lcd]:
             if part["type"] != "button":  # a button has a resource, no tool
                 assert any(name.startswith("self_%s_" % part["name"]) for name in names), part

@@ -222,3 +222,54 @@ class Fault:
 
     def undo(self):
         setattr(self.owner, self.name, self.real)
+
+
+async def until(condition, seconds=5):
+    """Let the loop run until `condition()` holds (a sensor's read may take 750 ms)."""
+    for _ in range(int(seconds * 100)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    assert condition(), "condition never held"
+
+
+def generic_board(parts):
+    """A generic board with `parts`, their simulated chips soldered on afresh."""
+    import hwsim
+    from boards import Board, add_parts
+
+    hwsim.reset()
+    hwsim.solder(parts)
+    board = Board("generic")
+    add_parts(board, {"parts": parts})
+    return board
+
+
+class ToolClient:
+    """A client of a fresh server with a board's tools: calls and what the server sent it."""
+
+    def __init__(self, board, name="parts"):
+        self.server = McpServer(name, "1")
+        self.sent = []
+        self.server.set_sender(lambda pieces: self.sent.append(json.loads(join_pieces(pieces))))
+        board.register_tools(self.server)
+        self.ids = 0
+
+    async def request(self, method, params=None):
+        self.ids += 1
+        ident = self.ids
+        await self.server.handle({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}})
+        await until(lambda: [m for m in self.sent if m.get("id") == ident])
+        return [m for m in self.sent if m.get("id") == ident][0]
+
+    async def call(self, name, arguments=None):
+        """The tool's answer: its JSON, or "error: <text>" for a tool error."""
+        reply = await self.request("tools/call", {"name": name, "arguments": arguments or {}})
+        result = reply["result"]
+        text = result["content"][0]["text"]
+        if result.get("isError"):
+            return "error: " + text
+        return json.loads(text)
+
+    def notifications(self, method):
+        return [m["params"] for m in self.sent if m.get("method") == method]

@@ -3,19 +3,15 @@
 # the panel against this runtime's own framebuf rendering of it, at every rotation and
 # offset; the part's tools, themes and bad entries; the status view on it. Runs under
 # pytest and inside MicroPython (unix port, WebAssembly).
-import asyncio
-import json
 
 import framebuf
 import hwsim
 import machine
 import simspi
-from boards import Board, add_parts
 from drivers.st7789 import ST7789, STRIP_ROWS
 from parts import PartError
 from parts.check import entries
-from umcp import McpServer
-from umcp.compat import join_pieces
+from portable_support import ToolClient, generic_board
 
 WHITE = 0xFFFF
 BLACK = 0x0000
@@ -70,37 +66,6 @@ def _problem(parts, chip="esp32"):
     return None
 
 
-class Client:
-    def __init__(self, board):
-        self.server = McpServer("lcd", "1")
-        self.sent = []
-        self.server.set_sender(lambda pieces: self.sent.append(json.loads(join_pieces(pieces))))
-        board.register_tools(self.server)
-        self.ids = 0
-
-    async def call(self, name, arguments=None):
-        self.ids += 1
-        ident = self.ids
-        await self.server.handle({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
-                                  "params": {"name": name, "arguments": arguments or {}}})
-        for _ in range(500):
-            replies = [m for m in self.sent if m.get("id") == ident]
-            if replies:
-                result = replies[0]["result"]
-                text = result["content"][0]["text"]
-                return "error: " + text if result.get("isError") else json.loads(text)
-            await asyncio.sleep(0.01)
-        assert False, "no answer"
-
-
-def _board(parts):
-    hwsim.reset()
-    hwsim.solder(parts)
-    board = Board("generic")
-    add_parts(board, {"parts": parts})
-    return board
-
-
 def test_text_reads_upright_at_every_rotation_and_offset():
     # A 135x240 ST7789 sits at 52,40 in the controller's 240x320 memory; the ILI9342C is 320x240.
     for width, height, x_offset, y_offset in ((135, 240, 52, 40), (320, 240, 0, 0), (240, 240, 0, 80)):
@@ -153,7 +118,7 @@ def test_with_chip_select_high_the_panel_hears_nothing():
 
 
 async def test_the_lcd_part_shows_text_and_clears():
-    board = _board([TFT])
+    board = generic_board([TFT])
     panel = _panel()
     part = board.part("tft")
     assert (part.columns, part.rows) == (40, 30)
@@ -161,7 +126,7 @@ async def test_the_lcd_part_shows_text_and_clears():
     assert machine.sim_pin(4).value() == 1  # the backlight
     spi = simspi.spi(1)
     assert (spi.sck, spi.mosi, spi.miso, spi.baudrate) == (18, 23, None, 40000000)  # no MISO pin taken
-    client = Client(board)
+    client = ToolClient(board, "lcd")
     shown = await client.call("self.tft.show_text", {"text": "Temperature 21.5 C\nsecond line"})
     assert shown == {"lines": ["Temperature 21.5 C", "second line"]}
     assert _reads(panel, "Temperature 21.5 C", 0, WHITE, BLACK, columns=40)
@@ -177,7 +142,7 @@ async def test_the_lcd_part_shows_text_and_clears():
 
 def test_a_theme_repaints_the_whole_panel_in_its_colours():
     # A 135x240 panel turned to 240x135: 16 rows of text leave 7 pixel rows below, painted too.
-    board = _board([{"type": "lcd", "name": "tft", "sck": 18, "mosi": 23, "dc": 16, "width": 135,
+    board = generic_board([{"type": "lcd", "name": "tft", "sck": 18, "mosi": 23, "dc": 16, "width": 135,
                      "height": 240, "x_offset": 52, "y_offset": 40, "rotation": 90}])
     part = board.part("tft")
     assert (part.width, part.height, part.columns, part.rows) == (240, 135, 30, 16)

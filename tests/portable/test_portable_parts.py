@@ -2,7 +2,6 @@
 # one line, each type's tools and records, sensors that stop answering, the upkeep that
 # tells subscribers. Runs under pytest and inside MicroPython (unix port, WebAssembly).
 import asyncio
-import json
 
 import dht
 import hwsim
@@ -13,18 +12,7 @@ from boards import Board, add_parts, load
 from parts import PartError, build
 from parts.sensor import serve
 from parts.check import entries
-from umcp import McpServer
-from umcp.compat import join_pieces
-
-
-
-async def _until(condition, seconds=5):
-    """Let the loop run until `condition()` holds (a sensor's read may take 750 ms)."""
-    for _ in range(int(seconds * 100)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    assert condition(), "condition never held"
+from portable_support import ToolClient, generic_board, until
 
 
 def _problem(parts, chip="esp32", taken=None, names=()):
@@ -110,50 +98,13 @@ def test_a_board_refuses_a_bad_entry_and_keeps_its_own_pins():
     assert board.part("boot").kind == "button"  # the BOOT button is free for a part
 
 
-class Client:
-    """A client of a fresh server: calls and what the server sent it."""
-
-    def __init__(self, board):
-        self.server = McpServer("parts", "1")
-        self.sent = []
-        self.server.set_sender(lambda pieces: self.sent.append(json.loads(join_pieces(pieces))))
-        board.register_tools(self.server)
-        self.ids = 0
-
-    async def request(self, method, params=None):
-        self.ids += 1
-        ident = self.ids
-        await self.server.handle({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}})
-        await _until(lambda: [m for m in self.sent if m.get("id") == ident])
-        return [m for m in self.sent if m.get("id") == ident][0]
-
-    async def call(self, name, arguments=None):
-        reply = await self.request("tools/call", {"name": name, "arguments": arguments or {}})
-        result = reply["result"]
-        text = result["content"][0]["text"]
-        if result.get("isError"):
-            return "error: " + text
-        return json.loads(text)
-
-    def notifications(self, method):
-        return [m["params"] for m in self.sent if m.get("method") == method]
-
-
-def _board(parts):
-    hwsim.reset()
-    hwsim.solder(parts)
-    board = Board("generic")
-    add_parts(board, {"parts": parts})
-    return board
-
-
 async def test_outputs_drive_the_pins():
-    board = _board([{"type": "relay", "name": "lamp", "pin": 2, "invert": True},
+    board = generic_board([{"type": "relay", "name": "lamp", "pin": 2, "invert": True},
                     {"type": "pwm", "name": "fan", "pin": 4, "invert": True},
                     {"type": "strip", "name": "leds", "pin": 5, "count": 3},
                     {"type": "servo", "name": "arm", "pin": 13, "range": 90},
                     {"type": "buzzer", "name": "beeper", "pin": 15}])
-    client = Client(board)
+    client = ToolClient(board)
     assert machine.sim_pin(2).history == [1]  # an inverted relay is off at the high level
     assert machine.sim_pwm(4).duty_u16() == 65535  # an inverted PWM is off at full duty
     assert await client.call("self.lamp.turn_on") is True
@@ -168,12 +119,12 @@ async def test_outputs_drive_the_pins():
     assert machine.sim_pwm(13).freq() == 50
     assert await client.call("self.beeper.beep", {"frequency": 880, "duration_ms": 10})
     assert machine.sim_pwm(15).duty_u16() == 32768 and machine.sim_pwm(15).freq() == 880
-    await _until(lambda: machine.sim_pwm(15).duty_u16() == 0)  # its own task ends the tone
+    await until(lambda: machine.sim_pwm(15).duty_u16() == 0)  # its own task ends the tone
     assert board.status()["parts"]["arm"] == {"angle": 90, "pulse_us": 2500}
 
 
 async def test_a_relay_s_state_is_structured_for_clients_that_take_it():
-    client = Client(_board([{"type": "relay", "name": "lamp", "pin": 2}]))
+    client = ToolClient(generic_board([{"type": "relay", "name": "lamp", "pin": 2}]))
     await client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                         "clientInfo": {"name": "t", "version": "1"}})
     listing = (await client.request("tools/list"))["result"]["tools"]
@@ -185,12 +136,12 @@ async def test_a_relay_s_state_is_structured_for_clients_that_take_it():
 
 
 async def test_sensors_read_and_tell_of_changes():
-    board = _board([{"type": "button", "name": "door", "pin": 0, "debounce_ms": 0},
+    board = generic_board([{"type": "button", "name": "door", "pin": 0, "debounce_ms": 0},
                     {"type": "analog", "name": "soil", "pin": 32, "min": 0, "max": 10, "unit": "V",
                      "interval_ms": 100},
                     {"type": "battery", "name": "cell", "pin": 33, "interval_ms": 1000},
                     {"type": "dht", "name": "room", "pin": 27, "model": "dht11"}])
-    client = Client(board)
+    client = ToolClient(board)
     await client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                         "clientInfo": {"name": "t", "version": "1"}})
     for uri in ("device://parts/door", "device://parts/soil"):
@@ -199,7 +150,7 @@ async def test_sensors_read_and_tell_of_changes():
     machine.sim_set_adc(33, 37500)  # 1.888 V on the pin: 3.78 V at the battery
     upkeep = asyncio.create_task(serve(board.parts, client.server))
     try:
-        await _until(lambda: board.part("soil").reading is not None)
+        await until(lambda: board.part("soil").reading is not None)
         assert await client.call("self.soil.read") == {"value": 10.0, "unit": "V", "raw": 65535}
         assert await client.call("self.cell.get_level") == {"level": 53, "voltage": 3.78}
         assert await client.call("self.room.read") == {"temperature_c": 21, "humidity": 45}
@@ -207,7 +158,7 @@ async def test_sensors_read_and_tell_of_changes():
         machine.sim_set_level(0, 0)  # pressed: the interrupt counts it
         machine.sim_set_level(0, 1)
         door = {"uri": "device://parts/door"}
-        await _until(lambda: client.notifications("notifications/message")
+        await until(lambda: client.notifications("notifications/message")
                      and door in client.notifications("notifications/resources/updated")[before:])
         assert client.notifications("notifications/message")[0]["data"] == {
             "part": "door", "event": "pressed", "presses": 1}
@@ -215,7 +166,7 @@ async def test_sensors_read_and_tell_of_changes():
         soil = {"uri": "device://parts/soil"}
         told = len([n for n in client.notifications("notifications/resources/updated") if n == soil])
         machine.sim_set_adc(32, 0)
-        await _until(lambda: len([n for n in client.notifications("notifications/resources/updated")
+        await until(lambda: len([n for n in client.notifications("notifications/resources/updated")
                                   if n == soil]) > told)
         assert board.part("soil").reading["raw"] == 0
     finally:
@@ -224,11 +175,11 @@ async def test_sensors_read_and_tell_of_changes():
 
 
 async def test_a_sensor_that_stops_answering_gives_an_error_not_a_crash():
-    board = _board([{"type": "dht", "name": "room", "pin": 27},
+    board = generic_board([{"type": "dht", "name": "room", "pin": 27},
                     {"type": "ds18b20", "name": "water", "pin": 26},
                     {"type": "ds18b20", "name": "lost", "pin": 25}])
     onewire.sim_devices(25)[:] = []  # nothing on that bus
-    client = Client(board)
+    client = ToolClient(board)
     dht.sim_fail(27)
     said = await client.call("self.room.read")
     assert said.startswith("error: config.json parts[0] (dht 'room') did not answer: OSError 110")
@@ -249,7 +200,7 @@ async def test_the_oled_shows_text_and_survives_a_loose_wire():
     hwsim.reset()  # nothing soldered: the panel does not answer at boot
     board = Board("generic")
     add_parts(board, {"parts": parts})
-    client = Client(board)
+    client = ToolClient(board)
     said = await client.call("self.panel.show_text", {"text": "hi"})
     assert said.startswith("error: config.json parts[0] (oled 'panel') (I2C 0 at 0x3C, SDA GPIO 21, SCL GPIO 22) does not answer")
     hwsim.solder(parts)  # wired up now
@@ -270,7 +221,7 @@ async def test_a_screen_shows_what_its_font_has_and_what_fits():
     hwsim.solder(parts)
     board = Board("generic")
     add_parts(board, {"parts": parts})
-    client = Client(board)
+    client = ToolClient(board)
     # framebuf's font is printable ASCII: anything else is a '?'; 16 columns, 4 rows
     shown = await client.call("self.panel.show_text", {"text": "caf\u00e9 \u2603\ttab\n1\n2\n3\n4"})
     assert shown == {"lines": ["caf? ??tab", "1", "2", "3"]}
@@ -303,7 +254,7 @@ def test_build_loads_only_the_types_named():
     assert "parts.setup" not in sys.modules  # and so does the making of the parts
     board = Board("generic")
     board.parts = made
-    client = Client(board)  # registers the tools: parts.toolset, for that only
+    client = ToolClient(board)  # registers the tools: parts.toolset, for that only
     assert "parts.setup" not in sys.modules and "parts.toolset" not in sys.modules
     assert [tool.name for tool in client.server._tools] == [
         "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]
