@@ -14,7 +14,7 @@ import pytest
 from tests.support import oled_text
 from tests.support.firmware_harness import RUNTIMES, Backend, Sim, run
 from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
-                                              read_config, refused, setup_config, surroundings)
+                                              read_config, refused, rejoin_when_back, setup_config, surroundings)
 
 pytestmark = pytest.mark.timeout(120)
 OFFICE = {"ssid": "office", "password": "12345678"}
@@ -160,12 +160,7 @@ def test_an_unreachable_network_back_while_the_setup_waits_restarts_the_board_on
             await logged(sim, "Wi-Fi office not connected (status %d); retrying in %s s" % (IDLE, CHECK_S))
             status, page = await asyncio.to_thread(http, "GET", url)
             assert status == 200 and 'name="ssid"' in page
-            surroundings(tmp_path)  # back, nobody answered the page
-            device = await backend.next_device()  # the restart, onto the configured network
-            await device.initialize()
-            assert (await device.call_json("self.get_device_status"))["network"]["ssid"] == "office"
-            assert refused(url)
-            assert read_config(tmp_path) == before
+            await rejoin_when_back(tmp_path, url, backend, "office", before)
         finally:
             assert sim.stop() == 0
             await backend.stop()

@@ -15,7 +15,7 @@ import pytest
 from tests.support import oled_text
 from tests.support.firmware_harness import RUNTIMES, Backend, Sim, run
 from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
-                                              read_config, refused, setup_config, surroundings)
+                                              read_config, refused, rejoin_when_back, setup_config, surroundings)
 
 pytestmark = pytest.mark.timeout(150)
 OFFICE = {"ssid": "office", "password": "12345678"}
@@ -134,11 +134,7 @@ def test_a_network_back_while_the_setup_waits_restarts_the_board_onto_it(tmp_pat
             surroundings(tmp_path, unreachable=["office"])
             status, _ = await page_up(url, sim)
             assert status == 200
-            surroundings(tmp_path)  # back, nobody answered the page
-            device = await backend.next_device()  # the restart, onto the old network
-            await device.initialize()
-            assert refused(url)
-            assert read_config(tmp_path) == before
+            await rejoin_when_back(tmp_path, url, backend, "office", before)
         finally:
             assert sim.stop() == 0
             await backend.stop()

@@ -95,3 +95,16 @@ async def answer_and_join(url, backend, ssid, password="correct horse"):
     await device.initialize()
     assert (await device.call_json("self.get_device_status"))["network"]["ssid"] == ssid
     return device
+
+
+async def rejoin_when_back(state_dir, url, backend, ssid, config):
+    """The configured network `ssid` back while the setup page waits unanswered: the board
+    restarts onto it and reaches `backend`, the page is gone and config.json is still
+    `config`. The device."""
+    surroundings(state_dir)  # back, nobody answered the page
+    device = await backend.next_device()  # the restart, onto the configured network
+    await device.initialize()
+    assert (await device.call_json("self.get_device_status"))["network"]["ssid"] == ssid
+    assert refused(url)
+    assert read_config(state_dir) == config
+    return device
