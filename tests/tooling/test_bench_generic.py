@@ -2,6 +2,8 @@
 status view's are measured in a real MicroPython (the venv's unix port here: quick), and the
 table renders the three boards side by side."""
 
+import asyncio
+
 import pytest
 
 from tests.support.firmware_harness import MICROPYTHON
@@ -50,6 +52,14 @@ def test_the_table_puts_the_boards_side_by_side():
     assert "| all 2 types, one part each (their code once) | 7.5 KB | | |" in lines
     assert "| umcpfw.statusview (loaded only on a board with a status screen) | 2600 B |" in lines
     assert lines[-1].startswith("| the view on the panel") and lines[-1].endswith("| 300 B |")
+    assert "| smallest heap for the session (simulated hardware included) | 160.0 KB | 160.0 KB | +0.0 KB " \
+        "| 160.0 KB | +0.0 KB |" in lines
+    assert "Ten parts and the status screen over the host board, the firmware's own: +12.0 KB after boot, " \
+        "+0.0 KB to the smallest heap (target: at most 12 KB: met)" in lines
+    # Either figure over 12 KB misses the target (the smallest heap bisected to 512 B).
+    figures["boards"]["generic-status"] = dict(screen, smallest=160 * 1024 + 12800)
+    assert "Ten parts and the status screen over the host board, the firmware's own: +12.0 KB after boot, " \
+        "+12.5 KB to the smallest heap (target: at most 12 KB: MISSED)" in generic.table(figures)
 
 
 def test_the_table_shows_the_interned_names_pools_when_measured():
@@ -76,3 +86,17 @@ def test_the_lcd_status_screen_is_measured_with_its_buffers():
     assert "| of which its line and strip buffers, allocated once | %d B |" % lcd["buffers"] in lines
     total = lcd["module"] + lcd["part"] + lcd["view_module"] + lcd["view"]
     assert lines[-1] == "| all resident | %.1f KB |" % (total / 1024)
+
+
+def test_the_smallest_heap_is_bisected_to_512_bytes(monkeypatch):
+    tried = []
+
+    async def run_board(micropython, name, stage_dir, heapsize):
+        tried.append(heapsize)
+        if heapsize < 150000:
+            raise generic.GenericFailed("out of memory")
+        return {}
+
+    monkeypatch.setattr(generic, "run_board", run_board)
+    assert asyncio.run(generic._smallest("mp", "host", "stage")) == 150016  # 293 * 512
+    assert max(tried) <= generic.HEAPSIZE and 149504 in tried  # the 512 B below it failed
