@@ -52,6 +52,11 @@ GENERIC_PARTS = [
     {"type": "battery", "name": "battery", "pin": 35},
     {"type": "oled", "name": "panel", "sda": 21, "scl": 22},
 ]
+# What the generic board's sensors read in the demo (tools/sim/hwsim/siminputs.py's file in
+# the device's folder): the light sensor at about a third of its range, the battery at 3.9 V
+# through its 2:1 divider (1.95 V on the pin of a 3.3 V ADC): about 67 %.
+GENERIC_INPUTS = {"adc": {"34": 21000, "35": 38725}}
+INPUT_FILE = "hwsim-inputs.json"  # in the state directory, where tools/sim/device.py reads it
 GENERIC_CALLS = [
     ("turn on the lamp (a relay)", "self.lamp.turn_on", {}),
     ("run the fan at 40 %", "self.fan.set_level", {"level": 40}),
@@ -150,6 +155,9 @@ async def session(args, out):
     failures = 0
     with tempfile.TemporaryDirectory(prefix="umcp-demo-") as state_dir, \
             open(os.path.join(state_dir, "device.log"), "w+") as device_log:
+        if args.generic:
+            with open(os.path.join(state_dir, INPUT_FILE), "w") as inputs:
+                json.dump(GENERIC_INPUTS, inputs)
         try:
             with simulated_device(url, token, state_dir, device_log, args.max_payload, args.micropython,
                                   extra) as sim:
