@@ -55,7 +55,7 @@ def certs(tmp_path_factory):
 
 # Real MQTT brokers (tests/support/brokers.py): `broker` is amqtt in-process, and mosquitto with
 # make test-mosquitto.
-from tests.support.brokers import broker  # noqa: E402,F401
+from tests.support.brokers import WITH_MOSQUITTO, broker  # noqa: E402,F401 (broker: a fixture)
 
 
 def pytest_configure(config):
@@ -65,7 +65,7 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     """The mosquitto cases belong to make test-mosquitto (UMCP_MOSQUITTO=1): deselected
     elsewhere, not skipped; there, a missing mosquitto fails them."""
-    if os.environ.get("UMCP_MOSQUITTO") == "1":
+    if WITH_MOSQUITTO:
         return
     kept = [item for item in items if item.get_closest_marker("mosquitto") is None]
     if len(kept) != len(items):

@@ -9,7 +9,7 @@ With "status": true the panel is the board's status screen (umcpfw.statusview); 
 (set_theme) is the panel's: light is dark text on a lit panel."""
 
 from drivers.ssd1306 import SSD1306
-from parts.screen import Screen, wrap  # noqa: F401 (wrap: parts.oled.wrap, as before)
+from parts.screen import Screen
 
 
 class Oled(Screen):

@@ -2,7 +2,6 @@
 # the head of tools/list is the same on every board (LLM prompt caches stay warm), and each
 # appears only where the board has the hardware behind it. Names and descriptions follow
 # the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
-import asyncio
 import gc
 import sys
 import time

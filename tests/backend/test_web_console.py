@@ -7,7 +7,6 @@ Screenshots of each step: build/artifacts/web-console/."""
 import asyncio
 import contextlib
 import json
-import os
 import re
 import statistics
 import subprocess
@@ -20,7 +19,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from tools.sim.demo import simulated_device, stop_process
-from tests.support.web_harness import (ROOT, SLIDE_AND_WAIT, TOKEN, Shots, browser_page, chromium_path, console_backend,
+from tests.support.web_harness import (ROOT, SLIDE_AND_WAIT, TOKEN, Shots, browser_page, console_backend,
                          record_timing)
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.support.brokers import Mosquitto, WITH_MOSQUITTO
+from tests.support.brokers import Mosquitto
 from unet.mqtt import MqttClient, MqttError, MqttRefused
 
 pytestmark = pytest.mark.timeout(60)

@@ -6,7 +6,6 @@ MicroPython unix port (tests/support/mpy_clients/mqtt_link_client.py)."""
 import asyncio
 import contextlib
 import json
-import socket
 import time
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 import xiaozhi.mqtt_link
 from tests.support.firmware_harness import AUDIO_PARAMS, WAIT_S, run
 from tests.support.mpy_clients import run_script
-from tests.support.brokers import WITH_MOSQUITTO, Mosquitto
+from tests.support.brokers import Mosquitto
 from tests.support.mqtt_harness import UDP_KEY, UDP_NONCE, MqttBackend
 from umcp import STRING, McpServer, Property, PropertyList
 from xiaozhi.udp import AudioCodec

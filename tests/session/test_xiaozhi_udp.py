@@ -5,7 +5,6 @@ fallback: its cryptolib has no CTR mode)."""
 import asyncio
 import os
 import socket
-import struct
 import subprocess
 
 import pytest

@@ -5,8 +5,6 @@ imports included, and the rows read back and print as the table."""
 import os
 import subprocess
 
-import pytest
-
 from tools.bench import imports
 from tools.mpy import ROOT, micropython_env
 

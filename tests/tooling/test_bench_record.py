@@ -64,7 +64,7 @@ def test_a_section_passes_output_through_unchanged_and_keeps_it(capsys):
         print("a table")
         print("  row", 1, flush=True)
     with pytest.raises(RuntimeError):
-        with run.section("two") as part:
+        with run.section("two"):
             print("half")
             raise RuntimeError("stopped")
     assert capsys.readouterr().out == "a table\n  row 1\nhalf\n"

@@ -19,7 +19,6 @@ A server whose chain ends elsewhere needs its root in config.json's "ca".
 """
 
 import argparse
-import binascii
 import datetime
 import hashlib
 import os
