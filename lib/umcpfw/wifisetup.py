@@ -2,15 +2,16 @@
 # reachable for config.json's wifi_setup_after seconds at the start, or lost for
 # wifi_lost_setup_after seconds later on, or self.system.reconfigure_wifi),
 # the board opens its own access point (WPA2, a fresh password printed in the log and on
-# the status screen) and serves a setup page (unet.httpd): network, password and,
-# optionally, the OTA URL or the server's WebSocket URL. A good answer is saved into
-# config.json atomically and the board restarts into it; a bad one is answered with the
-# page and what to fix, and config.json stays as it was. Meanwhile a configured network
+# the status screen) and serves a setup page (unet.httpd): network, password and the
+# server (the OTA URL, or the server's WebSocket URL and its token; a field left empty
+# keeps what config.json has). A good answer is saved into config.json atomically and the
+# board restarts into it; a bad one (a board left with no server among them) is answered
+# with the page and what to fix, and config.json stays as it was. Meanwhile a configured network
 # (not reachable or lost) is tried again, and the board restarts onto it once it is back;
 # not when the owner asked for the setup to change it. Imported only when the mode is
 # entered. The page is plain HTML with a little inline CSS: no script, nothing from
 # outside (there is no internet on the access point); every value shown back is escaped,
-# and the password is never shown back.
+# and the password and the token are never shown back.
 import asyncio
 import json
 import os
@@ -24,8 +25,11 @@ SCAN_KEPT = 12  # networks offered from the scan
 URL_MAX = 256
 _RESTART_MS = 1000  # the answer reaches the browser before the reset
 _KEY_CHARS = "abcdefghjkmnpqrstuvwxyz23456789"  # nothing to confuse on a small screen
+TOKEN_MAX = 256
+# A token is a secret as the password is: never shown back (the "password" kind).
 _FIELDS = (("ssid", "Network (SSID)", "text"), ("password", "Password", "password"),
-           ("ota_url", "OTA URL (optional)", "url"), ("url", "Server URL (optional)", "url"))
+           ("ota_url", "OTA URL", "url"), ("url", "or the server's WebSocket URL", "url"),
+           ("token", "and its token", "password"))
 
 _log = get_logger("wifisetup")
 
@@ -81,8 +85,9 @@ def _unquote(raw):
 
 
 def check(form):
-    """The settings a form gives -> (wifi, ota_url, url); ValueError with every problem,
-    one per line, in words for the person at the page."""
+    """The settings a form gives -> (wifi, ota_url, url, token); ValueError with every
+    problem, one per line, in words for the person at the page. Whether the board then
+    has a server to reach is save()'s to say (it knows config.json)."""
     problems = []
     ssid = form.get("ssid", "")
     password = form.get("password", "")
@@ -103,9 +108,12 @@ def check(form):
                       or len(value) > URL_MAX or _control(value) or " " in value):
             problems.append("%s: %s... of at most %d characters" % (
                 label, " or ".join(schemes), URL_MAX))
+    token = form.get("token", "").strip()
+    if len(token) > TOKEN_MAX or [c for c in token if not "!" <= c <= "~"]:
+        problems.append("Token: at most %d printable ASCII characters, no spaces" % TOKEN_MAX)
     if problems:
         raise ValueError("\n".join(problems))
-    return {"ssid": ssid, "password": password}, ota_url, url
+    return {"ssid": ssid, "password": password}, ota_url, url, token
 
 
 def _control(text):
@@ -115,17 +123,38 @@ def _control(text):
     return False
 
 
-def save(wifi, ota_url, url, path=CONFIG_FILE):
-    """config.json with the new Wi-Fi (and URLs where given), written atomically: the rest
-    of the file is kept as it is."""
+def save(wifi, ota_url, url, token="", path=CONFIG_FILE, provisioned=(None, None)):
+    """config.json with the new Wi-Fi (and the URLs and token where given), written
+    atomically: the rest of the file is kept as it is. ValueError, and nothing written,
+    when the board would then have no server to reach (it could not start: the page is
+    the only way to fix that without a computer). `provisioned`: the server URL and token
+    an OTA server gave earlier (the settings'), which count as config.json's do."""
     with open(path) as f:
         config = json.loads(f.read())
     config["wifi"] = wifi
-    if ota_url:
-        config["ota_url"] = ota_url
-    if url:
-        config["url"] = url
+    for key, value in (("ota_url", ota_url), ("url", url), ("token", token)):
+        if value:
+            config[key] = value
+    problem = server_problem(config, provisioned)
+    if problem:
+        raise ValueError(problem)
     write_atomically(path, config)
+
+
+def server_problem(config, provisioned=(None, None)):
+    """Why a config would leave the board nowhere to connect (umcpfw.boot refuses to start
+    it), in words for the page; None when it has a way: an OTA URL, a WebSocket URL and
+    its token (config.json's or the `provisioned` ones), an MCP endpoint or the
+    board's own HTTP endpoint."""
+    if config.get("ota_url") or config.get("mcp_endpoint") or config.get("mcp_http") is not None:
+        return None
+    url = config.get("url") or provisioned[0]
+    token = config.get("token") or provisioned[1]
+    if url and token:
+        return None
+    if url:
+        return "Token: the server's WebSocket URL needs its token"
+    return "Server: give the OTA URL, or the server's WebSocket URL and its token"
 
 
 class WifiSetup:
@@ -134,7 +163,7 @@ class WifiSetup:
     screen's hook, or None."""
 
     def __init__(self, sta, name, reason, port=80, bind="0.0.0.0", show=None,
-                 config_path=CONFIG_FILE):
+                 config_path=CONFIG_FILE, provisioned=(None, None)):
         self.sta = sta
         self.name = name
         self.reason = reason
@@ -142,6 +171,7 @@ class WifiSetup:
         self.bind = bind
         self.show = show
         self.config_path = config_path
+        self.provisioned = provisioned  # the server URL and token an OTA server gave (save())
         self.key = access_point_key()
         self.ap = None
         self.address = None
@@ -210,8 +240,8 @@ class WifiSetup:
             return
         request.body = None
         try:
-            wifi, ota_url, url = check(form)
-            save(wifi, ota_url, url, self.config_path)
+            wifi, ota_url, url, token = check(form)
+            save(wifi, ota_url, url, token, self.config_path, self.provisioned)
         except (ValueError, OSError) as e:
             _log.warning("Wi-Fi setup: refused: %s", str(e).replace("\n", "; "))
             await self.page(response, 400, form, str(e))
@@ -232,6 +262,8 @@ class WifiSetup:
             for line in problem.split("\n"):
                 pieces.extend((escape(line), "<br>"))
             pieces.append("</p>")
+        pieces.append("<p>The server: the OTA URL, or the server's WebSocket URL and its token. "
+                      "A field left empty keeps what config.json has.</p>")
         pieces.append('<form method="post" action="/">')
         for name, label, kind in _FIELDS:
             value = "" if kind == "password" else escape(form.get(name, ""))
@@ -274,9 +306,11 @@ async def serve(app, reason):
             view.changed()
 
     config = app.config
+    settings = app.settings
     app.wifi_setup = WifiSetup(app.board.wlan, hostname_for(app.device_id), reason,
                                config.get("wifi_setup_port", 80),
-                               config.get("wifi_setup_bind", "0.0.0.0"), show)
+                               config.get("wifi_setup_bind", "0.0.0.0"), show,
+                               provisioned=(settings.get("server_url"), settings.get("token")))
     app.services.append(app.wifi_setup)
     retry = None
     if retried:

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from tests.support import oled_text
-from tests.support.firmware_harness import RUNTIMES, Backend, Sim, run
+from tests.support.firmware_harness import RUNTIMES, TOKEN, Backend, Sim, run
 from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
                                               read_config, refused, rejoin_when_back, setup_config, surroundings)
 
@@ -82,6 +82,45 @@ def test_no_wifi_opens_the_setup_page_and_a_good_answer_restarts_onto_it(tmp_pat
     assert shown == ["Wi-Fi setup", "Join " + ap["ssid"], "Key " + ap["key"], "192.168.4.1"]
     assert next_boot["wifi"]["connects"] == [["home", "correct horse"]]
     assert not next_boot["wifi"]["access_point"]["active"]
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_a_board_with_no_server_gets_one_from_the_page_and_never_a_config_it_cannot_start(tmp_path, micropython):
+    # Neither Wi-Fi nor a server in config.json: the network alone, or a WebSocket URL
+    # without its token, would leave a board that cannot start (a computer needed again).
+    port = free_port()
+    url = "http://127.0.0.1:%d/" % port
+
+    async def scenario():
+        backend = await Backend().start()
+        sim = Sim(backend.url, tmp_path, micropython=micropython,
+                  extra_config=setup_config(port, wifi=None, url=None, token=None)).start()
+        try:
+            status, page = await page_up(url, sim)
+            assert status == 200 and 'name="token" type="password" value=""' in page
+            before = read_config(tmp_path)
+            assert before.get("url") is None and before.get("token") is None
+            for form, words in (
+                    ({"ssid": "home", "password": ""},
+                     "Server: give the OTA URL, or the server&#39;s WebSocket URL and its token"),
+                    ({"ssid": "home", "password": "", "url": backend.url},
+                     "Token: the server&#39;s WebSocket URL needs its token"),
+                    ({"ssid": "home", "password": "", "url": "ftp://x", "token": "s3cret-token"},
+                     "Server URL: ws:// or wss://")):
+                status, page = await asyncio.to_thread(http, "POST", url, form)
+                assert status == 400 and words in page, page
+                assert "s3cret-token" not in page  # a token is never shown back
+            assert read_config(tmp_path) == before
+            await answer_and_join(url, backend, "home", token=TOKEN)
+        finally:
+            assert sim.stop() == 0
+            await backend.stop()
+        return backend.url
+
+    server = run(scenario(), timeout=100)
+    config = read_config(tmp_path)
+    assert config["wifi"] == {"ssid": "home", "password": "correct horse"}
+    assert config["url"] == server and config["token"] == TOKEN
 
 
 @pytest.mark.parametrize("micropython", RUNTIMES)

@@ -18,10 +18,10 @@ def test_a_form_is_parsed_with_its_escapes():
 
 
 def test_every_field_is_checked_with_a_message():
-    assert wifisetup.check({"ssid": "home", "password": ""}) == ({"ssid": "home", "password": ""}, "", "")
+    assert wifisetup.check({"ssid": "home", "password": ""}) == ({"ssid": "home", "password": ""}, "", "", "")
     good = wifisetup.check({"ssid": "h" * 32, "password": "p" * 63, "ota_url": " https://o/ota/ ",
-                            "url": "wss://s/xiaozhi/v1/"})
-    assert good == ({"ssid": "h" * 32, "password": "p" * 63}, "https://o/ota/", "wss://s/xiaozhi/v1/")
+                            "url": "wss://s/xiaozhi/v1/", "token": " t0k-3n "})
+    assert good == ({"ssid": "h" * 32, "password": "p" * 63}, "https://o/ota/", "wss://s/xiaozhi/v1/", "t0k-3n")
     cases = [
         ({"ssid": ""}, "Network: 1 to 32 bytes, got 0"),
         ({"ssid": "\u00e9" * 17}, "Network: 1 to 32 bytes, got 34"),
@@ -34,6 +34,9 @@ def test_every_field_is_checked_with_a_message():
         ({"ssid": "x", "url": "ws://"}, "Server URL"),
         ({"ssid": "x", "url": "ws://a b/"}, "Server URL"),
         ({"ssid": "x", "url": "ws://" + "a" * 300}, "Server URL"),
+        ({"ssid": "x", "token": "a b"}, "Token: at most 256 printable ASCII characters, no spaces"),
+        ({"ssid": "x", "token": "t" * 257}, "Token"),
+        ({"ssid": "x", "token": "t\u00e9"}, "Token"),
     ]
     for form, words in cases:
         try:
@@ -60,10 +63,47 @@ def test_a_save_keeps_the_rest_of_config_json():
         f.write(json.dumps({"board": "generic", "wifi": {"ssid": "old", "password": ""},
                             "url": "ws://keep/", "parts": [1]}))
     try:
-        wifisetup.save({"ssid": "new", "password": "12345678"}, "http://o/", "", path)
+        wifisetup.save({"ssid": "new", "password": "12345678"}, "http://o/", "", "", path)
         with open(path) as f:
             saved = json.loads(f.read())
         assert saved == {"board": "generic", "wifi": {"ssid": "new", "password": "12345678"},
                          "url": "ws://keep/", "parts": [1], "ota_url": "http://o/"}
     finally:
         os.remove(path)
+
+
+def _saved(config, url="", token="", ota_url="", provisioned=(None, None)):
+    """What save() leaves in a config.json holding `config` (the Wi-Fi "new" given), or the
+    ValueError's words: the file then as it was."""
+    path = "wifisetup-server-config.json"
+    with open(path, "w") as f:
+        f.write(json.dumps(config))
+    try:
+        try:
+            wifisetup.save({"ssid": "new", "password": ""}, ota_url, url, token, path, provisioned)
+        except ValueError as e:
+            with open(path) as f:
+                assert json.loads(f.read()) == config  # nothing written
+            return str(e)
+        with open(path) as f:
+            return json.loads(f.read())
+    finally:
+        os.remove(path)
+
+
+def test_a_board_is_never_left_without_a_server_to_reach():
+    # Nothing in config.json to connect to: the network alone would not start.
+    assert _saved({"board": "generic"}) == \
+        "Server: give the OTA URL, or the server's WebSocket URL and its token"
+    assert _saved({"board": "generic"}, url="ws://s/") == "Token: the server's WebSocket URL needs its token"
+    assert _saved({"board": "generic"}, token="t") == \
+        "Server: give the OTA URL, or the server's WebSocket URL and its token"
+    # Any way there is enough: given now, kept from config.json, or provisioned earlier.
+    assert _saved({"board": "generic"}, url="ws://s/", token="t")["token"] == "t"
+    assert _saved({"board": "generic"}, ota_url="http://o/")["ota_url"] == "http://o/"
+    assert _saved({"board": "generic", "token": "kept"}, url="ws://s/")["url"] == "ws://s/"
+    assert _saved({"board": "generic", "url": "ws://kept/", "token": "kept"})["wifi"]["ssid"] == "new"
+    assert _saved({"board": "generic", "mcp_endpoint": "wss://e/mcp/?token=x"})["wifi"]["ssid"] == "new"
+    assert _saved({"board": "generic", "mcp_http": {"token": "x"}})["wifi"]["ssid"] == "new"
+    assert _saved({"board": "generic"}, provisioned=("wss://p/", "pt"))["wifi"]["ssid"] == "new"
+    assert _saved({"board": "generic"}, url="ws://s/", provisioned=(None, "pt"))["url"] == "ws://s/"

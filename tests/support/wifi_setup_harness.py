@@ -85,11 +85,12 @@ def refused(url):
     return False
 
 
-async def answer_and_join(url, backend, ssid, password="correct horse"):
-    """A good answer posted to the setup page: the page says the board joins `ssid` (shown
-    escaped), and the board restarts onto it and reaches `backend` over it. The device."""
-    status, page = await asyncio.to_thread(http, "POST", url, {
-        "ssid": ssid, "password": password, "url": backend.url})
+async def answer_and_join(url, backend, ssid, password="correct horse", **more):
+    """A good answer posted to the setup page (`more`: other fields, a token): the page says
+    the board joins `ssid` (shown escaped), and the board restarts onto it and reaches
+    `backend` over it. The device."""
+    status, page = await asyncio.to_thread(http, "POST", url, dict(
+        {"ssid": ssid, "password": password, "url": backend.url}, **more))
     assert status == 200 and "joins <b>%s</b>" % html.escape(ssid) in page
     device = await backend.next_device()  # after the restart, over the new network
     await device.initialize()
