@@ -25,8 +25,11 @@ def ca_ders(ca):
         if ca.lstrip().startswith("-----"):
             ca = ca.encode()
         else:
-            with open(ca, "rb") as f:
-                ca = f.read()
+            try:
+                with open(ca, "rb") as f:
+                    ca = f.read()
+            except OSError as e:  # a config's path: said as its mistake, not a traceback
+                raise ValueError("CA certificate file %s cannot be read: %s" % (ca, e))
     ca = bytes(ca)
     begin = ca.find(_PEM_BEGIN)
     if begin < 0:

@@ -72,6 +72,12 @@ def test_ca_ders_from_pem_bundles_der_and_lists():
     assert unet.tlscontext.ca_ders([bundle, other, _pem(der).decode()]) == [der, other, other, der]
     assert raises(ValueError, unet.tlscontext.ca_ders, pem[:40])
     assert raises(ValueError, unet.tlscontext.ca_ders, b"not a certificate")
+    try:  # a path that is not there: a ValueError naming it (config.json's "ca")
+        unet.tlscontext.ca_ders("/no/such/ca.pem")
+    except ValueError as e:
+        assert str(e).startswith("CA certificate file /no/such/ca.pem cannot be read: "), str(e)
+    else:
+        assert False, "no ValueError"
 
 
 def test_trust_is_verified_unless_said_otherwise_explicitly():
