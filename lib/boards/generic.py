@@ -1,4 +1,4 @@
-"""Any ESP32, ESP32-S3 or ESP32-C3 board (a DevKit with a relay, an LED strip, a sensor...):
+"""Any ESP32, ESP32-S2, ESP32-S3, ESP32-C3 or ESP32-C6 board (a DevKit with a relay, an LED strip, a sensor...):
 what config.json's "parts" lists (lib/parts, docs/boards.md) and Wi-Fi, nothing else.
 config.json's "chip" names the chip where the firmware cannot tell (the simulator); on a
 board the running chip decides which pins exist. A screen among the parts (an OLED, an

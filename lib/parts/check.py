@@ -7,7 +7,7 @@ the boot only (parts.build drops it again). A problem is a PartError naming the 
 
 import sys
 
-from parts import PartError
+from parts import PartError, log
 from umcp.compat import const
 
 # Kinds of option: pins (an output, an input, both: a bus line, an ADC input), then the
@@ -88,18 +88,38 @@ CHIPS = {
                          20: "the serial console's RX (the REPL and make deploy need it)",
                          21: "the serial console's TX (the REPL and make deploy need it)"},
                 "input_only": None, "adc": (0, 4)},
+    "esp32s2": {"gpio": ((0, 21), (26, 46)),
+                "busy": {26: "wired to the flash/PSRAM", 27: "wired to the flash/PSRAM",
+                         28: "wired to the flash/PSRAM", 29: "wired to the flash/PSRAM",
+                         30: "wired to the flash/PSRAM", 31: "wired to the flash/PSRAM",
+                         32: "wired to the flash/PSRAM",
+                         19: "the USB D- line (the REPL)", 20: "the USB D+ line (the REPL)"},
+                "input_only": (46, 46), "adc": (1, 10)},
+    "esp32c6": {"gpio": ((0, 30),),
+                "busy": {24: "wired to the flash chip", 25: "wired to the flash chip",
+                         26: "wired to the flash chip", 27: "wired to the flash chip",
+                         28: "wired to the flash chip", 29: "wired to the flash chip",
+                         30: "wired to the flash chip",
+                         12: "the USB D- line (the REPL)", 13: "the USB D+ line (the REPL)",
+                         16: "the serial console's TX (the REPL and make deploy need it)",
+                         17: "the serial console's RX (the REPL and make deploy need it)"},
+                "input_only": None, "adc": (0, 6)},
 }
 _DEFAULT_CHIP = const("esp32")
 
 
 def running_chip():
-    """"esp32s3"... from the board's sys.implementation._machine ("... with ESP32S3"),
-    or None off a board."""
-    machine = getattr(sys.implementation, "_machine", "")
+    """The chip the firmware runs on ("esp32s3"...; chip_of()), None off a board."""
+    return chip_of(getattr(sys.implementation, "_machine", ""))
+
+
+def chip_of(machine):
+    """"esp32s3"... from a board's sys.implementation._machine: "... with ESP32S3" up to
+    MicroPython 1.27, "... with ESP32-S3" since; None off a board. A chip CHIPS does not
+    know is returned too: its pins are then the port's to check (_pin())."""
     if " with " not in machine:
         return None
-    chip = machine.split(" with ")[-1].strip().lower()
-    return chip if chip in CHIPS else None
+    return machine.split(" with ")[-1].strip().lower().replace("-", "")
 
 
 def entries(parts, chip=None, taken=None, names=(), builtin=()):
@@ -115,6 +135,9 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
     if chip is not None and chip not in CHIPS:
         raise PartError('config.json "chip" %r is not one of %s' % (chip, ", ".join(sorted(CHIPS))))
     chip = running_chip() or chip or _DEFAULT_CHIP
+    if chip not in CHIPS:  # a newer chip: machine.Pin refuses a pin it lacks (parts.setup)
+        log.warning("GPIO checks: the %s is not one umcp knows the pins of (%s); the "
+                          "port checks them", chip, ", ".join(sorted(CHIPS)))
     pins = {}  # pin -> who uses it
     for pin, what in (taken or {}).items():
         pins[pin] = "the board's " + what
@@ -217,7 +240,9 @@ def _value(key, kind, value, bounds, chip):
 def _pin(key, kind, pin, chip):
     if not isinstance(pin, int) or isinstance(pin, bool):
         raise PartError("%s must be a GPIO number, got %r" % (key, pin))
-    table = CHIPS[chip]
+    table = CHIPS.get(chip)
+    if table is None:  # not known here (entries() said so): the port checks the pin
+        return
     if not [r for r in table["gpio"] if r[0] <= pin <= r[1]]:
         raise PartError("%s: GPIO %d does not exist on the %s (its GPIOs: %s)"
                         % (key, pin, chip, ", ".join("%d-%d" % r for r in table["gpio"])))

@@ -70,7 +70,17 @@ def test_pins_follow_the_chip_and_the_board():
     assert _problem([{"type": "relay", "name": "l", "pin": 48}], "esp32s3") is None
     assert "GPIO 18 is the USB D- line on the esp32c3" in _problem(
         [{"type": "relay", "name": "l", "pin": 18}], "esp32c3")
-    assert "is not one of esp32, esp32c3, esp32s3" in _problem([], "esp8266")
+    assert "is not one of esp32, esp32c3, esp32c6, esp32s2, esp32s3" in _problem([], "esp8266")
+    assert "GPIO 27 is wired to the flash/PSRAM on the esp32s2" in _problem(
+        [{"type": "relay", "name": "l", "pin": 27}], "esp32s2")
+    assert "GPIO 46 is input-only on the esp32s2" in _problem([{"type": "relay", "name": "l", "pin": 46}], "esp32s2")
+    assert "GPIO 22 does not exist on the esp32s2" in _problem([{"type": "relay", "name": "l", "pin": 22}], "esp32s2")
+    assert "GPIO 26 is wired to the flash chip on the esp32c6" in _problem(
+        [{"type": "relay", "name": "l", "pin": 26}], "esp32c6")
+    assert "GPIO 12 is the USB D- line (the REPL) on the esp32c6" in _problem(
+        [{"type": "relay", "name": "l", "pin": 12}], "esp32c6")
+    assert "use one of GPIO 0-6" in _problem([{"type": "analog", "name": "a", "pin": 7}], "esp32c6")
+    assert _problem([{"type": "relay", "name": "l", "pin": 20}], "esp32c6") is None
     assert "GPIO 47 is already used by the board's backlight" in _problem(
         [{"type": "relay", "name": "l", "pin": 47}], "esp32s3", {47: "backlight"})
     assert "taken by the firmware's own tools (self.led_strip.*)" in _problem(
@@ -80,6 +90,36 @@ def test_pins_follow_the_chip_and_the_board():
                      {"type": "oled", "name": "p", "sda": 21, "scl": 22, "addr": 61}]) is None
     assert "GPIO 22 is already used by config.json parts[0] (oled 'o')" in _problem(
         [{"type": "oled", "name": "o", "sda": 21, "scl": 22}, {"type": "relay", "name": "r", "pin": 22}])
+
+
+def test_the_running_chip_is_read_from_the_board_name_of_every_micropython():
+    from parts.check import chip_of
+
+    assert chip_of("Generic ESP32S3 module with ESP32S3") == "esp32s3"  # MicroPython 1.24-1.27
+    assert chip_of("Generic ESP32S3 module with ESP32-S3") == "esp32s3"  # 1.28 on
+    assert chip_of("Generic ESP32 module with ESP32") == "esp32"
+    assert chip_of("ESP32C6 module with ESP32-C6") == "esp32c6"
+    assert chip_of("linux [GCC 12.2.0] version") is None  # off a board: config.json's "chip"
+
+
+def test_a_chip_the_tables_do_not_know_leaves_its_pins_to_the_port():
+    # A newer chip (an ESP32-P4, say) running the firmware: no table's rules applied to it
+    # (the port's machine.Pin refuses a pin the chip lacks), the rest still checked.
+    from parts import check
+
+    running = check.running_chip
+    check.running_chip = lambda: "esp32p4"
+    try:
+        made = check.entries([{"type": "relay", "name": "lamp", "pin": 40},
+                              {"type": "analog", "name": "a", "pin": 16}])
+        assert [entry["pin"] for entry in made] == [40, 16]
+        try:
+            check.entries([{"type": "relay", "name": "a", "pin": 40}, {"type": "relay", "name": "b", "pin": 40}])
+            assert False, "a pin taken twice"
+        except ValueError as e:
+            assert "GPIO 40 is already used by config.json parts[0] (relay 'a')" in str(e)
+    finally:
+        check.running_chip = running
 
 
 def test_a_board_refuses_a_bad_entry_and_keeps_its_own_pins():
