@@ -17,8 +17,9 @@ def sim_command(*args):
     return [sys.executable, "-S", "-m", "tools.sim"] + list(args)
 
 
-def test_writes_config_and_stops_cleanly_on_sigterm_and_sigint(tmp_path):
-    for signum in (signal.SIGTERM, signal.SIGINT):
+def test_writes_config_and_stops_cleanly_on_sigterm_sigint_and_sighup(tmp_path):
+    # SIGHUP: the terminal closed; the board (in a session of its own) must stop too.
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         state = tmp_path / signum.name
 
         async def scenario():

@@ -72,7 +72,7 @@ async def serve_http(bridge, port):
     log("MCP clients connect to http://127.0.0.1:%d/mcp" % port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: its terminal closed
         loop.add_signal_handler(sig, stop.set)
     try:
         await stop.wait()

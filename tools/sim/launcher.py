@@ -236,8 +236,11 @@ class Simulator:
             self.child.send_signal(signal.SIGINT)
 
     def run(self):
-        signal.signal(signal.SIGTERM, self.stop)
-        signal.signal(signal.SIGINT, self.stop)
+        # SIGHUP too: a closed terminal must stop the board as Ctrl-C does (it runs in a
+        # session of its own, which the hang-up does not reach: it would run on, orphaned).
+        for signum in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
+            if signum is not None:
+                signal.signal(signum, self.stop)
         if not self.args.mpy:
             return self.run_in(DEVICE_PATH)
         with tempfile.TemporaryDirectory(prefix="umcp-sim-mpy-") as stage_dir:
