@@ -72,7 +72,7 @@ sim: $(VENV)/.installed
 sim-mqtt: $(VENV)/.installed
 	$(PY) -m tools.sim.demo --mqtt
 
-# The generic board with a part of each type from config.json (docs/boards.md), each called.
+# The generic board with a part of each type but the SPI LCD from config.json (docs/boards.md), each called.
 sim-generic: $(VENV)/.installed
 	$(PY) -m tools.sim.demo --generic
 

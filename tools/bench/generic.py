@@ -8,7 +8,7 @@ through a session: onboarding (initialize, every tools/list page), then a call o
 tool the board offers the model, then a reconnection and a call. The heap in use is read
 from inside (self.get_system_info collects first) after onboarding ("after boot") and after
 the session; then the smallest -X heapsize that completes the whole session is bisected.
-The generic board carries ten parts, one of each type but the OLED: tools/sim/demo.py's
+The generic board carries ten parts, one of each type but the OLED and the LCD: tools/sim/demo.py's
 GENERIC_PARTS; then the same ten and the OLED as the status screen ("status": true: the
 view umcpfw.statusview draws on it), through the same session.
 
@@ -446,7 +446,7 @@ def table(figures):
 
 def print_generic(micropython):
     """Print the table; returns whether it ran."""
-    print("The generic board (ten parts, one of each type but the OLED; then with the OLED as the status "
+    print("The generic board (ten parts, one of each type but the OLED and the LCD; then with the OLED as the status "
           "screen too) beside the host board, as .mpy files (make deploy) on %s:" % micropython)
     try:
         figures = measure(micropython)

@@ -37,7 +37,7 @@ CALLS = [
     ("take a photo; the vision endpoint answers", "self.camera.take_photo",
      {"question": "What do you see?"}),
 ]
-# make sim-generic: the generic board with a part of each type, as a maker's config.json
+# make sim-generic: the generic board with a part of each type but the SPI LCD, as a maker's config.json
 # lists them (docs/boards.md), and a call to each.
 GENERIC_PARTS = [
     {"type": "relay", "name": "lamp", "pin": 2, "description": "desk lamp"},
@@ -81,7 +81,7 @@ def parse_args(argv=None):
                         help="as a xiaozhi fleet does it (make sim-mqtt): the device has only the backend's "
                              "OTA URL, checks in there and connects over MQTT through the embedded broker")
     parser.add_argument("--generic", action="store_true",
-                        help="the generic board with a part of each type (make sim-generic)")
+                        help="the generic board with a part of each type but the SPI LCD (make sim-generic)")
     parser.add_argument("--http-port", type=int, default=0, help="the web console's port (default: a free one)")
     parser.add_argument("--serve", action=argparse.BooleanOptionalAction, default=None,
                         help="keep the device and the web console running after the session "
