@@ -16,6 +16,15 @@ _LOADED = ("mcplink.http", "unet.httpd")
 
 _log = get_logger("mcp-http")
 
+# The answer to a connection the endpoint could not be made for (the heap short at that
+# moment): a constant, so that saying so takes no heap of its own. A client (Cursor, the
+# SDK) shows the status and the text, and may retry, instead of a connection reset.
+_UNAVAILABLE = const(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+                     b"Retry-After: 5\r\nConnection: close\r\nContent-Length: 70\r\n\r\n"
+                     b"no heap free on the board for the MCP endpoint now: retry in a moment\n")
+_DRAIN_BYTES = const(2048)  # at most, of what the client sent, read before it (a request's
+# head and a small body)
+
 
 def endpoint_maker(app, token, port, bind, hostname, options):
     """make() for McpHttpService: the McpHttp of the Application `app`'s server, with
@@ -76,8 +85,8 @@ class McpHttpService:
 
     async def accept(self, reader, writer):
         """Serve one connection the listener accepted: the endpoint is made at the first;
-        if it cannot be (MemoryError among others), the connection is closed, and the next
-        one tries again."""
+        if it cannot be (MemoryError among others), that connection is answered 503 with
+        Retry-After and closed, and the next one tries again."""
         endpoint = self.endpoint
         if endpoint is None:
             try:
@@ -85,8 +94,7 @@ class McpHttpService:
                 self.made += 1
             except Exception as e:  # MemoryError among them: the board carries on
                 _log.error("the MCP endpoint could not start: %r", e)
-                writer.close()
-                await writer.wait_closed()
+                await _unavailable(reader, writer)
                 return
         try:
             await endpoint.httpd.serve(reader, writer)
@@ -127,6 +135,31 @@ class McpHttpService:
             await endpoint.stop()
         if self._stopped is not None:
             self._stopped.set()
+
+
+async def _unavailable(reader, writer):
+    """_UNAVAILABLE on a connection, then closed. What the client sent is read first, a few
+    small reads until it pauses: a close with bytes unread resets the connection, and the
+    client would see the reset instead of the answer."""
+    read = 0
+    try:
+        while read < _DRAIN_BYTES:
+            data = await asyncio.wait_for(reader.read(256), 0.2)
+            if not data:
+                break
+            read += len(data)
+    except Exception:  # a pause (the request is in), the client gone, the heap short
+        pass
+    try:
+        writer.write(_UNAVAILABLE)
+        await writer.drain()
+    except Exception:
+        pass
+    try:
+        writer.close()
+        await writer.wait_closed()
+    except Exception:
+        pass
 
 
 def _idle(endpoint):

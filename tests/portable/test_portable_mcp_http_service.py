@@ -1,6 +1,6 @@
 # The board's MCP endpoint as the application's service (umcpfw.mcp_http): its code and
 # objects are made at the first connection, not at boot; an endpoint that cannot be made
-# closes that connection and leaves the service listening for the next; an endpoint left
+# answers that connection 503 and leaves the service listening for the next; an endpoint left
 # idle (no connection, no legacy session) is stopped and its code forgotten until the next
 # connection. Over in-memory streams (the sockets are tested through the simulated board:
 # tests/firmware).
@@ -55,12 +55,17 @@ async def test_the_endpoint_is_made_at_the_first_connection_only():
     assert maker.made.stopped
 
 
-async def test_an_endpoint_that_cannot_be_made_closes_that_connection_only():
+async def test_an_endpoint_that_cannot_be_made_answers_503_on_that_connection_only():
     maker = Maker(failures=1)
     service = McpHttpService(maker, "127.0.0.1", 8080)
-    first = Stream(b"GET /a HTTP/1.1\r\n\r\n")
+    request = b"POST /mcp HTTP/1.1\r\nContent-Length: 20\r\n\r\n" + b"x" * 20
+    first = Stream(request)
     await service.accept(first, first)
-    assert first.closed and not first.out and service.endpoint is None
+    (status, headers, body), = first.responses()
+    assert status == 503 and headers["retry-after"] == "5" and headers["connection"] == "close"
+    assert body == b"no heap free on the board for the MCP endpoint now: retry in a moment\n"
+    assert first.pos == len(request)  # read before the answer: no reset on the close
+    assert first.closed and service.endpoint is None
     second = Stream(b"GET /b HTTP/1.1\r\n\r\n")
     await service.accept(second, second)
     assert [status for status, _, _ in second.responses()] == [200] and maker.calls == 2
