@@ -115,11 +115,11 @@ def running_chip():
 
 def chip_of(machine):
     """"esp32s3"... from a board's sys.implementation._machine: "... with ESP32S3" up to
-    MicroPython 1.27, "... with ESP32-S3" since; None off a board. A chip CHIPS does not
-    know is returned too: its pins are then the port's to check (_pin())."""
-    if " with " not in machine:
-        return None
-    return machine.split(" with ")[-1].strip().lower().replace("-", "")
+    MicroPython 1.27, "... with ESP32-S3" since; None off an ESP32 (the unix port, the
+    WebAssembly build's "JS with Emscripten"). An ESP32 CHIPS does not know is returned
+    too: its pins are then the port's to check (_pin())."""
+    chip = machine.split(" with ")[-1].strip().lower().replace("-", "") if " with " in machine else ""
+    return chip if chip.startswith("esp32") else None
 
 
 def entries(parts, chip=None, taken=None, names=(), builtin=()):

@@ -100,6 +100,7 @@ def test_the_running_chip_is_read_from_the_board_name_of_every_micropython():
     assert chip_of("Generic ESP32 module with ESP32") == "esp32"
     assert chip_of("ESP32C6 module with ESP32-C6") == "esp32c6"
     assert chip_of("linux [GCC 12.2.0] version") is None  # off a board: config.json's "chip"
+    assert chip_of("JS with Emscripten") is None  # the WebAssembly build
 
 
 def test_a_chip_the_tables_do_not_know_leaves_its_pins_to_the_port():
