@@ -61,49 +61,30 @@ _NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 _NAME_MAX = const(24)  # self.<name>.<verb> stays well within MCP's tool name limit
 _TEXT_MAX = const(60)
 
-# Per chip: GPIO ranges, then the pins that are not free, the input-only ones and the ADC
-# pins the firmware can read (ADC1: ADC2 stops while Wi-Fi is on).
+_FLASH = const("wired to the flash chip")
+_FLASH_PSRAM = const("wired to the flash/PSRAM")
+_TX = const("the serial console's TX (the REPL and make deploy need it)")
+_RX = const("the serial console's RX (the REPL and make deploy need it)")
+_D_MINUS = const("the USB D- line")
+_D_PLUS = const("the USB D+ line")
+
+# Per chip (ESP-IDF's GPIO summaries): its GPIO ranges; its flash (and PSRAM) pins, first
+# to last; the other pins that are not free (the serial console, the native USB); the
+# input-only ones; the ADC pins the firmware can read (ADC1: ADC2 stops while Wi-Fi is on).
 CHIPS = {
-    "esp32": {"gpio": ((0, 19), (21, 23), (25, 27), (32, 39)),
-              "busy": {6: "wired to the flash chip", 7: "wired to the flash chip",
-                       8: "wired to the flash chip", 9: "wired to the flash chip",
-                       10: "wired to the flash chip", 11: "wired to the flash chip",
-                       1: "the serial console's TX (the REPL and make deploy need it)",
-                       3: "the serial console's RX (the REPL and make deploy need it)"},
-              "input_only": (34, 39), "adc": (32, 39)},
-    "esp32s3": {"gpio": ((0, 21), (26, 48)),
-                "busy": {26: "wired to the flash/PSRAM", 27: "wired to the flash/PSRAM",
-                         28: "wired to the flash/PSRAM", 29: "wired to the flash/PSRAM",
-                         30: "wired to the flash/PSRAM", 31: "wired to the flash/PSRAM",
-                         32: "wired to the flash/PSRAM",
-                         19: "the USB D- line", 20: "the USB D+ line",
-                         43: "the serial console's TX (the REPL and make deploy need it)",
-                         44: "the serial console's RX (the REPL and make deploy need it)"},
-                "input_only": None, "adc": (1, 10)},
-    "esp32c3": {"gpio": ((0, 21),),
-                "busy": {12: "wired to the flash chip", 13: "wired to the flash chip",
-                         14: "wired to the flash chip", 15: "wired to the flash chip",
-                         16: "wired to the flash chip", 17: "wired to the flash chip",
-                         18: "the USB D- line", 19: "the USB D+ line",
-                         20: "the serial console's RX (the REPL and make deploy need it)",
-                         21: "the serial console's TX (the REPL and make deploy need it)"},
-                "input_only": None, "adc": (0, 4)},
-    "esp32s2": {"gpio": ((0, 21), (26, 46)),
-                "busy": {26: "wired to the flash/PSRAM", 27: "wired to the flash/PSRAM",
-                         28: "wired to the flash/PSRAM", 29: "wired to the flash/PSRAM",
-                         30: "wired to the flash/PSRAM", 31: "wired to the flash/PSRAM",
-                         32: "wired to the flash/PSRAM",
-                         19: "the USB D- line (the REPL)", 20: "the USB D+ line (the REPL)"},
-                "input_only": (46, 46), "adc": (1, 10)},
-    "esp32c6": {"gpio": ((0, 30),),
-                "busy": {24: "wired to the flash chip", 25: "wired to the flash chip",
-                         26: "wired to the flash chip", 27: "wired to the flash chip",
-                         28: "wired to the flash chip", 29: "wired to the flash chip",
-                         30: "wired to the flash chip",
-                         12: "the USB D- line (the REPL)", 13: "the USB D+ line (the REPL)",
-                         16: "the serial console's TX (the REPL and make deploy need it)",
-                         17: "the serial console's RX (the REPL and make deploy need it)"},
-                "input_only": None, "adc": (0, 6)},
+    "esp32": {"gpio": ((0, 19), (21, 23), (25, 27), (32, 39)), "flash": (6, 11, _FLASH),
+              "busy": {1: _TX, 3: _RX}, "input_only": (34, 39), "adc": (32, 39)},
+    "esp32s2": {"gpio": ((0, 21), (26, 46)), "flash": (26, 32, _FLASH_PSRAM),
+                "busy": {19: _D_MINUS, 20: _D_PLUS}, "input_only": (46, 46), "adc": (1, 10)},
+    "esp32s3": {"gpio": ((0, 21), (26, 48)), "flash": (26, 32, _FLASH_PSRAM),
+                "busy": {19: _D_MINUS, 20: _D_PLUS, 43: _TX, 44: _RX}, "input_only": None,
+                "adc": (1, 10)},
+    "esp32c3": {"gpio": ((0, 21),), "flash": (12, 17, _FLASH),
+                "busy": {18: _D_MINUS, 19: _D_PLUS, 20: _RX, 21: _TX}, "input_only": None,
+                "adc": (0, 4)},
+    "esp32c6": {"gpio": ((0, 30),), "flash": (24, 30, _FLASH),
+                "busy": {12: _D_MINUS, 13: _D_PLUS, 16: _TX, 17: _RX}, "input_only": None,
+                "adc": (0, 6)},
 }
 _DEFAULT_CHIP = const("esp32")
 
@@ -246,8 +227,10 @@ def _pin(key, kind, pin, chip):
     if not [r for r in table["gpio"] if r[0] <= pin <= r[1]]:
         raise PartError("%s: GPIO %d does not exist on the %s (its GPIOs: %s)"
                         % (key, pin, chip, ", ".join("%d-%d" % r for r in table["gpio"])))
-    if pin in table["busy"]:
-        raise PartError("%s: GPIO %d is %s on the %s; pick another" % (key, pin, table["busy"][pin], chip))
+    first, last, flash = table["flash"]
+    busy = flash if first <= pin <= last else table["busy"].get(pin)
+    if busy:
+        raise PartError("%s: GPIO %d is %s on the %s; pick another" % (key, pin, busy, chip))
     only = table["input_only"]
     if kind in (_OUT, _IO) and only and only[0] <= pin <= only[1]:
         raise PartError("%s: GPIO %d is input-only on the %s: %s needs a pin that can drive"

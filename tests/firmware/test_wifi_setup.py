@@ -12,9 +12,9 @@ import json
 import pytest
 
 from tests.support import oled_text
-from tests.support.firmware_harness import RUNTIMES, TOKEN, Backend, Sim, run
+from tests.support.firmware_harness import RUNTIMES, TOKEN, run
 from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
-                                              read_config, refused, rejoin_when_back, setup_config, surroundings)
+                                              read_config, rejoin_when_back, setup_board, surroundings)
 
 pytestmark = pytest.mark.timeout(120)
 OFFICE = {"ssid": "office", "password": "12345678"}
@@ -31,10 +31,7 @@ def test_no_wifi_opens_the_setup_page_and_a_good_answer_restarts_onto_it(tmp_pat
         json.dump({"scan": [["attic", -80], ["home <net>", -40]]}, f)
 
     async def scenario():
-        backend = await Backend().start()
-        sim = Sim(backend.url, tmp_path, micropython=micropython,
-                  extra_config=setup_config(port, wifi={"ssid": "", "password": ""})).start()
-        try:
+        async with setup_board(tmp_path, micropython, port, wifi={"ssid": "", "password": ""}) as (backend, sim):
             status, page = await page_up(url, sim)
             assert status == 200
             assert '<form method="post" action="/">' in page and 'name="ssid"' in page
@@ -61,9 +58,6 @@ def test_no_wifi_opens_the_setup_page_and_a_good_answer_restarts_onto_it(tmp_pat
 
             # A good answer: saved, then the board restarts and joins it.
             await answer_and_join(url, backend, "home")
-        finally:
-            assert sim.stop() == 0
-            await backend.stop()
         return sim
 
     sim = run(scenario(), timeout=100)
@@ -92,10 +86,7 @@ def test_a_board_with_no_server_gets_one_from_the_page_and_never_a_config_it_can
     url = "http://127.0.0.1:%d/" % port
 
     async def scenario():
-        backend = await Backend().start()
-        sim = Sim(backend.url, tmp_path, micropython=micropython,
-                  extra_config=setup_config(port, wifi=None, url=None, token=None)).start()
-        try:
+        async with setup_board(tmp_path, micropython, port, wifi=None, url=None, token=None) as (backend, sim):
             status, page = await page_up(url, sim)
             assert status == 200 and 'name="token" type="password" value=""' in page
             before = read_config(tmp_path)
@@ -112,9 +103,6 @@ def test_a_board_with_no_server_gets_one_from_the_page_and_never_a_config_it_can
                 assert "s3cret-token" not in page  # a token is never shown back
             assert read_config(tmp_path) == before
             await answer_and_join(url, backend, "home", token=TOKEN)
-        finally:
-            assert sim.stop() == 0
-            await backend.stop()
         return backend.url
 
     server = run(scenario(), timeout=100)
@@ -132,11 +120,8 @@ def test_an_unreachable_network_then_reconfigure_wifi(tmp_path, micropython):
     surroundings(tmp_path, unreachable=["office"], scan=[["home", -40]])
 
     async def scenario():
-        backend = await Backend().start()
-        sim = Sim(backend.url, tmp_path, micropython=micropython,
-                  extra_config=setup_config(port, wifi=OFFICE, wifi_setup_after=1,
-                                            wifi_check_interval=CHECK_S)).start()
-        try:
+        async with setup_board(tmp_path, micropython, port, wifi=OFFICE, wifi_setup_after=1,
+                               wifi_check_interval=CHECK_S) as (backend, sim):
             status, page = await page_up(url, sim)  # given up on "office" after a second
             assert status == 200 and 'value="home"' in page
             before = read_config(tmp_path)
@@ -160,9 +145,6 @@ def test_an_unreachable_network_then_reconfigure_wifi(tmp_path, micropython):
                 status, page = await asyncio.to_thread(http, "GET", url)
                 assert status == 200 and 'name="ssid"' in page
             assert read_config(tmp_path) == dict(before, wifi=HOME)
-        finally:
-            assert sim.stop() == 0
-            await backend.stop()
         return sim
 
     sim = run(scenario(), timeout=100)
@@ -186,11 +168,8 @@ def test_an_unreachable_network_back_while_the_setup_waits_restarts_the_board_on
     surroundings(tmp_path, unreachable=["office"])
 
     async def scenario():
-        backend = await Backend().start()
-        sim = Sim(backend.url, tmp_path, micropython=micropython,
-                  extra_config=setup_config(port, wifi=OFFICE, wifi_setup_after=1,
-                                            wifi_check_interval=CHECK_S)).start()
-        try:
+        async with setup_board(tmp_path, micropython, port, wifi=OFFICE, wifi_setup_after=1,
+                               wifi_check_interval=CHECK_S) as (backend, sim):
             status, _ = await page_up(url, sim)
             assert status == 200
             before = read_config(tmp_path)
@@ -200,9 +179,6 @@ def test_an_unreachable_network_back_while_the_setup_waits_restarts_the_board_on
             status, page = await asyncio.to_thread(http, "GET", url)
             assert status == 200 and 'name="ssid"' in page
             await rejoin_when_back(tmp_path, url, backend, "office", before)
-        finally:
-            assert sim.stop() == 0
-            await backend.stop()
         return sim
 
     sim = run(scenario(), timeout=100)

@@ -13,9 +13,9 @@ import asyncio
 import pytest
 
 from tests.support import oled_text
-from tests.support.firmware_harness import RUNTIMES, Backend, Sim, run
+from tests.support.firmware_harness import RUNTIMES, Sim, run
 from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
-                                              read_config, refused, rejoin_when_back, setup_config, surroundings)
+                                              read_config, refused, rejoin_when_back, setup_board, surroundings)
 
 pytestmark = pytest.mark.timeout(150)
 OFFICE = {"ssid": "office", "password": "12345678"}
@@ -29,11 +29,8 @@ def test_a_network_lost_for_the_set_time_opens_the_setup_and_an_answer_restarts_
     surroundings(tmp_path, scan=[["home <net>", -40], ["office", -70]])
 
     async def scenario():
-        backend = await Backend().start()
-        sim = Sim(backend.url, tmp_path, micropython=micropython,
-                  extra_config=setup_config(port, wifi=OFFICE, wifi_lost_setup_after=1,
-                                            wifi_check_interval=CHECK_S)).start()
-        try:
+        async with setup_board(tmp_path, micropython, port, wifi=OFFICE, wifi_lost_setup_after=1,
+                               wifi_check_interval=CHECK_S) as (backend, sim):
             device = await backend.next_device()
             await device.initialize()
             assert refused(url)  # no setup while the network is there
@@ -51,9 +48,6 @@ def test_a_network_lost_for_the_set_time_opens_the_setup_and_an_answer_restarts_
             assert "<i>home</i>" not in page and "&lt;i&gt;home&lt;/i&gt;" in page and "short" not in page
             assert read_config(tmp_path) == before
             await answer_and_join(url, backend, "home <net>")
-        finally:
-            assert sim.stop() == 0
-            await backend.stop()
         return sim
 
     sim = run(scenario(), timeout=130)
@@ -88,11 +82,8 @@ def test_a_network_back_before_the_set_time_opens_no_setup(tmp_path, micropython
     url = "http://127.0.0.1:%d/" % port
 
     async def scenario():
-        backend = await Backend().start()
-        sim = Sim(backend.url, tmp_path, micropython=micropython,
-                  extra_config=setup_config(port, wifi=OFFICE, wifi_lost_setup_after=3600,
-                                            wifi_check_interval=CHECK_S)).start()
-        try:
+        async with setup_board(tmp_path, micropython, port, wifi=OFFICE, wifi_lost_setup_after=3600,
+                               wifi_check_interval=CHECK_S) as (backend, sim):
             device = await backend.next_device()
             await device.initialize()
             surroundings(tmp_path, unreachable=["office"])
@@ -103,9 +94,6 @@ def test_a_network_back_before_the_set_time_opens_no_setup(tmp_path, micropython
                 await asyncio.sleep(0.1)
             assert log_count(sim, "Wi-Fi lost") == 1
             assert refused(url)
-        finally:
-            assert sim.stop() == 0
-            await backend.stop()
         return sim
 
     sim = run(scenario(), timeout=130)
@@ -123,11 +111,8 @@ def test_a_network_back_while_the_setup_waits_restarts_the_board_onto_it(tmp_pat
     url = "http://127.0.0.1:%d/" % port
 
     async def scenario():
-        backend = await Backend().start()
-        sim = Sim(backend.url, tmp_path, micropython=micropython,
-                  extra_config=setup_config(port, wifi=OFFICE, wifi_lost_setup_after=0.5,
-                                            wifi_check_interval=CHECK_S)).start()
-        try:
+        async with setup_board(tmp_path, micropython, port, wifi=OFFICE, wifi_lost_setup_after=0.5,
+                               wifi_check_interval=CHECK_S) as (backend, sim):
             device = await backend.next_device()
             await device.initialize()
             before = read_config(tmp_path)
@@ -135,9 +120,6 @@ def test_a_network_back_while_the_setup_waits_restarts_the_board_onto_it(tmp_pat
             status, _ = await page_up(url, sim)
             assert status == 200
             await rejoin_when_back(tmp_path, url, backend, "office", before)
-        finally:
-            assert sim.stop() == 0
-            await backend.stop()
         return sim
 
     sim = run(scenario(), timeout=130)

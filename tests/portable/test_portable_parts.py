@@ -77,7 +77,7 @@ def test_pins_follow_the_chip_and_the_board():
     assert "GPIO 22 does not exist on the esp32s2" in _problem([{"type": "relay", "name": "l", "pin": 22}], "esp32s2")
     assert "GPIO 26 is wired to the flash chip on the esp32c6" in _problem(
         [{"type": "relay", "name": "l", "pin": 26}], "esp32c6")
-    assert "GPIO 12 is the USB D- line (the REPL) on the esp32c6" in _problem(
+    assert "GPIO 12 is the USB D- line on the esp32c6" in _problem(
         [{"type": "relay", "name": "l", "pin": 12}], "esp32c6")
     assert "use one of GPIO 0-6" in _problem([{"type": "analog", "name": "a", "pin": 7}], "esp32c6")
     assert _problem([{"type": "relay", "name": "l", "pin": 20}], "esp32c6") is None

@@ -4,6 +4,7 @@ config.json for the mode, the setup page's loopback port, a request to it, the s
 directory's config.json and hwsim-network.json, and the board's log."""
 
 import asyncio
+import contextlib
 import html
 import json
 import os
@@ -11,6 +12,8 @@ import socket
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from tests.support.firmware_harness import Backend, Sim
 
 STATUS_OLED = {"type": "oled", "name": "panel", "sda": 21, "scl": 22, "status": True}
 
@@ -26,6 +29,19 @@ def setup_config(port, **more):
               "wifi_setup_bind": "127.0.0.1"}
     config.update(more)
     return config
+
+
+@contextlib.asynccontextmanager
+async def setup_board(state_dir, micropython, port, **config):
+    """The generic board with setup_config(port, **config), against a scripted backend:
+    yields (backend, sim); the simulator must then stop cleanly (status 0)."""
+    backend = await Backend().start()
+    sim = Sim(backend.url, state_dir, micropython=micropython, extra_config=setup_config(port, **config)).start()
+    try:
+        yield backend, sim
+    finally:
+        assert sim.stop() == 0
+        await backend.stop()
 
 
 def http(method, url, form=None):
