@@ -1,0 +1,88 @@
+# Revision 2026-07-28's requests at the board's HTTP endpoint (mcplink.http): every POST
+# stands alone (the request's _meta names the revision); the headers MCP-Protocol-Version,
+# Mcp-Method and Mcp-Name must match the body (-32020, 400), the _meta envelope must be
+# there (-32602, 400), another revision is -32022 (400), an unknown method 404. No
+# session, no GET stream; a notification is 202.
+#
+# mcplink.http loads this module at the first request in that revision and forgets it with
+# the rest of the endpoint's code: a client of the legacy revisions never loads it.
+import binascii
+
+from umcp.compat import const, dumps
+from umcp.rpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION, valid_id
+from umcp.server import MODERN_VERSION
+
+from .http import _META_VERSION, _Exchange
+
+HEADER_MISMATCH = const(-32020)
+_META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+# Methods whose Mcp-Name header mirrors a parameter.
+_NAMED = (("tools/call", "name"), ("resources/read", "uri"), ("prompts/get", "name"))
+
+
+def status(code):
+    """The HTTP status of an error response (the revision's table)."""
+    if code == METHOD_NOT_FOUND:
+        return 404
+    if code in (PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, HEADER_MISMATCH, -32021,
+                UNSUPPORTED_VERSION):
+        return 400
+    return 200
+
+
+def _header_value(value):
+    """An Mcp-Name as the client meant it: `=?base64?...?=` decoded (None if broken)."""
+    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return str(binascii.a2b_base64(value[9:-2]), "utf-8")
+    except ValueError:
+        return None
+
+
+def _problem(headers, message, params, meta, version):
+    """(message, code) when the request's headers or _meta do not fit it, else None."""
+    method = message["method"]
+    if not isinstance(meta, dict) or _META_VERSION not in meta or _META_CAPABILITIES not in meta:
+        return ("Invalid params: _meta must carry %s and %s" % (_META_VERSION, _META_CAPABILITIES),
+                INVALID_PARAMS)
+    if version is None:
+        return "Header mismatch: MCP-Protocol-Version header missing", HEADER_MISMATCH
+    if version != meta[_META_VERSION]:
+        return ("Header mismatch: MCP-Protocol-Version %s, _meta says %s" % (version[:40], meta[_META_VERSION]),
+                HEADER_MISMATCH)
+    if headers.get("mcp-method") != method:
+        return ("Header mismatch: Mcp-Method header %s does not match the method" % (
+            "missing" if headers.get("mcp-method") is None else "value"), HEADER_MISMATCH)
+    for named, key in _NAMED:
+        if method == named and isinstance(params, dict) and key in params:
+            if _header_value(headers.get("mcp-name")) != params[key]:
+                return ("Header mismatch: Mcp-Name header %s does not match params.%s" % (
+                    "missing" if headers.get("mcp-name") is None else "value", key), HEADER_MISMATCH)
+    return None
+
+
+async def post(endpoint, request, response, message, params, meta, streams):
+    """Serve one POST of this revision on McpHttp `endpoint`."""
+    headers = request.headers
+    version = headers.get("mcp-protocol-version")
+    request_id = message.get("id")
+    id_json = dumps(request_id) if valid_id(request_id) else "null"
+    if "method" not in message:
+        await endpoint._error(response, 400, INVALID_REQUEST, "a client sends no responses in %s" % MODERN_VERSION,
+                              id_json)
+        return
+    if "id" not in message:  # a notification: nothing in this revision acts on one
+        if version != MODERN_VERSION:
+            await endpoint._unsupported(response, version, "null")
+        else:
+            await response.send(202)
+        return
+    problem = _problem(headers, message, params, meta, version)
+    if problem is not None:
+        await endpoint._error(response, 400, problem[1], problem[0], id_json)
+        return
+    if version != MODERN_VERSION:
+        await endpoint._unsupported(response, version, id_json)
+        return
+    await endpoint._answer(_Exchange(endpoint, response, streams, status), message)
