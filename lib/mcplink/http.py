@@ -20,7 +20,7 @@ import asyncio
 
 from umcp.compat import const, get_logger
 from umcp.jsonin import loads
-from umcp.rpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, error_code, error_frame, is_response
+from umcp.rpc import error_code, is_response
 from umcp.server import MODERN_VERSION, Session
 from unet.httpd import HttpServer
 
@@ -165,32 +165,33 @@ class McpHttp:
         return self.address is not None and name == self.address()
 
     def _refusal(self, request):
-        """(status, code, message) when the request may not be served, else None."""
+        """(what, detail) when the request may not be served (see _refuse), else None."""
         headers = request.headers
         origin = headers.get("origin")
         if origin is not None and origin not in self.origins:
             host = headers.get("host")
             if host is None or origin != "http://" + host or not self._own_host(host):
-                return 403, INVALID_REQUEST, "Forbidden: Origin %s is not allowed" % origin[:80]
+                return "origin", origin[:80]
         if not _same_secret(headers.get("authorization") or "", self.bearer):
-            return 401, INVALID_REQUEST, "Unauthorized: Authorization: Bearer <token> required"
+            return "token", None
         return None
 
-    async def _error(self, response, status, code, message, request_id="null", headers=()):
-        await response.send(status, _JSON + headers, error_frame(request_id, code, message))
+    async def _refuse(self, response, what, detail=None, request_id="null"):
+        """Answer the refusal `what` (mcplink.httperrors: loaded at the first one)."""
+        from .httperrors import refuse
+
+        await refuse(response, what, detail, request_id)
 
     # -- requests
 
     async def handle(self, request, response):
         """unet.httpd's handler."""
         if request.path != self.path:
-            await response.send(404, (("Content-Type", "text/plain"),), "Not Found: the MCP endpoint is " + self.path)
+            await self._refuse(response, "path", self.path)
             return
         refusal = self._refusal(request)
         if refusal is not None:
-            status, code, message = refusal
-            extra = (("WWW-Authenticate", 'Bearer realm="umcp"'),) if status == 401 else ()
-            await self._error(response, status, code, message, headers=extra)
+            await self._refuse(response, refusal[0], refusal[1])
         elif request.method == "POST":
             await self._post(request, response)
         elif request.method == "GET":
@@ -202,33 +203,32 @@ class McpHttp:
 
             await delete(self, request, response)
         else:
-            await response.send(405, (("Allow", "GET, POST, DELETE"),))
+            await self._refuse(response, "method")
 
     async def _post(self, request, response):
         headers = request.headers
         accept = headers.get("accept") or "*/*"
         if "application/json" not in accept and "*/*" not in accept:
-            await self._error(response, 406, INVALID_REQUEST,
-                              "Not Acceptable: Accept must list application/json and text/event-stream")
+            await self._refuse(response, "accept")
             return
         streams = "text/event-stream" in accept or "*/*" in accept
         kind = headers.get("content-type") or ""
         if not kind.startswith("application/json") and kind.split(";")[0].strip().lower() != "application/json":
-            await self._error(response, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json")
+            await self._refuse(response, "media")
             return
         body, request.body = request.body, None
         try:
             message = loads(body or b"")
         except ValueError as e:
-            await self._error(response, 400, PARSE_ERROR, "Parse error: %s" % e)
+            await self._refuse(response, "parse", str(e))
             return
         except MemoryError:  # the heap could not hold it parsed: this request only
             body = None
-            await self._error(response, 503, INTERNAL_ERROR, "Out of memory: the request was not read")
+            await self._refuse(response, "memory")
             return
         body = None  # the text's memory goes before the call runs
         if not isinstance(message, dict):
-            await self._error(response, 400, INVALID_REQUEST, "the body must be one JSON-RPC message")
+            await self._refuse(response, "notone")
             return
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None

@@ -41,24 +41,21 @@ def _header_value(value):
 
 
 def _problem(headers, message, params, meta, version):
-    """(message, code) when the request's headers or _meta do not fit it, else None."""
+    """(what, detail) when the request's headers or _meta do not fit it (a refusal of
+    mcplink.httperrors), else None."""
     method = message["method"]
     if not isinstance(meta, dict) or _META_VERSION not in meta or _META_CAPABILITIES not in meta:
-        return ("Invalid params: _meta must carry %s and %s" % (_META_VERSION, _META_CAPABILITIES),
-                INVALID_PARAMS)
+        return "meta", (_META_VERSION, _META_CAPABILITIES)
     if version is None:
-        return "Header mismatch: MCP-Protocol-Version header missing", HEADER_MISMATCH
+        return "noversion", None
     if version != meta[_META_VERSION]:
-        return ("Header mismatch: MCP-Protocol-Version %s, _meta says %s" % (version[:40], meta[_META_VERSION]),
-                HEADER_MISMATCH)
+        return "version", (version[:40], meta[_META_VERSION])
     if headers.get("mcp-method") != method:
-        return ("Header mismatch: Mcp-Method header %s does not match the method" % (
-            "missing" if headers.get("mcp-method") is None else "value"), HEADER_MISMATCH)
+        return "mmethod", "missing" if headers.get("mcp-method") is None else "value"
     for named, key in _NAMED:
         if method == named and isinstance(params, dict) and key in params:
             if _header_value(headers.get("mcp-name")) != params[key]:
-                return ("Header mismatch: Mcp-Name header %s does not match params.%s" % (
-                    "missing" if headers.get("mcp-name") is None else "value", key), HEADER_MISMATCH)
+                return "mname", ("missing" if headers.get("mcp-name") is None else "value", key)
     return None
 
 
@@ -69,8 +66,7 @@ async def post(endpoint, request, response, message, params, meta, streams):
     request_id = message.get("id")
     id_json = dumps(request_id) if valid_id(request_id) else "null"
     if "method" not in message:
-        await endpoint._error(response, 400, INVALID_REQUEST, "a client sends no responses in %s" % MODERN_VERSION,
-                              id_json)
+        await endpoint._refuse(response, "response", MODERN_VERSION, id_json)
         return
     if "id" not in message:  # a notification: nothing in this revision acts on one
         if version != MODERN_VERSION:
@@ -80,7 +76,7 @@ async def post(endpoint, request, response, message, params, meta, streams):
         return
     problem = _problem(headers, message, params, meta, version)
     if problem is not None:
-        await endpoint._error(response, 400, problem[1], problem[0], id_json)
+        await endpoint._refuse(response, problem[0], problem[1], id_json)
         return
     if version != MODERN_VERSION:
         await endpoint._unsupported(response, version, id_json)

@@ -11,7 +11,6 @@ import binascii
 import os
 
 from umcp.compat import get_logger
-from umcp.rpc import INVALID_REQUEST
 from umcp.server import SUPPORTED_VERSIONS
 
 from .http import _EVENT_END, _EVENT_OPEN, _SSE, _Exchange
@@ -94,11 +93,10 @@ async def post(endpoint, request, response, message, streams):
         return
     session = _find(endpoint, request)
     if session is None:
-        await endpoint._error(response, 400, INVALID_REQUEST,
-                              "Bad Request: Mcp-Session-Id header required (initialize first)")
+        await endpoint._refuse(response, "initfirst")
         return
     if session is False:
-        await endpoint._error(response, 404, INVALID_REQUEST, "Session not found: initialize again")
+        await endpoint._refuse(response, "unknown")
         return
     if method is None or "id" not in message:  # a notification, or a response to us
         if method == "notifications/cancelled":
@@ -117,16 +115,16 @@ async def get(endpoint, request, response):
     """A legacy session's stream of what no request asked for."""
     session = _find(endpoint, request)
     if session is None:
-        await response.send(405, (("Allow", "POST, DELETE"),))  # no stream without a session
+        await endpoint._refuse(response, "nostream")  # no stream without a session: 405
         return
     if session is False:
-        await endpoint._error(response, 404, INVALID_REQUEST, "Session not found: initialize again")
+        await endpoint._refuse(response, "unknown")
         return
     if "text/event-stream" not in (request.headers.get("accept") or ""):
-        await endpoint._error(response, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
+        await endpoint._refuse(response, "sseaccept")
         return
     if session.stream is not None and not session.stream.gone:
-        await endpoint._error(response, 409, INVALID_REQUEST, "Conflict: this session's stream is open already")
+        await endpoint._refuse(response, "conflict")
         return
     await response.start(200, _SSE)
     response.keepalive = _KEEPALIVE
@@ -141,10 +139,10 @@ async def get(endpoint, request, response):
 async def delete(endpoint, request, response):
     session = _find(endpoint, request)
     if session is None:
-        await endpoint._error(response, 400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header required")
+        await endpoint._refuse(response, "noid")
         return
     if session is False:
-        await endpoint._error(response, 404, INVALID_REQUEST, "Session not found")
+        await endpoint._refuse(response, "deleted")
         return
     endpoint.sessions.remove(session)
     session.close()
