@@ -165,29 +165,29 @@ class McpHttp:
         return self.address is not None and name == self.address()
 
     def _refusal(self, request):
-        """(what, detail) when the request may not be served (see _refuse), else None."""
+        """(refusal, args) when the request may not be served (see _refuse), else None."""
         headers = request.headers
         origin = headers.get("origin")
         if origin is not None and origin not in self.origins:
             host = headers.get("host")
             if host is None or origin != "http://" + host or not self._own_host(host):
-                return "origin", origin[:80]
+                return 1, origin[:80]  # origin
         if not _same_secret(headers.get("authorization") or "", self.bearer):
-            return "token", None
+            return 2, None  # token
         return None
 
-    async def _refuse(self, response, what, detail=None, request_id="null"):
-        """Answer the refusal `what` (mcplink.httperrors: loaded at the first one)."""
+    async def _refuse(self, response, refusal, args=None, request_id="null"):
+        """Answer the refusal numbered `refusal` (mcplink.httperrors: loaded at the first)."""
         from .httperrors import refuse
 
-        await refuse(response, what, detail, request_id)
+        await refuse(response, refusal, args, request_id)
 
     # -- requests
 
     async def handle(self, request, response):
         """unet.httpd's handler."""
         if request.path != self.path:
-            await self._refuse(response, "path", self.path)
+            await self._refuse(response, 0, self.path)  # path
             return
         refusal = self._refusal(request)
         if refusal is not None:
@@ -195,52 +195,52 @@ class McpHttp:
         elif request.method == "POST":
             await self._post(request, response)
         elif request.method == "GET":
-            from .httpsession import get
+            from .httpsession import stream
 
-            await get(self, request, response)
+            await stream(self, request, response)
         elif request.method == "DELETE":
-            from .httpsession import delete
+            from .httpsession import end
 
-            await delete(self, request, response)
+            await end(self, request, response)
         else:
-            await self._refuse(response, "method")
+            await self._refuse(response, 3)  # method
 
     async def _post(self, request, response):
         headers = request.headers
         accept = headers.get("accept") or "*/*"
         if "application/json" not in accept and "*/*" not in accept:
-            await self._refuse(response, "accept")
+            await self._refuse(response, 4)  # accept
             return
         streams = "text/event-stream" in accept or "*/*" in accept
         kind = headers.get("content-type") or ""
         if not kind.startswith("application/json") and kind.split(";")[0].strip().lower() != "application/json":
-            await self._refuse(response, "media")
+            await self._refuse(response, 5)  # media
             return
         body, request.body = request.body, None
         try:
             message = loads(body or b"")
         except ValueError as e:
-            await self._refuse(response, "parse", str(e))
+            await self._refuse(response, 6, str(e))  # parse
             return
         except MemoryError:  # the heap could not hold it parsed: this request only
             body = None
-            await self._refuse(response, "memory")
+            await self._refuse(response, 7)  # memory
             return
         body = None  # the text's memory goes before the call runs
         if not isinstance(message, dict):
-            await self._refuse(response, "notone")
+            await self._refuse(response, 8)  # notone
             return
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         if headers.get("mcp-protocol-version") == MODERN_VERSION or (
                 isinstance(meta, dict) and _META_VERSION in meta):
-            from .httpmodern import post
+            from .httpmodern import handle
 
-            await post(self, request, response, message, params, meta, streams)
+            await handle(self, request, response, message, params, meta, streams)
         else:
-            from .httpsession import post
+            from .httpsession import handle
 
-            await post(self, request, response, message, streams)
+            await handle(self, request, response, message, streams)
 
     async def _unsupported(self, response, version, id_json):
         from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)

@@ -41,32 +41,32 @@ def _header_value(value):
 
 
 def _problem(headers, message, params, meta, version):
-    """(what, detail) when the request's headers or _meta do not fit it (a refusal of
+    """(refusal, args) when the request's headers or _meta do not fit it (a refusal of
     mcplink.httperrors), else None."""
     method = message["method"]
     if not isinstance(meta, dict) or _META_VERSION not in meta or _META_CAPABILITIES not in meta:
-        return "meta", (_META_VERSION, _META_CAPABILITIES)
+        return 10, (_META_VERSION, _META_CAPABILITIES)  # meta
     if version is None:
-        return "noversion", None
+        return 11, None  # noversion
     if version != meta[_META_VERSION]:
-        return "version", (version[:40], meta[_META_VERSION])
+        return 12, (version[:40], meta[_META_VERSION])  # version
     if headers.get("mcp-method") != method:
-        return "mmethod", "missing" if headers.get("mcp-method") is None else "value"
+        return 13, "missing" if headers.get("mcp-method") is None else "value"  # mmethod
     for named, key in _NAMED:
         if method == named and isinstance(params, dict) and key in params:
             if _header_value(headers.get("mcp-name")) != params[key]:
-                return "mname", ("missing" if headers.get("mcp-name") is None else "value", key)
+                return 14, ("missing" if headers.get("mcp-name") is None else "value", key)  # mname
     return None
 
 
-async def post(endpoint, request, response, message, params, meta, streams):
+async def handle(endpoint, request, response, message, params, meta, streams):
     """Serve one POST of this revision on McpHttp `endpoint`."""
     headers = request.headers
     version = headers.get("mcp-protocol-version")
     request_id = message.get("id")
     id_json = dumps(request_id) if valid_id(request_id) else "null"
     if "method" not in message:
-        await endpoint._refuse(response, "response", MODERN_VERSION, id_json)
+        await endpoint._refuse(response, 9, MODERN_VERSION, id_json)  # response
         return
     if "id" not in message:  # a notification: nothing in this revision acts on one
         if version != MODERN_VERSION:

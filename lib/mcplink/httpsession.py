@@ -74,7 +74,7 @@ def _keep(endpoint, session):
         oldest.close()
 
 
-async def post(endpoint, request, response, message, streams):
+async def handle(endpoint, request, response, message, streams):
     """Serve one POST of the legacy revisions on McpHttp `endpoint`."""
     version = request.headers.get("mcp-protocol-version")
     if version is not None and version not in SUPPORTED_VERSIONS:
@@ -93,10 +93,10 @@ async def post(endpoint, request, response, message, streams):
         return
     session = _find(endpoint, request)
     if session is None:
-        await endpoint._refuse(response, "initfirst")
+        await endpoint._refuse(response, 15)  # initfirst
         return
     if session is False:
-        await endpoint._refuse(response, "unknown")
+        await endpoint._refuse(response, 17)  # unknown
         return
     if method is None or "id" not in message:  # a notification, or a response to us
         if method == "notifications/cancelled":
@@ -111,20 +111,20 @@ async def post(endpoint, request, response, message, streams):
     await endpoint._answer(_Exchange(endpoint, response, streams, None), message, session)
 
 
-async def get(endpoint, request, response):
-    """A legacy session's stream of what no request asked for."""
+async def stream(endpoint, request, response):
+    """GET: a legacy session's stream of what no request asked for."""
     session = _find(endpoint, request)
     if session is None:
-        await endpoint._refuse(response, "nostream")  # no stream without a session: 405
+        await endpoint._refuse(response, 19)  # nostream: no stream without a session (405)
         return
     if session is False:
-        await endpoint._refuse(response, "unknown")
+        await endpoint._refuse(response, 17)  # unknown
         return
     if "text/event-stream" not in (request.headers.get("accept") or ""):
-        await endpoint._refuse(response, "sseaccept")
+        await endpoint._refuse(response, 20)  # sseaccept
         return
     if session.stream is not None and not session.stream.gone:
-        await endpoint._refuse(response, "conflict")
+        await endpoint._refuse(response, 21)  # conflict
         return
     await response.start(200, _SSE)
     response.keepalive = _KEEPALIVE
@@ -136,13 +136,14 @@ async def get(endpoint, request, response):
             session.stream = None
 
 
-async def delete(endpoint, request, response):
+async def end(endpoint, request, response):
+    """DELETE: the session ends."""
     session = _find(endpoint, request)
     if session is None:
-        await endpoint._refuse(response, "noid")
+        await endpoint._refuse(response, 16)  # noid
         return
     if session is False:
-        await endpoint._refuse(response, "deleted")
+        await endpoint._refuse(response, 18)  # deleted
         return
     endpoint.sessions.remove(session)
     session.close()
