@@ -19,7 +19,8 @@
 # line that is not one (400), an HTTP version other than 1.0/1.1 (505); more than
 # max_requests requests at once (503, Retry-After); a head or body not complete within
 # request_timeout, or a connection idle for idle_timeout (closed). A connection beyond
-# max_connections closes the longest idle one, or is answered 503. Every connection's
+# max_connections closes the longest idle one, or is answered 503. (Those answers are
+# unet.httprefusal's, loaded at the first: no heap for them while clients behave.) Every connection's
 # memory is its stream, a read buffer (BUF_START bytes, grown to MAX_LINE for a long
 # line) and, while a request is served, the headers kept and its body.
 import asyncio
@@ -72,7 +73,8 @@ def body_length(pieces):
 
 
 class _Refusal(Exception):
-    """A request answered by the server itself: args (status, a short reason)."""
+    """A request answered by the server itself: args (its number in unet.httprefusal's
+    table, and the figure its reason names, if it names one)."""
 
 
 class Request:
@@ -238,7 +240,7 @@ class _Connection:
     async def _fill(self):
         """More bytes into the buffer; EOFError when the client closed."""
         if not self._room():
-            raise _Refusal(431, "line over %d bytes" % MAX_LINE)
+            raise _Refusal(0, MAX_LINE)  # 431: line too long
         count = await _read_into(self.reader, self.buf, self.end, self.view)
         if not count:
             raise EOFError
@@ -268,7 +270,7 @@ class _Connection:
         try:
             return str(self.view[first:stop], "utf-8")
         except ValueError:  # CPython: not UTF-8
-            raise _Refusal(400, "a request head must be UTF-8")
+            raise _Refusal(1)  # 400: not UTF-8
 
     async def body(self, length):
         """The next `length` bytes, as a bytearray of their own."""
@@ -298,19 +300,6 @@ class _Connection:
                 return
             self.end += count
 
-    async def discard(self, limit, timeout_s=0.25):
-        """Read and drop what the client still sends (a refused body), so that closing
-        does not reset the connection before it read the answer."""
-        try:
-            while limit > 0:
-                self.start = self.end = 0
-                count = await asyncio.wait_for(_read_into(self.reader, self.buf, 0), timeout_s)
-                if not count:
-                    return
-                limit -= count
-        except Exception:  # timeout, reset: done either way
-            pass
-
     async def request(self, keep):
         """The next request (its body not read yet); None when the client closed between
         requests."""
@@ -330,11 +319,11 @@ class _Connection:
         space = buf.find(b" ", first, stop)
         second = buf.find(b" ", space + 1, stop)
         if space <= first or second <= space + 1 or buf.find(b" ", second + 1, stop) >= 0:
-            raise _Refusal(400, "malformed request line")
+            raise _Refusal(2)  # 400: malformed request line
         if stop - second != 9 or not buf.startswith(b"HTTP/1.", second + 1) or buf[stop - 1] not in b"01":
-            raise _Refusal(505 if buf.startswith(b"HTTP/", second + 1) else 400, "unsupported HTTP version")
+            raise _Refusal(3 if buf.startswith(b"HTTP/", second + 1) else 4)  # 505, 400: unsupported version
         if buf[space + 1] != 47:  # "/"
-            raise _Refusal(400, "the request target must be a path")
+            raise _Refusal(5)  # 400: not a path
         question = buf.find(b"?", space + 1, second)
         request = Request(self.text(first, space), self.text(space + 1, second if question < 0 else question),
                           "" if question < 0 else self.text(question + 1, second), buf[stop - 1] == 49)
@@ -350,10 +339,10 @@ class _Connection:
             if first == stop:
                 break
             if count == MAX_HEADERS:
-                raise _Refusal(431, "over %d header lines" % MAX_HEADERS)
+                raise _Refusal(6, MAX_HEADERS)  # 431: too many header lines
             colon = buf.find(b":", first, stop)
             if colon <= first:
-                raise _Refusal(400, "malformed header line")
+                raise _Refusal(7)  # 400: malformed header line
             size = colon - first
             if size not in server._lengths:  # a header nobody reads: nothing looked at
                 continue
@@ -376,7 +365,7 @@ class _Connection:
             value = self.text(begin, finish)
             if name == "content-length":
                 if not value.isdigit() or (length is not None and int(value) != length):
-                    raise _Refusal(400, "bad Content-Length")
+                    raise _Refusal(8)  # 400: bad Content-Length
                 length = int(value)
             elif name == "transfer-encoding":
                 chunked = True
@@ -392,11 +381,11 @@ class _Connection:
                 known = request.headers.get(name)
                 request.headers[name] = value if known is None else known + ", " + value
         if chunked:
-            raise _Refusal(411, "chunked request bodies are not taken: send Content-Length")
+            raise _Refusal(9)  # 411: chunked
         if length:
             if length > server.max_body:
                 request.length = length
-                raise _Refusal(413, "body over %d bytes" % server.max_body)
+                raise _Refusal(10, server.max_body)  # 413: body too large
             request.length = length
         return request
 
@@ -568,7 +557,7 @@ class HttpServer:
                 if request is None:
                     return
                 if full or self.active >= self.max_requests:
-                    raise _Refusal(503, "busy: %d requests at once" % self.max_requests)
+                    raise _Refusal(11, self.max_requests)  # 503: busy
                 if request.length:
                     await connection.read_body(request)
             except _Refusal as refusal:
@@ -606,17 +595,8 @@ class HttpServer:
                 return
 
     async def _refuse(self, connection, refusal):
-        """Answer what the server refused itself, and close (unread input may follow:
-        some of it is read first, so that the client gets to read the answer)."""
-        self.refused += 1
-        self.served += 1
-        response = Response(connection, False)
-        status, reason = refusal.args
-        headers = (("Content-Type", "text/plain"), ("Retry-After", "1")) if status == 503 \
-            else (("Content-Type", "text/plain"),)
-        _log.info("refused a request: %d %s", status, reason)
-        try:
-            await response.send(status, headers, reason)
-        except Exception:
-            return
-        await connection.discard(max(4 * self.max_body, 65536))
+        """Answer what the server refused itself, and close (unet.httprefusal: loaded at
+        the first refusal)."""
+        from .httprefusal import refuse
+
+        await refuse(self, connection, *refusal.args)
