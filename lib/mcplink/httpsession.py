@@ -129,6 +129,7 @@ async def stream(endpoint, request, response):
     await response.start(200, _SSE)
     response.keepalive = _KEEPALIVE
     session.stream = response
+    request.headers = None  # read: they need no heap while the stream stays open
     try:
         await response.until_gone()
     finally:

@@ -80,8 +80,8 @@ class _Refusal(Exception):
 class Request:
     """One request: `method` ("POST"), `path` ("/mcp"), `query` ("a=1" or ""), `headers`
     (lowercase name -> value, only the names the server was told to keep; a repeated
-    header's values joined by ", "), `body` (a bytearray, or None without one; the
-    handler may set it to None to free it early), `keep_alive`."""
+    header's values joined by ", "), `body` (a bytearray, or None without one), `keep_alive`.
+    The handler may set `headers` and `body` to None to free them early (a long stream)."""
 
     def __init__(self, method, path, query, keep_alive):
         self.method = method
