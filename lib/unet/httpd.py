@@ -351,9 +351,10 @@ class _Connection:
                 if 65 <= code <= 90:  # names are case-insensitive: lowercase in place
                     buf[i] = code + 32
             name = None
-            for wanted, text in names:  # the name's own string, not a copy of the line's
+            for i in range(len(names)):  # the name's own string, not a copy of the line's
+                wanted = names[i]
                 if len(wanted) == size and buf.startswith(wanted, first):
-                    name = text
+                    name = server._texts[i]
                     break
             if name is None:
                 continue
@@ -401,6 +402,10 @@ Request.expect = ""
 
 # Read whatever their handler kept: the server needs these to frame requests.
 _FRAMING = ("content-length", "transfer-encoding", "connection", "expect")
+try:  # MicroPython: a bytearray's startswith() takes a str (CPython: TypeError)
+    _STR_PREFIX = bytearray(b"a").startswith("a")
+except TypeError:
+    _STR_PREFIX = False
 
 
 async def _read_into(reader, buf, at, view=None):
@@ -436,11 +441,15 @@ class HttpServer:
         self.max_connections = max_connections
         self.request_timeout = request_timeout
         self.idle_timeout = idle_timeout
-        # The names read, as bytes beside their strings; their lengths: a header of another
-        # length is skipped unseen.
-        self._names = tuple((name.encode(), name) for name in self.keep + _FRAMING)
+        # The names read (`_texts`) and what a header line is compared with (`_names`): on
+        # MicroPython the strs themselves (its bytearray.startswith takes a str: no copies
+        # to keep), elsewhere their bytes. Their lengths: a header of another length is
+        # skipped unseen.
+        texts = self.keep + _FRAMING
+        self._texts = texts
+        self._names = texts if _STR_PREFIX else tuple(name.encode() for name in texts)
         lengths = {}
-        for name in self.keep + _FRAMING:
+        for name in texts:
             lengths[len(name)] = True
         self._lengths = lengths
         self.connections = []
