@@ -13,7 +13,7 @@ from umcp.compat import const, forget_modules, get_logger
 IDLE_S = const(2)  # without a connection or a session this long, the endpoint's code goes
 # What the endpoint loads at its first connection (each revision family's module at its
 # first request, the refusals' texts at the first refusal), and forgets when idle.
-_LOADED = ("mcplink.httpmodern", "mcplink.httpsession", "mcplink.httperrors", "mcplink.http", "unet.httprefusal",
+_LOADED = ("mcplink.httpmodern", "mcplink.httpsession", "mcplink.httperrors", "mcplink.http", "unet.httpdrefusal",
            "unet.httpd")
 
 _log = get_logger("mcp-http")

@@ -20,7 +20,7 @@
 # max_requests requests at once (503, Retry-After); a head or body not complete within
 # request_timeout, or a connection idle for idle_timeout (closed). A connection beyond
 # max_connections closes the longest idle one, or is answered 503. (Those answers are
-# unet.httprefusal's, loaded at the first: no heap for them while clients behave.) Every connection's
+# unet.httpdrefusal's, loaded at the first: no heap for them while clients behave.) Every connection's
 # memory is its stream, a read buffer (BUF_START bytes, grown to MAX_LINE for a long
 # line) and, while a request is served, the headers kept and its body.
 import asyncio
@@ -73,7 +73,7 @@ def body_length(pieces):
 
 
 class _Refusal(Exception):
-    """A request answered by the server itself: args (its number in unet.httprefusal's
+    """A request answered by the server itself: args (its number in unet.httpdrefusal's
     table, and the figure its reason names, if it names one)."""
 
 
@@ -604,8 +604,8 @@ class HttpServer:
                 return
 
     async def _refuse(self, connection, refusal):
-        """Answer what the server refused itself, and close (unet.httprefusal: loaded at
+        """Answer what the server refused itself, and close (unet.httpdrefusal: loaded at
         the first refusal)."""
-        from .httprefusal import refuse
+        from .httpdrefusal import refuse
 
         await refuse(self, connection, *refusal.args)
