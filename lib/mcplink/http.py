@@ -18,7 +18,7 @@
 # through DNS rebinding. Tools are listed by their portable names (umcp.names).
 import asyncio
 
-from umcp.compat import const, get_logger
+from umcp.compat import const, forget_modules, get_logger
 from umcp.jsonin import loads
 from umcp.rpc import error_code, is_response
 from umcp.server import MODERN_VERSION, Session
@@ -147,6 +147,9 @@ class McpHttp:
             session.close()
         self.sessions = []
         await self.httpd.stop()
+        # The modules this one loads as needed leave with it (umcpfw.mcp_http forgets this
+        # one): the next start loads them again at their first use.
+        forget_modules("mcplink.httpmodern", "mcplink.httpsession", "mcplink.httperrors")
 
     # -- who may ask
 

@@ -7,15 +7,13 @@
 # connection loads them anew): a client that came once does not cost the board 20 KB for
 # good.
 import asyncio
-import sys
 
 from umcp.compat import const, forget_modules, get_logger
 
 IDLE_S = const(2)  # without a connection or a session this long, the endpoint's code goes
-# What the endpoint loads at its first connection (each revision family's module at its
-# first request, the refusals' texts at the first refusal) and forgets when idle: every
-# module whose name begins so (mcplink.http and mcplink.http*, unet.httpd and
-# unet.httpd*). Prefixes, not each name: a name held here takes heap while the service runs.
+# What the endpoint loads at its first connection, and forgets when idle (what those load
+# later, a revision family's code, the refusals' texts, they forget as the endpoint stops:
+# their names take no heap here while the service listens).
 _LOADED = ("mcplink.http", "unet.httpd")
 
 _log = get_logger("mcp-http")
@@ -107,7 +105,7 @@ class McpHttpService:
             if endpoint is not None and _idle(endpoint):
                 self.endpoint = None
                 await endpoint.stop()
-                forget_modules(*_loaded())
+                forget_modules(*_LOADED)
                 _log.info("MCP endpoint idle: its code unloaded until the next connection")
         finally:
             self._dropping = None
@@ -131,11 +129,6 @@ class McpHttpService:
             await endpoint.stop()
         if self._stopped is not None:
             self._stopped.set()
-
-
-def _loaded():
-    """The endpoint's modules loaded now (see _LOADED)."""
-    return [name for name in sys.modules if name.startswith(_LOADED[0]) or name.startswith(_LOADED[1])]
 
 
 def _idle(endpoint):

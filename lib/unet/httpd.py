@@ -25,7 +25,7 @@
 # line) and, while a request is served, the headers kept and its body.
 import asyncio
 
-from umcp.compat import const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
+from umcp.compat import const, forget_modules, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 from . import conn as _conn
 
@@ -496,6 +496,7 @@ class HttpServer:
                 pass
         if self._stopped is not None:
             self._stopped.set()
+        forget_modules("unet.httpdrefusal")  # loaded at a refusal: the next one loads it again
 
     async def _sweep(self):
         """Once a second: close what outlived its deadline, keep quiet streams alive. Ends
