@@ -20,7 +20,7 @@ import asyncio
 
 from umcp.compat import const, forget_modules, get_logger
 from umcp.jsonin import loads
-from umcp.rpc import error_code, is_response
+from umcp.rpc import INTERNAL_ERROR, error_code, error_frame, is_response
 from umcp.server import MODERN_VERSION, Session
 from unet.httpd import HttpServer
 
@@ -227,7 +227,9 @@ class McpHttp:
             return
         except MemoryError:  # the heap could not hold it parsed: this request only
             body = None
-            await self._refuse(response, 7)  # memory
+            # Answered here, not by mcplink.httperrors: no heap to load it with now.
+            await response.send(503, _JSON, error_frame("null", INTERNAL_ERROR,
+                                                        "Out of memory: the request was not read"))
             return
         body = None  # the text's memory goes before the call runs
         if not isinstance(message, dict):

@@ -2,7 +2,7 @@
 # one by its number): their texts take no heap until a request is refused, since this
 # module is loaded at the first refusal and forgotten with the rest of the endpoint's code.
 from umcp.compat import const
-from umcp.rpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_frame
+from umcp.rpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_frame
 
 _HEADER_MISMATCH = const(-32020)
 _JSON = (("Content-Type", "application/json"),)
@@ -20,7 +20,7 @@ _PAGES = (
     (406, INVALID_REQUEST, "Not Acceptable: Accept must list application/json and text/event-stream"),  # 4 accept
     (415, INVALID_REQUEST, "Unsupported Media Type: send application/json"),  # 5 media
     (400, PARSE_ERROR, "Parse error: %s"),  # 6 parse
-    (503, INTERNAL_ERROR, "Out of memory: the request was not read"),  # 7 memory
+    None,  # 7: out of memory, answered by mcplink.http itself (no heap to load this with)
     (400, INVALID_REQUEST, "the body must be one JSON-RPC message"),  # 8 notone
     # 2026-07-28 (mcplink.httpmodern)
     (400, INVALID_REQUEST, "a client sends no responses in %s"),  # 9 response
