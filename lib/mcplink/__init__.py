@@ -1,7 +1,10 @@
 """Plain MCP transports, without the xiaozhi envelope: the ways a client reaches the
 board's McpServer directly. Each serves through Sessions of the application's server.
 
-`http`: MCP over Streamable HTTP on the board (config.json's mcp_http), on unet.httpd.
+`http`: MCP over Streamable HTTP on the board (config.json's mcp_http), on unet.httpd;
+`httpmodern` (its 2026-07-28 requests) and `httpsession` (its legacy sessions, GET stream
+and DELETE) are loaded by it at a family's first request, `httperrors` (its refusals'
+texts) at the first refusal.
 `endpoint` (EndpointLink: the board connects out to an MCP endpoint, MCP 接入点, and
 serves its tools to a xiaozhi assistant as plain JSON-RPC over the WebSocket); `http` (MCP
 over Streamable HTTP on the board, config.json's mcp_http, on unet.httpd). Imports

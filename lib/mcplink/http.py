@@ -1,16 +1,11 @@
 # MCP over Streamable HTTP, served by the board itself (unet.httpd): clients on the LAN
 # reach the application's McpServer at http://<board>/mcp, beside the xiaozhi link.
 #
-# Both revision families:
-# - 2026-07-28: every POST stands alone (the request's _meta names the revision); the
-#   headers MCP-Protocol-Version, Mcp-Method and Mcp-Name must match the body (-32020,
-#   400), the _meta envelope must be there (-32602, 400), another revision is -32022
-#   (400), an unknown method 404. No session, no GET stream; a notification is 202.
-# - 2024-11-05 .. 2025-11-25: `initialize` opens a session (Mcp-Session-Id, at most
-#   max_sessions: the least recently used one ends when another begins); later requests
-#   carry its id (none: 400, unknown or ended: 404); DELETE ends it; a GET opens its one
-#   stream of what no request asked for (tools/list_changed, resources/updated, logs
-#   outside a call). notifications/cancelled reaches the call it names.
+# Both revision families, each in a module of its own loaded at its first request (a
+# client speaks one: the other's code never takes heap) and forgotten with this one:
+# - 2026-07-28 (mcplink.httpmodern): every POST stands alone, the revision in its _meta.
+# - 2024-11-05 .. 2025-11-25 (mcplink.httpsession): `initialize` opens a session
+#   (Mcp-Session-Id); a GET opens its stream, DELETE ends it.
 # A request's answer is application/json, or text/event-stream once the server sends a
 # notification for it before the result (progress, the call's log messages). Closing a
 # 2026-07-28 request's connection cancels its call; a legacy call goes on (the revision
@@ -22,45 +17,27 @@
 # when the Origin is listed in `origins` (else 403): a web page cannot reach the board
 # through DNS rebinding. Tools are listed by their portable names (umcp.names).
 import asyncio
-import binascii
-import os
 
-from umcp.compat import const, dumps, get_logger
+from umcp.compat import const, forget_modules, get_logger
 from umcp.jsonin import loads
-from umcp.rpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
-                      UNSUPPORTED_VERSION, error_code, error_frame, is_response, valid_id)
-from umcp.server import MODERN_VERSION, SUPPORTED_VERSIONS, Session
+from umcp.rpc import INTERNAL_ERROR, error_code, error_frame, is_response
+from umcp.server import MODERN_VERSION, Session
 from unet.httpd import HttpServer
 
-HEADER_MISMATCH = const(-32020)
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
-_META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 # The headers the endpoint reads (others are skipped unread).
 _HEADERS = ("authorization", "origin", "host", "accept", "content-type", "mcp-protocol-version",
             "mcp-session-id", "mcp-method", "mcp-name")
-# Methods whose Mcp-Name header mirrors a parameter (2026-07-28).
-_NAMED = (("tools/call", "name"), ("resources/read", "uri"), ("prompts/get", "name"))
 _JSON = (("Content-Type", "application/json"),)
 _SSE = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
         ("X-Accel-Buffering", "no"))
 _EVENT_OPEN = "event: message\r\ndata: "
 _EVENT_END = "\r\n\r\n"
-_KEEPALIVE = b":\r\n\r\n"  # an SSE comment: quiet streams stay open through idle timeouts
 # Loop turns a request waits for its answer before it watches for the client hanging up
 # (a task of its own each): a quick tool's call task answers within them.
 _QUICK_TURNS = const(3)
 
 _log = get_logger("mcp-http")
-
-
-def _status(code):
-    """The HTTP status of a 2026-07-28 error response (the revision's table)."""
-    if code == METHOD_NOT_FOUND:
-        return 404
-    if code in (PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, HEADER_MISMATCH, -32021,
-                UNSUPPORTED_VERSION):
-        return 400
-    return 200
 
 
 def _same_secret(given, expected):
@@ -87,19 +64,11 @@ class _Session(Session):
     portable = True  # tool names every client accepts (a class attribute: no heap per request)
 
 
-def _header_value(value):
-    """An Mcp-Name as the client meant it: `=?base64?...?=` decoded (None if broken)."""
-    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
-        return value
-    try:
-        return str(binascii.a2b_base64(value[9:-2]), "utf-8")
-    except ValueError:
-        return None
-
-
 class _Exchange:
     """One request's answer: a Session of its own (not among the server's clients, so it
-    hears only what belongs to its request), whose messages go out on this POST."""
+    hears only what belongs to its request), whose messages go out on this POST.
+    `modern`: a 2026-07-28 request's status(code) of an error answer (httpmodern.status),
+    None for a legacy one (always 200)."""
 
     def __init__(self, endpoint, response, streams, modern, headers=None):
         self.response = response
@@ -126,7 +95,7 @@ class _Exchange:
                 if response.streaming:
                     await response.write([_EVENT_OPEN] + list(pieces) + [_EVENT_END])
                 else:
-                    status = _status(code) if self.modern else 200
+                    status = 200 if self.modern is None else self.modern(code)
                     await response.send(status, _JSON if code is not None or not self.headers
                                         else _JSON + self.headers, pieces)
                 self.finish()
@@ -136,36 +105,6 @@ class _Exchange:
                 await response.write([_EVENT_OPEN] + list(pieces) + [_EVENT_END])
         except OSError:
             self.finish()  # gone: the handler returns
-
-
-class _HttpSession:
-    """A legacy client: its id, its state (a Session among the server's clients, which
-    hears the notifications no request asked for), its GET stream and calls in flight."""
-
-    def __init__(self, endpoint, session_id):
-        self.id = session_id
-        self.state = endpoint.server.session(self._to_stream, max_message=endpoint.max_message)
-        self.state.portable = True
-        self.stream = None  # the Response of its GET stream
-        self.exchanges = []  # requests waiting for their answer
-
-    async def _to_stream(self, pieces):
-        stream = self.stream
-        if stream is None or stream.gone:
-            return  # no stream open: the spec lets these go
-        try:
-            await stream.write([_EVENT_OPEN] + list(pieces) + [_EVENT_END])
-        except OSError:
-            pass
-
-    def close(self):
-        self.state.close()
-        for exchange in self.exchanges:
-            exchange.session.cancel_calls()
-            exchange.finish()
-        if self.stream is not None:
-            self.stream.gone = True  # its handler sees the session end
-            self.stream._conn.task.cancel()
 
 
 class McpHttp:
@@ -192,7 +131,7 @@ class McpHttp:
         self.hostname = hostname
         self.address = address
         self.origins = tuple(origins)
-        self.sessions = []  # _HttpSession, least recently used first
+        self.sessions = []  # legacy sessions (httpsession.HttpSession), least recently used first
         # Connections: the requests, a stream per session, and two to spare for idle ones.
         self.httpd = HttpServer(self.handle, _HEADERS, max_message, max_requests,
                                 max_requests + max_sessions + 2)
@@ -208,6 +147,9 @@ class McpHttp:
             session.close()
         self.sessions = []
         await self.httpd.stop()
+        # The modules this one loads as needed leave with it (umcpfw.mcp_http forgets this
+        # one): the next start loads them again at their first use.
+        forget_modules("mcplink.httpmodern", "mcplink.httpsession", "mcplink.httperrors")
 
     # -- who may ask
 
@@ -226,162 +168,91 @@ class McpHttp:
         return self.address is not None and name == self.address()
 
     def _refusal(self, request):
-        """(status, code, message) when the request may not be served, else None."""
+        """(refusal, args) when the request may not be served (see _refuse), else None."""
         headers = request.headers
         origin = headers.get("origin")
         if origin is not None and origin not in self.origins:
             host = headers.get("host")
             if host is None or origin != "http://" + host or not self._own_host(host):
-                return 403, INVALID_REQUEST, "Forbidden: Origin %s is not allowed" % origin[:80]
+                return 1, origin[:80]  # origin
         if not _same_secret(headers.get("authorization") or "", self.bearer):
-            return 401, INVALID_REQUEST, "Unauthorized: Authorization: Bearer <token> required"
+            return 2, None  # token
         return None
 
-    async def _error(self, response, status, code, message, request_id="null", headers=()):
-        await response.send(status, _JSON + headers, error_frame(request_id, code, message))
+    async def _refuse(self, response, refusal, args=None, request_id="null"):
+        """Answer the refusal numbered `refusal` (mcplink.httperrors: loaded at the first)."""
+        from .httperrors import refuse
+
+        await refuse(response, refusal, args, request_id)
 
     # -- requests
 
     async def handle(self, request, response):
         """unet.httpd's handler."""
         if request.path != self.path:
-            await response.send(404, (("Content-Type", "text/plain"),), "Not Found: the MCP endpoint is " + self.path)
+            await self._refuse(response, 0, self.path)  # path
             return
         refusal = self._refusal(request)
         if refusal is not None:
-            status, code, message = refusal
-            extra = (("WWW-Authenticate", 'Bearer realm="umcp"'),) if status == 401 else ()
-            await self._error(response, status, code, message, headers=extra)
+            await self._refuse(response, refusal[0], refusal[1])
         elif request.method == "POST":
             await self._post(request, response)
         elif request.method == "GET":
-            await self._get(request, response)
+            from .httpsession import stream
+
+            await stream(self, request, response)
         elif request.method == "DELETE":
-            await self._delete(request, response)
+            from .httpsession import end
+
+            await end(self, request, response)
         else:
-            await response.send(405, (("Allow", "GET, POST, DELETE"),))
+            await self._refuse(response, 3)  # method
 
     async def _post(self, request, response):
         headers = request.headers
         accept = headers.get("accept") or "*/*"
         if "application/json" not in accept and "*/*" not in accept:
-            await self._error(response, 406, INVALID_REQUEST,
-                              "Not Acceptable: Accept must list application/json and text/event-stream")
+            await self._refuse(response, 4)  # accept
             return
         streams = "text/event-stream" in accept or "*/*" in accept
         kind = headers.get("content-type") or ""
         if not kind.startswith("application/json") and kind.split(";")[0].strip().lower() != "application/json":
-            await self._error(response, 415, INVALID_REQUEST, "Unsupported Media Type: send application/json")
+            await self._refuse(response, 5)  # media
             return
         body, request.body = request.body, None
         try:
             message = loads(body or b"")
         except ValueError as e:
-            await self._error(response, 400, PARSE_ERROR, "Parse error: %s" % e)
+            await self._refuse(response, 6, str(e))  # parse
             return
         except MemoryError:  # the heap could not hold it parsed: this request only
             body = None
-            await self._error(response, 503, INTERNAL_ERROR, "Out of memory: the request was not read")
+            # Answered here, not by mcplink.httperrors: no heap to load it with now.
+            await response.send(503, _JSON, error_frame("null", INTERNAL_ERROR,
+                                                        "Out of memory: the request was not read"))
             return
         body = None  # the text's memory goes before the call runs
         if not isinstance(message, dict):
-            await self._error(response, 400, INVALID_REQUEST, "the body must be one JSON-RPC message")
+            await self._refuse(response, 8)  # notone
             return
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         if headers.get("mcp-protocol-version") == MODERN_VERSION or (
                 isinstance(meta, dict) and _META_VERSION in meta):
-            await self._modern(request, response, message, params, meta, streams)
-        else:
-            await self._legacy(request, response, message, streams)
+            from .httpmodern import handle
 
-    async def _modern(self, request, response, message, params, meta, streams):
-        headers = request.headers
-        version = headers.get("mcp-protocol-version")
-        request_id = message.get("id")
-        id_json = dumps(request_id) if valid_id(request_id) else "null"
-        if "method" not in message:
-            await self._error(response, 400, INVALID_REQUEST, "a client sends no responses in %s" % MODERN_VERSION,
-                              id_json)
-            return
-        if "id" not in message:  # a notification: nothing in this revision acts on one
-            if version != MODERN_VERSION:
-                await self._unsupported(response, version, "null")
-            else:
-                await response.send(202)
-            return
-        problem = None
-        code = HEADER_MISMATCH
-        method = message["method"]
-        if not isinstance(meta, dict) or _META_VERSION not in meta or _META_CAPABILITIES not in meta:
-            problem, code = ("Invalid params: _meta must carry %s and %s" % (_META_VERSION, _META_CAPABILITIES),
-                             INVALID_PARAMS)
-        elif version is None:
-            problem = "Header mismatch: MCP-Protocol-Version header missing"
-        elif version != meta[_META_VERSION]:
-            problem = "Header mismatch: MCP-Protocol-Version %s, _meta says %s" % (version[:40], meta[_META_VERSION])
-        elif headers.get("mcp-method") != method:
-            problem = "Header mismatch: Mcp-Method header %s does not match the method" % (
-                "missing" if headers.get("mcp-method") is None else "value")
+            await handle(self, request, response, message, params, meta, streams)
         else:
-            for named, key in _NAMED:
-                if method == named and isinstance(params, dict) and key in params:
-                    if _header_value(headers.get("mcp-name")) != params[key]:
-                        problem = "Header mismatch: Mcp-Name header %s does not match params.%s" % (
-                            "missing" if headers.get("mcp-name") is None else "value", key)
-        if problem is not None:
-            await self._error(response, 400, code, problem, id_json)
-            return
-        if version != MODERN_VERSION:
-            await self._unsupported(response, version, id_json)
-            return
-        exchange = _Exchange(self, response, streams, True)
-        await self._answer(exchange, message, True)
+            from .httpsession import handle
+
+            await handle(self, request, response, message, streams)
 
     async def _unsupported(self, response, version, id_json):
         from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)
 
         await response.send(400, _JSON, unsupported_version_frame(id_json, version))
 
-    async def _legacy(self, request, response, message, streams):
-        headers = request.headers
-        version = headers.get("mcp-protocol-version")
-        if version is not None and version not in SUPPORTED_VERSIONS:
-            await self._unsupported(response, version, "null")
-            return
-        method = message.get("method")
-        if method == "initialize" and "id" in message:
-            # 128 random bits, hex (visible ASCII, as the revision asks)
-            session = _HttpSession(self, str(binascii.hexlify(os.urandom(16)), "ascii"))
-            self._keep(session)  # before the answer: the client's next request may come at once
-            exchange = _Exchange(self, response, streams, False, (("Mcp-Session-Id", session.id),))
-            await self._answer(exchange, message, False, session)
-            if session.state.protocol is None and session in self.sessions:  # refused: no session
-                self.sessions.remove(session)
-                session.close()
-            return
-        session = self._find(request, response)
-        if session is None:
-            await self._error(response, 400, INVALID_REQUEST,
-                              "Bad Request: Mcp-Session-Id header required (initialize first)")
-            return
-        if session is False:
-            await self._error(response, 404, INVALID_REQUEST, "Session not found: initialize again")
-            return
-        if method is None or "id" not in message:  # a notification, or a response to us
-            if method == "notifications/cancelled":
-                params = message.get("params")
-                wanted = params.get("requestId") if isinstance(params, dict) else None
-                for exchange in session.exchanges:
-                    if exchange.request_id == wanted and type(exchange.request_id) is type(wanted):
-                        await exchange.session.handle(message)
-                        exchange.finish()  # no answer will come: its POST ends (below)
-            await response.send(202)
-            return
-        exchange = _Exchange(self, response, streams, False)
-        await self._answer(exchange, message, False, session)
-
-    async def _answer(self, exchange, message, modern, session=None):
+    async def _answer(self, exchange, message, session=None):
         """Serve one request on its exchange; wait for the answer (a tool call's comes
         later), or for the client to hang up."""
         state = None if session is None else session.state
@@ -422,68 +293,12 @@ class McpHttp:
             if session is not None and exchange in session.exchanges:
                 session.exchanges.remove(exchange)
 
-    def _find(self, request, response):
-        """The session the request names: an _HttpSession, None (no header) or False
-        (unknown or ended)."""
-        wanted = request.headers.get("mcp-session-id")
-        if wanted is None:
-            return None
-        for session in self.sessions:
-            if session.id == wanted:
-                self.sessions.remove(session)
-                self.sessions.append(session)  # most recently used last
-                return session
-        return False
-
-    def _keep(self, session):
-        self.sessions.append(session)
-        while len(self.sessions) > self.max_sessions:
-            oldest = self.sessions.pop(0)
-            _log.info("session %s ended: %d sessions at most", oldest.id[:8], self.max_sessions)
-            oldest.close()
-
-    async def _get(self, request, response):
-        """A legacy session's stream of what no request asked for."""
-        session = self._find(request, response)
-        if session is None:
-            await response.send(405, (("Allow", "POST, DELETE"),))  # no stream without a session
-            return
-        if session is False:
-            await self._error(response, 404, INVALID_REQUEST, "Session not found: initialize again")
-            return
-        if "text/event-stream" not in (request.headers.get("accept") or ""):
-            await self._error(response, 406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream")
-            return
-        if session.stream is not None and not session.stream.gone:
-            await self._error(response, 409, INVALID_REQUEST, "Conflict: this session's stream is open already")
-            return
-        await response.start(200, _SSE)
-        response.keepalive = _KEEPALIVE
-        session.stream = response
-        try:
-            await response.until_gone()
-        finally:
-            if session.stream is response:
-                session.stream = None
-
-    async def _delete(self, request, response):
-        session = self._find(request, response)
-        if session is None:
-            await self._error(response, 400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header required")
-            return
-        if session is False:
-            await self._error(response, 404, INVALID_REQUEST, "Session not found")
-            return
-        self.sessions.remove(session)
-        session.close()
-        await response.send(204)
-
 
 async def _watch(exchange):
     """Until the client of a request still waiting for its answer hangs up."""
     try:
         await exchange.response.until_gone()
-        if exchange.modern:
+        if exchange.modern is not None:
             exchange.session.close()  # 2026-07-28: closing the stream cancels the request
         exchange.finish()
     finally:

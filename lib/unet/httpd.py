@@ -19,12 +19,13 @@
 # line that is not one (400), an HTTP version other than 1.0/1.1 (505); more than
 # max_requests requests at once (503, Retry-After); a head or body not complete within
 # request_timeout, or a connection idle for idle_timeout (closed). A connection beyond
-# max_connections closes the longest idle one, or is answered 503. Every connection's
+# max_connections closes the longest idle one, or is answered 503. (Those answers are
+# unet.httpdrefusal's, loaded at the first: no heap for them while clients behave.) Every connection's
 # memory is its stream, a read buffer (BUF_START bytes, grown to MAX_LINE for a long
 # line) and, while a request is served, the headers kept and its body.
 import asyncio
 
-from umcp.compat import const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
+from umcp.compat import const, forget_modules, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 from . import conn as _conn
 
@@ -72,14 +73,15 @@ def body_length(pieces):
 
 
 class _Refusal(Exception):
-    """A request answered by the server itself: args (status, a short reason)."""
+    """A request answered by the server itself: args (its number in unet.httpdrefusal's
+    table, and the figure its reason names, if it names one)."""
 
 
 class Request:
     """One request: `method` ("POST"), `path` ("/mcp"), `query` ("a=1" or ""), `headers`
     (lowercase name -> value, only the names the server was told to keep; a repeated
-    header's values joined by ", "), `body` (a bytearray, or None without one; the
-    handler may set it to None to free it early), `keep_alive`."""
+    header's values joined by ", "), `body` (a bytearray, or None without one), `keep_alive`.
+    The handler may set `headers` and `body` to None to free them early (a long stream)."""
 
     def __init__(self, method, path, query, keep_alive):
         self.method = method
@@ -238,7 +240,7 @@ class _Connection:
     async def _fill(self):
         """More bytes into the buffer; EOFError when the client closed."""
         if not self._room():
-            raise _Refusal(431, "line over %d bytes" % MAX_LINE)
+            raise _Refusal(0, MAX_LINE)  # 431: line too long
         count = await _read_into(self.reader, self.buf, self.end, self.view)
         if not count:
             raise EOFError
@@ -268,7 +270,7 @@ class _Connection:
         try:
             return str(self.view[first:stop], "utf-8")
         except ValueError:  # CPython: not UTF-8
-            raise _Refusal(400, "a request head must be UTF-8")
+            raise _Refusal(1)  # 400: not UTF-8
 
     async def body(self, length):
         """The next `length` bytes, as a bytearray of their own."""
@@ -298,19 +300,6 @@ class _Connection:
                 return
             self.end += count
 
-    async def discard(self, limit, timeout_s=0.25):
-        """Read and drop what the client still sends (a refused body), so that closing
-        does not reset the connection before it read the answer."""
-        try:
-            while limit > 0:
-                self.start = self.end = 0
-                count = await asyncio.wait_for(_read_into(self.reader, self.buf, 0), timeout_s)
-                if not count:
-                    return
-                limit -= count
-        except Exception:  # timeout, reset: done either way
-            pass
-
     async def request(self, keep):
         """The next request (its body not read yet); None when the client closed between
         requests."""
@@ -330,11 +319,11 @@ class _Connection:
         space = buf.find(b" ", first, stop)
         second = buf.find(b" ", space + 1, stop)
         if space <= first or second <= space + 1 or buf.find(b" ", second + 1, stop) >= 0:
-            raise _Refusal(400, "malformed request line")
+            raise _Refusal(2)  # 400: malformed request line
         if stop - second != 9 or not buf.startswith(b"HTTP/1.", second + 1) or buf[stop - 1] not in b"01":
-            raise _Refusal(505 if buf.startswith(b"HTTP/", second + 1) else 400, "unsupported HTTP version")
+            raise _Refusal(3 if buf.startswith(b"HTTP/", second + 1) else 4)  # 505, 400: unsupported version
         if buf[space + 1] != 47:  # "/"
-            raise _Refusal(400, "the request target must be a path")
+            raise _Refusal(5)  # 400: not a path
         question = buf.find(b"?", space + 1, second)
         request = Request(self.text(first, space), self.text(space + 1, second if question < 0 else question),
                           "" if question < 0 else self.text(question + 1, second), buf[stop - 1] == 49)
@@ -350,10 +339,10 @@ class _Connection:
             if first == stop:
                 break
             if count == MAX_HEADERS:
-                raise _Refusal(431, "over %d header lines" % MAX_HEADERS)
+                raise _Refusal(6, MAX_HEADERS)  # 431: too many header lines
             colon = buf.find(b":", first, stop)
             if colon <= first:
-                raise _Refusal(400, "malformed header line")
+                raise _Refusal(7)  # 400: malformed header line
             size = colon - first
             if size not in server._lengths:  # a header nobody reads: nothing looked at
                 continue
@@ -362,9 +351,10 @@ class _Connection:
                 if 65 <= code <= 90:  # names are case-insensitive: lowercase in place
                     buf[i] = code + 32
             name = None
-            for wanted, text in names:  # the name's own string, not a copy of the line's
+            for i in range(len(names)):  # the name's own string, not a copy of the line's
+                wanted = names[i]
                 if len(wanted) == size and buf.startswith(wanted, first):
-                    name = text
+                    name = server._texts[i]
                     break
             if name is None:
                 continue
@@ -376,7 +366,7 @@ class _Connection:
             value = self.text(begin, finish)
             if name == "content-length":
                 if not value.isdigit() or (length is not None and int(value) != length):
-                    raise _Refusal(400, "bad Content-Length")
+                    raise _Refusal(8)  # 400: bad Content-Length
                 length = int(value)
             elif name == "transfer-encoding":
                 chunked = True
@@ -392,11 +382,11 @@ class _Connection:
                 known = request.headers.get(name)
                 request.headers[name] = value if known is None else known + ", " + value
         if chunked:
-            raise _Refusal(411, "chunked request bodies are not taken: send Content-Length")
+            raise _Refusal(9)  # 411: chunked
         if length:
             if length > server.max_body:
                 request.length = length
-                raise _Refusal(413, "body over %d bytes" % server.max_body)
+                raise _Refusal(10, server.max_body)  # 413: body too large
             request.length = length
         return request
 
@@ -412,6 +402,10 @@ Request.expect = ""
 
 # Read whatever their handler kept: the server needs these to frame requests.
 _FRAMING = ("content-length", "transfer-encoding", "connection", "expect")
+try:  # MicroPython: a bytearray's startswith() takes a str (CPython: TypeError)
+    _STR_PREFIX = bytearray(b"a").startswith("a")
+except TypeError:
+    _STR_PREFIX = False
 
 
 async def _read_into(reader, buf, at, view=None):
@@ -447,11 +441,15 @@ class HttpServer:
         self.max_connections = max_connections
         self.request_timeout = request_timeout
         self.idle_timeout = idle_timeout
-        # The names read, as bytes beside their strings; their lengths: a header of another
-        # length is skipped unseen.
-        self._names = tuple((name.encode(), name) for name in self.keep + _FRAMING)
+        # The names read (`_texts`) and what a header line is compared with (`_names`): on
+        # MicroPython the strs themselves (its bytearray.startswith takes a str: no copies
+        # to keep), elsewhere their bytes. Their lengths: a header of another length is
+        # skipped unseen.
+        texts = self.keep + _FRAMING
+        self._texts = texts
+        self._names = texts if _STR_PREFIX else tuple(name.encode() for name in texts)
         lengths = {}
-        for name in self.keep + _FRAMING:
+        for name in texts:
             lengths[len(name)] = True
         self._lengths = lengths
         self.connections = []
@@ -498,6 +496,7 @@ class HttpServer:
                 pass
         if self._stopped is not None:
             self._stopped.set()
+        forget_modules("unet.httpdrefusal")  # loaded at a refusal: the next one loads it again
 
     async def _sweep(self):
         """Once a second: close what outlived its deadline, keep quiet streams alive. Ends
@@ -568,7 +567,7 @@ class HttpServer:
                 if request is None:
                     return
                 if full or self.active >= self.max_requests:
-                    raise _Refusal(503, "busy: %d requests at once" % self.max_requests)
+                    raise _Refusal(11, self.max_requests)  # 503: busy
                 if request.length:
                     await connection.read_body(request)
             except _Refusal as refusal:
@@ -606,17 +605,8 @@ class HttpServer:
                 return
 
     async def _refuse(self, connection, refusal):
-        """Answer what the server refused itself, and close (unread input may follow:
-        some of it is read first, so that the client gets to read the answer)."""
-        self.refused += 1
-        self.served += 1
-        response = Response(connection, False)
-        status, reason = refusal.args
-        headers = (("Content-Type", "text/plain"), ("Retry-After", "1")) if status == 503 \
-            else (("Content-Type", "text/plain"),)
-        _log.info("refused a request: %d %s", status, reason)
-        try:
-            await response.send(status, headers, reason)
-        except Exception:
-            return
-        await connection.discard(max(4 * self.max_body, 65536))
+        """Answer what the server refused itself, and close (unet.httpdrefusal: loaded at
+        the first refusal)."""
+        from .httpdrefusal import refuse
+
+        await refuse(self, connection, *refusal.args)

@@ -1,0 +1,84 @@
+# Revision 2026-07-28's requests at the board's HTTP endpoint (mcplink.http): every POST
+# stands alone (the request's _meta names the revision); the headers MCP-Protocol-Version,
+# Mcp-Method and Mcp-Name must match the body (-32020, 400), the _meta envelope must be
+# there (-32602, 400), another revision is -32022 (400), an unknown method 404. No
+# session, no GET stream; a notification is 202.
+#
+# mcplink.http loads this module at the first request in that revision and forgets it with
+# the rest of the endpoint's code: a client of the legacy revisions never loads it.
+import binascii
+
+from umcp.compat import const, dumps
+from umcp.rpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION, valid_id
+from umcp.server import MODERN_VERSION
+
+from .http import _META_VERSION, _Exchange
+
+HEADER_MISMATCH = const(-32020)
+_META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+# Methods whose Mcp-Name header mirrors a parameter.
+_NAMED = (("tools/call", "name"), ("resources/read", "uri"), ("prompts/get", "name"))
+
+
+def status(code):
+    """The HTTP status of an error response (the revision's table)."""
+    if code == METHOD_NOT_FOUND:
+        return 404
+    if code in (PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, HEADER_MISMATCH, -32021,
+                UNSUPPORTED_VERSION):
+        return 400
+    return 200
+
+
+def _header_value(value):
+    """An Mcp-Name as the client meant it: `=?base64?...?=` decoded (None if broken)."""
+    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return str(binascii.a2b_base64(value[9:-2]), "utf-8")
+    except ValueError:
+        return None
+
+
+def _problem(headers, message, params, meta, version):
+    """(refusal, args) when the request's headers or _meta do not fit it (a refusal of
+    mcplink.httperrors), else None."""
+    method = message["method"]
+    if not isinstance(meta, dict) or _META_VERSION not in meta or _META_CAPABILITIES not in meta:
+        return 10, (_META_VERSION, _META_CAPABILITIES)  # meta
+    if version is None:
+        return 11, None  # noversion
+    if version != meta[_META_VERSION]:
+        return 12, (version[:40], meta[_META_VERSION])  # version
+    if headers.get("mcp-method") != method:
+        return 13, "missing" if headers.get("mcp-method") is None else "value"  # mmethod
+    for named, key in _NAMED:
+        if method == named and isinstance(params, dict) and key in params:
+            if _header_value(headers.get("mcp-name")) != params[key]:
+                return 14, ("missing" if headers.get("mcp-name") is None else "value", key)  # mname
+    return None
+
+
+async def handle(endpoint, request, response, message, params, meta, streams):
+    """Serve one POST of this revision on McpHttp `endpoint`."""
+    headers = request.headers
+    version = headers.get("mcp-protocol-version")
+    request_id = message.get("id")
+    id_json = dumps(request_id) if valid_id(request_id) else "null"
+    if "method" not in message:
+        await endpoint._refuse(response, 9, MODERN_VERSION, id_json)  # response
+        return
+    if "id" not in message:  # a notification: nothing in this revision acts on one
+        if version != MODERN_VERSION:
+            await endpoint._unsupported(response, version, "null")
+        else:
+            await response.send(202)
+        return
+    problem = _problem(headers, message, params, meta, version)
+    if problem is not None:
+        await endpoint._refuse(response, problem[0], problem[1], id_json)
+        return
+    if version != MODERN_VERSION:
+        await endpoint._unsupported(response, version, id_json)
+        return
+    await endpoint._answer(_Exchange(endpoint, response, streams, status), message)
