@@ -173,7 +173,8 @@ async def test_refuses_a_wrong_or_missing_token_with_a_reason():
 @contextlib.asynccontextmanager
 async def scripted_device(backend, answer, device_id="11:22:33:44:55:66"):
     """A device that says hello, then answers each request with answer(request) (None:
-    stay silent). Yields the list of payloads it received."""
+    stay silent, or answer later with received.reply(id, result)). Yields the list of
+    payloads it received."""
     received = Recording()
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
     headers = {"Authorization": "Bearer " + TOKEN, "Device-Id": device_id}
@@ -181,14 +182,19 @@ async def scripted_device(backend, answer, device_id="11:22:33:44:55:66"):
         await ws.send(json.dumps({"type": "hello", "version": 1, "features": {"mcp": True}}))
         session = json.loads(await ws.recv())["session_id"]
 
+        async def reply(request_id, result):
+            reply = {"jsonrpc": "2.0", "id": request_id, "result": result}
+            await ws.send(json.dumps({"session_id": session, "type": "mcp", "payload": reply}))
+
+        received.reply = reply
+
         async def serve():
             async for text in ws:
                 payload = json.loads(text)["payload"]
                 received.append(payload)
-                reply = answer(payload) if "id" in payload else None
-                if reply is not None:
-                    reply = {"jsonrpc": "2.0", "id": payload["id"], "result": reply}
-                    await ws.send(json.dumps({"session_id": session, "type": "mcp", "payload": reply}))
+                result = answer(payload) if "id" in payload else None
+                if result is not None:
+                    await reply(payload["id"], result)
 
         task = asyncio.create_task(serve())
         try:
@@ -232,6 +238,40 @@ async def test_a_call_that_gets_no_answer_times_out_and_is_cancelled():
             await asyncio.wait_for(received.wait_for(lambda p: p.get("method") == "notifications/cancelled"), 5)
             cancel = next(p for p in received if p.get("method") == "notifications/cancelled")
             assert cancel["params"] == {"requestId": call["id"]}
+
+
+async def test_calls_beyond_what_a_device_queues_wait_in_the_backend_not_at_the_device():
+    # A device answers "busy" once one client has more calls waiting than it queues
+    # (umcp: MAX_QUEUED_CALLS), and the backend or the bridge is one client whatever the
+    # number of MCP clients behind it: the rest wait here, and every call is answered.
+    from tools.hub.xiaozhi import CALLS_IN_FLIGHT
+
+    outstanding = set()
+    most = []
+
+    def answer(request):
+        if request["method"] == "initialize":
+            return initialize_result()
+        if request["method"] == "tools/list":
+            return {"tools": [{"name": "slow", "inputSchema": {"type": "object"}}]}
+        outstanding.add(request["id"])
+        most.append(len(outstanding))
+        return None  # answered below, a little later
+
+    async with running_backend() as (backend, out):
+        async with scripted_device(backend, answer) as received:
+            device = await backend.wait_ready(10)
+            calls = [asyncio.create_task(backend.invoke(device, "slow", {"n": n})) for n in range(20)]
+            answered = 0
+            while answered < 20:
+                await asyncio.sleep(0.02)
+                for request_id in sorted(outstanding):
+                    outstanding.discard(request_id)
+                    await received.reply(request_id, {"content": [{"type": "text", "text": "done"}]})
+                    answered += 1
+            results = await asyncio.wait_for(asyncio.gather(*calls), 10)
+    assert [r["content"][0]["text"] for r in results] == ["done"] * 20
+    assert max(most) == CALLS_IN_FLIGHT == 8  # as many as the device queues, never more
 
 
 # ---- the vision endpoint -----------------------------------------------------------

@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import tools.devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
 import umcp  # noqa: E402
+from umcp.server import MAX_QUEUED_CALLS  # noqa: E402
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
@@ -27,6 +28,9 @@ REQUEST_TIMEOUT = 30.0  # what xiaozhi-esp32-server allows a tool call
 HELLO_TIMEOUT = 10.0
 MAX_MESSAGE = 4 * 1024 * 1024  # a photo as an image content block fits
 MAX_PAGES = 1000  # a device that never stops paging is broken, not large
+# tools/call requests at a device at once (call_tool): what umcp's device queues for one
+# client before it answers "busy"; the rest wait in this process, which has room.
+CALLS_IN_FLIGHT = MAX_QUEUED_CALLS
 CLIENT_INFO = {"name": "umcp-host", "version": umcp.__version__}
 AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
 
@@ -97,6 +101,7 @@ class Device:
         self._owner = owner
         self._ids = itertools.count(1)  # the real backend sends integer ids only
         self._pending = {}
+        self._calls = asyncio.Semaphore(CALLS_IN_FLIGHT)
 
     @property
     def supports_mcp(self):
@@ -210,10 +215,14 @@ class Device:
         return tools
 
     async def call_tool(self, name, arguments=None, meta=None, timeout=None):
+        """tools/call; at most CALLS_IN_FLIGHT of them at the device at once, the rest wait
+        here: a device answers further calls from one client (and the backend or the bridge
+        is one, whatever the number of MCP clients behind it) with a busy error."""
         params = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta
-        return await self.request("tools/call", params, timeout)
+        async with self._calls:
+            return await self.request("tools/call", params, timeout)
 
     def _on_payload(self, payload):
         if not isinstance(payload, dict):
