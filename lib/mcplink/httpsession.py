@@ -50,19 +50,20 @@ class HttpSession:
             self.stream._conn.task.cancel()
 
 
-def _find(endpoint, request):
-    """The session the request names: an HttpSession, None (no header) or False (unknown
-    or ended)."""
+async def _session(endpoint, request, response, missing, unknown):
+    """The session the request names (the most recently used from now on), or None once the
+    request is refused: with the refusal numbered `missing` when it names none, `unknown`
+    when the one it names is unknown or ended."""
     wanted = request.headers.get("mcp-session-id")
-    if wanted is None:
-        return None
-    sessions = endpoint.sessions
-    for session in sessions:
-        if session.id == wanted:
-            sessions.remove(session)
-            sessions.append(session)  # most recently used last
-            return session
-    return False
+    if wanted is not None:
+        sessions = endpoint.sessions
+        for session in sessions:
+            if session.id == wanted:
+                sessions.remove(session)
+                sessions.append(session)  # most recently used last
+                return session
+    await endpoint._refuse(response, missing if wanted is None else unknown)
+    return None
 
 
 def _keep(endpoint, session):
@@ -91,12 +92,8 @@ async def handle(endpoint, request, response, message, streams):
             endpoint.sessions.remove(session)
             session.close()
         return
-    session = _find(endpoint, request)
+    session = await _session(endpoint, request, response, 15, 17)  # initfirst, unknown
     if session is None:
-        await endpoint._refuse(response, 15)  # initfirst
-        return
-    if session is False:
-        await endpoint._refuse(response, 17)  # unknown
         return
     if method is None or "id" not in message:  # a notification, or a response to us
         if method == "notifications/cancelled":
@@ -113,12 +110,8 @@ async def handle(endpoint, request, response, message, streams):
 
 async def stream(endpoint, request, response):
     """GET: a legacy session's stream of what no request asked for."""
-    session = _find(endpoint, request)
+    session = await _session(endpoint, request, response, 19, 17)  # nostream, unknown
     if session is None:
-        await endpoint._refuse(response, 19)  # nostream: no stream without a session (405)
-        return
-    if session is False:
-        await endpoint._refuse(response, 17)  # unknown
         return
     if "text/event-stream" not in (request.headers.get("accept") or ""):
         await endpoint._refuse(response, 20)  # sseaccept
@@ -139,12 +132,8 @@ async def stream(endpoint, request, response):
 
 async def end(endpoint, request, response):
     """DELETE: the session ends."""
-    session = _find(endpoint, request)
+    session = await _session(endpoint, request, response, 16, 18)  # noid, deleted
     if session is None:
-        await endpoint._refuse(response, 16)  # noid
-        return
-    if session is False:
-        await endpoint._refuse(response, 18)  # deleted
         return
     endpoint.sessions.remove(session)
     session.close()
