@@ -6,7 +6,7 @@ pages a session, and the heap serves the session better without it meanwhile."""
 from .compat import const, dumps
 from .rpc import CACHE_HINTS, FRAME_OPEN, INTERNAL_ERROR, error_frame, find
 from .schema import InvalidParams
-from .tool import ListedTool
+from .tool import ListedTool, structured
 
 _PAGE_END = const("]}}")
 _PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"
@@ -16,8 +16,6 @@ _PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"
 _MORE_HEAD = const('],"nextCursor":"')
 _MORE_END = const('"}}')
 _MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
-# From 2025-06-18 on, tools have output schemas and results structuredContent.
-_STRUCTURED_FROM = const("2025-06-18")
 
 
 def page(session, id_json, params, items, key, opening, modern, offered, tools, page_limit):
@@ -43,11 +41,11 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
               - len(id_json.encode()))
     pieces = [FRAME_OPEN, id_json, opening]
     used = 0  # bytes of the entries and their commas
-    structured = tools and (modern or (session.protocol or "") >= _STRUCTURED_FROM)
+    with_schemas = tools and structured(session, modern)
     index = _next_listed(items, start, with_user_tools, offered)
     while index >= 0:
         after = _next_listed(items, index + 1, with_user_tools, offered)
-        entry_size = items[index].entry_bytes(structured) if tools else items[index].json_bytes
+        entry_size = items[index].entry_bytes(with_schemas) if tools else items[index].json_bytes
         size = used + (1 if used else 0) + entry_size
         if after < 0:
             tail = len(page_end)
@@ -58,8 +56,8 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
         if used:
             pieces.append(",")
         entry = items[index]
-        if tools and (session.portable or not structured and entry.output_schema is not None):
-            entry = ListedTool(entry, session.portable, structured)  # this client's form of it
+        if tools and (session.portable or not with_schemas and entry.output_schema is not None):
+            entry = ListedTool(entry, session.portable, with_schemas)  # this client's form of it
         pieces.append(entry)  # serialized as the transport writes it
         used = size
         index = after

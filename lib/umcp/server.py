@@ -27,7 +27,7 @@ from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
                   INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, describe,
                   error_frame, find, result_frame, valid_id)
 from .schema import InvalidParams
-from .tool import McpTool, error_result_pieces, result_pieces
+from .tool import McpTool, error_result_pieces, result_pieces, structured
 
 # The versions an initialize handshake negotiates (the legacy era).
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -41,8 +41,6 @@ _DEFAULT_VERSION = const("2024-11-05")
 # From 2025-11-25 on, argument validation errors are tool results, not protocol errors
 # (versions are ISO dates, so they compare as strings).
 _ARGS_AS_RESULTS_FROM = const("2025-11-25")
-# From 2025-06-18 on, tools have output schemas and results structuredContent.
-_STRUCTURED_FROM = const("2025-06-18")
 
 # At most this many tool calls of one client wait behind the running one; more are refused
 # at once (a flood must not fill the heap, nor hold up the other clients' calls for long).
@@ -713,7 +711,7 @@ class McpServer:
                     if iscoroutine(value):
                         value = await value
                     pieces = result_pieces(value, call.modern, call.tool.output_schema is not None
-                                           and _structured(call.session, call.modern))
+                                           and structured(call.session, call.modern))
                     ok = True
                 except MemoryError:
                     pass
@@ -774,12 +772,6 @@ class McpServer:
                 del self._queue[index]
                 return
 
-
-
-
-def _structured(session, modern):
-    """Whether the client's revision has output schemas and structuredContent."""
-    return modern or (session.protocol or "") >= _STRUCTURED_FROM
 
 
 def _params(message):

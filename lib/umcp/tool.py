@@ -9,6 +9,9 @@ from .schema import NO_PROPERTIES, PropertyList
 # An entry's outputSchema sits between its inputSchema and its annotations.
 _OUTPUT_KEY = const(',"outputSchema":')
 
+# From 2025-06-18 on, tools have output schemas and results structuredContent.
+_STRUCTURED_FROM = const("2025-06-18")
+
 # MCP annotation keys, in the order of McpTool's hint arguments.
 _HINT_KEYS = const(("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"))
 _NO_HINTS = const((None, None, None, None, None))
@@ -178,6 +181,12 @@ class McpTool:
                 if value is not None:
                     annotations[key] = value
         return annotations
+
+
+def structured(session, modern):
+    """Whether a session's revision has output schemas and structuredContent (a tools/list
+    entry's form and a result's; `modern`: the request is of 2026-07-28)."""
+    return modern or (session.protocol or "") >= _STRUCTURED_FROM
 
 
 class ListedTool:
