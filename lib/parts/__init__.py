@@ -13,9 +13,7 @@ tools registered), one at a time. A runtime module is imported only when config.
     register(parts, server); part.state(); await parts.sensor.serve(parts, server)
 """
 
-import sys
-
-from umcp.compat import get_logger
+from umcp.compat import call_then_forget, get_logger
 
 URI = "device://parts/"  # + the part's name: a sensor's resource
 
@@ -31,26 +29,15 @@ def build(entries, chip=None, taken=None, names=(), builtin=()):
     first (check.entries: PartError names the entry) against the chip's pins (the running
     chip's, else `chip`, else esp32), the pins the board itself uses (`taken`: {pin: what})
     and the board's own tool namespaces (`names`)."""
-    entries = _boot("check", "entries", (entries, chip, taken, names, builtin))
-    return _boot("setup", "make", (entries,))
+    # One boot-only module at a time, each off the heap again after its call: the boot's
+    # peak stays low and none of their code stays resident.
+    entries = call_then_forget("parts.check", "entries", entries, chip, taken, names, builtin)
+    return call_then_forget("parts.setup", "make", entries)
 
 
 def register(parts, server):
     """Add the parts' tools to the server (parts.toolset, loaded for this only)."""
-    _boot("toolset", "register", (parts, server))
-
-
-def _boot(name, function, args):
-    """parts.<name>.<function>(*args), the module loaded for the call and taken off the heap
-    after it: one boot-only module at a time, so the boot's peak stays low and none of
-    their code stays resident."""
-    module = __import__("parts." + name, None, None, (function,))
-    try:
-        return getattr(module, function)(*args)
-    finally:
-        sys.modules.pop("parts." + name, None)
-        if hasattr(sys.modules["parts"], name):
-            delattr(sys.modules["parts"], name)
+    call_then_forget("parts.toolset", "register", parts, server)
 
 
 class Part:

@@ -58,6 +58,29 @@ def forget_modules(*names):
                 delattr(parent, leaf)
 
 
+def call_then_forget(module, function, *args, **kwargs):
+    """`module`.`function`(*args, **kwargs), the module imported for the call and forgotten
+    once it returns (forget_modules): code a rare task needs is on the heap only while
+    it runs."""
+    call = getattr(__import__(module, None, None, (function,)), function)
+    try:
+        return call(*args, **kwargs)
+    finally:
+        call = None
+        forget_modules(module)
+
+
+async def await_then_forget(module, function, *args, **kwargs):
+    """call_then_forget for an async function: the module is forgotten once its coroutine
+    ends, so that a task starting the same work meanwhile shares the loaded module."""
+    call = getattr(__import__(module, None, None, (function,)), function)
+    try:
+        return await call(*args, **kwargs)
+    finally:
+        call = None
+        forget_modules(module)
+
+
 def join_pieces(pieces):
     """The text of a message a sender got as pieces (see piece_utf8), for a transport or
     test that needs it whole: streaming transports write the pieces."""

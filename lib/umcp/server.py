@@ -20,7 +20,7 @@ import asyncio
 import gc
 
 from . import __version__
-from .compat import const, dumps, forget_modules, get_logger, iscoroutine
+from .compat import await_then_forget, call_then_forget, const, dumps, get_logger, iscoroutine
 from .jsonin import loads, read_id
 from .names import same
 from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
@@ -590,16 +590,9 @@ class McpServer:
             elif method == "ping":
                 reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "initialize":
-                # Once a session: its code leaves the heap again after. (From the module,
-                # not `from . import`: umcp's __getattr__ would look for it as a name.)
-                from .handshake import initialize_frame
-
-                try:
-                    reply = await initialize_frame(self, session, id_json, params,
-                                                   SUPPORTED_VERSIONS, _DEFAULT_VERSION)
-                finally:
-                    initialize_frame = None
-                    forget_modules("umcp.handshake")
+                # Once a session: its code leaves the heap again after.
+                reply = await await_then_forget("umcp.handshake", "initialize_frame", self, session,
+                                               id_json, params, SUPPORTED_VERSIONS, _DEFAULT_VERSION)
             elif method == "logging/setLevel":
                 level = params.get("level")
                 if level not in LOG_LEVELS:
@@ -626,14 +619,8 @@ class McpServer:
         that identifies an entry, `opening` the result's opening, `offered` the session's
         choice of tools or None). Its code is loaded for the page and dropped after: a
         client lists a few pages a session."""
-        from .paging import page
-
-        try:
-            return page(session, id_json, params, items, key, opening, modern, offered,
-                        items is self._tools, self.page_limit)
-        finally:
-            page = None
-            forget_modules("umcp.paging")
+        return call_then_forget("umcp.paging", "page", session, id_json, params, items, key,
+                                opening, modern, offered, items is self._tools, self.page_limit)
 
     def _index(self, name):
         """The tool called `name`, or whose portable form it is (add_tool keeps those

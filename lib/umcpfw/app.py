@@ -5,7 +5,7 @@ import asyncio
 import sys
 
 from umcp import __version__
-from umcp.compat import const, forget_modules, get_logger, remove_log_sink
+from umcp.compat import call_then_forget, const, forget_modules, get_logger, remove_log_sink
 
 VERSION = __version__  # the firmware is umcp's release
 SETTINGS_FILE = "settings.json"
@@ -103,24 +103,15 @@ class Application:
         self.wifi_setup = None  # the access point and its page, while that mode runs
         # Log ring, settings, board, trust, vision, server and tools, the OTA check, the
         # endpoints: built by umcpfw.boot, whose code then leaves the heap.
-        from umcpfw import boot
-
         try:
-            boot.build(self)
+            call_then_forget("umcpfw.boot", "build", self)
         finally:
-            boot = None
             # The tools are made: their checks' code (umcp.toolcheck, propcheck) goes too.
-            forget_modules("umcpfw.boot", "umcp.toolcheck", "umcp.propcheck")
+            forget_modules("umcp.toolcheck", "umcp.propcheck")
 
     def build_link(self):
         """The link for where to connect (umcpfw.boot, loaded for it)."""
-        from umcpfw import boot
-
-        try:
-            return boot.build_link(self)
-        finally:
-            boot = None
-            forget_modules("umcpfw.boot")
+        return call_then_forget("umcpfw.boot", "build_link", self)
 
     def message_limit(self):
         """message_limit() for the link's session starting now, kept as the server's too

@@ -9,7 +9,7 @@ import json
 import boards
 from devsvc.settings import Settings
 from umcp import McpServer
-from umcp.compat import add_log_sink, const
+from umcp.compat import add_log_sink, call_then_forget, const
 from umcpfw.app import MAKER_MODULE, SETTINGS_FILE, VERSION, ConfigError, log, log_exception, message_limit
 from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
@@ -95,11 +95,11 @@ def build(app):
             transport(app)
             app.xiaozhi = True
         except ValueError as e:
-            # A config without a server is refused at once, unless it names MCP endpoints,
-            # or the board has a radio and no Wi-Fi yet (its setup page asks for the
-            # server too).
+            # A config without a server is refused at once, unless the board has a radio
+            # and no Wi-Fi yet (its setup page asks for the server too).
             fresh = app.board.wlan is not None and not app.wifi_credentials()[0]
-            if not config.get("mcp_endpoint") and config.get("mcp_http") is None and not fresh:
+            if not fresh and call_then_forget("umcpfw.serverconfig", "missing", config, (
+                    app.settings.get("server_url"), app.settings.get("token"))):
                 raise ConfigError("%s, or an mcp_endpoint, or mcp_http" % e)
     endpoint = None
     if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured

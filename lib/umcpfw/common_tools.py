@@ -7,7 +7,7 @@ import sys
 import time
 
 from umcp import ImageContent
-from umcp.compat import const, forget_modules, get_logger
+from umcp.compat import call_then_forget, const, get_logger
 from umcpfw.resources import STATUS_URI
 from unet import conn
 
@@ -71,13 +71,7 @@ class CommonTools:
     def register(self):
         """Register the common tools on the server (umcpfw.common_setup: loaded for that,
         then dropped: it runs once, at boot)."""
-        from umcpfw import common_setup
-
-        try:
-            common_setup.register(self)
-        finally:
-            common_setup = None
-            forget_modules("umcpfw.common_setup")
+        call_then_forget("umcpfw.common_setup", "register", self)
 
     # Visible tools
 

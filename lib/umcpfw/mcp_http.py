@@ -142,7 +142,9 @@ class McpHttpService:
 async def _unavailable(reader, writer):
     """_UNAVAILABLE on a connection, then closed. What the client sent is read first, a few
     small reads until it pauses: a close with bytes unread resets the connection, and the
-    client would see the reset instead of the answer."""
+    client would see the reset instead of the answer. (unet.httpdrefusal drains the same
+    way, but it is the heap this answers the lack of: neither it nor unet.httpd is loaded
+    for this.)"""
     read = 0
     try:
         while read < _DRAIN_BYTES:

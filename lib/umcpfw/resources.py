@@ -3,7 +3,7 @@
 # they are read through the device, never fetched elsewhere.
 import gc
 
-from umcp.compat import const, forget_modules, ticks_diff, ticks_ms
+from umcp.compat import call_then_forget, const, ticks_diff, ticks_ms
 
 STATUS_URI = "device://status"
 SYSTEM_URI = "device://system"
@@ -112,13 +112,7 @@ class DeviceResources:
     def _register(self, server):
         # The descriptions and their registration are wanted once, at the first
         # resources/* request (most sessions never send one): their code leaves again.
-        from umcpfw.resource_entries import register
-
-        try:
-            register(self, server)
-        finally:
-            register = None
-            forget_modules("umcpfw.resource_entries")
+        call_then_forget("umcpfw.resource_entries", "register", self, server)
 
     def read_status(self):
         return self.tools.get_device_status(None)

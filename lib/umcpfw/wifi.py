@@ -5,7 +5,7 @@
 # code would otherwise stay on the heap for the whole session.
 import asyncio
 
-from umcp.compat import const, forget_modules, get_logger
+from umcp.compat import await_then_forget, call_then_forget, const, get_logger
 
 # config.json's wifi_lost_setup_after and wifi_check_interval when it has none (seconds)
 _LOST_SETUP_AFTER_S = const(300)
@@ -15,35 +15,20 @@ _STATION = const("umcpfw.station")
 log = get_logger("wifi")
 
 
-def _station():
-    from umcpfw import station
-
-    return station
-
-
 async def connect(*args, **kwargs):
     """umcpfw.station.connect(): True once the station is up, False when it gave up."""
-    try:
-        return await _station().connect(*args, **kwargs)
-    finally:
-        forget_modules(_STATION)
+    return await await_then_forget(_STATION, "connect", *args, **kwargs)
 
 
 async def bring_up(app, wlan, ssid, password):
     """umcpfw.station.bring_up(): the station up (True), or the Wi-Fi setup entered (False
     once it ends)."""
-    try:
-        return await _station().bring_up(app, wlan, ssid, password)
-    finally:
-        forget_modules(_STATION)
+    return await await_then_forget(_STATION, "bring_up", app, wlan, ssid, password)
 
 
 def set_clock(*args, **kwargs):
     """umcpfw.station.set_clock(): the clock from NTP -> whether it was set."""
-    try:
-        return _station().set_clock(*args, **kwargs)
-    finally:
-        forget_modules(_STATION)
+    return call_then_forget(_STATION, "set_clock", *args, **kwargs)
 
 
 async def keep_connected(wlan, ssid, password, check_s=10, attempt_s=15, pause_s=1,

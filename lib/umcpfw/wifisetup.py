@@ -17,7 +17,7 @@ import json
 import os
 
 from devsvc.settings import write_atomically
-from umcp.compat import get_logger
+from umcp.compat import call_then_forget, get_logger
 from unet.httpd import HttpServer
 
 CONFIG_FILE = "config.json"
@@ -135,26 +135,12 @@ def save(wifi, ota_url, url, token="", path=CONFIG_FILE, provisioned=(None, None
     for key, value in (("ota_url", ota_url), ("url", url), ("token", token)):
         if value:
             config[key] = value
-    problem = server_problem(config, provisioned)
-    if problem:
-        raise ValueError(problem)
+    missing = call_then_forget("umcpfw.serverconfig", "missing", config, provisioned)
+    if missing == "token":
+        raise ValueError("Token: the server's WebSocket URL needs its token")
+    if missing:
+        raise ValueError("Server: give the OTA URL, or the server's WebSocket URL and its token")
     write_atomically(path, config)
-
-
-def server_problem(config, provisioned=(None, None)):
-    """Why a config would leave the board nowhere to connect (umcpfw.boot refuses to start
-    it), in words for the page; None when it has a way: an OTA URL, a WebSocket URL and
-    its token (config.json's or the `provisioned` ones), an MCP endpoint or the
-    board's own HTTP endpoint."""
-    if config.get("ota_url") or config.get("mcp_endpoint") or config.get("mcp_http") is not None:
-        return None
-    url = config.get("url") or provisioned[0]
-    token = config.get("token") or provisioned[1]
-    if url and token:
-        return None
-    if url:
-        return "Token: the server's WebSocket URL needs its token"
-    return "Server: give the OTA URL, or the server's WebSocket URL and its token"
 
 
 class WifiSetup:

@@ -14,7 +14,7 @@ import struct
 import sys
 
 from . import conn
-from umcp.compat import const, forget_modules, piece_size, piece_utf8, ticks_diff, ticks_ms
+from umcp.compat import await_then_forget, const, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 _MICROPYTHON = sys.implementation.name == "micropython"
 
@@ -157,13 +157,8 @@ async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
 
     Raises conn.HttpError when the server refuses the upgrade (e.g. 401). The handshake's
     code (unet.wshandshake) is loaded for it and dropped again."""
-    from . import wshandshake
-
-    try:
-        reader, writer = await wshandshake.open_stream(url, headers, ca, timeout)
-    finally:
-        wshandshake = None
-        forget_modules("unet.wshandshake")
+    reader, writer = await await_then_forget("unet.wshandshake", "open_stream", url, headers, ca,
+                                             timeout)
     return WebSocket(reader, writer, max_message)
 
 

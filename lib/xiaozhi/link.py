@@ -10,7 +10,7 @@
 import asyncio
 import gc
 
-from umcp.compat import const, dumps, forget_modules, get_logger, iscoroutine
+from umcp.compat import await_then_forget, const, dumps, get_logger, iscoroutine
 from umcp.jsonin import loads, member
 from unet.reconnect import Reconnecting
 from unet.conn import parse_url
@@ -185,13 +185,7 @@ class XiaozhiLink(Link):
 
     async def _session(self):
         # Connecting and both hellos (xiaozhi.opening): loaded for it, dropped after.
-        from xiaozhi.opening import open_session
-
-        try:
-            ws = await open_session(self, _parse, _log)
-        finally:
-            open_session = None
-            forget_modules("xiaozhi.opening")
+        ws = await await_then_forget("xiaozhi.opening", "open_session", self, _parse, _log)
         if ws is None:
             return
         # Pings every ping_interval; idle_timeout without any frame: a dead channel.
