@@ -1,5 +1,6 @@
 """The umcp firmware application: `app` (settings, board, MCP server and link on one
-loop), `boot` (what app builds once at the start, and the link: loaded for that only),
+loop), `boot` (what app builds once at the start: loaded for that only), `linkconfig`
+(where the board connects, and the link for it: loaded for each),
 `common_tools` (the self.* tools), `common_setup` (their
 registration, loaded at boot only), `common_texts` and `common_schemas` (their long
 descriptions and output schemas, loaded only while a tools/list entry is written), `upgrading` (self.upgrade_firmware and

@@ -106,12 +106,13 @@ class Application:
         try:
             call_then_forget("umcpfw.boot", "build", self)
         finally:
-            # The tools are made: their checks' code (umcp.toolcheck, propcheck) goes too.
-            forget_modules("umcp.toolcheck", "umcp.propcheck")
+            # The tools are made: their checks' code (umcp.toolcheck, propcheck) goes too,
+            # and what the start used of umcpfw.linkconfig.
+            forget_modules("umcp.toolcheck", "umcp.propcheck", "umcpfw.linkconfig")
 
     def build_link(self):
-        """The link for where to connect (umcpfw.boot, loaded for it)."""
-        return call_then_forget("umcpfw.boot", "build_link", self)
+        """The link for where to connect (umcpfw.linkconfig, loaded for it)."""
+        return call_then_forget("umcpfw.linkconfig", "build_link", self)
 
     def message_limit(self):
         """message_limit() for the link's session starting now, kept as the server's too
@@ -179,7 +180,8 @@ class Application:
             self._wifi_task = asyncio.create_task(wifi.upkeep(self, wlan, ssid, password))
         # Settings, board, tools and network are up: this image boots well.
         try:
-            _mark_valid()
+            # devsvc.upgrade's bytecode not kept for the session: an upgrade loads it again.
+            call_then_forget("devsvc.upgrade", "mark_valid")
         except Exception as e:
             log_exception("marking the firmware valid", e)
         log.info("%s %s as %s, client %s; messages up to %d bytes; %d MCP endpoint(s)",
@@ -220,20 +222,6 @@ class Application:
             return False
         await self.link.run()
         return True
-
-
-def _mark_valid():
-    """upgrade.mark_valid(), without keeping devsvc.upgrade's bytecode on the heap for the whole
-    session: an upgrade imports it again."""
-    import devsvc
-    from devsvc import upgrade
-
-    try:
-        upgrade.mark_valid()
-    finally:
-        sys.modules.pop("devsvc.upgrade", None)
-        if hasattr(devsvc, "upgrade"):
-            delattr(devsvc, "upgrade")
 
 
 async def _serve(service):

@@ -1,26 +1,20 @@
 # The application's start: config.json read (for main.py), the parts built once (log
 # ring, settings, board, trust, vision, the MCP server and its tools, the maker's module,
-# the OTA check, the MCP endpoints, the HTTP endpoint's service) and the link for where
-# to connect. Imported by Application for that and dropped again: none of this code is
-# needed in between (the link is built again only when it must be, with this module
-# loaded for it).
+# the OTA check, the MCP endpoints, the HTTP endpoint's service). Imported by Application
+# for that and dropped again: none of this code is needed afterwards (the link, built at
+# each start of the link's task, is umcpfw.linkconfig's).
 import json
 
 import boards
 from devsvc.settings import Settings
 from umcp import McpServer
-from umcp.compat import add_log_sink, call_then_forget, const
+from umcp.compat import add_log_sink, const
 from umcpfw.app import MAKER_MODULE, SETTINGS_FILE, VERSION, ConfigError, log, log_exception, message_limit
 from umcpfw.common_tools import CommonTools
 from umcpfw.resources import DeviceResources, LogRing
 from umcpfw.vision import VisionClient
 from unet.conn import Trust
 
-# Optional config.json keys handed to the link as they are (timings in seconds): to both
-# transports, then to the WebSocket one only, then to the MQTT one only.
-_LINK_OPTIONS = const(("hello_timeout", "idle_timeout", "backoff_min", "backoff_max", "stable_after"))
-_WEBSOCKET_OPTIONS = const(("protocol_version", "ping_interval"))
-_MQTT_OPTIONS = const(("keepalive",))
 # config.json's Wi-Fi timings (umcpfw.wifi), in seconds: (key, whether null and 0 are allowed).
 _WIFI_TIMINGS = const((("wifi_setup_after", True), ("wifi_lost_setup_after", True),
                        ("wifi_check_interval", False)))
@@ -91,15 +85,17 @@ def build(app):
     # HTTP endpoint with mcp_http. At least one.
     app.xiaozhi = app.ota is not None
     if app.ota is None:
+        from umcpfw import linkconfig  # app.build_link's too: dropped with this module
+
         try:
-            transport(app)
+            linkconfig.transport(app)
             app.xiaozhi = True
         except ValueError as e:
             # A config without a server is refused at once, unless the board has a radio
             # and no Wi-Fi yet (its setup page asks for the server too).
             fresh = app.board.wlan is not None and not app.wifi_credentials()[0]
-            if not fresh and call_then_forget("umcpfw.serverconfig", "missing", config, (
-                    app.settings.get("server_url"), app.settings.get("token"))):
+            if not fresh and linkconfig.missing(config, (app.settings.get("server_url"),
+                                                         app.settings.get("token"))):
                 raise ConfigError("%s, or an mcp_endpoint, or mcp_http" % e)
     endpoint = None
     if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured
@@ -203,52 +199,6 @@ def add_maker_module(server, board, name=MAKER_MODULE):
         return False
     log.info("%s.py added its tools", name)
     return True
-
-
-def transport(app):
-    """{"websocket": {url, token}} or {"mqtt": {...}}: what the OTA server gave last
-    (saved), else config.json's url and token, else a provisioned server_url/token."""
-    config = app.config
-    if app.ota is not None:
-        saved = app.ota.saved_transport()
-        if saved:
-            return saved
-    url = config.get("url") or app.settings.get("server_url")
-    token = config.get("token") or app.settings.get("token")
-    if url and token:
-        return {"websocket": {"url": url, "token": token}}
-    if app.ota is not None:
-        raise ValueError("the OTA server at %s gave no websocket or mqtt settings yet"
-                         % config["ota_url"])
-    raise ValueError("config.json needs ota_url, or the server's url and token")
-
-
-def build_link(app):
-    """The link for transport(); the application only uses run(), stop(), connected."""
-    config = app.config
-    where = transport(app)
-    options = {"ca": app.trust, "max_message": app.max_message or app.message_limit,
-               "on_system": app.on_system, "on_alert": app.on_alert}
-    for key in _LINK_OPTIONS:
-        if key in config:
-            options[key] = config[key]
-    if "mqtt" in where:
-        from xiaozhi.mqtt_link import MqttLink  # imported only when used (heap)
-
-        for key in _MQTT_OPTIONS:
-            if key in config:
-                options[key] = config[key]
-        return MqttLink(app.server, where["mqtt"], app.device_id, app.client_id, **options)
-    from xiaozhi.link import XiaozhiLink
-
-    websocket = where["websocket"]
-    for key in _WEBSOCKET_OPTIONS:
-        if key in config:
-            options[key] = config[key]
-    if isinstance(websocket.get("version"), int) and "protocol_version" not in config:
-        options["protocol_version"] = websocket["version"]
-    return XiaozhiLink(app.server, websocket["url"], websocket.get("token") or "",
-                       app.device_id, app.client_id, **options)
 
 
 class _Added:

@@ -135,7 +135,7 @@ def save(wifi, ota_url, url, token="", path=CONFIG_FILE, provisioned=(None, None
     for key, value in (("ota_url", ota_url), ("url", url), ("token", token)):
         if value:
             config[key] = value
-    missing = call_then_forget("umcpfw.serverconfig", "missing", config, provisioned)
+    missing = call_then_forget("umcpfw.linkconfig", "missing", config, provisioned)
     if missing == "token":
         raise ValueError("Token: the server's WebSocket URL needs its token")
     if missing:

@@ -1,0 +1,71 @@
+# Where the board connects, from config.json, the settings and what an OTA server gave:
+# whether a config reaches any server at all (the one rule of the start and the Wi-Fi
+# setup page), the xiaozhi transport and the link for it. Loaded for each (the start, a
+# link built again after a change, a setup page's save) and dropped again: umcpfw.boot's
+# other work is not needed then, and neither is this in between.
+from umcp.compat import const
+
+# Optional config.json keys handed to the link as they are (timings in seconds): to both
+# transports, then to the WebSocket one only, then to the MQTT one only.
+_LINK_OPTIONS = const(("hello_timeout", "idle_timeout", "backoff_min", "backoff_max", "stable_after"))
+_WEBSOCKET_OPTIONS = const(("protocol_version", "ping_interval"))
+_MQTT_OPTIONS = const(("keepalive",))
+
+
+def missing(config, provisioned):
+    """What `config` lacks to reach any server, with `provisioned` (the server URL and token
+    an OTA server gave earlier: the settings'): None when it has a way (an OTA URL, a
+    WebSocket URL and its token, an MCP endpoint, the board's own HTTP endpoint);
+    "token" for a URL without its token; else "server"."""
+    if config.get("ota_url") or config.get("mcp_endpoint") or config.get("mcp_http") is not None:
+        return None
+    url = config.get("url") or provisioned[0]
+    if url and (config.get("token") or provisioned[1]):
+        return None
+    return "token" if url else "server"
+
+
+def transport(app):
+    """{"websocket": {url, token}} or {"mqtt": {...}}: what the OTA server gave last
+    (saved), else config.json's url and token, else a provisioned server_url/token."""
+    config = app.config
+    if app.ota is not None:
+        saved = app.ota.saved_transport()
+        if saved:
+            return saved
+    url = config.get("url") or app.settings.get("server_url")
+    token = config.get("token") or app.settings.get("token")
+    if url and token:
+        return {"websocket": {"url": url, "token": token}}
+    if app.ota is not None:
+        raise ValueError("the OTA server at %s gave no websocket or mqtt settings yet"
+                         % config["ota_url"])
+    raise ValueError("config.json needs ota_url, or the server's url and token")
+
+
+def build_link(app):
+    """The link for transport(); the application only uses run(), stop(), connected."""
+    config = app.config
+    where = transport(app)
+    options = {"ca": app.trust, "max_message": app.max_message or app.message_limit,
+               "on_system": app.on_system, "on_alert": app.on_alert}
+    for key in _LINK_OPTIONS:
+        if key in config:
+            options[key] = config[key]
+    if "mqtt" in where:
+        from xiaozhi.mqtt_link import MqttLink  # imported only when used (heap)
+
+        for key in _MQTT_OPTIONS:
+            if key in config:
+                options[key] = config[key]
+        return MqttLink(app.server, where["mqtt"], app.device_id, app.client_id, **options)
+    from xiaozhi.link import XiaozhiLink
+
+    websocket = where["websocket"]
+    for key in _WEBSOCKET_OPTIONS:
+        if key in config:
+            options[key] = config[key]
+    if isinstance(websocket.get("version"), int) and "protocol_version" not in config:
+        options["protocol_version"] = websocket["version"]
+    return XiaozhiLink(app.server, websocket["url"], websocket.get("token") or "",
+                       app.device_id, app.client_id, **options)
