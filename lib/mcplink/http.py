@@ -259,8 +259,9 @@ class McpHttp:
         if state is not None:
             # The client's state as of now; what initialize and logging/setLevel change
             # is carried back (subscriptions: the same list).
-            exchange.session.protocol = state.protocol
-            exchange.session.min_log_level = state.min_log_level
+            protocol, level = state.protocol, state.min_log_level
+            exchange.session.protocol = protocol
+            exchange.session.min_log_level = level
             exchange.session.subscriptions = state.subscriptions
             session.exchanges.append(exchange)
         exchange.request_id = message.get("id")
@@ -268,8 +269,12 @@ class McpHttp:
             await exchange.session.handle(message)
             message = None
             if state is not None:
-                state.protocol = exchange.session.protocol
-                state.min_log_level = exchange.session.min_log_level
+                # Only what this request changed: another of the client's requests may
+                # have changed the rest while this one's answer was written.
+                if exchange.session.protocol != protocol:
+                    state.protocol = exchange.session.protocol
+                if exchange.session.min_log_level != level:
+                    state.min_log_level = exchange.session.min_log_level
                 state.subscriptions = exchange.session.subscriptions
             for _ in range(_QUICK_TURNS):  # a quick tool answers in these: no watcher task for it
                 if exchange.answered:

@@ -20,8 +20,10 @@ short (truncated, too deep, invalid, or only its first bytes): the top-level "id
 member, when its value is complete. The server answers such a request with that id.
 
 The common message costs a few C-level scans beyond json.loads: one find for
-"\\u" and four counts of brackets. Only a message that has a \\u escape, or more
-brackets than `max_depth`, pays for a Python-level pass over the suspects.
+"\\u" and four counts of brackets, and on MicroPython, whose own UTF-8 check looks only
+at the shape of each character, one find for each lead byte that UTF-8 never has or
+limits further. Only a message that has a \\u escape, more brackets than `max_depth`,
+or such a lead byte pays for a Python-level pass over the suspects.
 """
 
 import json
@@ -91,8 +93,8 @@ def loads(data, max_depth=MAX_DEPTH):
         else:
             deep = data.count(b"[") + data.count(b"{") > max_depth
         buf = data
-        if _MICROPYTHON and not text and data.find(b"\xed") >= 0:
-            _refuse_raw_surrogates(data)  # CPython's strict decode refuses them
+        if _MICROPYTHON and not text:
+            _refuse_invalid_utf8(data)  # CPython's strict decode refuses what this does
         if escaped or deep:
             if text:
                 buf = data.encode()  # byte offsets: MicroPython indexes a str by characters
@@ -116,14 +118,37 @@ def loads(data, max_depth=MAX_DEPTH):
     raise ValueError(failure)
 
 
-def _refuse_raw_surrogates(buf):
-    """MicroPython checks only the shape of UTF-8: the three bytes of a surrogate
-    (ED A0-BF xx) get into its strs. Raise ValueError if `buf` has any."""
-    k = buf.find(b"\xed")
-    while k >= 0:
-        if k + 1 < len(buf) and buf[k + 1] >= 0xA0:
+# Lead bytes that never start a UTF-8 character but have the shape of one, which is all
+# MicroPython checks: C0 and C1 (a character that fits one byte), F5 to F7 (past
+# U+10FFFF). F8 to FF have no such shape: MicroPython refuses them itself.
+_NEVER = const(b"\xc0\xc1\xf5\xf6\xf7")
+# Lead bytes whose next byte has a narrower range than 80-BF, each followed by its lowest
+# and highest: E0 and F0 below it would be a shorter form, ED above it a surrogate, F4
+# above it past U+10FFFF.
+_NARROW = const(b"\xe0\xa0\xbf\xed\x80\x9f\xf0\x90\xbf\xf4\x80\x8f")
+_NEEDLE = bytearray(1)  # the byte looked for: find() takes an int only from MicroPython 1.29
+
+
+def _refuse_invalid_utf8(buf):
+    """MicroPython checks only the shape of UTF-8 (a lead byte and its number of
+    continuation bytes): surrogates, longer forms than needed and code points past
+    U+10FFFF get into its strs, and from there back out in a reply the peer refuses.
+    Raise ValueError if `buf` has any (C-level finds; a Python step only per E0, ED, F0
+    or F4 byte, which few texts have)."""
+    needle = _NEEDLE
+    for lead in _NEVER:
+        needle[0] = lead
+        if buf.find(needle) >= 0:
             raise ValueError("invalid JSON: not UTF-8 text")
-        k = buf.find(b"\xed", k + 1)
+    n = len(buf)
+    for i in range(0, len(_NARROW), 3):
+        needle[0] = _NARROW[i]
+        low, high = _NARROW[i + 1], _NARROW[i + 2]
+        k = buf.find(needle)
+        while k >= 0:
+            if k + 1 < n and not low <= buf[k + 1] <= high:
+                raise ValueError("invalid JSON: not UTF-8 text")
+            k = buf.find(needle, k + 1)
 
 
 def _fix_escapes(buf):

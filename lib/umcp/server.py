@@ -174,6 +174,10 @@ class _Call:
         self.started = False
         self.cancelled = False
         self.answering = False
+        # Its task is writing a message of its own (a log line, progress): a cancellation
+        # then waits until the message is out (_send), as a stream cut inside a message
+        # would carry the next one as its rest.
+        self.sending = False
 
 
 class McpServer:
@@ -418,6 +422,9 @@ class McpServer:
         if session.send is None:
             _log.warning("no sender installed: dropped a message")
             return
+        call = self._own_call()
+        if call is not None:
+            call.sending = True
         try:
             sent = session.send(pieces)
             if iscoroutine(sent):
@@ -426,6 +433,11 @@ class McpServer:
             raise
         except Exception as e:
             _log.error("send failed: %s", describe(e))
+        finally:
+            if call is not None:
+                call.sending = False
+        if call is not None and call.cancelled and not call.answering:
+            raise asyncio.CancelledError  # the cancellation _cancel put off until now
 
     def _tell_on_call(self, name, ok):
         """on_call(name, ok), never letting the watcher's fault reach the call's answer."""
@@ -738,11 +750,16 @@ class McpServer:
                 count += 1
         call = self._running
         if call is not None and call.session is session and not call.answering and not call.cancelled:
-            call.cancelled = True
-            if call.started:
-                call.task.cancel()
+            self._stop(call)
             count += 1
         return count
+
+    def _stop(self, call):
+        """Cancel a running call's task, or, while the task writes a message of its own,
+        have _send raise the cancellation once the message is out."""
+        call.cancelled = True
+        if call.started and not call.sending:
+            call.task.cancel()
 
     def _cancel(self, session, request_id):
         if not valid_id(request_id):
@@ -750,9 +767,7 @@ class McpServer:
         call = self._running
         if call is not None and call.session is session and _same_id(call.id, request_id):
             if not call.answering:  # too late once the response is on its way
-                call.cancelled = True
-                if call.started:
-                    call.task.cancel()
+                self._stop(call)
             return
         for index, call in enumerate(self._queue):
             if call.session is session and _same_id(call.id, request_id):

@@ -34,7 +34,7 @@ class Body:
         self._chunked = headers.get("transfer-encoding", "").lower() == "chunked"
         self._line = conn.line_buffer() if self._chunked else None  # chunk sizes, trailers
         length = headers.get("content-length")
-        self.length = None if self._chunked or length is None else int(length)
+        self.length = None if self._chunked or length is None else _size(length, 10)
         self._left = self.length  # bytes left: of the body, or of the current chunk
         self._chunks_seen = False
         self._done = False
@@ -62,8 +62,22 @@ class Body:
             await self._reader.readexactly(2)  # the CRLF after the previous chunk's data
         self._chunks_seen = True
         line = await conn.read_line(self._reader, self._line)
-        size = int(line.split(";")[0].strip(), 16)
+        size = _size(line.split(";")[0], 16)
         if size == 0:  # last chunk: skip the trailers up to the blank line
             while await conn.read_line(self._reader, self._line):
                 pass
         return size
+
+
+def _size(text, base):
+    """A Content-Length (`base` 10) or a chunk's size (16): digits only. int() would take
+    a sign, and a negative size would read the rest of the stream as one piece."""
+    text = text.strip()
+    digits = "0123456789abcdefABCDEF" if base == 16 else "0123456789"
+    for c in text:
+        if c not in digits:
+            text = ""
+            break
+    if not text:
+        raise ValueError("bad HTTP %s" % ("chunk size" if base == 16 else "Content-Length"))
+    return int(text, base)

@@ -33,6 +33,10 @@ MAX_LINE = const(2048)  # longest request or header line
 MAX_HEADERS = const(48)  # header lines of one request
 BUF_START = const(512)  # a connection's read buffer to begin with
 _SWEEP_MS = const(1000)  # how often deadlines and stream keep-alives are looked at
+# A connection that has sent nothing for this long may be closed for a new one when the
+# server is full (sooner, its client may be sending its first request): silent ones
+# must not keep every client out until their idle_timeout.
+SILENT_MS = const(2000)
 _JOINED_MAX = const(1024)  # a response up to this size is written in one piece
 
 # "|<code> <reason>" for each status answered: one string (a table of pairs would be some
@@ -341,7 +345,10 @@ class _Connection:
             if count == MAX_HEADERS:
                 raise _Refusal(6, MAX_HEADERS)  # 431: too many header lines
             colon = buf.find(b":", first, stop)
-            if colon <= first:
+            # No name, a folded line (it starts with white space) or white space before the
+            # colon (RFC 9112 5.1-5.2): read as another header or none, it would let a body
+            # be taken for a request of its own.
+            if colon <= first or buf[first] in b" \t" or buf[colon - 1] in b" \t":
                 raise _Refusal(7)  # 400: malformed header line
             size = colon - first
             if size not in server._lengths:  # a header nobody reads: nothing looked at
@@ -525,10 +532,13 @@ class HttpServer:
                 asyncio.create_task(response._keep_alive())
 
     def _make_room(self):
-        """Close the longest idle connection; False when none is idle."""
+        """Close the longest idle connection (between requests, or silent since it came
+        for SILENT_MS); False when none is."""
         idle = None
+        now = ticks_ms()
         for connection in self.connections:
-            if connection.state == _IDLE and connection.requests and (
+            if connection.state == _IDLE and (
+                    connection.requests or ticks_diff(now, connection.since) >= SILENT_MS) and (
                     idle is None or ticks_diff(idle.since, connection.since) > 0):
                 idle = connection
         if idle is None:

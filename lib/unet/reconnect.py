@@ -74,14 +74,19 @@ class Reconnecting:
     async def run(self):
         """Connect, serve, reconnect: forever, until stop() or cancellation. A MemoryError
         anywhere on the way (connecting, hanging up, the pause) is collected and the loop
-        goes round again: the link always comes back."""
-        while not self._stopping:
-            try:
-                await self._attempt()
-            except MemoryError:
-                gc.collect()
-                self.log.warning("%sout of memory between connections: trying again", self.who)
-                await self._pause(self.backoff.minimum)
+        goes round again: the link always comes back. Once it returns, the link's MCP
+        session leaves the server: nothing is sent to it any more (the application builds
+        a new link for new settings)."""
+        try:
+            while not self._stopping:
+                try:
+                    await self._attempt()
+                except MemoryError:
+                    gc.collect()
+                    self.log.warning("%sout of memory between connections: trying again", self.who)
+                    await self._pause(self.backoff.minimum)
+        finally:
+            self.mcp.close()
 
     async def _attempt(self):
         """One connection attempt, the connection it brings, and the pause after it."""

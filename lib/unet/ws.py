@@ -341,6 +341,8 @@ class WebSocket:
             elif length == 127:
                 length = struct.unpack("!Q", await self._reader.readexactly(8))[0]
             if opcode >= _OP_CLOSE:
+                if opcode > _OP_PONG:  # 0xB to 0xF: reserved (RFC 6455 5.2)
+                    raise _Fail(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
                 if not fin or length > 125:
                     raise _Fail(CLOSE_PROTOCOL_ERROR, "bad control frame")
                 await self._on_control(opcode, await self._reader.readexactly(length))
@@ -514,6 +516,14 @@ class WebSocket:
             except MemoryError:
                 if writing:
                     raise OSError("out of memory inside a frame")
+                raise
+            except asyncio.CancelledError:
+                # Cancelled inside a frame (its writer's task was): the rest can never
+                # follow, and the peer would read the next frame as this one's payload.
+                if writing:
+                    self._closed = (CLOSE_ABNORMAL, "a frame was cut short")
+                    self._done.set()
+                    writer.close()
                 raise
 
 

@@ -100,6 +100,13 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:  # the client hung up, as it should
                 pass
             self.close_connection = True
+        elif self.path in ("/negative-length", "/negative-chunk", "/signed-length"):
+            # A size int() would take; the body goes on to the end of the stream.
+            head = {"/negative-length": b"Content-Length: -1",
+                    "/negative-chunk": b"Transfer-Encoding: chunked\r\n\r\n-1",
+                    "/signed-length": b"Content-Length: +5"}[self.path]
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n" + head + b"\r\n\r\n" + b"x" * 300000)
+            self.close_connection = True
         elif self.path == "/redirect2":
             self.reply(301, headers=[("Location", "/redirect")])
         elif self.path == "/redirect":
@@ -266,6 +273,15 @@ def test_endless_chunk_size_line_fails_fast_with_bounded_memory(http_server):
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+@pytest.mark.parametrize("path, what", [("/negative-length", "Content-Length"),
+                                        ("/signed-length", "Content-Length"),
+                                        ("/negative-chunk", "chunk size")])
+def test_a_size_with_a_sign_is_refused_not_read_to_the_end(http_server, path, what):
+    # int("-1") is -1, and read(-1) would take the rest of the stream in one piece.
+    with pytest.raises(ValueError, match="bad HTTP " + what):
+        asyncio.run(download(http_server + path))
 
 
 @pytest.mark.parametrize("path, status", [("/missing", 404), ("/loop", 302)])

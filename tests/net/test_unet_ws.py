@@ -83,6 +83,7 @@ SCENARIOS = {
     "/huge": raw(GIB_BINARY_HEADER),
     "/masked": raw(b"\x81\x85abcd" + bytes(a ^ b for a, b in zip(b"hello", b"abcd"))),
     "/bad-opcode": raw(b"\x83\x00"),
+    "/reserved-control": raw(b"\x8b\x00"),  # 0xB: a control opcode, reserved
     "/bad-utf8": raw(b"\x81\x02\xff\xfe"),
     "/bad-close-code": raw(b"\x88\x02\x03\xed"),  # 1005: never sent on the wire
     "/short-close": raw(b"\x88\x01\x03"),
@@ -305,8 +306,9 @@ def test_gigabyte_frame_header_fails_without_allocating():
     run(main())
 
 
-PROTOCOL_ERRORS = {"/masked": 1002, "/bad-opcode": 1002, "/bad-utf8": 1007,
-                   "/bad-close-code": 1002, "/short-close": 1002, "/bad-close-reason": 1007}
+PROTOCOL_ERRORS = {"/masked": 1002, "/bad-opcode": 1002, "/reserved-control": 1002,
+                   "/bad-utf8": 1007, "/bad-close-code": 1002, "/short-close": 1002,
+                   "/bad-close-reason": 1007}
 
 
 @pytest.mark.parametrize("path, code", PROTOCOL_ERRORS.items())

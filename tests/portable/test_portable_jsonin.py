@@ -105,6 +105,21 @@ def test_a_bad_unicode_escape_is_refused():
     refuses(b'"\xff"', "not UTF-8")
 
 
+def test_bytes_that_are_not_utf_8_are_refused_on_both_runtimes():
+    # MicroPython's own check takes any lead byte with its number of continuation bytes:
+    # these would reach its strs and go back out in a reply the peer refuses.
+    for raw in (b"\xc0\x80", b"\xc1\xbf",  # a shorter form's character, in two bytes
+                b"\xe0\x80\xaf", b"\xf0\x80\x80\x80",  # likewise in three and four
+                b"\xed\xbf\xbf",  # a surrogate
+                b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xf7\xbf\xbf\xbf"):  # past U+10FFFF
+        refuses(b'{"id":"a' + raw + b'b"}', "not UTF-8")
+    # Their neighbours that are characters pass: U+0800, U+0904, U+D7FF, U+10000, U+10FFFF.
+    for raw, char in ((b"\xe0\xa0\x80", "\u0800"), (b"\xe0\xa4\x84", "\u0904"),
+                      (b"\xed\x9f\xbf", "\ud7ff"), (b"\xf0\x90\x80\x80", "\U00010000"),
+                      (b"\xf4\x8f\xbf\xbf", "\U0010ffff")):
+        assert loads(b'{"id":"a' + raw + b'"}') == {"id": "a" + char}, raw
+
+
 def nest(n):
     return "[" * n + "]" * n
 

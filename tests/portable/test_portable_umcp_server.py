@@ -255,6 +255,45 @@ async def test_cancellation_sends_no_response():
     assert [m["id"] for m in wire.messages()] == [3]
 
 
+async def test_a_call_cancelled_while_it_writes_a_log_line_finishes_the_line_first():
+    # A transport writes a message in several awaited pieces (a WebSocket frame in chunks):
+    # cut there, the client would read the next message as this one's rest. The
+    # cancellation waits until the line is out; then the call ends with no response.
+    server = McpServer(name="dev", version="9")
+    written, writing, release = [], asyncio.Event(), asyncio.Event()
+
+    async def slow_send(pieces):
+        text = join_pieces(pieces)
+        if "notifications/message" in text:
+            writing.set()
+            await release.wait()  # half of it is out
+        written.append(json.loads(text))
+
+    server.set_sender(slow_send)
+    after_log = []
+
+    async def chatty(args):
+        await server.log("info", "x" * 3000)
+        after_log.append(True)  # never: the cancellation comes with the log line's end
+        return "done"
+
+    server.add_tool("chatty", "d", None, chatty)
+    await server.default.handle(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                            "params": {"protocolVersion": "2025-06-18"}}))
+    await server.default.handle(json.dumps(call("chatty", id=1)))
+    await settle(writing.is_set)
+    await server.default.handle(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                            "params": {"requestId": 1}}))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    release.set()
+    await settle(lambda: server._running is None)
+    assert written[-1]["params"]["data"] == "x" * 3000  # the line went out whole
+    assert after_log == []  # and the call stopped there, unanswered
+    await server.default.handle(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    assert [m.get("id") for m in written[1:]] == [None, 2]  # the log line, then the ping's answer
+
+
 async def test_cancel_calls_drops_every_owed_response_and_counts_them():
     # What a transport does when its session ends: nobody is left to answer.
     wire = Wire()

@@ -1,6 +1,7 @@
 # Pure logic of the network stack (no sockets): runs under pytest and inside MicroPython.
 # (The Sec-WebSocket-Accept check needs hashlib.sha1, which the WebAssembly build lacks:
 # it is in tests/net/test_unet_ws.py.)
+import asyncio
 import binascii
 import struct
 
@@ -182,6 +183,21 @@ class _RecordingWriter:
         pass
 
 
+class _SlowWriter(_RecordingWriter):
+    """Its drain() waits until `go` is set: a peer reading slowly."""
+
+    def __init__(self):
+        super().__init__()
+        self.go = asyncio.Event()
+        self.closed = False
+
+    async def drain(self):
+        await self.go.wait()
+
+    def close(self):
+        self.closed = True
+
+
 def _unframe(data):
     """One masked client frame -> (first byte, payload, what follows it)."""
     b0, b1 = data[0], data[1]
@@ -227,3 +243,26 @@ async def test_a_long_frame_streams_in_chunks_with_the_header_in_the_first():
     assert [len(w) for w in writer.writes[1:]] == [unet.ws.FRAME_CHUNK, unet.ws.FRAME_CHUNK, 9]
     b0, payload, rest = _unframe(b"".join(writer.writes))
     assert (b0, payload, rest) == (0x81, ("<" + text + ">").encode(), b"")
+
+
+async def test_a_send_cancelled_inside_a_frame_ends_the_connection():
+    # The rest of the frame can never follow: the next frame would be read as its payload.
+    writer = _SlowWriter()
+    ws = unet.ws.WebSocket(None, writer, 32768)
+    sender = asyncio.create_task(ws.send("z" * (2 * unet.ws.FRAME_CHUNK)))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert len(writer.writes) == 1  # the header and the first chunk are out
+    sender.cancel()
+    try:
+        await sender
+    except asyncio.CancelledError:
+        pass
+    assert writer.closed
+    try:
+        await ws.send("next")
+    except unet.ws.ConnectionClosed as e:
+        assert e.code == unet.ws.CLOSE_ABNORMAL
+    else:
+        raise AssertionError("a message went out behind half a frame")
+    assert len(writer.writes) == 1

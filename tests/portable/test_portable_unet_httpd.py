@@ -3,7 +3,15 @@
 # MicroPython (the socket side is tested through the simulated board: tests/firmware).
 import asyncio
 
+from unet import httpd
 from unet.httpd import MAX_HEADERS, MAX_LINE, HttpServer, body_length, status_line
+
+try:
+    from time import ticks_add
+except ImportError:  # CPython: umcp.compat's ticks are plain milliseconds
+
+    def ticks_add(ticks, delta):
+        return ticks + delta
 
 
 class Stream:
@@ -143,6 +151,11 @@ async def test_bad_requests_are_answered_and_the_connection_closed():
         (b"POST /a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400),
         (b"POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 411),
         (b"GET /\xff\xfe HTTP/1.1\r\n\r\n", 400),
+        # White space before the colon, a folded line: either would let a body pass for a
+        # request of its own (the length not read).
+        (b"POST /a HTTP/1.1\r\nContent-Length : 5\r\n\r\nhello", 400),
+        (b"POST /a HTTP/1.1\r\nX-Long: a\r\n\tContent-Length: 5\r\n\r\nhello", 400),
+        (b"POST /a HTTP/1.1\r\nX-Long: a\r\n continued\r\n\r\n", 400),
     )
     for data, expected in cases:
         server, stream = await serve(data + b"GET /next HTTP/1.1\r\n\r\n", max_body=10)
@@ -208,6 +221,29 @@ async def test_an_idle_connection_is_closed_for_a_new_one_when_full():
             break
         await asyncio.sleep(0)
     assert task.done() and first.closed and not server.connections
+    await server.stop()
+
+
+async def test_connections_that_send_nothing_give_way_to_a_client_that_does():
+    server = HttpServer(echo, max_connections=2, idle_timeout=60)
+    silent = [Stream(b"", hold=True) for _ in range(2)]
+    tasks = [asyncio.create_task(server.serve(s, s)) for s in silent]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert len(server.connections) == 2
+    late = Stream(b"GET /a HTTP/1.1\r\n\r\n")
+    await server.serve(late, late)  # both could still be sending: no room
+    assert [status for status, _, _ in late.responses()] == [503]
+    for connection in server.connections:  # as if SILENT_MS had passed since they came
+        connection.since = ticks_add(connection.since, -httpd.SILENT_MS)
+    client = Stream(b"GET /b HTTP/1.1\r\n\r\n")
+    await server.serve(client, client)
+    assert [status for status, _, _ in client.responses()] == [200]
+    for _ in range(100):
+        if any(task.done() for task in tasks):
+            break
+        await asyncio.sleep(0)
+    assert sum(task.done() for task in tasks) == 1  # the one silent longest made room
     await server.stop()
 
 

@@ -332,17 +332,22 @@ def test_bad_frames_close_the_session_and_it_reconnects(frame, code):
 def test_stop_closes_normally_and_run_returns():
     async def main():
         backend = await Backend().start()
-        link = xiaozhi.link.XiaozhiLink(make_server(), backend.url, "t", "d", "c", **FAST)
+        server = make_server()
+        link = xiaozhi.link.XiaozhiLink(server, backend.url, "t", "d", "c", **FAST)
         task = asyncio.create_task(link.run())
         await backend.next_device()
+        assert link.mcp in server._sessions
         await link.stop()
         await asyncio.wait_for(task, WAIT_S)
         await asyncio.wait_for(backend.connection_ended.wait(), WAIT_S)
-        return backend, link
+        return backend, link, server
 
-    backend, link = run(main())
+    backend, link, server = run(main())
     assert backend.close_codes == [1000]
     assert not link.connected.is_set()
+    # The stopped link's session has left the server: a link built again for new settings
+    # (the application's) does not leave one behind each time, nor counts drops for it.
+    assert link.mcp not in server._sessions
 
 
 def test_messages_while_disconnected_are_dropped_not_raised_and_counted_once(caplog):

@@ -67,7 +67,8 @@ async def main(argv):
     base = argv[1]
     await report("echo", echo(base))
     for path in ("/fragments", "/ping", "/server-close", "/huge", "/masked", "/bad-opcode",
-                 "/bad-utf8", "/bad-close-code", "/short-close", "/bad-close-reason", "/vanish"):
+                 "/reserved-control", "/bad-utf8", "/bad-close-code", "/short-close",
+                 "/bad-close-reason", "/vanish"):
         await report(path[1:], until_closed(base, path))
     await report("oversize", until_closed(base, "/oversize", max_message=1000))
     await report("refuse", refused(base))
