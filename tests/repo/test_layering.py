@@ -60,12 +60,14 @@ def test_the_tree_keeps_every_contract():
      "umcp.resource -> umcp.server"),
     ("lib/umcp/rpc.py", "from umcp.tool import McpTool", "server > resource | modern | handshake | paging > tool > rpc | toolcheck > schema | jsonin | names | compat > propcheck (no circles)",
      "umcp.rpc -> umcp.tool"),
-    ("lib/devsvc/espimage.py", "from devsvc.upgrade import UpgradeError", "otacheck > espimage | settings (no circles)",
+    ("lib/devsvc/espimage.py", "from devsvc.upgrade import UpgradeError", "otacheck > espimage | settings > settingsload (no circles)",
      "devsvc.espimage -> devsvc.upgrade"),
-    ("lib/devsvc/settings.py", "from devsvc import otacheck", "otacheck > espimage | settings (no circles)",
+    ("lib/devsvc/settings.py", "from devsvc import otacheck", "otacheck > espimage | settings > settingsload (no circles)",
      "devsvc.settings -> devsvc.otacheck"),
-    ("lib/devsvc/upgrade.py", "from devsvc import otacheck", "otacheck > espimage | settings (no circles)",
+    ("lib/devsvc/upgrade.py", "from devsvc import otacheck", "otacheck > espimage | settings > settingsload (no circles)",
      "devsvc.upgrade -> devsvc.otacheck"),
+    ("lib/devsvc/settingsload.py", "from devsvc import settings", "otacheck > espimage | settings > settingsload (no circles)",
+     "devsvc.settingsload -> devsvc.settings"),
 ])
 def test_a_wrong_import_breaks_the_rule_it_offends(tree, path, line, rule, shown):
     plant(tree, path, line)

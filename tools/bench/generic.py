@@ -474,8 +474,13 @@ def print_generic(micropython):
     return True
 
 
-def main():
-    return 0 if print_generic(bench_firmware.default_micropython()) else 1
+def main(argv=None):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.generic", description=__doc__.split("\n")[0])
+    parser.add_argument("--micropython", default=bench_firmware.default_micropython(),
+                        help="the unix port to measure with (default: UMCP_MICROPYTHON, else make setup's)")
+    return 0 if print_generic(parser.parse_args(argv).micropython) else 1
 
 
 if __name__ == "__main__":

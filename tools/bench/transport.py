@@ -229,4 +229,7 @@ def main():
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(prog="python -m tools.bench.transport", description=__doc__.split("\n")[0]).parse_args()
     sys.exit(main())
