@@ -74,10 +74,6 @@ def _size(text, base):
     a sign, and a negative size would read the rest of the stream as one piece."""
     text = text.strip()
     digits = "0123456789abcdefABCDEF" if base == 16 else "0123456789"
-    for c in text:
-        if c not in digits:
-            text = ""
-            break
-    if not text:
-        raise ValueError("bad HTTP %s" % ("chunk size" if base == 16 else "Content-Length"))
-    return int(text, base)
+    if text and not [c for c in text if c not in digits]:
+        return int(text, base)
+    raise ValueError("bad HTTP %s" % ("chunk size" if base == 16 else "Content-Length"))

@@ -441,10 +441,14 @@ class WebSocket:
         while await self._reader.read(_DISCARD):
             pass
 
-    async def _finish(self, code, reason, abort=False):
+    def _over(self, code, reason):
+        """The connection is over (the first reason given stays): sends and receives end."""
         if self._closed is None:
             self._closed = (code, reason)
         self._done.set()
+
+    async def _finish(self, code, reason, abort=False):
+        self._over(code, reason)
         await conn.close_quietly(self._writer, abort)
 
     # -- sending
@@ -521,9 +525,8 @@ class WebSocket:
                 # Cancelled inside a frame (its writer's task was): the rest can never
                 # follow, and the peer would read the next frame as this one's payload.
                 if writing:
-                    self._closed = (CLOSE_ABNORMAL, "a frame was cut short")
-                    self._done.set()
-                    writer.close()
+                    self._over(CLOSE_ABNORMAL, "a frame was cut short")
+                    writer.close()  # no await here: the task is being cancelled
                 raise
 
 
