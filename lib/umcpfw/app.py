@@ -5,7 +5,7 @@ import asyncio
 import sys
 
 from umcp import __version__
-from umcp.compat import call_then_forget, const, forget_modules, get_logger, remove_log_sink
+from umcp.compat import await_then_forget, call_then_forget, const, forget_modules, get_logger, remove_log_sink
 
 VERSION = __version__  # the firmware is umcp's release
 SETTINGS_FILE = "settings.json"
@@ -171,13 +171,11 @@ class Application:
             self._tasks.append(asyncio.create_task(_serve(self.status_view)))
         wlan = self.board.wlan
         if wlan is not None:  # the host board has no radio
-            from umcpfw import wifi
-
-            ssid, password = self.wifi_credentials()
-            if not await wifi.bring_up(self, wlan, ssid, password):
+            if not await await_then_forget("umcpfw.station", "start", self, wlan):
                 return  # the Wi-Fi setup ran, and the board restarts
-            wifi.set_clock()  # certificate dates need it
-            self._wifi_task = asyncio.create_task(wifi.upkeep(self, wlan, ssid, password))
+            from umcpfw.wifi import keep_connected  # resident: the upkeep
+
+            self._wifi_task = asyncio.create_task(keep_connected(self, wlan))
         # Settings, board, tools and network are up: this image boots well.
         try:
             # devsvc.upgrade's bytecode not kept for the session: an upgrade loads it again.

@@ -1,12 +1,15 @@
 # The Wi-Fi station's bring-up on a board with a radio: connect with retries, the Wi-Fi
-# setup entered when that fails (umcpfw.wifisetup), the clock from NTP. Loaded at boot and
-# when the network is lost (umcpfw.wifi, resident, calls it so), dropped after: none of
+# setup entered when that fails (umcpfw.wifisetup), the clock from NTP (start(), at boot),
+# and a lost network brought back (recover()). Loaded for each call (the application at
+# boot, umcpfw.wifi's resident upkeep when the network is lost), dropped after: none of
 # this code stays on the heap while the network is up.
 import asyncio
 
-from umcp.compat import forget_modules, get_logger, ticks_diff, ticks_ms
+from umcp.compat import const, forget_modules, get_logger, ticks_diff, ticks_ms
 
 _POLL_S = 0.1
+# config.json's wifi_lost_setup_after when it has none (seconds)
+_LOST_SETUP_AFTER_S = const(300)
 log = get_logger("wifi")
 
 
@@ -60,12 +63,39 @@ async def connect(wlan, ssid, password, attempt_s=15, pause_s=1, pause_max_s=60,
     return True
 
 
+async def start(app, wlan):
+    """The boot's bring-up: the station up and the clock set (True), or the Wi-Fi setup
+    entered (False once it ends: the board restarts)."""
+    ssid, password = app.wifi_credentials()
+    if not await bring_up(app, wlan, ssid, password):
+        return False
+    set_clock()  # certificate dates need it
+    return True
+
+
+async def recover(app, wlan, attempt_s=15, pause_s=1, pause_max_s=60):
+    """The station found down while running (umcpfw.wifi's upkeep): brought back (True),
+    or, when it is not back within config.json's wifi_lost_setup_after seconds (0 or null:
+    never give up), the Application `app` restarted into the Wi-Fi setup (a flag for
+    bring_up() at the next start; False)."""
+    log.warning("Wi-Fi lost")
+    ssid, password = app.wifi_credentials()
+    lost_after_s = app.config.get("wifi_lost_setup_after", _LOST_SETUP_AFTER_S) or None
+    if await connect(wlan, ssid, password, attempt_s, pause_s, pause_max_s, lost_after_s):
+        return True
+    log.warning("Wi-Fi %s not back within %s s: restarting into the Wi-Fi setup", ssid,
+                lost_after_s)
+    app.settings.set("wifi_setup", "lost")  # bring_up() at the next start
+    app.reboot(0)
+    return False
+
+
 async def bring_up(app, wlan, ssid, password):
     """The station up (True), or the Wi-Fi setup entered (umcpfw.wifisetup, which retries a
     configured network: False once it ends): when asked for by self.system.reconfigure_wifi
-    or upkeep() (once: a flag in the settings), with no network configured, or when the
+    or recover() (once: a flag in the settings), with no network configured, or when the
     configured one did not connect within config.json's wifi_setup_after seconds (120)."""
-    reason = app.settings.get("wifi_setup")  # True (reconfigure_wifi) or "lost" (upkeep())
+    reason = app.settings.get("wifi_setup")  # True (reconfigure_wifi) or "lost" (recover())
     if reason:
         app.settings.set("wifi_setup", None)  # once: the next boot is a normal one
     elif not ssid:

@@ -271,9 +271,9 @@ class WifiSetup:
 async def serve(app, reason):
     """The application's Wi-Fi setup mode: the access point and its page, until the answer
     is saved and the board restarts. The status screen (if any) shows the access point.
-    `reason`: why, in words, or the settings' flag (umcpfw.wifi.bring_up): True, asked for
-    by self.system.reconfigure_wifi; "lost": the network lost while running (umcpfw.wifi's
-    upkeep). The configured network, if any, is tried again meanwhile (keep_trying()):
+    `reason`: why, in words, or the settings' flag (umcpfw.station.bring_up): True, asked
+    for by self.system.reconfigure_wifi; "lost": the network lost while running
+    (umcpfw.station.recover). The configured network, if any, is tried again meanwhile (keep_trying()):
     after a power cut the router may come back later than the board gave up on it; not
     when the owner asked for the setup (to change the network, which may well be up)."""
     from umcpfw.mcp_http import hostname_for
@@ -316,7 +316,7 @@ async def keep_trying(app, ssid, password, pause):
     point and its station together; each try scans the channels, which can hold the page
     up for a few seconds); once it is back the board restarts onto it, as after an answer
     (config.json as it was)."""
-    from umcpfw.wifi import connect
+    from umcpfw.station import connect
 
     await asyncio.sleep(pause)  # after the access point's start and its scan
     await connect(app.board.wlan, ssid, password, pause_s=pause)

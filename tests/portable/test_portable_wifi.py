@@ -1,5 +1,5 @@
-# Wi-Fi bring-up (umcpfw.station, through umcpfw.wifi) and upkeep (umcpfw.wifi) over the
-# simulated network module.
+# Wi-Fi bring-up (umcpfw.station) and upkeep (umcpfw.wifi, which loads umcpfw.station's
+# recover() when the network is lost) over the simulated network module.
 # Runs under pytest and inside MicroPython.
 import asyncio
 
@@ -19,7 +19,7 @@ def _station():
 
 async def test_connects_at_the_first_try():
     wlan = _station()
-    await asyncio.wait_for(wifi.connect(wlan, SSID, PASSWORD), _GUARD_S)
+    await asyncio.wait_for(station.connect(wlan, SSID, PASSWORD), _GUARD_S)
     assert wlan.active() and wlan.isconnected()
     assert network.sim_connects() == [(SSID, PASSWORD)]
 
@@ -28,13 +28,13 @@ async def test_the_bring_up_code_leaves_the_heap_once_the_station_is_up():
     import sys
 
     wlan = _station()
-    assert await asyncio.wait_for(wifi.connect(wlan, SSID, PASSWORD), _GUARD_S) is True
-    assert wifi.set_clock(_Ntp()) is True
+    assert await asyncio.wait_for(station.connect(wlan, SSID, PASSWORD), _GUARD_S) is True
+    assert station.set_clock(_Ntp()) is True
     if sys.implementation.name == "micropython":  # loaded for each call, then dropped
         assert "umcpfw.station" not in sys.modules
     # The upkeep, resident, loads it again when the network is lost.
     network.sim_drop()
-    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01))
+    upkeep = asyncio.create_task(wifi.keep_connected(_App({"wifi_check_interval": 0.01}), wlan))
     try:
         await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
     finally:
@@ -47,7 +47,7 @@ async def test_the_bring_up_code_leaves_the_heap_once_the_station_is_up():
 async def test_retries_after_failures_until_connected():
     wlan = _station()
     network.sim_fail_connects(2, network.STAT_WRONG_PASSWORD)
-    await asyncio.wait_for(wifi.connect(wlan, SSID, PASSWORD, pause_s=0.01), _GUARD_S)
+    await asyncio.wait_for(station.connect(wlan, SSID, PASSWORD, pause_s=0.01), _GUARD_S)
     assert wlan.isconnected()
     assert len(network.sim_connects()) == 3
 
@@ -68,8 +68,8 @@ async def test_a_connect_that_raises_is_a_failed_attempt():
 
 async def test_upkeep_brings_a_dropped_link_back():
     wlan = _station()
-    await wifi.connect(wlan, SSID, PASSWORD)
-    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
+    await station.connect(wlan, SSID, PASSWORD)
+    upkeep = asyncio.create_task(wifi.keep_connected(_App({"wifi_check_interval": 0.01}), wlan,
                                                      pause_s=0.01))
     try:
         network.sim_drop()
@@ -94,7 +94,7 @@ class _App:
     """What the upkeep uses of the Application: its config, settings and reboot()."""
 
     def __init__(self, config=None):
-        self.config = config or {}
+        self.config = dict(config or {}, wifi={"ssid": SSID, "password": PASSWORD})
         self.saved = {}
         self.settings = self
         self.reboots = []
@@ -108,13 +108,15 @@ class _App:
     def reboot(self, delay_ms=0):
         self.reboots.append(delay_ms)
 
+    def wifi_credentials(self):
+        return SSID, PASSWORD
+
 
 async def test_a_network_lost_for_the_set_time_restarts_into_the_setup():
     wlan = _station()
-    await wifi.connect(wlan, SSID, PASSWORD)
-    app = _App()
-    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
-                                                     pause_s=0.01, lost_after_s=0.05, app=app))
+    await station.connect(wlan, SSID, PASSWORD)
+    app = _App({"wifi_check_interval": 0.01, "wifi_lost_setup_after": 0.05})
+    upkeep = asyncio.create_task(wifi.keep_connected(app, wlan, pause_s=0.01))
     try:
         network.sim_unreachable([SSID])  # drops the station that is on it
         assert not wlan.isconnected()
@@ -131,11 +133,9 @@ async def test_a_network_lost_for_the_set_time_restarts_into_the_setup():
 
 async def test_a_network_back_before_the_set_time_restarts_nothing():
     wlan = _station()
-    await wifi.connect(wlan, SSID, PASSWORD)
-    app = _App()
-    upkeep = asyncio.create_task(wifi.keep_connected(wlan, SSID, PASSWORD, check_s=0.01,
-                                                     pause_s=0.01, pause_max_s=0.01,
-                                                     lost_after_s=3600, app=app))
+    await station.connect(wlan, SSID, PASSWORD)
+    app = _App({"wifi_check_interval": 0.01, "wifi_lost_setup_after": 3600})
+    upkeep = asyncio.create_task(wifi.keep_connected(app, wlan, pause_s=0.01, pause_max_s=0.01))
     try:
         network.sim_unreachable([SSID])
         await asyncio.wait_for(_until(lambda: len(network.sim_connects()) >= 3), _GUARD_S)
@@ -149,9 +149,9 @@ async def test_a_network_back_before_the_set_time_restarts_nothing():
 
 async def test_the_upkeep_takes_its_timings_from_config_json():
     wlan = _station()
-    await wifi.connect(wlan, SSID, PASSWORD)
+    await station.connect(wlan, SSID, PASSWORD)
     app = _App({"wifi_lost_setup_after": 0.05, "wifi_check_interval": 0.01})
-    upkeep = asyncio.create_task(wifi.upkeep(app, wlan, SSID, PASSWORD))
+    upkeep = asyncio.create_task(wifi.keep_connected(app, wlan))
     try:
         network.sim_unreachable([SSID])
         await asyncio.wait_for(_until(lambda: app.reboots), _GUARD_S)
@@ -237,13 +237,13 @@ class _Ntp:
 
 def test_clock_is_set_from_ntp_with_retries():
     ntp = _Ntp(fails=2)
-    assert wifi.set_clock(ntp) is True and ntp.calls == 3
+    assert station.set_clock(ntp) is True and ntp.calls == 3
     ntp = _Ntp(fails=5)
-    assert wifi.set_clock(ntp, attempts=3) is False and ntp.calls == 3  # logged, not raised
+    assert station.set_clock(ntp, attempts=3) is False and ntp.calls == 3  # logged, not raised
     try:
         import ntptime  # noqa: F401
     except ImportError:  # the host and the simulator: the clock is left as it is
-        assert wifi.set_clock() is False
+        assert station.set_clock() is False
 
 
 def test_the_ntptime_module_leaves_the_heap_once_the_clock_is_set():
@@ -253,7 +253,7 @@ def test_the_ntptime_module_leaves_the_heap_once_the_clock_is_set():
         import ntptime  # noqa: F401
     except ImportError:  # the host and the simulator: a stand-in, as a board has it frozen
         sys.modules["ntptime"] = _Ntp(fails=1)
-    assert wifi.set_clock() is True
+    assert station.set_clock() is True
     if sys.implementation.name == "micropython":  # used once, then dropped
         assert "ntptime" not in sys.modules
     sys.modules.pop("ntptime", None)
