@@ -13,44 +13,27 @@ _READS = const((True, None, None))
 _SETS = const((None, False, True))  # sets a state: again is the same
 _ACTS = const((None, False, None))  # does something each time (a beep)
 
-# Per type: its tools, (verb, description, hints, method): self.<name>.<verb> calls
-# part.<method>(args). A description is a template, formatted when a tools/list page is
-# written (umcp.tool) with the part's label, or with the attributes VALUES names.
+# Per type: its tools, (verb, hints, method): self.<name>.<verb> calls part.<method>(args).
+# Their descriptions are parts.texts', read only while a tools/list entry is written.
 TOOLS = {
     # The reference firmware's lamp: a model knows these.
-    "relay": (("get_state", "Get the power state of the %s", _READS, "state"),
-              ("turn_on", "Turn on the %s", _SETS, "turn_on"),
-              ("turn_off", "Turn off the %s", _SETS, "turn_off")),
-    "pwm": (("set_level", "Set the power of the %s in percent (0 is off, 100 is full).", _SETS,
-             "set_level"),),
-    "servo": (("set_angle", "Turn the %s to an angle in degrees (0 to %d).", _SETS,
-               "set_angle"),),
-    "buzzer": (("beep", "Sound the %s: a tone of a frequency (Hz) for a time (ms).", _ACTS,
-                "beep"),),
-    "strip": (("set_color", "Set every LED of the %s (%d LEDs) to one colour; 0,0,0 turns them "
-               "off.", _SETS, "set_color"),
-              ("set_pixel", "Set one LED of the %s (%d LEDs, the first is index 0) to a colour.",
-               _SETS, "set_pixel")),
-    "analog": (("read", "Read the %s now: its value from %g to %g %s.", _READS, "tool_read"),),
-    "battery": (("get_level", "The charge of the %s in percent, and its voltage.", _READS,
-                 "tool_read"),),
-    "dht": (("read", "Read the %s: temperature in degrees Celsius and relative humidity in "
-             "percent.", _READS, "tool_read"),),
-    "ds18b20": (("read", "Read the %s: temperature in degrees Celsius.", _READS, "tool_read"),),
-    "oled": (("show_text", "Show text on the %s (a %dx%d OLED screen), replacing what it "
-              "showed.", _SETS, "show_text"),
-             ("clear", "Clear the %s (a %dx%d OLED screen).", _SETS, "clear")),
-    "lcd": (("show_text", "Show text on the %s (a %dx%d colour screen), replacing what it "
-             "showed.", _SETS, "show_text"),
-            ("clear", "Clear the %s (a %dx%d colour screen).", _SETS, "clear")),
+    "relay": (("get_state", _READS, "state"), ("turn_on", _SETS, "turn_on"),
+              ("turn_off", _SETS, "turn_off")),
+    "pwm": (("set_level", _SETS, "set_level"),),
+    "servo": (("set_angle", _SETS, "set_angle"),),
+    "buzzer": (("beep", _ACTS, "beep"),),
+    "strip": (("set_color", _SETS, "set_color"), ("set_pixel", _SETS, "set_pixel")),
+    "analog": (("read", _READS, "tool_read"),),
+    "battery": (("get_level", _READS, "tool_read"),),
+    "dht": (("read", _READS, "tool_read"),),
+    "ds18b20": (("read", _READS, "tool_read"),),
+    "oled": (("show_text", _SETS, "show_text"), ("clear", _SETS, "clear")),
+    "lcd": (("show_text", _SETS, "show_text"), ("clear", _SETS, "clear")),
 }
 # Output schemas (JSON text, in flash when frozen) of the tools that answer an object:
 # clients of 2025-06-18 and later get it and the answer as structuredContent (umcp.tool).
 SCHEMAS = {"relay.get_state": '{"type":"object","properties":{"power":{"type":"boolean"}},'
                               '"required":["power"]}'}
-VALUES = {"servo": ("label", "range"), "strip": ("label", "count"),
-          "analog": ("label", "low", "high", "unit"), "oled": ("label", "width", "height"),
-          "lcd": ("label", "width", "height")}
 
 
 def register(made, server):
@@ -58,10 +41,9 @@ def register(made, server):
     shared = {}
     for part in made:
         kind = part.kind
-        names = VALUES.get(kind)
-        values = part.label if names is None else tuple([getattr(part, name) for name in names])
-        for verb, template, hints, method in TOOLS.get(kind, ()):
-            server.add_tool("self.%s.%s" % (part.name, verb), (template, values),
+        for verb, hints, method in TOOLS.get(kind, ()):
+            # (part, verb): the description is made from parts.texts as an entry is written.
+            server.add_tool("self.%s.%s" % (part.name, verb), (part, verb),
                             _parameters(part, verb, shared), getattr(part, method),
                             read_only=hints[0], destructive=hints[1], idempotent=hints[2],
                             output_schema=SCHEMAS.get("%s.%s" % (kind, verb)))

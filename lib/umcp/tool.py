@@ -89,8 +89,10 @@ class McpTool:
 
     `description` may also be a (template, values) tuple, formatted (`template % values`)
     only when the entry is serialized: tools made per part or per instance then share one
-    template and keep no formatted string on the heap; or a ModuleText, read only when
-    the entry is serialized.
+    template and keep no formatted string on the heap; or a (describer, key) tuple, whose
+    `describer.describe(key)` makes the text only then (parts describe their tools so,
+    from a module of texts loaded for it: no template on the heap either); or a
+    ModuleText, read only when the entry is serialized.
 
     `output_schema`: the JSON Schema (an object's) of what the callback returns, as a
     dict or as its JSON text (kept as text: a literal is in flash when frozen, and a
@@ -156,7 +158,8 @@ class McpTool:
         description = self.description
         if description is not None:
             if isinstance(description, tuple):
-                description = description[0] % description[1]
+                first, second = description
+                description = first % second if isinstance(first, str) else first.describe(second)
             else:
                 description = _text(description)
             entry["description"] = description
