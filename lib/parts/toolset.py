@@ -14,7 +14,8 @@ _SETS = const((None, False, True))  # sets a state: again is the same
 _ACTS = const((None, False, None))  # does something each time (a beep)
 
 # Per type: its tools, (verb, hints, method): self.<name>.<verb> calls part.<method>(args).
-# Their descriptions are parts.texts', read only while a tools/list entry is written.
+# Their descriptions and their parameters' are parts.texts', read only while a tools/list
+# entry is written.
 TOOLS = {
     # The reference firmware's lamp: a model knows these.
     "relay": (("get_state", _READS, "state"), ("turn_on", _SETS, "turn_on"),
@@ -55,37 +56,35 @@ def register(made, server):
 
 def _parameters(part, verb, shared):
     """The PropertyList of a tool (None: it takes none), made once for the parts (of a
-    type, and of a range or size) that can share it: `shared` holds them."""
+    type, and of a range or size) that can share it: `shared` holds them. A parameter's
+    description is (part, name): parts.texts makes it as an entry is written."""
     kind = part.kind
     if kind == "strip":
         color = _shared(shared, "color", lambda: [
-            Property(name, INTEGER, minimum=0, maximum=255, description=name + " level, 0-255")
+            Property(name, INTEGER, minimum=0, maximum=255, description=(part, name))
             for name in ("red", "green", "blue")])
         if verb == "set_color":
             return color
         top = part.count - 1  # the colour's Property objects serve the pixel's list too
         return _shared(shared, ("pixel", top), lambda: [Property(
-            "index", INTEGER, minimum=0, maximum=top, description="which LED, 0 is the first")]
+            "index", INTEGER, minimum=0, maximum=top, description=(part, "index"))]
             + list(color))
     if kind == "pwm":
         return _shared(shared, "level", lambda: [Property(
-            "level", INTEGER, minimum=0, maximum=100,
-            description="percent of full power: 0 off, 100 full")])
+            "level", INTEGER, minimum=0, maximum=100, description=(part, "level"))])
     if kind == "servo":
         top = part.range
         return _shared(shared, ("angle", top), lambda: [Property(
-            "angle", INTEGER, minimum=0, maximum=top, description="degrees, 0 to %d" % top)])
+            "angle", INTEGER, minimum=0, maximum=top, description=(part, "angle"))])
     if kind == "buzzer":
         return _shared(shared, "beep", lambda: [
             Property("frequency", INTEGER, default=2000, minimum=20, maximum=20000,
-                     description="pitch in Hz (440 is the A above middle C)"),
+                     description=(part, "frequency")),
             Property("duration_ms", INTEGER, default=200, minimum=10, maximum=5000,
-                     description="how long, in milliseconds")])
+                     description=(part, "duration_ms"))])
     if kind in ("oled", "lcd") and verb == "show_text":
-        size = (part.columns, part.rows)
-        return _shared(shared, ("text", size), lambda: [Property("text", STRING, description=(
-            "what to show: lines of up to %d characters, %d lines; longer lines wrap, a "
-            "newline starts a line" % size))])
+        return _shared(shared, ("text", part.columns, part.rows), lambda: [
+            Property("text", STRING, description=(part, "text"))])
     return None
 
 

@@ -4,7 +4,7 @@ from binascii import b2a_base64
 
 from .compat import const, dumps, forget_modules
 from .names import portable
-from .schema import NO_PROPERTIES, PropertyList
+from .schema import NO_PROPERTIES, PropertyList, described
 
 # An entry's outputSchema sits between its inputSchema and its annotations.
 _OUTPUT_KEY = const(',"outputSchema":')
@@ -91,8 +91,8 @@ class McpTool:
     only when the entry is serialized: tools made per part or per instance then share one
     template and keep no formatted string on the heap; or a (describer, key) tuple, whose
     `describer.describe(key)` makes the text only then (parts describe their tools so,
-    from a module of texts loaded for it: no template on the heap either); or a
-    ModuleText, read only when the entry is serialized.
+    from a module of texts loaded for it: no template on the heap either; see
+    umcp.schema.described); or a ModuleText, read only when the entry is serialized.
 
     `output_schema`: the JSON Schema (an object's) of what the callback returns, as a
     dict or as its JSON text (kept as text: a literal is in flash when frozen, and a
@@ -157,12 +157,7 @@ class McpTool:
         entry = {"name": portable(self.name) if portable_name else self.name}
         description = self.description
         if description is not None:
-            if isinstance(description, tuple):
-                first, second = description
-                description = first % second if isinstance(first, str) else first.describe(second)
-            else:
-                description = _text(description)
-            entry["description"] = description
+            entry["description"] = described(_text(description))
         entry["inputSchema"] = self.properties.schema()
         annotations = self.annotations()
         if annotations:

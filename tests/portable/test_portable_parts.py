@@ -318,6 +318,9 @@ async def test_the_descriptions_are_read_only_while_a_listing_is_written():
     described = dict((tool["name"], tool["description"]) for tool in listed)
     assert described["self.lamp.turn_on"] == "Turn on the desk lamp"
     assert described["self.arm.set_angle"] == "Turn the arm to an angle in degrees (0 to 90)."
+    angle = [tool for tool in listed if tool["name"] == "self.arm.set_angle"][0]["inputSchema"]
+    assert angle["properties"]["angle"] == {"type": "integer", "description": "degrees, 0 to 90",
+                                            "minimum": 0, "maximum": 90}
     # What each entry was sized at when the tool was made is what was written.
     for tool in client.server._tools:
         assert tool.json_bytes == len(tool.json().encode())
