@@ -64,11 +64,6 @@ class Part:
     # Made when a message needs it: no string of its own on the heap.
     where = property(place)
 
-    def describe(self, verb):
-        """The description of its tool `verb` (umcp.tool asks while an entry is written):
-        parts.texts' template, loaded for it and dropped again."""
-        return call_then_forget("parts.texts", "describe", self, verb)
-
     def state(self, args=None):
         """What get_device_status shows of it: from memory, never a slow hardware read
         (also a tool's callback, as a relay's get_state)."""

@@ -9,18 +9,6 @@ _TYPES = (BOOLEAN, INTEGER, NUMBER, STRING)
 _INF = float("inf")
 
 
-def described(description):
-    """A description as it is written into an entry or a schema: a str as it is; a
-    (template, values) tuple formatted (`template % values`); a (describer, key) tuple as
-    `describer.describe(key)` makes it. The tuples keep the text itself off the heap until
-    then: tools and parameters made per part or per instance share one template, or a
-    module of texts loaded for the moment (parts.texts)."""
-    if isinstance(description, tuple):
-        first, second = description
-        return first % second if isinstance(first, str) else first.describe(second)
-    return description
-
-
 class InvalidParams(ValueError):
     """Arguments that do not fit a tool's schema (JSON-RPC -32602)."""
 
@@ -72,8 +60,7 @@ class Property:
     A property without a default is required. Only integers and numbers take a
     range, only strings an `enum` (the values allowed, a tuple of strings), and a
     default must fit them: each mistake raises ValueError when the tool is built.
-    A NUMBER's callback gets a float (an int argument counts). `description` may be a
-    tuple, made into its text only as the schema is written (described()).
+    A NUMBER's callback gets a float (an int argument counts).
     """
 
     # What most properties leave unset, as class attributes: an instance keeps only what it
@@ -147,7 +134,7 @@ class Property:
         """The JSON Schema fragment for this property."""
         fragment = {"type": self.type}
         if self.description is not None:
-            fragment["description"] = described(self.description)
+            fragment["description"] = self.description
         if not self.required:
             fragment["default"] = self.default
         if self.minimum is not None:

@@ -4,7 +4,7 @@ from binascii import b2a_base64
 
 from .compat import const, dumps, forget_modules
 from .names import portable
-from .schema import NO_PROPERTIES, PropertyList, described
+from .schema import NO_PROPERTIES, PropertyList
 
 # An entry's outputSchema sits between its inputSchema and its annotations.
 _OUTPUT_KEY = const(',"outputSchema":')
@@ -89,10 +89,8 @@ class McpTool:
 
     `description` may also be a (template, values) tuple, formatted (`template % values`)
     only when the entry is serialized: tools made per part or per instance then share one
-    template and keep no formatted string on the heap; or a (describer, key) tuple, whose
-    `describer.describe(key)` makes the text only then (parts describe their tools so,
-    from a module of texts loaded for it: no template on the heap either; see
-    umcp.schema.described); or a ModuleText, read only when the entry is serialized.
+    template and keep no formatted string on the heap; or a ModuleText, read only when
+    the entry is serialized.
 
     `output_schema`: the JSON Schema (an object's) of what the callback returns, as a
     dict or as its JSON text (kept as text: a literal is in flash when frozen, and a
@@ -157,7 +155,11 @@ class McpTool:
         entry = {"name": portable(self.name) if portable_name else self.name}
         description = self.description
         if description is not None:
-            entry["description"] = described(_text(description))
+            if isinstance(description, tuple):
+                description = description[0] % description[1]
+            else:
+                description = _text(description)
+            entry["description"] = description
         entry["inputSchema"] = self.properties.schema()
         annotations = self.annotations()
         if annotations:

@@ -300,29 +300,3 @@ def test_build_loads_only_the_types_named():
     assert ("parts.toolset" in sys.modules) == (not micropython)
     assert [tool.name for tool in client.server._tools] == [
         "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]
-
-
-async def test_the_descriptions_are_read_only_while_a_listing_is_written():
-    import sys
-
-    hwsim.reset()
-    parts = [{"type": "relay", "name": "lamp", "pin": 2, "description": "the desk lamp"},
-             {"type": "servo", "name": "arm", "pin": 13, "range": 90}]
-    hwsim.solder(parts)
-    board = Board("generic")
-    add_parts(board, {"parts": parts})
-    client = ToolClient(board)
-    # Each tool keeps (part, verb), no text: parts.texts makes it as an entry is written.
-    assert client.server._tools[1].description == (board.part("lamp"), "turn_on")
-    listed = (await client.request("tools/list"))["result"]["tools"]
-    described = dict((tool["name"], tool["description"]) for tool in listed)
-    assert described["self.lamp.turn_on"] == "Turn on the desk lamp"
-    assert described["self.arm.set_angle"] == "Turn the arm to an angle in degrees (0 to 90)."
-    angle = [tool for tool in listed if tool["name"] == "self.arm.set_angle"][0]["inputSchema"]
-    assert angle["properties"]["angle"] == {"type": "integer", "description": "degrees, 0 to 90",
-                                            "minimum": 0, "maximum": 90}
-    # What each entry was sized at when the tool was made is what was written.
-    for tool in client.server._tools:
-        assert tool.json_bytes == len(tool.json().encode())
-    micropython = sys.implementation.name == "micropython"  # CPython keeps its modules
-    assert ("parts.texts" in sys.modules) == (not micropython)

@@ -115,22 +115,6 @@ def test_a_description_template_is_formatted_when_the_entry_is_written():
     assert json.loads(one.json())["description"] == "Read the a"
 
 
-def test_a_describer_makes_the_description_when_the_entry_is_written():
-    class Lamp:
-        asked = []
-
-        def describe(self, verb):
-            self.asked.append(verb)
-            return "Turn %s the lamp" % verb[5:]
-
-    lamp = Lamp()
-    tool = McpTool("self.lamp.turn_on", (lamp, "turn_on"), None, noop)
-    assert tool.description == (lamp, "turn_on")  # no text kept
-    assert json.loads(tool.json())["description"] == "Turn on the lamp"
-    assert tool.json_bytes == len(tool.json().encode())
-    assert lamp.asked == ["turn_on"] * 3  # sized once when made, then at each entry
-
-
 def test_tools_with_the_same_hints_share_them():
     first = McpTool("a", "d", None, noop, idempotent=True, destructive=False)
     second = McpTool("b", "d", None, noop, idempotent=True, destructive=False)
