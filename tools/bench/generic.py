@@ -137,9 +137,9 @@ MODULES_SCRIPT = """import hwsim, machine
 from parts.setup import module_of
 print(" ".join([module_of(kind) for kind in %r]))
 """
-# The status view's cost: its module, and the view on an OLED part (with the Display the
-# generic board gets from it, for the theme tool), once everything a boot with a status
-# screen has loaded before it is there.
+# The status view's cost: its module, and the view on an OLED part (the generic board's
+# display then, for the theme tool: umcpfw.boot sets it so), once everything a boot with a
+# status screen has loaded before it is there.
 VIEW_SCRIPT = """import gc, asyncio
 import hwsim, machine, simoled
 from umcp import McpServer
@@ -161,7 +161,10 @@ before = gc.mem_alloc()
 import umcpfw.statusview
 gc.collect()
 module = gc.mem_alloc()
-view = umcpfw.statusview.for_board(app, board.parts[0])
+part = board.parts[0]
+board.display = part
+view = umcpfw.statusview.StatusView(part, app)
+part.on_release = view.changed
 gc.collect()
 print(module - before, gc.mem_alloc() - module)
 """
@@ -209,8 +212,10 @@ def stage(board, stage_dir):
     return stage_dir
 
 
-def device_path(stage_dir):
-    return [stage_dir, os.path.join(stage_dir, "lib"), os.path.join(stage_dir, STAGED_HWSIM)]
+# The module path, relative to a copy of the stage as the working directory: module file
+# names (each kept as a qstr on the heap for good) are then as long as a board's
+# ("lib/parts/sensor.mpy"), not a temporary directory's (tools/bench/firmware.py does so).
+DEVICE_PATH = ("lib", STAGED_HWSIM)
 
 
 async def run_board(micropython, name, stage_dir, heapsize):
@@ -223,14 +228,15 @@ async def run_board(micropython, name, stage_dir, heapsize):
     await backend.start()
     with tempfile.TemporaryDirectory(prefix="umcp-bench-generic-") as cwd, \
             open(os.path.join(cwd, "device.log"), "w+") as log:
+        root = bench_firmware.board_root(stage_dir, cwd)  # a copy of the stage: the board's files
         config = {"wifi": {"ssid": "simnet", "password": ""}, "board": board, "token": token,
                   "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port}
         config.update(bench_firmware.LINK_CONFIG)
         config.update(extra)
-        with open(os.path.join(cwd, "config.json"), "w") as sink:
+        with open(os.path.join(root, "config.json"), "w") as sink:
             json.dump(config, sink)
-        process = subprocess.Popen([micropython, "-X", "heapsize=%d" % heapsize, os.path.join(stage_dir, BOOT)],
-                                   cwd=cwd, env=micropython_env(device_path(stage_dir)),
+        process = subprocess.Popen([micropython, "-X", "heapsize=%d" % heapsize, BOOT],
+                                   cwd=root, env=micropython_env(DEVICE_PATH),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
             figures = await asyncio.wait_for(_session(backend, process, calls), RUN_TIMEOUT)
@@ -297,9 +303,9 @@ async def _smallest(micropython, name, stage_dir):
                                    bench_firmware.FINE_STEP)
 
 
-def _micropython(micropython, script, path, kind=int):
-    done = subprocess.run([micropython, "-c", script], env=micropython_env(path), capture_output=True,
-                          text=True, timeout=RUN_TIMEOUT)
+def _micropython(micropython, script, stage_dir, kind=int):
+    done = subprocess.run([micropython, "-c", script], cwd=stage_dir, env=micropython_env(DEVICE_PATH),
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT)
     if done.returncode != 0:
         raise GenericFailed(done.stdout + done.stderr)
     return [kind(word) for word in done.stdout.split()]
@@ -310,7 +316,7 @@ def simulated(micropython, name, stage_dir):
     board, extra, _ = BOARDS[name]
     parts = extra.get("parts", [])
     modules, state = _micropython(micropython, SIMULATED_SCRIPT % {"board_module": "boards." + board,
-                                                                  "parts": repr(parts)}, device_path(stage_dir))
+                                                                  "parts": repr(parts)}, stage_dir)
     return modules + state
 
 
@@ -332,7 +338,7 @@ def measure_types(micropython):
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-parts-")
     try:
         stage("generic", stage_dir)
-        path = device_path(stage_dir)
+        path = stage_dir
         package = _micropython(micropython, PACKAGE_SCRIPT, path, int)[0]
         kinds = [entry["type"] for entry in GENERIC_PARTS]
         module_of = dict(zip(kinds, _micropython(micropython, MODULES_SCRIPT % kinds, path, str)))
@@ -357,7 +363,7 @@ def measure_lcd(micropython):
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-lcd-")
     try:
         stage("generic", stage_dir)
-        path = device_path(stage_dir)
+        path = stage_dir
         module = _micropython(micropython, MODULE_LCD_SCRIPT % {"module": "lcd"}, path, int)[0]
         part = _micropython(micropython, PART_SCRIPT % {"entry": repr(LCD_STATUS_SCREEN), "module": "lcd"},
                             path, int)[0]
@@ -375,7 +381,7 @@ def lcd_table(lcd):
             "| a part and its tools | %d B |" % lcd["part"],
             "| of which its line and strip buffers, allocated once | %d B |" % lcd["buffers"],
             "| umcpfw.statusview | %d B |" % lcd["view_module"],
-            "| the view on the panel (and the Display it gives the generic board) | %d B |" % lcd["view"],
+            "| the view on the panel (the generic board's display too) | %d B |" % lcd["view"],
             "| all resident | %.1f KB |" % (total / 1024)]
 
 
@@ -439,7 +445,7 @@ def table(figures):
     lines.append("| all %d types, one part each (their code once) | %.1f KB | | |" % (len(costs), total / 1024))
     lines += ["", "| the status screen (an OLED part with \"status\": true), beyond the OLED part | bytes |", "|---|---|",
               "| umcpfw.statusview (loaded only on a board with a status screen) | %d B |" % view[0],
-              "| the view on the panel (and the Display it gives the generic board, for the theme tool) | %d B |"
+              "| the view on the panel (the generic board's display too, for the theme tool) | %d B |"
               % view[1]]
     return lines
 
