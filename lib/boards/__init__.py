@@ -9,7 +9,7 @@ without it). It restores the saved volume, brightness and theme. Every board tak
 config.json's "parts" (add_parts, lib/parts): a bad entry is a ValueError naming it.
 """
 
-from umcp.compat import const, get_logger
+from umcp.compat import call_then_forget, const, get_logger
 
 _log = get_logger("boards")
 _NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
@@ -62,24 +62,23 @@ class Board:
         tools of its own calls this first); the sensors' resources come at a client's first
         resources/* request."""
         if self.parts:
-            from parts import register
-
-            register(self.parts, server)
+            call_then_forget("parts.toolset", "register", self.parts, server)
         if [part for part in self.parts if part.poll_ms]:
             server.add_resources_later(self._part_resources)
 
     def _part_resources(self, server):
+        call_then_forget("parts.toolset", "resources", self.parts, server)
+
+    def upkeep(self, server):
+        """The board's upkeep for the application's task on the main loop, a coroutine (the
+        parts' sensors read on their schedules: parts.sensor.serve), or None where there is
+        none."""
         for part in self.parts:
             if part.poll_ms:
-                part.resource(server)
+                from parts.sensor import serve
 
-    async def run(self, server):
-        """The board's upkeep on the main loop (the application runs it as a task): the
-        parts' sensors read on their schedules. Returns at once where there is none."""
-        if [part for part in self.parts if part.poll_ms]:
-            from parts.sensor import serve
-
-            await serve(self.parts, server)
+                return serve(self.parts, server)
+        return None
 
     def show_activation_code(self, code, message):
         """On the first screen among the parts (the code is logged on every board)."""
@@ -101,15 +100,17 @@ def add_parts(board, config, pins=None, builtin=(), chip=None):
     entries = config.get("parts")
     if not entries and not builtin:
         return
-    from parts import build
-
     used = [entry.get("pin") for entry in builtin]
     taken = {}
     for what, pin in _pins(pins or {}):
         if pin not in used:
             taken[pin] = what
     names = tuple(getattr(board, "tool_names", ()))
-    board.parts = build(entries, chip or config.get("chip"), taken, names, list(builtin))
+    # One boot module of parts at a time, each off the heap again after its call: the boot's
+    # peak stays low and none of their code stays resident.
+    checked = call_then_forget("parts.check", "entries", entries, chip or config.get("chip"), taken, names,
+                               list(builtin))
+    board.parts = call_then_forget("parts.setup", "make", checked)
     if entries:
         # The entries are boot work: the parts hold what they need of them, and the
         # application keeps its config for the session (main.run() reads config.json anew).

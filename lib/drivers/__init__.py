@@ -3,7 +3,11 @@
 `backlight` (PWM, or the AXP2101 PMIC), `display`, `camera`, `ssd1306` (OLED; text a page at a
 time, no frame in memory), `st7789` (SPI colour LCDs: ST7789, ILI9341, ILI9342C; text a line at a time,
 no frame in memory). check_percent() is the
-argument check both volume setters share."""
+argument check both volume setters share; THEMES and check_theme() the UI themes a display
+takes (drivers.display's Display, or a screen part that is the board's display).
+"""
+
+THEMES = ("light", "dark")
 
 
 def check_percent(name, value):
@@ -11,3 +15,10 @@ def check_percent(name, value):
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100:
         raise ValueError("%s must be an integer 0..100, got %r" % (name, value))
     return value
+
+
+def check_theme(theme):
+    """`theme` if it is one of THEMES, else ValueError."""
+    if theme not in THEMES:
+        raise ValueError("theme must be 'light' or 'dark', got %r" % (theme,))
+    return theme

@@ -1,10 +1,12 @@
 """What the board knows about its panel, and the UI theme (light or dark).
 
 The theme is kept here and reported back (self.screen.get_info); a status screen
-(umcpfw.statusview on a screen part: drivers.st7789, drivers.ssd1306) draws with it.
+(umcpfw.statusview on a screen part: drivers.st7789, drivers.ssd1306) draws with it. A
+board whose only panel is a screen part (the generic board's OLED or LCD) has no Display:
+the part is its display (parts.screen).
 """
 
-THEMES = ("light", "dark")
+from drivers import check_theme
 
 
 class Display:
@@ -16,9 +18,7 @@ class Display:
         self.set_theme(theme)
 
     def set_theme(self, theme):
-        if theme not in THEMES:
-            raise ValueError("theme must be 'light' or 'dark', got %r" % (theme,))
-        self.theme = theme
+        self.theme = check_theme(theme)
 
     def info(self):
         return {"width": self.width, "height": self.height, "type": self.panel,

@@ -1,6 +1,6 @@
 """config.json's "parts" entries checked before any hardware is touched: each entry's type,
 name, pins and options, against the chip's GPIOs and the pins already in use. Loaded for
-the boot only (parts.build drops it again). A problem is a PartError naming the entry:
+the boot only (boards.add_parts drops it again). A problem is a PartError naming the entry:
 
     config.json parts[2] (relay 'lamp'): GPIO 34 is input-only on the esp32: an output needs another pin
 """

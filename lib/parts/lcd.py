@@ -10,45 +10,22 @@ is the board's status screen (umcpfw.statusview); the theme (set_theme) is its c
 light is black text on white, dark white on black, the whole panel redrawn in them. The
 backlight pin, if wired, is switched on at start."""
 
-from machine import SPI, Pin
-
-from drivers.st7789 import BLACK, ST7789, WHITE
+from drivers import check_theme
+from drivers.st7789 import BLACK, WHITE
 from parts import log
 from parts.screen import CELL, Screen
+from umcp.compat import call_then_forget
 
 # theme: (text, background)
 _COLORS = {"light": (BLACK, WHITE), "dark": (WHITE, BLACK)}
 
 
 class Lcd(Screen):
+    # pins (SCK, MOSI, DC), display (the drivers.st7789 driver), backlight (its pin or
+    # None), colors, painted: set by parts.setup, which sets the panel up (boot work)
     panel = "ST7789/ILI9341 LCD"
-
-    def __init__(self, entry):
-        super().__init__(entry)
-        self.pins = (entry["sck"], entry["mosi"], entry["dc"])
-        # miso=None: the panel is never read, and the port would take the bus's default MISO pin.
-        try:
-            spi = SPI(entry["spi"], baudrate=entry["freq"], polarity=entry.get("polarity", 0),
-                      phase=entry.get("phase", 0), sck=Pin(entry["sck"]), mosi=Pin(entry["mosi"]), miso=None)
-        except OSError as e:  # the bus could not be set up: a bad entry, named (parts.setup)
-            raise ValueError("SPI %d on SCK GPIO %d, MOSI GPIO %d: %r" % (
-                entry["spi"], entry["sck"], entry["mosi"], e))
-        cs, rst, bl = entry["cs"], entry["rst"], entry["bl"]
-        if entry.get("reset") is not None:  # a board's own panel reset another way (board_screen)
-            entry["reset"]()
-        self.display = ST7789(
-            spi, Pin(entry["dc"], Pin.OUT, value=1), None if cs is None else Pin(cs, Pin.OUT, value=1),
-            None if rst is None else Pin(rst, Pin.OUT, value=1), entry["width"], entry["height"],
-            entry["x_offset"], entry["y_offset"], entry["rotation"], entry["invert"], entry["bgr"])
-        for command, data in entry.get("init", ()):
-            self.display.send(command, data)
-        # Turned by 90 or 270 degrees, the text runs along the panel's other side.
-        self.width, self.height = self.display.width, self.display.height
-        self.columns, self.rows = self.width // CELL, self.height // CELL
-        self.backlight = None if bl is None else Pin(bl, Pin.OUT, value=1)
-        self.colors = _COLORS["dark"]
-        self.painted = []  # the text on each row of the panel now
-        self.repaint()
+    monochrome = False
+    colors = _COLORS["dark"]
 
     @property
     def where(self):
@@ -81,6 +58,7 @@ class Lcd(Screen):
 
     def set_theme(self, theme):
         """Light: black text on white; dark: white on black (redrawn, if it changed)."""
+        self.theme = check_theme(theme)
         colors = _COLORS[theme]
         if colors != self.colors:
             self.colors = colors
@@ -99,11 +77,12 @@ def board_screen(board, panel, pins, settings, reset=None, init=()):
     up is logged: the board runs without a screen. Where no brightness was saved, the
     backlight goes to the reference firmware's 75 %. Call it after boards.restore()."""
     entry = dict(panel)
-    entry.update(name="screen", type="display", index=-1, status=True, sck=pins["lcd_sclk"],
-                 mosi=pins["lcd_mosi"], dc=pins["lcd_dc"], cs=pins.get("lcd_cs"),
+    entry.update(name="screen", type="display", index=-1, where="the board's LCD", status=True,
+                 sck=pins["lcd_sclk"], mosi=pins["lcd_mosi"], dc=pins["lcd_dc"], cs=pins.get("lcd_cs"),
                  rst=None if reset is not None else pins.get("lcd_rst"), bl=None, reset=reset, init=init)
     try:
-        board.parts.append(Lcd(entry))
+        # Made and set up as config.json's parts are (boot work, dropped after).
+        board.parts.append(call_then_forget("parts.setup", "make", [entry])[0])
     except (OSError, ValueError) as e:
         log.warning("the board's LCD did not start, running without a screen: %r", e)
         return

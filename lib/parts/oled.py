@@ -8,15 +8,17 @@ drivers.ssd1306 driver (text a page at a time: no frame in memory).
 With "status": true the panel is the board's status screen (umcpfw.statusview); the theme
 (set_theme) is the panel's: light is dark text on a lit panel."""
 
+from drivers import check_theme
 from drivers.ssd1306 import SSD1306
 from parts.screen import Screen
 
 
 class Oled(Screen):
+    # addr, bus, i2c, pins (SDA, SCL): set by parts.setup, which sets the panel up (boot
+    # work: none of its code stays on the heap)
     panel = "SSD1306 OLED"
-
-    # addr, bus, i2c, pins (SDA, SCL), display (the driver, None until the panel answers):
-    # set by parts.setup, which sets the panel up (boot-only code: none of it resident)
+    monochrome = True
+    display = None  # the driver, None until the panel answers
 
     @property
     def where(self):
@@ -24,27 +26,38 @@ class Oled(Screen):
             self.place(), self.bus, self.addr, self.pins[0], self.pins[1])
 
     def connect(self):
-        """The driver, set up on the first call that finds the panel answering."""
-        if self.display is None:
-            self.display = SSD1306(self.i2c, self.width, self.height, self.addr)
-        return self.display
+        """The driver, set up on the first call that finds the panel answering: in the
+        theme, showing the lines it showed (a panel that lost power comes back blank)."""
+        display = self.display
+        if display is None:
+            display = SSD1306(self.i2c, self.width, self.height, self.addr)  # set up blank, dark
+            if self.theme == "light":
+                display.invert(True)
+            if self.lines:
+                display.text(self.lines)
+            self.display = display
+        return display
 
     def show(self, lines):
-        """Draw `lines` (cut to the panel), one per text row; OSError when it does not answer."""
+        """Draw `lines` (cut to the panel), one per text row; RuntimeError when it does not
+        answer."""
         lines = self.fit(lines)
         try:
             self.connect().text(lines)
         except OSError as e:
-            self.display = None  # set it up again once it answers
-            raise RuntimeError("%s does not answer: %r; check its wiring" % (self.where, e))
+            self._silent(e)
         self.lines = lines
         return lines
 
     def set_theme(self, theme):
         """Light: the panel lit with dark text (inverted by the controller, its RAM
-        unchanged); dark: light text on black. OSError when it does not answer."""
+        unchanged); dark: light text on black. RuntimeError when it does not answer."""
+        self.theme = check_theme(theme)
         try:
             self.connect().invert(theme == "light")
-        except OSError:
-            self.display = None
-            raise
+        except OSError as e:
+            self._silent(e)
+
+    def _silent(self, e):
+        self.display = None  # set up again once it answers
+        raise RuntimeError("%s does not answer: %r; check its wiring" % (self.where, e))

@@ -4,8 +4,14 @@ columns) and clear, and the status screen's hold: with "status": true the screen
 board's status screen (umcpfw.statusview), and a maker's show_text holds it (`held`) until
 clear gives it back (`on_release`, the view's).
 
+A status screen on a board without a display of its own (the generic board) is also the
+board's display, as drivers.display's Display is a board's: `theme`, set_theme(theme) (the
+tool self.screen.set_theme) and info() (self.screen.get_info).
+
 A screen's type adds show(lines) (RuntimeError naming the part when it does not answer),
-set_theme(theme), `panel` (its kind in words, for the board's Display) and `where`."""
+set_theme(theme) (ValueError for a theme not in drivers.THEMES; the theme is kept even when
+the panel does not answer, and set when it does again), `panel` (its kind in words, for
+info()), `monochrome` and `where`."""
 
 import parts
 
@@ -13,16 +19,12 @@ CELL = 8  # framebuf's text is 8x8 pixels a character
 
 
 class Screen(parts.Part):
+    # width, height (pixels), columns, rows (of text), status: set by parts.setup
     panel = "screen"
-
-    def __init__(self, entry):
-        super().__init__(entry)
-        self.width, self.height = entry["width"], entry["height"]
-        self.columns, self.rows = self.width // CELL, self.height // CELL
-        self.lines = []
-        self.status = entry.get("status", False)
-        self.held = False  # a maker's text is on the panel (show_text until clear)
-        self.on_release = None  # called when clear gives the panel back (the status view)
+    theme = "dark"  # a panel's own at start: light text on black
+    lines = ()  # the text it shows (fitted): show() keeps it
+    held = False  # a maker's text is on the panel (show_text until clear)
+    on_release = None  # called when clear gives the panel back (the status view)
 
     def show_text(self, args):
         lines = self.show(wrap(args["text"], self.columns))
@@ -39,6 +41,11 @@ class Screen(parts.Part):
 
     def state(self, args=None):
         return {"lines": self.lines}
+
+    def info(self):
+        """What self.screen.get_info says where the screen is the board's display."""
+        return {"width": self.width, "height": self.height, "type": self.panel,
+                "monochrome": self.monochrome, "theme": self.theme}
 
     def fit(self, lines):
         """`lines` cut to the screen, printable: framebuf's font has printable ASCII only,

@@ -31,8 +31,8 @@ class Sensor(parts.Part):
     while reading fails); serve() reads it every poll_ms and tells the resource's
     subscribers when it changed. Its tool calls tool_read(): a reading no older than
     rest_ms. Every sensor type is this class: read() does what its `kind` reads.
-    Besides what each type reads with (see read()), parts.setup sets poll_ms, uri
-    (device://parts/<name>) and, where a type has them, steps and rest_ms."""
+    Besides what each type reads with (see read()), parts.setup sets poll_ms and, where a
+    type has them, steps and rest_ms."""
 
     rest_ms = 0
     # (key, step): a reading tells subscribers when a key moved by its step or more;
@@ -85,15 +85,15 @@ class Sensor(parts.Part):
             raise RuntimeError(self.error)
         return self.reading
 
+    @property
+    def uri(self):
+        """Its resource's URI, device://parts/<name> (made when needed: no string kept)."""
+        return parts.URI + self.name
+
     def state(self, args=None):
         if self.error is not None:
             return {"error": self.error}
         return self.reading or {}
-
-    def resource(self, server):
-        server.add_resource(self.uri, self.name, self.state, mime_type="application/json",
-                            description="%s: %s; updated when it changes" % (self.label, self.kind))
-
 
     def read(self):
         """A fresh reading (a dict), or an exception (the part does not answer); a
@@ -145,11 +145,13 @@ class Sensor(parts.Part):
                 raise
         return {"temperature_c": round(celsius, 2)}
 
-async def serve(parts, server):
-    """The parts' upkeep on the main loop: each sensor read every poll_ms (a read never
-    blocks the loop for long: slow ones await), its subscribers told of changes, a
-    part's event (a button press) told to every client. Returns at once without sensors."""
-    sensors = [part for part in parts if part.poll_ms]
+async def serve(made, server):
+    """The parts' upkeep on the main loop (Board.upkeep: the application's task): each
+    sensor read every poll_ms (a read never blocks the loop for long: slow ones await), its
+    subscribers told of changes, a part's event (a button press) told to every client.
+    Nothing ends it but cancellation: an error (no heap for a notice) is logged, and the
+    sensors are read on. Returns at once without sensors."""
+    sensors = [part for part in made if part.poll_ms]
     while sensors:
         now = ticks_ms()
         wait = 60000
@@ -157,11 +159,15 @@ async def serve(parts, server):
             since = None if part.last is None else ticks_diff(now, part.last)
             if since is None or since >= part.poll_ms:
                 part.last = now
-                if await part.poll():
-                    server.resource_updated(part.uri)
-                event, part.event = part.event, None
-                if event is not None:
-                    await server.log("info", event, "parts")
+                try:
+                    if await part.poll():
+                        server.resource_updated(part.uri)
+                    event = part.event
+                    if event is not None:
+                        part.event = None
+                        await server.log("info", event, "parts")
+                except Exception as e:
+                    parts.log.warning("%s: %r", part.where, e)
                 since = 0
             wait = min(wait, part.poll_ms - since)
         await asyncio.sleep(max(wait, 10) / 1000)

@@ -1,8 +1,9 @@
-"""The boot's work for config.json's parts, loaded for it and dropped again (parts.build):
-once parts.check has checked the entries, each part made and its pins and drivers wired.
-Nothing here runs once the parts are made, so none of its code stays on the heap; the
-runtime modules hold what the tools call, and parts.toolset registers the tools (which
-type offers which, and what each calls).
+"""The boot's work for config.json's parts, loaded for it and dropped again (boards.add_parts):
+once parts.check has checked the entries, each part made, its attributes set and its pins
+and drivers wired (a board's own LCD too: parts.lcd.board_screen). Nothing here runs once
+the parts are made, so none of its code stays on the heap: the runtime classes have no
+constructors, their modules hold what the tools call, and parts.toolset registers the
+tools (which type offers which, and what each calls).
 """
 
 from machine import ADC, I2C, PWM, Pin
@@ -12,23 +13,27 @@ from umcp.compat import const
 
 # type: (its runtime module in parts, its class there)
 KINDS = {"relay": ("output", "Output"), "pwm": ("output", "Output"), "servo": ("output", "Output"),
-         "buzzer": ("output", "Output"), "strip": ("strip", "Strip"),
+         "buzzer": ("output", "Output"), "strip": ("output", "Output"),
          "button": ("sensor", "Sensor"), "analog": ("sensor", "Sensor"),
          "battery": ("sensor", "Sensor"), "dht": ("sensor", "Sensor"),
-         "ds18b20": ("sensor", "Sensor"), "oled": ("oled", "Oled"), "lcd": ("lcd", "Lcd")}
+         "ds18b20": ("sensor", "Sensor"), "oled": ("oled", "Oled"), "lcd": ("lcd", "Lcd"),
+         "display": ("lcd", "Lcd")}  # display: a board's own LCD (no tools of its own)
 
 _I2C_FREQ = const(400000)  # an OLED's bus
 
 
 def make(entries):
-    """parts.build's work once the entries are checked: each part made and wired."""
+    """The parts of `entries` (parts.check.entries' answer), each made and wired."""
     made = []
     for entry in entries:
         kind = entry["type"]
         module, name = KINDS[kind]
-        cls = getattr(getattr(__import__("parts." + module), module), name)
+        part = getattr(getattr(__import__("parts." + module), module), name)()
+        part.name = entry["name"]
+        part.kind = kind
+        part.label = entry.get("label")
+        part.index = entry["index"]  # where config.json has it: Part.where says it in words
         try:
-            part = cls(entry)
             _wire(part, entry)
         except ValueError as e:  # the port refused a pin or a setting
             raise parts.PartError("%s: %s" % (entry["where"], e))
@@ -44,9 +49,9 @@ def module_of(kind):
 # -- the wiring -------------------------------------------------------------------------
 
 def _wire(part, entry):
-    """Each type's pins and drivers, on the part Part(entry) made (the OLED's panel set up
-    here, again by the part after a loose wire; the LCD wires itself). One function, not one
-    a type: a name is heap for good once a module is loaded."""
+    """Each type's attributes, pins and drivers (the OLED's panel set up here, again by the
+    part after a loose wire). One function, not one a type: a name is heap for good once a
+    module is loaded."""
     kind = part.kind
     if kind == "relay":
         part.invert = entry["invert"]
@@ -72,21 +77,59 @@ def _wire(part, entry):
         part.leds.fill(part.color)
         part.leds.write()
     elif kind == "oled":
+        _screen(part, entry["width"], entry["height"], entry)
         part.addr = entry["addr"]
         part.bus = entry["i2c"]
         part.i2c = I2C(part.bus, sda=Pin(entry["sda"]), scl=Pin(entry["scl"]), freq=_I2C_FREQ)
         part.pins = (entry["sda"], entry["scl"])
-        part.display = None
         try:
             part.connect()
         except OSError as e:  # its tools say so, and try again at each call
             parts.log.warning("%s does not answer: %r", part.where, e)
-    elif kind != "lcd":  # a sensor
+    elif kind == "lcd" or kind == "display":
+        _wire_lcd(part, entry)
+    else:  # a sensor
         if kind == "button":
             entry["interval_ms"] = 100  # how soon a press reaches the log and the clients
         part.poll_ms = entry.get("interval_ms") or 1000
-        part.uri = parts.URI + part.name
         _wire_sensor(part, entry, kind)
+
+
+def _screen(part, width, height, entry):
+    from parts.screen import CELL  # a screen's module has it loaded
+
+    part.width, part.height = width, height
+    part.columns, part.rows = width // CELL, height // CELL
+    part.status = entry.get("status", False)
+
+
+def _wire_lcd(part, entry):
+    """The SPI bus, the panel's driver (set up, the board's `init` commands sent), the
+    backlight on, the panel painted."""
+    from drivers.st7789 import ST7789
+    from machine import SPI
+
+    part.pins = (entry["sck"], entry["mosi"], entry["dc"])
+    # miso=None: the panel is never read, and the port would take the bus's default MISO pin.
+    try:
+        spi = SPI(entry["spi"], baudrate=entry["freq"], polarity=entry.get("polarity", 0),
+                  phase=entry.get("phase", 0), sck=Pin(entry["sck"]), mosi=Pin(entry["mosi"]), miso=None)
+    except OSError as e:  # the bus could not be set up: a bad entry, named
+        raise ValueError("SPI %d on SCK GPIO %d, MOSI GPIO %d: %r" % (
+            entry["spi"], entry["sck"], entry["mosi"], e))
+    cs, rst, bl = entry["cs"], entry["rst"], entry["bl"]
+    if entry.get("reset") is not None:  # a board's own panel reset another way (board_screen)
+        entry["reset"]()
+    part.display = ST7789(
+        spi, Pin(entry["dc"], Pin.OUT, value=1), None if cs is None else Pin(cs, Pin.OUT, value=1),
+        None if rst is None else Pin(rst, Pin.OUT, value=1), entry["width"], entry["height"],
+        entry["x_offset"], entry["y_offset"], entry["rotation"], entry["invert"], entry["bgr"])
+    for command, data in entry.get("init", ()):
+        part.display.send(command, data)
+    # Turned by 90 or 270 degrees, the text runs along the panel's other side.
+    _screen(part, part.display.width, part.display.height, entry)
+    part.backlight = None if bl is None else Pin(bl, Pin.OUT, value=1)
+    part.repaint()
 
 
 def _wire_sensor(part, entry, kind):

@@ -1,8 +1,10 @@
-"""The boot's work for the parts' tools, loaded for it and dropped again (parts.register):
-the tools each type offers (their names, the descriptions a model reads, their parameters)
-registered on the server once parts.setup has made the parts. Nothing here runs once the
-tools are registered, so none of its code stays on the heap; the runtime modules hold what
-the tools call. Apart from parts.setup so that the boot never holds both at once.
+"""What the parts offer clients, registered once and dropped again: their tools at boot
+(register(), from Board.register_tools: the tools each type offers, their names, the
+descriptions a model reads, their parameters), once parts.setup has made the parts, and the
+sensors' resources at a client's first resources/* request (resources(), through Board's
+add_resources_later). Nothing here runs in between, so none of its code stays on the heap;
+the runtime modules hold what the tools call. Apart from parts.setup so that the boot never
+holds both at once.
 """
 
 from umcp import INTEGER, STRING, Property, PropertyList
@@ -54,7 +56,7 @@ VALUES = {"servo": ("label", "range"), "strip": ("label", "count"),
 
 
 def register(made, server):
-    """parts.register's work: each part's tools, a type's parameters shared by its parts."""
+    """Each part's tools, a type's parameters shared by its parts."""
     shared = {}
     for part in made:
         kind = part.kind
@@ -69,6 +71,14 @@ def register(made, server):
             part.server = server  # a tool's fresh reading tells the resource's subscribers
 
 
+def resources(made, server):
+    """Each sensor's resource, device://parts/<name>: its state(), updated when it changes."""
+    for part in made:
+        if part.poll_ms:
+            server.add_resource(part.uri, part.name, part.state, mime_type="application/json",
+                                description="%s: %s; updated when it changes" % (part.label, part.kind))
+
+
 # -- the tools' parameters ---------------------------------------------------------------
 
 def _parameters(part, verb, shared):
@@ -76,29 +86,24 @@ def _parameters(part, verb, shared):
     type, and of a range or size) that can share it: `shared` holds them."""
     kind = part.kind
     if kind == "strip":
+        # No parameter descriptions where the names, ranges and the tool's description say
+        # it all: each is in every prompt the tool list goes into, and on the heap.
         color = _shared(shared, "color", lambda: [
-            Property(name, INTEGER, minimum=0, maximum=255, description=name + " level, 0-255")
-            for name in ("red", "green", "blue")])
+            Property(name, INTEGER, minimum=0, maximum=255) for name in ("red", "green", "blue")])
         if verb == "set_color":
             return color
         top = part.count - 1  # the colour's Property objects serve the pixel's list too
-        return _shared(shared, ("pixel", top), lambda: [Property(
-            "index", INTEGER, minimum=0, maximum=top, description="which LED, 0 is the first")]
-            + list(color))
+        return _shared(shared, ("pixel", top), lambda: [Property("index", INTEGER, minimum=0, maximum=top)]
+                       + list(color))
     if kind == "pwm":
-        return _shared(shared, "level", lambda: [Property(
-            "level", INTEGER, minimum=0, maximum=100,
-            description="percent of full power: 0 off, 100 full")])
+        return _shared(shared, "level", lambda: [Property("level", INTEGER, minimum=0, maximum=100)])
     if kind == "servo":
         top = part.range
-        return _shared(shared, ("angle", top), lambda: [Property(
-            "angle", INTEGER, minimum=0, maximum=top, description="degrees, 0 to %d" % top)])
+        return _shared(shared, ("angle", top), lambda: [Property("angle", INTEGER, minimum=0, maximum=top)])
     if kind == "buzzer":
         return _shared(shared, "beep", lambda: [
-            Property("frequency", INTEGER, default=2000, minimum=20, maximum=20000,
-                     description="pitch in Hz (440 is the A above middle C)"),
-            Property("duration_ms", INTEGER, default=200, minimum=10, maximum=5000,
-                     description="how long, in milliseconds")])
+            Property("frequency", INTEGER, default=2000, minimum=20, maximum=20000),
+            Property("duration_ms", INTEGER, default=200, minimum=10, maximum=5000)])
     if kind in ("oled", "lcd") and verb == "show_text":
         size = (part.columns, part.rows)
         return _shared(shared, ("text", size), lambda: [Property("text", STRING, description=(

@@ -187,7 +187,9 @@ class Application:
                  len(self.endpoints))
         for service in self.services:
             self._tasks.append(asyncio.create_task(_serve(service)))
-        self._tasks.append(asyncio.create_task(_upkeep(self.board, self.server)))
+        upkeep = self.board.upkeep(self.server)  # the sensors' (its own task: no wrapper to keep)
+        if upkeep is not None:
+            self._tasks.append(asyncio.create_task(upkeep))
         if not self.xiaozhi:
             # MCP endpoints only: their links are services, serving on tasks of their own.
             while True:
@@ -228,14 +230,6 @@ async def _serve(service):
         await service.run()
     except Exception as e:
         log_exception("%s stopped" % type(service).__name__, e)
-
-
-async def _upkeep(board, server):
-    """The board's run() (its sensors), logged rather than lost if it ends with an error."""
-    try:
-        await board.run(server)
-    except Exception as e:
-        log_exception("board upkeep stopped", e)
 
 
 async def main(config, app=None):

@@ -58,9 +58,7 @@ def build(app):
     app.board = _board(config, app.settings)
     for part in app.board.parts:
         if part.status:  # a screen's ("status": true)
-            from umcpfw.statusview import for_board  # only there (heap)
-
-            app.status_view = for_board(app, part)
+            add_status_view(app, part)
             break
     app.device_id = config.get("device_id") or _mac_address(app.board)
     app.client_id = app.settings.get("client_id")  # a UUID made once by Settings
@@ -129,6 +127,25 @@ def _board(config, settings):
         return module.create(config, settings)
     except ValueError as e:  # its parts (a bad entry, a pin the port refused)
         raise ConfigError(str(e))
+
+
+def add_status_view(app, part):
+    """The status view on the screen `part`. Where the board has no display of its own (the
+    generic board), the screen is it: the theme tool switches the panel, which starts in the
+    saved theme, else light."""
+    from umcpfw.statusview import StatusView  # only there (heap)
+
+    board = app.board
+    if board.display is None:
+        board.display = part
+        try:
+            part.set_theme(app.settings.get("theme") or "light")
+        except ValueError as e:  # a saved theme no display takes
+            log.warning("status screen: %s", e)
+        except RuntimeError:
+            pass  # the theme is kept, and set once the panel answers (parts.setup logged it)
+    app.status_view = StatusView(part, app)
+    part.on_release = app.status_view.changed
 
 
 def check_wifi_timings(config):

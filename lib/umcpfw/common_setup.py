@@ -4,10 +4,9 @@
 # what the tools keep (their short texts and parameter lists) stays on the heap; the long
 # texts are in umcpfw.common_texts and common_schemas, loaded only while a tools/list
 # entry is written.
-from drivers.display import THEMES
+from drivers import THEMES
 from umcp import INTEGER, STRING, McpTool, Property, PropertyList
 from umcp.tool import ModuleText
-from umcpfw.common_tools import REBOOT_DELAY_MS
 
 _TEXTS = "umcpfw.common_texts"
 _SCHEMAS = "umcpfw.common_schemas"
@@ -81,10 +80,8 @@ def _register_user_only(tools, s):
             None, tools.screen_info, user_only=True, read_only=True,
             output_schema=SCREEN_SCHEMA))
     if tools.board.wlan is not None:
-        from umcpfw.wifi import reconfigure  # resident on a board with a radio
-
         s.add_user_only_tool("self.system.reconfigure_wifi", RECONFIGURE_DESCRIPTION,
-                             PropertyList([]), reconfigure(tools.settings, tools.reboot, REBOOT_DELAY_MS),
+                             PropertyList([]), tools.reconfigure_wifi,
                              destructive=True, open_world=False)
     s.add_user_only_tool(
         "self.assets.set_download_url", "Set the download url for the assets",

@@ -164,6 +164,14 @@ class CommonTools:
         self.reboot(REBOOT_DELAY_MS)
         return True
 
+    def reconfigure_wifi(self, args):
+        # A flag for the next boot, then a reboot: the setup (umcpfw.wifisetup) starts on a
+        # fresh heap, and a board that loses power meanwhile boots normally again.
+        self.settings.set("wifi_setup", True)
+        self.reboot(REBOOT_DELAY_MS)
+        return ("restarting into Wi-Fi setup: join the board's access point (its name and "
+                "password are on its screen and in its log)")
+
     async def upgrade_firmware(self, args):
         from umcpfw import upgrading  # only while an upgrade is asked for
 

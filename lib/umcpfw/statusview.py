@@ -11,8 +11,10 @@
 # what the panel shows. It also looks every POLL_S seconds, for the link's state.
 #
 # The screen: any object with `rows`, `columns`, show(lines) (OSError/RuntimeError when
-# the panel does not answer), set_theme(theme) and `held` (True while a maker's text is
-# on it: the view leaves the panel alone until it is cleared), as parts.screen.Screen is.
+# the panel does not answer), `theme` and set_theme(theme), and `held` (True while a
+# maker's text is on it: the view leaves the panel alone until it is cleared), as
+# parts.screen.Screen is. The theme is the board's display's (a board's own Display, or
+# the screen itself where the board has none: umcpfw.boot sets it up).
 import asyncio
 
 from umcp.compat import get_logger
@@ -22,26 +24,11 @@ POLL_S = 2  # how often the link's state is looked at without a change announced
 _log = get_logger("status")
 
 
-def for_board(app, part):
-    """The view on `part` for the application; where the board has no display of its own,
-    the screen becomes it: the theme tool switches the panel between light and dark."""
-    board = app.board
-    if board.display is None:
-        from drivers.display import Display
-
-        board.display = Display(part.width, part.height, part.panel,
-                                app.settings.get("theme") or "light")
-    view = StatusView(part, app)
-    part.on_release = view.changed
-    return view
-
-
 class StatusView:
     # Class attributes: an instance holds its own only once they change.
     tool = None  # (short name, ok) of the last tool call
     setup = None  # (access point, password, address) while Wi-Fi setup runs
     shown = None  # the lines on the panel, None: not drawn yet
-    theme = None
     failed = False  # the panel did not answer at the last draw (logged once)
 
     def __init__(self, screen, app):
@@ -88,18 +75,16 @@ class StatusView:
         return lines
 
     def draw(self):
-        """Show lines() and the theme if either differs from what is shown."""
+        """Show lines() and the display's theme if either differs from what is shown."""
         screen = self.screen
         if screen.held:
             self.shown = None  # drawn again once the maker's text is cleared
             return
-        display = self.app.board.display
-        theme = display.theme if display is not None else "dark"
+        theme = self.app.board.display.theme
         lines = self.lines()
         try:
-            if theme != self.theme:
+            if theme != screen.theme:  # a board's own Display's (the screen's is its own)
                 screen.set_theme(theme)
-                self.theme = theme
             if lines != self.shown:
                 screen.show(lines)
                 self.shown = lines
@@ -108,23 +93,17 @@ class StatusView:
             if not self.failed:
                 _log.warning("status screen: %s", e)
             self.failed = True
-            self.shown = self.theme = None
+            self.shown = None
 
     async def run(self):
         """Draw at each change (coalesced) and every POLL_S seconds, until cancelled."""
-        ticker = asyncio.create_task(self._tick())
-        try:
-            while True:
-                self._changed.clear()
-                self.draw()
-                await self._changed.wait()
-        finally:
-            ticker.cancel()
-
-    async def _tick(self):
         while True:
-            await asyncio.sleep(POLL_S)
-            self._changed.set()
+            self._changed.clear()
+            self.draw()
+            try:
+                await asyncio.wait_for(self._changed.wait(), POLL_S)
+            except asyncio.TimeoutError:
+                pass
 
 
 def short_name(name):

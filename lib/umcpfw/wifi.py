@@ -1,8 +1,9 @@
 # The Wi-Fi station's upkeep on a board with a radio, resident while the firmware runs: a
-# look every few seconds, and the callback of the tool that asks for the Wi-Fi setup.
-# Everything else (the bring-up at boot, a lost network brought back, the setup, NTP) is
-# umcpfw.station's, loaded for each call and dropped after: it runs at boot and when the
-# network is lost, and its code would otherwise stay on the heap for the whole session.
+# look every few seconds. Everything else (the bring-up at boot, a lost network brought
+# back, the setup, NTP) is umcpfw.station's, loaded for each call and dropped after: it
+# runs at boot and when the network is lost, and its code would otherwise stay on the heap
+# for the whole session. The tool that asks for the setup is a common tool
+# (CommonTools.reconfigure_wifi).
 import asyncio
 
 from umcp.compat import await_then_forget, const, get_logger
@@ -27,17 +28,3 @@ async def keep_connected(app, wlan, **retry):
                 await await_then_forget("umcpfw.station", "recover", app, wlan, **retry)
         except OSError as e:  # a radio fault must not end the upkeep
             get_logger("wifi").warning("Wi-Fi upkeep: %r", e)
-
-
-def reconfigure(settings, reboot, delay_ms):
-    """self.system.reconfigure_wifi's callback (umcpfw.common_setup registers the tool,
-    user-only): a flag for the next boot, then a reboot, so the setup starts on a fresh
-    heap, and a board that loses power meanwhile boots normally again."""
-
-    def call(args):
-        settings.set("wifi_setup", True)
-        reboot(delay_ms)
-        return ("restarting into Wi-Fi setup: join the board's access point (its name and "
-                "password are on its screen and in its log)")
-
-    return call

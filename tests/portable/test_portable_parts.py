@@ -9,7 +9,7 @@ import machine
 import neopixel
 import onewire
 from boards import Board, add_parts, load
-from parts import PartError, build
+from parts import PartError
 from parts.sensor import serve
 from parts.check import entries
 from portable_support import ToolClient, generic_board, until
@@ -282,21 +282,85 @@ def test_the_entries_leave_the_config_once_the_parts_are_made():
     assert lamp.switch(True) and machine.sim_pin(2).value() == 1
 
 
-def test_build_loads_only_the_types_named():
+def test_add_parts_loads_only_the_types_named():
     import sys
 
     hwsim.reset()
-    for name in ("parts.sensor", "parts.strip", "parts.check"):
+    for name in ("parts.sensor", "parts.oled", "parts.check"):
         sys.modules.pop(name, None)
-    made = build([{"type": "relay", "name": "lamp", "pin": 2}])
+    board = Board("generic")
+    add_parts(board, {"parts": [{"type": "relay", "name": "lamp", "pin": 2}]})
+    made = board.parts
     assert [part.name for part in made] == ["lamp"]
-    assert "parts.sensor" not in sys.modules and "parts.strip" not in sys.modules
+    assert "parts.sensor" not in sys.modules and "parts.oled" not in sys.modules
     micropython = sys.implementation.name == "micropython"  # CPython keeps its modules
     # The boot's check leaves the heap again, and so does the making of the parts.
     assert ("parts.check" in sys.modules, "parts.setup" in sys.modules) == (not micropython,) * 2
-    board = Board("generic")
-    board.parts = made
     client = ToolClient(board)  # registers the tools: parts.toolset, for that only
     assert ("parts.toolset" in sys.modules) == (not micropython)
     assert [tool.name for tool in client.server._tools] == [
         "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]
+
+
+class _App:
+    """What umcpfw.boot's add_status_view and the status view read of the application."""
+
+    def __init__(self, board, settings):
+        self.board = board
+        self.settings = settings
+        self.ota = self.link = None
+
+
+def test_the_generic_board_s_status_screen_is_its_display_in_the_saved_theme():
+    from umcpfw.boot import add_status_view
+
+    entry = {"type": "oled", "name": "panel", "sda": 21, "scl": 22, "status": True}
+    # Nothing saved: light (the panel lit, inverted by the controller); a saved theme; a
+    # saved theme no display takes: logged, the panel stays as it came up (dark).
+    for saved, theme in ((None, "light"), ("dark", "dark"), ("blue", "dark")):
+        board = generic_board([dict(entry)])
+        app = _App(board, {} if saved is None else {"theme": saved})
+        add_status_view(app, board.part("panel"))
+        panel = machine.sim_i2c_device(0, 0x3C)
+        assert board.display is board.part("panel"), saved
+        assert (board.display.theme, panel.inverted) == (theme, theme == "light"), saved
+        assert board.display.info() == {"width": 128, "height": 64, "type": "SSD1306 OLED",
+                                        "monochrome": True, "theme": theme}
+        assert board.part("panel").on_release == app.status_view.changed
+    # self.screen.set_theme switches the panel at once, and takes only light and dark.
+    board.display.set_theme("light")
+    assert panel.inverted is True and board.display.theme == "light"
+    try:
+        board.display.set_theme("blue")
+        raise AssertionError("a theme no display takes was set")
+    except ValueError as e:
+        assert "theme must be 'light' or 'dark'" in str(e)
+    assert board.display.theme == "light"
+    # A board with a display of its own keeps it: the view puts its theme on the screen.
+    board = generic_board([dict(entry)])
+    from drivers.display import Display
+
+    board.display = Display(128, 64, "its own", "dark")
+    app = _App(board, {})
+    add_status_view(app, board.part("panel"))
+    assert board.display.panel == "its own" and board.part("panel").theme == "dark"
+    app.status_view.draw()
+    assert board.part("panel").lines == ["Connecting"]
+
+
+async def test_a_silent_panel_keeps_its_theme_until_it_answers():
+    parts = [{"type": "oled", "name": "panel", "sda": 21, "scl": 22}]
+    hwsim.reset()  # nothing soldered: the panel does not answer
+    board = Board("generic")
+    add_parts(board, {"parts": parts})
+    oled = board.part("panel")
+    try:
+        oled.set_theme("light")
+        raise AssertionError("a silent panel took the theme")
+    except RuntimeError as e:
+        assert "does not answer" in str(e)
+    assert oled.theme == "light"  # kept: set with the panel's next set-up
+    hwsim.solder(parts)
+    oled.show(["back"])
+    panel = machine.sim_i2c_device(0, 0x3C)
+    assert panel.inverted is True and oled.lines == ["back"]

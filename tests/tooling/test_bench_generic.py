@@ -17,7 +17,7 @@ def test_each_part_type_is_measured_alone():
     assert package > 0
     assert sorted(costs) == sorted(entry["type"] for entry in generic.GENERIC_PARTS)
     # The alike types share a runtime module, measured once.
-    assert modules["output"][0] == ["relay", "pwm", "servo", "buzzer"]
+    assert modules["output"][0] == ["relay", "pwm", "strip", "servo", "buzzer"]
     assert sorted(modules["sensor"][0]) == ["analog", "battery", "button", "dht", "ds18b20"]
     assert all(size > 0 for _, size in modules.values())
     for kind, (module, part, resource) in costs.items():
