@@ -21,15 +21,11 @@ _COLORS = {"light": (BLACK, WHITE), "dark": (WHITE, BLACK)}
 
 
 class Lcd(Screen):
-    # pins (SCK, MOSI, DC), display (the drivers.st7789 driver), backlight (its pin or
-    # None), colors, painted: set by parts.setup, which sets the panel up (boot work)
+    # display (the drivers.st7789 driver), backlight (its pin or None), colors, painted:
+    # set by parts.setup, which sets the panel up (boot work)
     panel = "ST7789/ILI9341 LCD"
     monochrome = False
     colors = _COLORS["dark"]
-
-    @property
-    def where(self):
-        return "%s (SPI SCK GPIO %d, MOSI GPIO %d, DC GPIO %d)" % ((self.place(),) + self.pins)
 
     def repaint(self):
         """The whole panel in the theme's colours: every row of text, and the pixels below

@@ -14,16 +14,11 @@ from parts.screen import Screen
 
 
 class Oled(Screen):
-    # addr, bus, i2c, pins (SDA, SCL): set by parts.setup, which sets the panel up (boot
-    # work: none of its code stays on the heap)
+    # addr, i2c: set by parts.setup, which sets the panel up (boot work: none of its code
+    # stays on the heap) and names its bus and pins in the log when it does not answer
     panel = "SSD1306 OLED"
     monochrome = True
     display = None  # the driver, None until the panel answers
-
-    @property
-    def where(self):
-        return "%s (I2C %d at 0x%02X, SDA GPIO %d, SCL GPIO %d)" % (
-            self.place(), self.bus, self.addr, self.pins[0], self.pins[1])
 
     def connect(self):
         """The driver, set up on the first call that finds the panel answering: in the

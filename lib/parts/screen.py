@@ -11,7 +11,7 @@ tool self.screen.set_theme) and info() (self.screen.get_info).
 A screen's type adds show(lines) (RuntimeError naming the part when it does not answer),
 set_theme(theme) (ValueError for a theme not in drivers.THEMES; the theme is kept even when
 the panel does not answer, and set when it does again), `panel` (its kind in words, for
-info()), `monochrome` and `where`."""
+info()) and `monochrome`."""
 
 import parts
 

@@ -79,13 +79,12 @@ def _wire(part, entry):
     elif kind == "oled":
         _screen(part, entry["width"], entry["height"], entry)
         part.addr = entry["addr"]
-        part.bus = entry["i2c"]
-        part.i2c = I2C(part.bus, sda=Pin(entry["sda"]), scl=Pin(entry["scl"]), freq=_I2C_FREQ)
-        part.pins = (entry["sda"], entry["scl"])
+        part.i2c = I2C(entry["i2c"], sda=Pin(entry["sda"]), scl=Pin(entry["scl"]), freq=_I2C_FREQ)
         try:
             part.connect()
         except OSError as e:  # its tools say so, and try again at each call
-            parts.log.warning("%s does not answer: %r", part.where, e)
+            parts.log.warning("%s (I2C %d at 0x%02X, SDA GPIO %d, SCL GPIO %d) does not answer: %r",
+                              part.where, entry["i2c"], part.addr, entry["sda"], entry["scl"], e)
     elif kind == "lcd" or kind == "display":
         _wire_lcd(part, entry)
     else:  # a sensor
@@ -109,7 +108,6 @@ def _wire_lcd(part, entry):
     from drivers.st7789 import ST7789
     from machine import SPI
 
-    part.pins = (entry["sck"], entry["mosi"], entry["dc"])
     # miso=None: the panel is never read, and the port would take the bus's default MISO pin.
     try:
         spi = SPI(entry["spi"], baudrate=entry["freq"], polarity=entry.get("polarity", 0),

@@ -8,7 +8,7 @@
 #
 # Updates never make anyone wait: changed() only sets an Event; the view's own task draws,
 # once for any number of changes that came meanwhile, and only when the text differs from
-# what the panel shows. It also looks every POLL_S seconds, for the link's state.
+# what the panel shows. It also looks every _POLL_S seconds, for the link's state.
 #
 # The screen: any object with `rows`, `columns`, show(lines) (OSError/RuntimeError when
 # the panel does not answer), `theme` and set_theme(theme), and `held` (True while a
@@ -17,9 +17,9 @@
 # the screen itself where the board has none: umcpfw.boot sets it up).
 import asyncio
 
-from umcp.compat import get_logger
+from umcp.compat import const, get_logger
 
-POLL_S = 2  # how often the link's state is looked at without a change announced
+_POLL_S = const(2)  # how often the link's state is looked at without a change announced
 
 _log = get_logger("status")
 
@@ -41,8 +41,14 @@ class StatusView:
         self._changed.set()
 
     def on_call(self, name, ok):
-        """McpServer.on_call: the last tool and how it went."""
-        self.tool = (short_name(name), ok)
+        """McpServer.on_call: the last tool and how it went, named for a 16-character line:
+        without "self.", its last two parts ("lamp.turn_on"), or the last one when they are
+        long."""
+        parts = name.split(".")
+        if parts[0] == "self":
+            parts = parts[1:]
+        short = ".".join(parts[-2:])
+        self.tool = (short if len(short) <= 12 else parts[-1][:12], ok)
         self._changed.set()
 
     def lines(self):
@@ -96,21 +102,12 @@ class StatusView:
             self.shown = None
 
     async def run(self):
-        """Draw at each change (coalesced) and every POLL_S seconds, until cancelled."""
+        """Draw at each change (coalesced) and every _POLL_S seconds, until cancelled."""
         while True:
             self._changed.clear()
             self.draw()
             try:
-                await asyncio.wait_for(self._changed.wait(), POLL_S)
+                await asyncio.wait_for(self._changed.wait(), _POLL_S)
             except asyncio.TimeoutError:
                 pass
 
-
-def short_name(name):
-    """A tool's name for a 16-character line: without "self.", its last two parts
-    ("lamp.turn_on"), or the last one when they are long."""
-    parts = name.split(".")
-    if parts[0] == "self":
-        parts = parts[1:]
-    short = ".".join(parts[-2:])
-    return short if len(short) <= 12 else parts[-1][:12]

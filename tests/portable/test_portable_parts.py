@@ -243,7 +243,8 @@ async def test_the_oled_shows_text_and_survives_a_loose_wire():
     add_parts(board, {"parts": parts})
     client = ToolClient(board)
     said = await client.call("self.panel.show_text", {"text": "hi"})
-    assert said.startswith("error: config.json parts[0] (oled 'panel') (I2C 0 at 0x3C, SDA GPIO 21, SCL GPIO 22) does not answer")
+    assert said.startswith("error: config.json parts[0] (oled 'panel') does not answer")
+    assert said.endswith("check its wiring")
     hwsim.solder(parts)  # wired up now
     shown = await client.call("self.panel.show_text", {"text": "Temperature: 21.5 C\nsecond line\nthird\nfourth\nfifth"})
     assert shown == {"lines": ["Temperature:", "21.5 C", "second line", "third"]}  # 4 rows of 32
