@@ -148,5 +148,5 @@ def restore(board, settings):
             continue
         try:
             getattr(part, setter)(value)
-        except (ValueError, OSError) as e:
+        except (ValueError, OSError, RuntimeError) as e:  # RuntimeError: a silent screen part
             _log.warning("cannot restore %s=%r: %r", key, value, e)

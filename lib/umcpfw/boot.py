@@ -138,12 +138,7 @@ def add_status_view(app, part):
     board = app.board
     if board.display is None:
         board.display = part
-        try:
-            part.set_theme(app.settings.get("theme") or "light")
-        except ValueError as e:  # a saved theme no display takes
-            log.warning("status screen: %s", e)
-        except RuntimeError:
-            pass  # the theme is kept, and set once the panel answers (parts.setup logged it)
+        boards.restore(board, {"theme": app.settings.get("theme") or "light"})
     app.status_view = StatusView(part, app)
     part.on_release = app.status_view.changed
 
