@@ -160,7 +160,8 @@ class UdpAudio:
     def __init__(self, codec):
         self.codec = codec
         self._sock = None
-        self._stream = None
+        self._stream = None  # MicroPython: the Stream recv() reads a datagram from
+        self._loop = None  # CPython: the loop whose sock_recv() recv() awaits
 
     def open(self, host, port):
         import socket
@@ -176,7 +177,11 @@ class UdpAudio:
         self._sock = sock
         import asyncio
 
-        if not hasattr(asyncio, "get_running_loop"):  # MicroPython: see recv()
+        # Called on the running loop: which way recv() reads is decided here, once.
+        loop = asyncio.get_event_loop()
+        if hasattr(loop, "sock_recv"):  # CPython
+            self._loop = loop
+        else:  # MicroPython: its loop has no datagram API
             self._stream = asyncio.StreamReader(sock)
 
     def send(self, payload, timestamp):
@@ -191,13 +196,11 @@ class UdpAudio:
 
     async def recv(self):
         """Next accepted (timestamp, payload); dropped packets are skipped."""
-        import asyncio
-
         while True:
-            if hasattr(asyncio, "get_running_loop"):  # CPython: the loop reads a datagram
-                data = await asyncio.get_running_loop().sock_recv(self._sock, _RECV_SIZE)
-            else:  # MicroPython: the Stream made in open() returns one datagram per read
+            if self._stream is not None:  # MicroPython: one datagram per read
                 data = await self._stream.read(_RECV_SIZE)
+            else:
+                data = await self._loop.sock_recv(self._sock, _RECV_SIZE)
             if data:
                 result = self.codec.decode(data)
                 if result is not None:
@@ -207,4 +210,4 @@ class UdpAudio:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-            self._stream = None
+            self._stream = self._loop = None
