@@ -27,7 +27,6 @@ import json
 
 import esp32
 import machine
-import neopixel
 import network
 
 import main
@@ -154,7 +153,8 @@ def record(reason, parts=None):
         PINS = {}
     codec = machine.sim_i2c_device(0, PINS["es8311_addr"]) if PINS else None
     pwm = machine.sim_pwm(PINS["backlight"]) if PINS else None
-    strip = neopixel.sim_strip(PINS["led_strip"]) if PINS else None
+    neopixel = sys.modules.get("neopixel")  # imported by the host board's strip, if any
+    strip = neopixel.sim_strip(PINS["led_strip"]) if PINS and neopixel else None
     line = {
         "reason": reason,
         "es8311_writes": list(codec.writes) if codec else [],

@@ -1,18 +1,21 @@
 """Reset every simulated module at once, so each test starts from power-on; solder the
 simulated chips config.json's parts name onto the simulated board; snapshot what the
-drivers did, as JSON, for tests to read."""
+drivers did, as JSON, for tests to read.
+
+The simulated chips a board may lack (camera, neopixel, dht, onewire, the SSD1306) are
+imported where a part or the firmware needs them, as a board has only its own in flash:
+their heap is the instrument's, not the firmware's (the measuring form freezes them, but
+an imported module's objects are on the heap all the same)."""
 
 import binascii
 import sys
 
-import camera
-import dht
 import esp32
 import machine
-import neopixel
 import network
-import onewire
-import simoled
+
+# Reset with the rest once imported (by a part, a driver, the firmware, a test).
+_CHIPS = ("camera", "neopixel", "dht", "onewire")
 
 
 def reset(app_size=0x100000):
@@ -20,10 +23,10 @@ def reset(app_size=0x100000):
     machine.sim_reset()
     esp32.sim_reset(app_size)
     network.sim_reset()
-    camera.sim_reset()
-    neopixel.sim_reset()
-    dht.sim_reset()
-    onewire.sim_reset()
+    for name in _CHIPS:
+        module = sys.modules.get(name)
+        if module is not None:
+            module.sim_reset()
 
 
 def solder(parts):
@@ -36,6 +39,8 @@ def solder(parts):
             continue
         kind, pin = entry.get("type"), entry.get("pin")
         if kind == "oled":
+            import simoled
+
             machine.sim_attach_i2c(entry.get("i2c", 0), entry.get("addr", 0x3C),
                                    simoled.SSD1306(entry.get("width", 128), entry.get("height", 64)))
         elif kind == "lcd":
@@ -47,8 +52,12 @@ def solder(parts):
                 entry.get("y_offset", 0), entry.get("sck"), entry.get("mosi"), entry.get("dc"),
                 entry.get("cs")))
         elif kind == "dht" and isinstance(pin, int):
+            import dht
+
             dht.sim_attach(pin)
         elif kind == "ds18b20" and isinstance(pin, int):
+            import onewire
+
             onewire.sim_attach(pin)
 
 
@@ -92,10 +101,12 @@ def snapshot():
         pwm[str(pin)] = {"freq": p.freq(), "duty_u16": list(p.history), "duty_ns": p.duty_ns(),
                          "freqs": list(p.freqs), "active": p.active}
     strips = {}
-    for pin, strip in neopixel.sim_strips().items():
+    neopixel = sys.modules.get("neopixel")
+    for pin, strip in neopixel.sim_strips().items() if neopixel is not None else ():
         strips[str(pin)] = [[list(pixel) for pixel in frame] for frame in strip.frames]
     oleds = {}
-    for (bus, addr), device in machine.sim_devices().items():
+    simoled = sys.modules.get("simoled")
+    for (bus, addr), device in machine.sim_devices().items() if simoled is not None else ():
         if isinstance(device, simoled.SSD1306):
             oleds["%d:%d" % (bus, addr)] = {
                 "on": device.on, "contrast": device.contrast, "inverted": device.inverted,
