@@ -128,7 +128,7 @@ class EndpointLink(Reconnecting):
         self.ping_interval = ping_interval
         self.idle_timeout = idle_timeout
         self.refused = None
-        self._ws = None
+        self.ws = None
         self.mcp = server.session(self._send, max_message=max_message, offered=offered_tools(tools))
         self.mcp.min_log_level = _NO_LOGS
 
@@ -145,9 +145,9 @@ class EndpointLink(Reconnecting):
                                   self.connect_timeout)
         except asyncio.TimeoutError:
             raise OSError("no answer to the upgrade within %s s" % self.connect_timeout)
-        self._ws = ws
+        self.ws = ws
         raise_if_cancelled()
-        if self._stopping:  # stop() came while connecting
+        if self.stopping:  # stop() came while connecting
             await ws.close(CLOSE_NORMAL, "board stopping")
             return
         _log.info("%sconnected", self.who)
@@ -189,20 +189,20 @@ class EndpointLink(Reconnecting):
             _log.warning("%slink lost: %s %s", self.who, type(error).__name__, error)
 
     async def _close(self):
-        ws = self._ws
+        ws = self.ws
         if ws is not None:
             await ws.close(CLOSE_NORMAL, "board stopping")
 
     async def _hang_up(self):
         self.connected.clear()
-        ws, self._ws = self._ws, None
+        ws, self.ws = self.ws, None
         if ws is not None:
             await ws.abort()
 
     async def _send(self, pieces):
         """The session's sender: one JSON-RPC message as it is, in one text frame (its
         pieces written in place, never joined)."""
-        ws = self._ws
+        ws = self.ws
         if ws is None or not self.connected.is_set():
             self._drop()
             return

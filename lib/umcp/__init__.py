@@ -1,16 +1,19 @@
 """umcp: a Model Context Protocol server for MicroPython devices.
 
-Its modules: `schema` (properties and argument checks; `propcheck`, a new property's
-checks, dropped after the start), `tool` (tools and their
-results), `resource` (resources and templates, their registration and the resources/*
-requests, loaded at the first one), `modern` (revision 2026-07-28's server/discover and
-version error, loaded at the first such request), `handshake` (the
-initialize answer, loaded for each initialize and dropped after), `paging` (one page of
-a list, loaded for each page and dropped after), `server` (the server: methods, paging,
-both protocol eras), `rpc` (JSON-RPC frames, codes, lookups), `toolcheck` (a new tool's
-checks, dropped after the start), `jsonin` (bounded JSON
-input), `names` (tool names every client accepts), `compat` (the CPython/MicroPython
-shims and logging).
+What a connected device runs all the time: `server` (the server: a message in, tools/call,
+ping, cancellation, the answer out), `tool` (tools and the shaping of their results),
+`schema` (properties and argument checks), `rpc` (JSON-RPC frames, codes, lookups),
+`jsonin` (bounded JSON input) and `compat` (the CPython/MicroPython shims, logging, and
+loading code for a call: call_then_forget, OnDemand). Everything else is loaded when a
+request needs it and dropped after: `handshake` (the initialize answer), `paging` (one
+page of a list) with `listing` (a tool's entry: its JSON Schema, annotations and size) and
+`names` (tool names every client accepts), `resource` (resources and templates, their
+registration and the resources/* requests; kept once loaded), `modern` (revision
+2026-07-28's server/discover, version error and log level), `notices` (notifications,
+log lines, progress, list changes; kept once loaded), `refusal` (answers to what could
+not be read) with `jsonpeek` (one member of unreadable text), `image` (base64 pieces of
+an image or a blob), and, while tools are made only, `toolcheck` and `propcheck` (a new
+tool's and property's checks).
 
 Its names load their module at first use (`from umcp import McpServer` works as
 ever): code that needs only `umcp.compat`, such as the network clients, does not

@@ -44,11 +44,16 @@ def dumps(obj):
     return json.dumps(obj, separators=(",", ":"))
 
 
+# Whether forget_modules() forgets: on MicroPython. CPython keeps every module (memory is
+# no concern there, and code that patched a module expects to find it). A bench that
+# measures what a request allocates apart from the code it loads sets it False.
+FORGET = _MICROPYTHON
+
+
 def forget_modules(*names):
     """Drop modules a rare task loaded (an upgrade, a photo's upload) once it is done, so
-    that their bytecode leaves the heap: the next use imports them again. MicroPython only:
-    on CPython memory is no concern, and code that patched a module expects to find it."""
-    if not _MICROPYTHON:
+    that their bytecode leaves the heap: the next use imports them again (see FORGET)."""
+    if not FORGET:
         return
     for name in names:
         if sys.modules.pop(name, None) is not None:
@@ -68,6 +73,21 @@ def call_then_forget(module, function, *args, **kwargs):
     finally:
         call = None
         forget_modules(module)
+
+
+class OnDemand:
+    """A callback whose code is loaded for each call and dropped after (call_then_forget):
+    `module`.`function`(`owner`, *the call's arguments). For a tool or a resource a
+    session seldom calls: the object (about 40 bytes) is on the heap, not the code. A
+    coroutine function's module stays alive until its coroutine ends."""
+
+    def __init__(self, module, function, owner):
+        self.module = module
+        self.function = function
+        self.owner = owner
+
+    def __call__(self, *args):
+        return call_then_forget(self.module, self.function, self.owner, *args)
 
 
 async def await_then_forget(module, function, *args, **kwargs):

@@ -23,9 +23,9 @@ async def initialize_frame(server, session, id_json, params, supported, default)
         await _offer_vision(server, vision["url"], vision.get("token"))
     session.protocol = version
     session.modern = False
-    session.subscriptions = []  # a new session: the old one's subscriptions are gone
+    session.subscriptions = ()  # a new session: the old one's subscriptions are gone
     capabilities = {"tools": {"listChanged": True}, "logging": {}}
-    if server._resources or server._templates or server._later:
+    if server.has_resources():
         capabilities["resources"] = {"subscribe": True, "listChanged": True}
     max_message = session.max_message or server.max_message
     if max_message:
@@ -39,10 +39,10 @@ async def initialize_frame(server, session, id_json, params, supported, default)
 
 
 async def _offer_vision(server, url, token):
-    if server._vision is None:
+    if server.vision is None:
         return
     try:
-        done = server._vision(url, token if isinstance(token, str) else "")
+        done = server.vision(url, token if isinstance(token, str) else "")
         if iscoroutine(done):
             await done
     except Exception as e:

@@ -1,9 +1,13 @@
-"""Revision 2026-07-28's own answers: server/discover and the unsupported-version error.
-McpServer imports this module at the first request that needs one: a device whose
-clients all speak the legacy revisions (a xiaozhi backend) never loads it."""
+"""Revision 2026-07-28's own answers: server/discover, the unsupported-version error and
+a request's log level. McpServer imports this module at the first request that needs
+one: a device whose clients all speak the legacy revisions (a xiaozhi backend) never
+loads it."""
 
-from .compat import dumps
-from .rpc import UNSUPPORTED_VERSION, error_frame, result_frame
+from .compat import const, dumps
+from .rpc import LOG_LEVELS, UNSUPPORTED_VERSION, error_frame, result_frame
+from .schema import InvalidParams
+
+_META_LOG_LEVEL = const("io.modelcontextprotocol/logLevel")
 
 # What server/discover and the unsupported-version error list, newest first.
 ALL_VERSIONS = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -16,7 +20,7 @@ def discover_frame(server, id_json):
     subscriptions/listen, which this server does not offer (its legacy clients
     get both through initialize). Logging is request-scoped there."""
     capabilities = {"tools": {}, "logging": {}}
-    if server._resources or server._templates or server._later:
+    if server.has_resources():
         capabilities["resources"] = {}
     result = {
         "resultType": "complete",
@@ -35,3 +39,13 @@ def unsupported_version_frame(id_json, requested):
         requested = dumps(requested)
     data = dumps({"supported": ALL_VERSIONS, "requested": requested})
     return error_frame(id_json, UNSUPPORTED_VERSION, "Unsupported protocol version", data)
+
+
+def request_log_level(meta):
+    """The log level a request's `_meta` asks for, as an index of LOG_LEVELS (None: none)."""
+    level = meta.get(_META_LOG_LEVEL)
+    if level is None:
+        return None
+    if level not in LOG_LEVELS:
+        raise InvalidParams("unknown log level %s" % (level,))
+    return LOG_LEVELS.index(level)

@@ -1,12 +1,14 @@
 """One page of a paged list (tools/list, resources/list, resources/templates/list): as
 many entries as fit in the page limit, envelope included, and the cursor of the next.
-McpServer loads this module for each page and drops it again: a client lists a few
-pages a session, and the heap serves the session better without it meanwhile."""
+McpServer loads this module for each page and drops it again (umcp.listing with it): a
+client lists a few pages a session, and the heap serves the session better without them
+meanwhile."""
 
 from .compat import const, dumps
 from .rpc import CACHE_HINTS, FRAME_OPEN, INTERNAL_ERROR, error_frame, find
+from .listing import Entry, entry_bytes
 from .schema import InvalidParams
-from .tool import ListedTool, structured
+from .tool import structured
 
 _PAGE_END = const("]}}")
 _PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"
@@ -22,7 +24,8 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
     """The pieces of one page: as many entries as fit in `page_limit` (the server's; the
     session's own first), envelope included. The entries go into the pieces as they are
     (umcp.compat.piece_utf8): each is serialized only when the transport writes it, so a
-    page never holds more than one entry's text. `key` names the attribute that
+    page never holds more than one entry's text (a tool goes in as a umcp.listing.Entry,
+    which keeps the listing's code until it is written). `key` names the attribute that
     identifies an entry: a page that has more after it gives the next entry's key as its
     nextCursor. `offered`: the session's choice of tools (see Session), or None; `tools`:
     whether `items` are the server's tools."""
@@ -45,7 +48,7 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
     index = _next_listed(items, start, with_user_tools, offered)
     while index >= 0:
         after = _next_listed(items, index + 1, with_user_tools, offered)
-        entry_size = items[index].entry_bytes(with_schemas) if tools else items[index].json_bytes
+        entry_size = entry_bytes(items[index], with_schemas) if tools else items[index].json_bytes
         size = used + (1 if used else 0) + entry_size
         if after < 0:
             tail = len(page_end)
@@ -56,8 +59,8 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
         if used:
             pieces.append(",")
         entry = items[index]
-        if tools and (session.portable or not with_schemas and entry.output_schema is not None):
-            entry = ListedTool(entry, session.portable, with_schemas)  # this client's form of it
+        if tools:
+            entry = Entry(entry, session.portable, with_schemas)  # this client's form of it
         pieces.append(entry)  # serialized as the transport writes it
         used = size
         index = after

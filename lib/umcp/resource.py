@@ -11,7 +11,6 @@ from .compat import const, dumps, get_logger, iscoroutine
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
                   RESOURCE_NOT_FOUND, describe, error_frame, find, result_frame)
 from .schema import InvalidParams
-from .tool import base64_pieces
 
 # At most this many resources/subscribe URIs are remembered per client (each costs its string).
 MAX_SUBSCRIPTIONS = const(8)
@@ -178,7 +177,7 @@ def contents_pieces(uri, mime_type, value, modern=False):
     """A ReadResourceResult's pieces for what a read callback returned.
 
     A str is the text; a bytes-like object a blob, its base64 in pieces encoded as
-    they are written (umcp.tool.base64_pieces: never whole on the heap); a dict or list its JSON text (application/json
+    they are written (umcp.image.base64_pieces: never whole on the heap); a dict or list its JSON text (application/json
     unless the resource says otherwise). `modern`: in revision 2026-07-28's form.
     Raises TypeError for anything else.
     """
@@ -195,6 +194,8 @@ def contents_pieces(uri, mime_type, value, modern=False):
         pieces.append(dumps(value))
         pieces.append(_TEXT_END_MODERN if modern else _TEXT_END)
     elif isinstance(value, (bytes, bytearray, memoryview)):
+        from .image import base64_pieces
+
         pieces.append(_BLOB)
         pieces.extend(base64_pieces(value))
         pieces.append(_BLOB_END_MODERN if modern else _BLOB_END)
@@ -234,9 +235,9 @@ async def read(found, uri, id_json, modern):
 
 def add_resource(server, uri, name=None, read=None, description=None, mime_type=None):
     resource = uri if isinstance(uri, McpResource) else McpResource(uri, name, read, description, mime_type)
-    if find(server._resources, "uri", resource.uri) >= 0:
+    if find(server.resources, "uri", resource.uri) >= 0:
         raise ValueError("a resource at %s is already registered" % resource.uri)
-    server._resources.append(resource)
+    server.resources.append(resource)
     _changed(server)
     return resource
 
@@ -245,9 +246,9 @@ def add_template(server, uri_template, name=None, read=None, description=None, m
     template = uri_template
     if not isinstance(template, McpResourceTemplate):
         template = McpResourceTemplate(uri_template, name, read, description, mime_type)
-    if find(server._templates, "uri_template", template.uri_template) >= 0:
+    if find(server.templates, "uri_template", template.uri_template) >= 0:
         raise ValueError("a resource template %s is already registered" % template.uri_template)
-    server._templates.append(template)
+    server.templates.append(template)
     _changed(server)
     return template
 
@@ -255,13 +256,13 @@ def add_template(server, uri_template, name=None, read=None, description=None, m
 def remove(server, key, template):
     """Remove the resource at URI `key` (`template`: the template `key`); KeyError if none."""
     load_later(server)
-    items = server._templates if template else server._resources
+    items = server.templates if template else server.resources
     index = find(items, "uri_template" if template else "uri", key)
     if index < 0:
         raise KeyError(key)
     del items[index]
     if not template:
-        for session in server._sessions:
+        for session in server.sessions:
             if key in session.subscriptions:
                 session.subscriptions.remove(key)
     _changed(server)
@@ -270,47 +271,50 @@ def remove(server, key, template):
 def find_resource(server, uri):
     if not isinstance(uri, str):
         raise InvalidParams("uri must be a string")
-    index = find(server._resources, "uri", uri)
+    index = find(server.resources, "uri", uri)
     if index >= 0:
-        return server._resources[index], None
-    for template in server._templates:
+        return server.resources[index], None
+    for template in server.templates:
         variables = template.match(uri)
         if variables is not None:
             return template, variables
     return None
 
 
+_LIST_CHANGED = "notifications/resources/list_changed"
+
+
 def load_later(server):
-    """Run add_resources_later's registrations (at the first resources/* request)."""
-    later = server._later
+    """Run add_resources_later's registrations (at the first resources/* request): they
+    announce no list change (nobody has seen the list yet)."""
+    later = server.later
     if later:
-        server._later = []
-        pending = server._resources_changed_pending
-        server._resources_changed_pending = True  # nobody has seen the list yet
+        server.later = []
+        quiet = _LIST_CHANGED not in server.announcing
+        if quiet:
+            server.announcing.append(_LIST_CHANGED)
         try:
             for register in later:
                 register(server)
         finally:
-            server._resources_changed_pending = pending
+            if quiet:
+                server.announcing.remove(_LIST_CHANGED)
 
 
 def _changed(server):
     """One notifications/resources/list_changed per burst, to the clients that initialized."""
-    if server._resources_changed_pending or not server._initialized():
-        return
-    server._resources_changed_pending = True
-    asyncio.create_task(_announce_changed(server))
+    if server.initialized():
+        from .notices import announce
 
-
-async def _announce_changed(server):
-    server._resources_changed_pending = False
-    await server._to_initialized('{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}')
+        announce(server, _LIST_CHANGED)
 
 
 def updated(server, session, uri):
     """`uri`, which `session` subscribed to, changed: its notification goes out from a task
     (one per session at a time, each URI once however often it changed meanwhile)."""
     if uri not in session.updated:
+        if not session.updated:  # the class's empty tuple until the first
+            session.updated = []
         session.updated.append(uri)
         if len(session.updated) == 1:
             asyncio.create_task(_announce_updated(server, session))
@@ -319,7 +323,7 @@ def updated(server, session, uri):
 async def _announce_updated(server, session):
     while session.updated:
         uri = session.updated.pop(0)
-        await server._send(session, ('{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":',
+        await server.send(session, ('{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":',
                                      dumps(uri), "}}"))
 
 
@@ -334,9 +338,9 @@ async def request(server, session, id_json, method, params, modern):
         uri = params.get("uri")
         return await read(find_resource(server, uri), uri, id_json, modern)
     if method == "resources/list":
-        return server._page(session, id_json, params, server._resources, "uri", _RESOURCES_OPEN, modern)
+        return server.page(session, id_json, params, server.resources, "uri", _RESOURCES_OPEN, modern)
     if method == "resources/templates/list":
-        return server._page(session, id_json, params, server._templates, "uri_template", _TEMPLATES_OPEN,
+        return server.page(session, id_json, params, server.templates, "uri_template", _TEMPLATES_OPEN,
                             modern)
     uri = params.get("uri")
     if modern and method in ("resources/subscribe", "resources/unsubscribe"):
@@ -349,6 +353,8 @@ async def request(server, session, id_json, method, params, modern):
         if uri not in subscriptions:
             if len(subscriptions) >= MAX_SUBSCRIPTIONS:
                 raise InvalidParams("too many subscriptions (at most %d)" % MAX_SUBSCRIPTIONS)
+            if not subscriptions:  # the class's empty tuple until the first
+                subscriptions = session.subscriptions = []
             subscriptions.append(uri)
         return result_frame(id_json, EMPTY_RESULT)
     if method == "resources/unsubscribe":

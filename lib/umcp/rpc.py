@@ -25,6 +25,9 @@ CACHE_HINTS = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"'
 # The pieces of an empty result ({}), shared: frames never change their pieces.
 EMPTY_RESULT = ("{}",)
 
+# MCP's log levels, lowest first: a level's index ranks it.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
 
 def valid_id(value):
     """JSON-RPC ids here: a string or an integer (never null, a float or a bool)."""

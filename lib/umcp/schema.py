@@ -1,4 +1,6 @@
-"""Tool parameters: their JSON Schema and the strict checking of call arguments."""
+"""Tool parameters and the strict checking of call arguments. Their JSON Schema is
+written by umcp.listing (property_schema, input_schema), which a connected device needs
+only while a tools/list page is written."""
 
 BOOLEAN = "boolean"
 INTEGER = "integer"
@@ -130,21 +132,6 @@ class Property:
                 return value
         raise InvalidParams("%s: expected %s, got %s" % (self.name, self.type, _kind(value)))
 
-    def schema(self):
-        """The JSON Schema fragment for this property."""
-        fragment = {"type": self.type}
-        if self.description is not None:
-            fragment["description"] = self.description
-        if not self.required:
-            fragment["default"] = self.default
-        if self.minimum is not None:
-            fragment["minimum"] = self.minimum
-        if self.maximum is not None:
-            fragment["maximum"] = self.maximum
-        if self.enum is not None:
-            fragment["enum"] = list(self.enum)
-        return fragment
-
 
 class PropertyList:
     """The ordered parameters of one tool; names are unique."""
@@ -171,20 +158,6 @@ class PropertyList:
             if prop.name == name:
                 return prop
         raise KeyError(name)
-
-    def required(self):
-        return [prop.name for prop in self._properties if prop.required]
-
-    def schema(self):
-        """The tool's `inputSchema`."""
-        properties = {}
-        for prop in self._properties:
-            properties[prop.name] = prop.schema()
-        schema = {"type": "object", "properties": properties}
-        required = self.required()
-        if required:
-            schema["required"] = required
-        return schema
 
     def validate(self, arguments):
         """Check call arguments; return them with every default filled in.

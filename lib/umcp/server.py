@@ -1,31 +1,40 @@
 """McpServer: the MCP methods a device serves, over JSON-RPC 2.0, transport-agnostic.
 
 Each client is a Session: a transport makes one (`server.session(send)`), feeds its
-`handle()` one message at a time, and the session's `send` carries its replies and
+`receive()` one message at a time, and the session's `send` carries its replies and
 notifications out. Several transports serve the same tools at once (the xiaozhi link,
 an MCP endpoint, HTTP clients), each client with its own negotiated revision, log
 level, subscriptions and request ids. Outgoing messages are never joined into one
 string: `send` gets their pieces (an image's base64 among them) and a streaming
 transport writes them where they are. Tool calls run one at a time, in arrival order
-across all sessions, each in its own asyncio task, so `handle()` keeps answering
+across all sessions, each in its own asyncio task, so `receive()` keeps answering
 ping, tools/list and cancellation while a slow tool works.
 
 Two eras of the protocol are served side by side: the legacy one (an `initialize`
 handshake negotiates 2024-11-05 .. 2025-11-25) and revision 2026-07-28, where
 each request names its version in `params._meta` and no handshake happens. The
 era is decided per request, from that one `_meta` key, without allocating.
+
+This module is the part a connected device runs all the time: reading a message,
+tools/call, ping, cancellation, the answer going out. Every other method and every
+rare path is in a module of its own, loaded when a request needs it (`handshake`,
+`paging`, `resource`, `modern`, `notices`, `refusal`), which reaches the server
+through the public names below, not through its private ones:
+`tools`, `resources`, `templates`, `later` (the registered entries, in listing order),
+`sessions` (the clients), `vision` (on_vision's callback), `announcing` (list-change
+notifications on their way), `send()`, `current_call()`, `initialized()`, `page()`,
+`answer_out_of_memory()`.
 """
 
 import asyncio
 import gc
 
 from . import __version__
-from .compat import await_then_forget, call_then_forget, const, dumps, get_logger, iscoroutine
-from .jsonin import loads, read_id
-from .names import same
-from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS,
-                  INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, describe,
-                  error_frame, find, result_frame, valid_id)
+from .compat import await_then_forget, call_then_forget, const, dumps, forget_modules, get_logger, iscoroutine
+from .jsonin import loads
+from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
+                  LOG_LEVELS, METHOD_NOT_FOUND, describe, error_frame, find, result_frame,
+                  valid_id)
 from .schema import InvalidParams
 from .tool import McpTool, error_result_pieces, result_pieces, structured
 
@@ -49,14 +58,11 @@ MAX_QUEUED_CALLS = const(8)
 # to the limit already.
 BUSY = const(-32000)
 
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
 _TOOLS_OPEN = const(',"result":{"tools":[')
 
 # Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
 # (resources/subscribe and unsubscribe: umcp.resource answers so).
 _LEGACY_ONLY = const(("ping", "initialize", "logging/setLevel"))
-
 
 # Read only: the params of a message that carries none, without a new dict each time.
 _NO_PARAMS = {}
@@ -69,20 +75,6 @@ _REPLACED = const("\ufffd")  # what umcp.jsonin puts in place of a lone surrogat
 _log = get_logger("umcp")
 
 
-def _id_text(request_id, token):
-    """The JSON text an answer carries `request_id` in, given `token`, the id's text as
-    the client wrote it. A string whose decoding replaced a lone surrogate escape
-    ("\\ud800") with U+FFFD goes back as it came, escapes and all, so that the client's
-    parser reads the very same string (json.dumps escapes such a string so too); a token
-    with a raw control character is no JSON to echo. Anything else: compact JSON."""
-    if isinstance(request_id, str) and _REPLACED in request_id and "\\u" in token:
-        for char in token:
-            if char < " ":
-                return dumps(request_id)
-        return token
-    return dumps(request_id)
-
-
 def _same_id(a, b):
     # 1 and "1" are different ids.
     return type(a) is type(b) and a == b
@@ -91,7 +83,7 @@ def _same_id(a, b):
 class Session:
     """One client of the server: where its messages go and what it negotiated.
 
-    Made by `McpServer.session()`; the transport calls `handle()` for each message the
+    Made by `McpServer.session()`; the transport calls `receive()` for each message the
     client sent and `close()` when the client is gone. `send(pieces)` (plain or async)
     carries one JSON-RPC message to the client: a list or tuple of str and bytes-like
     pieces of JSON text (`compat.join_pieces` makes them one str). `overhead`: the bytes
@@ -104,22 +96,24 @@ class Session:
     (umcp.names): tools/list gives them so; tools/call takes either form on every session.
     """
 
-    portable = False  # tools/list names in the portable form (a class default: no heap)
+    # Class defaults: a session keeps only what differs (each attribute is heap for as
+    # long as the client stays).
+    portable = False  # tools/list names in the portable form
+    refusing = False  # its calls are being refused as over MAX_QUEUED_CALLS
+    protocol = None  # negotiated legacy version; None until initialize
+    modern = False  # its latest request came in revision 2026-07-28's form
+    min_log_level = 0
+    subscriptions = ()  # URIs it subscribed to (legacy revisions; umcp.resource: at most 8)
+    updated = ()  # subscribed URIs whose notification is on its way
 
     def __init__(self, server, send=None, overhead=0, page_limit=None, max_message=None,
                  offered=None):
         self.server = server
         self.offered = offered
-        self.refusing = False  # its calls are being refused as over MAX_QUEUED_CALLS
         self.send = send
         self.overhead = overhead
         self.page_limit = page_limit
         self.max_message = max_message
-        self.protocol = None  # negotiated legacy version; None until initialize
-        self.modern = False  # its latest request came in revision 2026-07-28's form
-        self.min_log_level = 0
-        self.subscriptions = []  # URIs it subscribed to (legacy revisions; umcp.resource: at most 8)
-        self.updated = []  # subscribed URIs whose notification is on its way
 
     def set_sender(self, send, overhead=0):
         self.send = send
@@ -141,7 +135,7 @@ class Session:
 
     async def parse_error(self, reason):
         """-32700 to this client for a message nobody could read."""
-        await self.server.parse_error(reason, self)
+        await self.server.refuse(None, reason, self)
 
     def cancel_calls(self):
         """Cancel this client's tool calls still owed a response (McpServer.cancel_calls)."""
@@ -151,7 +145,7 @@ class Session:
         """The client is gone: its calls are cancelled, and nothing more is sent to it.
         Returns how many calls were cancelled."""
         count = self.cancel_calls()
-        sessions = self.server._sessions
+        sessions = self.server.sessions
         if self in sessions:
             sessions.remove(self)
         return count
@@ -159,6 +153,16 @@ class Session:
 
 class _Call:
     """A tools/call request, queued or running."""
+
+    last_progress = None
+    task = None
+    started = False
+    cancelled = False
+    answering = False
+    # Its task is writing a message of its own (a log line, progress): a cancellation
+    # then waits until the message is out (send), as a stream cut inside a message
+    # would carry the next one as its rest.
+    sending = False
 
     def __init__(self, session, request_id, id_json, tool, args, progress_token, modern, log_level):
         self.session = session
@@ -169,15 +173,6 @@ class _Call:
         self.progress_token = progress_token
         self.modern = modern  # came in revision 2026-07-28's form
         self.log_level = log_level  # its _meta logLevel (an index of LOG_LEVELS), or None
-        self.last_progress = None
-        self.task = None
-        self.started = False
-        self.cancelled = False
-        self.answering = False
-        # Its task is writing a message of its own (a log line, progress): a cancellation
-        # then waits until the message is out (_send), as a stream cut inside a message
-        # would carry the next one as its rest.
-        self.sending = False
 
 
 class McpServer:
@@ -185,19 +180,18 @@ class McpServer:
         self.name = name
         self.version = version
         self.page_limit = page_limit  # bytes of a whole tools/list frame, envelope included
-        self._tools = []  # listing order: common tools first keeps the LLM's prompt cache warm
-        self._resources = []
-        self._templates = []
-        self._later = []  # add_resources_later's registrations, run at the first resources/*
-        self._vision = None
+        self.tools = []  # listing order: common tools first keeps the LLM's prompt cache warm
+        self.resources = []
+        self.templates = []
+        self.later = []  # add_resources_later's registrations, run at the first resources/*
+        self.vision = None
+        self.announcing = []  # list-change notifications on their way (umcp.notices)
         # The clients; the first is the default session, which handle() and set_sender()
         # without a session use (a server with one transport needs no other).
         self.default = Session(self)
-        self._sessions = [self.default]
+        self.sessions = [self.default]
         self._queue = []
         self._running = None
-        self._list_changed_pending = False
-        self._resources_changed_pending = False
         self.out_of_memory = 0  # messages the heap could not serve (each answered in short)
         self.notices_lost = 0  # notifications dropped for want of heap
         # The largest message a transport accepts (bytes), announced in initialize as
@@ -211,7 +205,7 @@ class McpServer:
     def session(self, send=None, overhead=0, page_limit=None, max_message=None, offered=None):
         """A new client's Session (see Session); it gets notifications until closed."""
         session = Session(self, send, overhead, page_limit, max_message, offered)
-        self._sessions.append(session)
+        self.sessions.append(session)
         return session
 
     # -- registration -------------------------------------------------------
@@ -222,8 +216,8 @@ class McpServer:
             tool = McpTool(tool, description, properties, callback, **hints)
         from .toolcheck import check_unique  # while tools are made only (umcp.toolcheck)
 
-        check_unique(self._tools, tool.name)
-        self._tools.append(tool)
+        check_unique(self.tools, tool.name)
+        self.tools.append(tool)
         self._tools_changed()
         return tool
 
@@ -235,8 +229,14 @@ class McpServer:
         index = self._index(name)
         if index < 0:
             raise KeyError(name)
-        del self._tools[index]
+        del self.tools[index]
         self._tools_changed()
+
+    def _tools_changed(self):
+        if self.initialized():  # only they hear of it: at the start, nobody has
+            from .notices import announce
+
+            announce(self, "notifications/tools/list_changed")
 
     # Resources: umcp.resource holds their code, imported at the first resource or
     # resources/* request, so a device without any pays nothing for it.
@@ -258,7 +258,7 @@ class McpServer:
         client first sends a resources/* request: until then neither they nor umcp.resource's
         code take heap (a session may never ask). Initialize announces the resources
         capability meanwhile, and the late registration announces no list change."""
-        self._later.append(register)
+        self.later.append(register)
 
     def remove_resource(self, uri):
         from .resource import remove
@@ -281,7 +281,7 @@ class McpServer:
         """Tell the clients that subscribed to `uri` that it changed (from a task: needs
         the loop). Costs nothing when nobody subscribed; returns whether one will be told."""
         told = False
-        for session in self._sessions:
+        for session in self.sessions:
             if uri in session.subscriptions:
                 from .resource import updated
 
@@ -289,17 +289,16 @@ class McpServer:
                 updated(self, session, uri)
         return told
 
-    def _initialized(self):
+    def has_resources(self):
+        """Whether the server offers resources (initialize and discover announce them)."""
+        return bool(self.resources or self.templates or self.later)
+
+    def initialized(self):
         """Whether a client initialized (only they hear of list changes)."""
-        for session in self._sessions:
+        for session in self.sessions:
             if session.protocol is not None:
                 return True
         return False
-
-    async def _to_initialized(self, message):
-        for session in self._sessions[:]:  # a send may end a session
-            if session.protocol is not None and session.send is not None:
-                await self._send(session, (message,))
 
     def set_sender(self, send, overhead=0):
         """The default session's `send(pieces)` and envelope `overhead` (see Session)."""
@@ -307,102 +306,41 @@ class McpServer:
 
     def on_vision(self, fn):
         """`fn(url, token)` gets the vision endpoint an initialize request offers."""
-        self._vision = fn
+        self.vision = fn
         return fn
 
-    # -- outgoing -----------------------------------------------------------
+    # -- outgoing: notifications (umcp.notices, loaded by the first) -------------
 
     async def notify(self, method, params=None, session=None):
         """A notification to `session`, or to every client. One that finds no heap (to be
         built or sent) is dropped and counted (`notices_lost`), never raised."""
-        try:
-            message = {"jsonrpc": "2.0", "method": method}
-            if params is not None:
-                message["params"] = params
-            pieces = (dumps(message),)
-            message = params = None
-            if session is not None:
-                await self._send(session, pieces)
-                return
-            for session in self._sessions[:]:  # a send may end a session
-                if session.send is not None:  # a default session no transport uses
-                    await self._send(session, pieces)
-        except MemoryError:
-            message = params = pieces = None
-            self._notice_lost(method)
+        from .notices import notify
+
+        await notify(self, method, params, session)
 
     async def log(self, level, data, logger=None):
         """A notifications/message, to the client of the running call when that call's task
         logs it, else (outside a call, or from a task of its own) to every client; each
-        unless it set a higher level.
+        unless it set a higher level (see umcp.notices.log). ValueError for an unknown level."""
+        from .notices import log
 
-        Revision 2026-07-28 makes logging request-scoped: during a call that came in
-        that form, only if its `_meta` asked for this level or a lower one; outside a
-        call, nothing to a client whose latest request came in that form.
-        """
-        if level not in LOG_LEVELS:
-            raise ValueError("unknown log level %s" % level)
-        rank = LOG_LEVELS.index(level)
-        call = self._own_call()
-        try:
-            params = {"level": level, "data": data}
-            if logger is not None:
-                params["logger"] = logger
-        except MemoryError:
-            self._notice_lost("notifications/message")
-            return
-        if call is not None:
-            if call.modern:
-                if call.log_level is None or rank < call.log_level or call.answering:
-                    return
-            elif rank < call.session.min_log_level:
-                return
-            await self.notify("notifications/message", params, call.session)
-            return
-        for session in self._sessions[:]:
-            if rank >= session.min_log_level and not session.modern and session.send is not None:
-                await self.notify("notifications/message", params, session)
+        await log(self, level, data, logger)
 
     async def progress(self, progress, total=None, message=None):
-        """Report progress of the running call; True if a notification went out.
+        """Report progress of the running call; True if a notification went out. Only a
+        call whose request carried `_meta.progressToken` gets progress, and the value must
+        grow each time (the spec says so), else nothing is sent."""
+        from .notices import progress as report
 
-        Only a call whose request carried `_meta.progressToken` gets progress, and
-        the value must grow each time (the spec says so), else nothing is sent.
-        """
-        if not self.progress_requested():
-            return False
-        call = self._running
-        if call.answering:
-            return False
-        if call.last_progress is not None and not progress > call.last_progress:
-            _log.warning("progress %s does not exceed %s: not sent", progress, call.last_progress)
-            return False
-        call.last_progress = progress
-        try:
-            params = {"progressToken": call.progress_token, "progress": progress}
-            if total is not None:
-                params["total"] = total
-            if message is not None:
-                params["message"] = message
-        except MemoryError:
-            self._notice_lost("notifications/progress")
-            return False
-        lost = self.notices_lost
-        await self.notify("notifications/progress", params, call.session)
-        return lost == self.notices_lost
-
-    def _notice_lost(self, method):
-        gc.collect()
-        self.notices_lost += 1
-        _log.warning("out of memory: a %s was dropped", method)
+        return await report(self, progress, total, message)
 
     def progress_requested(self):
         """Whether the running call carried `_meta.progressToken`: its client follows
         progress, so a long tool may keep it waiting (False outside a call)."""
-        call = self._own_call()
+        call = self.current_call()
         return call is not None and call.progress_token is not None
 
-    def _own_call(self):
+    def current_call(self):
         """The running call when the code asking runs on that call's task, else None: a
         task of its own (a background upgrade, a sensor's upkeep) speaks outside any call,
         even while some other client's call runs."""
@@ -415,14 +353,14 @@ class McpServer:
             return None
         return call if call.task is current else None
 
-    async def _send(self, session, pieces):
+    async def send(self, session, pieces):
         """Hand one message to the session's transport. A MemoryError is raised (the
-        transport sent nothing: the caller may answer in short, see _out_of_memory);
+        transport sent nothing: the caller may answer in short, answer_out_of_memory);
         anything else is logged: a broken link must not stop the server."""
         if session.send is None:
             _log.warning("no sender installed: dropped a message")
             return
-        call = self._own_call()
+        call = self.current_call()
         if call is not None:
             call.sending = True
         try:
@@ -439,14 +377,7 @@ class McpServer:
         if call is not None and call.cancelled and not call.answering:
             raise asyncio.CancelledError  # the cancellation _cancel put off until now
 
-    def _tell_on_call(self, name, ok):
-        """on_call(name, ok), never letting the watcher's fault reach the call's answer."""
-        try:
-            self.on_call(name, ok)
-        except Exception as e:
-            _log.warning("on_call for %s: %s", name, describe(e))
-
-    async def _out_of_memory(self, session, id_json):
+    async def answer_out_of_memory(self, session, id_json):
         """The heap could not serve a message (reading, deciding, building or sending its
         answer): collect, log once, and answer the request `id_json` (None: a notification,
         owed nothing) with -32603 in a frame of a few constant pieces. The link, the other
@@ -457,7 +388,7 @@ class McpServer:
         if id_json is None:
             return
         try:
-            await self._send(session, (FRAME_OPEN, id_json, _OUT_OF_MEMORY))
+            await self.send(session, (FRAME_OPEN, id_json, _OUT_OF_MEMORY))
         except MemoryError:
             gc.collect()
             _log.warning("out of memory: no answer could go out to %s", id_json)
@@ -487,32 +418,25 @@ class McpServer:
     async def refuse(self, data, reason, session=None, inside=None):
         """Answer a message nobody could read (`reason`: why, in umcp.jsonin's words) with
         -32700, carrying the request's id when `data` (its text, or as much of it as
-        arrived; str or bytes-like) shows one at its top level (jsonin.read_id), else a
-        null id. `inside`: the key (bytes) of the envelope member that holds the message."""
+        arrived; str or bytes-like) shows one at its top level, else a null id. `inside`:
+        the key (bytes) of the envelope member that holds the message (umcp.refusal)."""
         if session is None:
             session = self.default
-        id_json = "null"
         try:
-            if data is not None:
-                found = read_id(data, inside)
-                data = None
-                if found is not None and valid_id(found[0]):
-                    id_json = _id_text(found[0], found[1])
-            _log.warning("unreadable message (id %s): %s", id_json, reason)
-            await self._send(session, error_frame(id_json, PARSE_ERROR, "parse error: " + reason))
-        except MemoryError:
+            await await_then_forget("umcp.refusal", "refuse", self, session, data, reason, inside)
+        except MemoryError:  # not even the refusal's code fits: answer in short
             data = None
-            await self._out_of_memory(session, id_json)
+            await self.answer_out_of_memory(session, "null")
 
     async def handle(self, payload, session=None, raw=None, inside=None):
         """Serve one incoming JSON-RPC message (dict, or JSON text or bytes, which
         receive() reads) from `session` (None: the default session). `raw`: the text the
         message was read from, and `inside` the key (bytes) of the envelope member that
         held it: a string id whose decoding replaced a lone surrogate is then answered as
-        the client wrote it (see _id_text).
+        the client wrote it (umcp.refusal.echo_id).
 
         Never raises and never waits for a tool callback; a MemoryError costs this
-        message only (_out_of_memory).
+        message only (answer_out_of_memory).
         """
         if session is None:
             session = self.default
@@ -526,7 +450,7 @@ class McpServer:
         id_json = None  # a notification is owed nothing
         try:
             if not isinstance(payload, dict):
-                await self._send(session, error_frame("null", INVALID_REQUEST, "a message must be one JSON object"))
+                await self.send(session, error_frame("null", INVALID_REQUEST, "a message must be one JSON object"))
                 return
             if "method" not in payload and ("result" in payload or "error" in payload):
                 # We send no requests, so a response is the client's confusion.
@@ -538,13 +462,12 @@ class McpServer:
                 if valid_id(request_id):
                     id_json = dumps(request_id)
                     if raw is not None and isinstance(request_id, str) and _REPLACED in request_id:
-                        found = read_id(raw, inside)
-                        if found is not None and found[0] == request_id:
-                            id_json = _id_text(request_id, found[1])
+                        id_json = call_then_forget("umcp.refusal", "echo_id", request_id, id_json,
+                                                   raw, inside)
             raw = None
             problem = _invalid_request(payload)
             if problem is not None:
-                await self._send(session, error_frame(id_json or "null", INVALID_REQUEST, problem))
+                await self.send(session, error_frame(id_json or "null", INVALID_REQUEST, problem))
             elif "id" not in payload:
                 self._notification(session, payload["method"], _params(payload))
             else:
@@ -552,7 +475,7 @@ class McpServer:
                                     _params(payload))
         except MemoryError:
             payload = raw = None
-            await self._out_of_memory(session, id_json)
+            await self.answer_out_of_memory(session, id_json)
         except Exception as e:  # a bug of ours must not stop the device
             _log.error("dropped a message: %s", describe(e))
 
@@ -569,24 +492,24 @@ class McpServer:
             meta = params.get("_meta")
             requested = meta.get(_META_VERSION) if isinstance(meta, dict) else None
             modern = requested == MODERN_VERSION
-            if requested is not None and not modern and requested not in SUPPORTED_VERSIONS:
-                from .modern import unsupported_version_frame
-
-                await self._send(session, unsupported_version_frame(id_json, requested))
-                return
             log_level = None
-            if modern:
-                session.modern = True
-                level = meta.get(_META_LOG_LEVEL)
-                if level is not None:
-                    if level not in LOG_LEVELS:
-                        raise InvalidParams("unknown log level %s" % (level,))
-                    log_level = LOG_LEVELS.index(level)
+            if requested is not None:
+                if not modern and requested not in SUPPORTED_VERSIONS:
+                    from .modern import unsupported_version_frame
+
+                    await self.send(session, unsupported_version_frame(id_json, requested))
+                    return
+                if modern:
+                    session.modern = True
+                    if _META_LOG_LEVEL in meta:  # (an import allocates: only then)
+                        from .modern import request_log_level
+
+                        log_level = request_log_level(meta)
             if method == "tools/call":
                 reply = self._call_tool(session, request_id, id_json, params, modern, log_level)
             elif method == "tools/list":
-                reply = self._page(session, id_json, params, self._tools, "name", _TOOLS_OPEN, modern,
-                                   session.offered)
+                reply = self.page(session, id_json, params, self.tools, "name", _TOOLS_OPEN, modern,
+                                  session.offered)
             elif method.startswith("resources/"):
                 from .resource import request
 
@@ -598,18 +521,17 @@ class McpServer:
             elif modern and method in _LEGACY_ONLY:
                 # Gone from revision 2026-07-28 (subscriptions/listen replaces subscribe).
                 reply = error_frame(id_json, METHOD_NOT_FOUND,
-                                     "method not found in %s: %s" % (MODERN_VERSION, method))
+                                    "method not found in %s: %s" % (MODERN_VERSION, method))
             elif method == "ping":
                 reply = result_frame(id_json, EMPTY_RESULT)
             elif method == "initialize":
                 # Once a session: its code leaves the heap again after.
                 reply = await await_then_forget("umcp.handshake", "initialize_frame", self, session,
-                                               id_json, params, SUPPORTED_VERSIONS, _DEFAULT_VERSION)
+                                                id_json, params, SUPPORTED_VERSIONS, _DEFAULT_VERSION)
             elif method == "logging/setLevel":
-                level = params.get("level")
-                if level not in LOG_LEVELS:
-                    raise InvalidParams("unknown log level %s" % (level,))
-                session.min_log_level = LOG_LEVELS.index(level)
+                from .notices import set_level
+
+                set_level(session, params)
                 reply = result_frame(id_json, EMPTY_RESULT)
             else:
                 # Answered at once: a client probing for a method must not wait.
@@ -622,38 +544,32 @@ class McpServer:
             _log.error("%s failed: %s", method, describe(e))
             reply = error_frame(id_json, INTERNAL_ERROR, "internal error: " + describe(e))
         if reply is not None:
-            await self._send(session, reply)
+            await self.send(session, reply)
 
     # -- paged lists (tools, resources, resource templates) ---------------------
 
-    def _page(self, session, id_json, params, items, key, opening, modern, offered=None):
+    def page(self, session, id_json, params, items, key, opening, modern, offered=None):
         """The pieces of one page of `items` (umcp.paging.page; `key` names the attribute
         that identifies an entry, `opening` the result's opening, `offered` the session's
-        choice of tools or None). Its code is loaded for the page and dropped after: a
-        client lists a few pages a session."""
-        return call_then_forget("umcp.paging", "page", session, id_json, params, items, key,
-                                opening, modern, offered, items is self._tools, self.page_limit)
+        choice of tools or None). Its code, and the listing's (umcp.listing), leave the
+        heap once the page is sent: a client lists a few pages a session."""
+        try:
+            return call_then_forget("umcp.paging", "page", session, id_json, params, items, key,
+                                    opening, modern, offered, items is self.tools, self.page_limit)
+        finally:
+            forget_modules("umcp.listing", "umcp.names")
 
     def _index(self, name):
         """The tool called `name`, or whose portable form it is (add_tool keeps those
         unique), or -1."""
-        index = find(self._tools, "name", name)
+        index = find(self.tools, "name", name)
         if index < 0:
-            for i in range(len(self._tools)):
-                if same(self._tools[i].name, name):
+            from .names import same  # a client of portable names (umcp.names)
+
+            for i in range(len(self.tools)):
+                if same(self.tools[i].name, name):
                     return i
         return index
-
-    def _tools_changed(self):
-        if self._list_changed_pending or not self._initialized():
-            return
-        # One notification for a burst of changes: the task runs after them.
-        self._list_changed_pending = True
-        asyncio.create_task(self._announce_list_changed())
-
-    async def _announce_list_changed(self):
-        self._list_changed_pending = False
-        await self._to_initialized('{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}')
 
     # -- tools/call ---------------------------------------------------------
 
@@ -663,9 +579,9 @@ class McpServer:
         if not isinstance(name, str):
             raise InvalidParams("tools/call needs the tool name")
         index = self._index(name)
-        if index < 0 or session.offered is not None and not session.offered(self._tools[index]):
+        if index < 0 or session.offered is not None and not session.offered(self.tools[index]):
             raise InvalidParams("unknown tool " + name)  # one this client is not offered, too
-        tool = self._tools[index]
+        tool = self.tools[index]
         try:
             args = tool.properties.validate(params.get("arguments"))
         except InvalidParams as e:
@@ -719,16 +635,19 @@ class McpServer:
                     pieces = error_result_pieces(describe(e), call.modern)
                 value = None
                 if self.on_call is not None:
-                    self._tell_on_call(call.tool.name, ok)
+                    try:  # the watcher's fault must not reach the call's answer
+                        self.on_call(call.tool.name, ok)
+                    except Exception as e:
+                        _log.warning("on_call for %s: %s", call.tool.name, describe(e))
                 if not call.cancelled and pieces is not None:  # a tool may have swallowed its cancellation
                     call.answering = True
-                    await self._send(call.session, result_frame(call.id_json, pieces))
+                    await self.send(call.session, result_frame(call.id_json, pieces))
             except MemoryError:
                 pieces = None
             if pieces is None and not call.cancelled:
                 value = None
                 call.answering = True
-                await self._out_of_memory(call.session, call.id_json)
+                await self.answer_out_of_memory(call.session, call.id_json)
         except asyncio.CancelledError:
             pass  # cancelled by the client: it expects no response
         finally:
@@ -756,7 +675,7 @@ class McpServer:
 
     def _stop(self, call):
         """Cancel a running call's task, or, while the task writes a message of its own,
-        have _send raise the cancellation once the message is out."""
+        have send() raise the cancellation once the message is out."""
         call.cancelled = True
         if call.started and not call.sending:
             call.task.cancel()
@@ -773,7 +692,6 @@ class McpServer:
             if call.session is session and _same_id(call.id, request_id):
                 del self._queue[index]
                 return
-
 
 
 def _params(message):
@@ -795,4 +713,3 @@ def _invalid_request(message):
     if not isinstance(_params(message), dict):
         return "params must be an object"
     return None
-

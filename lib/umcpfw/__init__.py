@@ -1,14 +1,17 @@
 """The umcp firmware application: `app` (settings, board, MCP server and link on one
 loop), `boot` (what app builds once at the start: loaded for that only), `linkconfig`
-(where the board connects, and the link for it: loaded for each),
-`common_tools` (the self.* tools), `common_setup` (their
-registration, loaded at boot only), `common_texts` and `common_schemas` (their long
-descriptions and output schemas, loaded only while a tools/list entry is written), `upgrading` (self.upgrade_firmware and
-auto_upgrade, loaded only while an upgrade runs), `resources` (device://status, system, log,
-photo/last; `resource_entries` registers them at the first resources/* request), `vision`
-(the photo upload), `wifi` (the station's upkeep, resident), `station` (its bring-up and the
-clock, loaded for that only), `fleet` (the
-OTA check's side of the application, loaded only with ota_url), `mcp_http` (the board's own
-MCP endpoint as a service, loaded only with mcp_http), `wifisetup` (the access point and
+(where the board connects, and the link for it: loaded for each), `commontools` (the
+self.* tools a model calls: status, volume, brightness, theme), `commonsetup` (their
+registration, loaded at boot only), `commontexts` and `commonschemas` (their long
+descriptions and output schemas, loaded only while a tools/list entry is written),
+`systools` (the user-only tools: system information, reboot, Wi-Fi setup, assets URL,
+screen facts; loaded for each call), `upgrading` (self.upgrade_firmware and auto_upgrade,
+loaded only while an upgrade runs), `logring` (the recent log lines, resident),
+`resources` (device://status, system, log, photo/last: registered at the first
+resources/* request, loaded for each read), `vision` (the camera's tools and the photo
+upload: only on a board with a camera), `wifi` (the station's upkeep, resident),
+`station` (its bring-up and the clock, loaded for that only), `fleet` (the OTA check's
+side of the application, loaded only with ota_url), `mcp_http` (the board's own MCP
+endpoint as a service, loaded only with mcp_http), `wifisetup` (the access point and
 setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a
 board with one). /main.py starts it."""

@@ -106,9 +106,10 @@ class Application:
         try:
             call_then_forget("umcpfw.boot", "build", self)
         finally:
-            # The tools are made: their checks' code (umcp.toolcheck, propcheck) goes too,
-            # and what the start used of umcpfw.linkconfig.
-            forget_modules("umcp.toolcheck", "umcp.propcheck", "umcpfw.linkconfig")
+            # The tools are made: their checks' and listing's code goes too (umcp.toolcheck,
+            # propcheck, listing, names), and what the start used of umcpfw.linkconfig.
+            forget_modules("umcp.toolcheck", "umcp.propcheck", "umcp.listing", "umcp.names",
+                           "umcpfw.linkconfig")
 
     def build_link(self):
         """The link for where to connect (umcpfw.linkconfig, loaded for it)."""

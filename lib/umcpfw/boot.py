@@ -8,12 +8,11 @@ import json
 import boards
 from devsvc.settings import Settings
 from umcp import McpServer
-from umcp.compat import add_log_sink, const
+from umcp.compat import OnDemand, add_log_sink, const
 from umcpfw.app import MAKER_MODULE, SETTINGS_FILE, VERSION, ConfigError, log, log_exception, message_limit
-from umcpfw.common_tools import CommonTools
-from umcpfw.resources import DeviceResources, LogRing
-from umcpfw.vision import VisionClient
-from unet.conn import Trust
+from umcpfw.commontools import CommonTools
+from umcpfw.logring import LogRing
+from unet import Trust
 
 # config.json's Wi-Fi timings (umcpfw.wifi), in seconds: (key, whether null and 0 are allowed).
 _WIFI_TIMINGS = const((("wifi_setup_after", True), ("wifi_lost_setup_after", True),
@@ -69,7 +68,6 @@ def build(app):
         app.trust = Trust(config.get("ca"), config.get("tls_verify", True))
     except ValueError as e:
         raise ConfigError("config.json: %s" % e)
-    app.vision = VisionClient(app.device_id, app.client_id, app.trust)
     app.server = _build_server(app)
     if app.status_view is not None:
         app.server.on_call = app.status_view.on_call
@@ -172,13 +170,18 @@ def _build_server(app):
     server = McpServer(app.board.name, VERSION)
     if app.config.get("max_payload"):
         server.page_limit = app.config["max_payload"]
-    server.on_vision(app.vision.configure)
-    app.tools = CommonTools(server, app.board, app.settings, app.vision, VERSION,
-                            app.reboot, app.trust)
-    app.tools.register()
+    app.tools = tools = CommonTools(server, app.board, app.settings, VERSION, app.reboot,
+                                    app.device_id, app.client_id, app.trust)
+    tools.log_ring = app.log_ring
+    if app.board.camera:  # its tools and the vision service: only there (heap)
+        from umcpfw.vision import VisionClient
+
+        tools.vision = VisionClient(tools, app.trust)
+        server.on_vision(tools.vision.configure)
+    tools.register()
     app.board.register_tools(server)
-    app.tools.resources = DeviceResources(server, app.tools, app.board, app.log_ring)
-    app.tools.resources.register()
+    # device://status, system, log, photo: at a client's first resources/* request.
+    server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)
     return server
 

@@ -1,139 +1,49 @@
 # The device's MCP resources: its status, system information, the recent log and the
 # last photo. Custom scheme `device:` (RFC 3986: a scheme of letters, then any path):
 # they are read through the device, never fetched elsewhere.
-import gc
+#
+# Registered at a client's first resources/* request (McpServer.add_resources_later), and
+# each read is an umcp.compat.OnDemand: this module is loaded for that and dropped after
+# (most sessions never read a resource). `tools` is the board's CommonTools.
+from umcp.compat import OnDemand, call_then_forget
+from umcpfw.commontools import STATUS_URI
 
-from umcp.compat import call_then_forget, const, ticks_diff, ticks_ms
-
-STATUS_URI = "device://status"
 SYSTEM_URI = "device://system"
 LOG_URI = "device://log"
 PHOTO_URI = "device://photo/last"
-
-LOG_LINES = const(12)  # 120 bytes of heap each, for the whole session
-LOG_LINE_CHARS = const(120)  # UTF-8 bytes; at most 255
-# A photo is kept after it is taken only while this much heap stays free besides it
-# (where the heap can be asked: MicroPython).
-PHOTO_HEAP_RESERVE = const(48 * 1024)
-
-_LOST = const(b"(a log line was lost: out of memory)")
+_HERE = "umcpfw.resources"
+_JSON = "application/json"
 
 
-class LogRing:
-    """The last `lines` log lines, each cut to `line_chars` bytes of UTF-8: slots in one
-    bytearray allocated up front, so it never grows and leaves no long-lived strings
-    scattered over the heap (they would fragment it). `add` is a umcp.compat log sink:
-    it writes each piece of the line into its slot where it lies (no line is built first)
-    and never raises; with no heap even for that, the slot says a line was lost."""
-
-    def __init__(self, lines=LOG_LINES, line_chars=LOG_LINE_CHARS):
-        self.capacity = lines
-        self._buf = bytearray(lines * line_chars)
-        self._lens = bytearray(lines)  # 0: an empty slot (a line has its timestamp at least)
-        self._next = 0
-        self._chars = line_chars
-        self._start = ticks_ms()
-
-    def add(self, level, logger, message):
-        at = self._next * self._chars
-        try:
-            n = self._write(at, level, logger, message)
-        except Exception:  # MemoryError above all: a log sink must not raise
-            n = len(_LOST)
-            self._buf[at:at + n] = _LOST
-        self._lens[self._next] = n
-        self._next = (self._next + 1) % self.capacity
-
-    def _write(self, at, level, logger, message):
-        """Write the line into the slot at `at`; returns its length in bytes."""
-        buf = self._buf
-        end = at + self._chars
-        ms = ticks_diff(ticks_ms(), self._start)
-        pos = at
-        for piece in ("%d.%03d " % (ms // 1000, ms % 1000), level, " ", logger, ": ", message):
-            data = _utf8(piece)
-            n = len(data)
-            if pos + n > end:  # cut, at a character's start, and say so
-                buf[pos:end] = data[:end - pos]
-                pos = end - 3
-                while pos > at and buf[pos] & 0xC0 == 0x80:
-                    pos -= 1
-                buf[pos:pos + 3] = b"..."
-                pos += 3
-                break
-            buf[pos:pos + n] = data
-            pos += n
-        k = buf.find(b"\n", at, pos)
-        while k >= 0:  # one line each
-            buf[k] = 32
-            k = buf.find(b"\n", k + 1, pos)
-        return pos - at
-
-    def lines(self):
-        """The kept lines, oldest first."""
-        count = self.capacity
-        chars = self._chars
-        kept = []
-        for i in range(count):
-            slot = (self._next + i) % count
-            n = self._lens[slot]
-            if n:
-                kept.append(str(self._buf[slot * chars:slot * chars + n], "utf-8"))
-        return kept
-
-    def text(self):
-        lines = self.lines()
-        return "\n".join(lines) + "\n" if lines else ""
+def register(tools, server):
+    """The status, system, log and (with a camera) last photo resources of `tools` on
+    `server`."""
+    server.add_resource(STATUS_URI, "status", OnDemand(_HERE, "read_status", tools), mime_type=_JSON,
+                        description="Volume, brightness, theme, network and board facts, as "
+                                    "self.get_device_status reports them; updated when they change")
+    server.add_resource(SYSTEM_URI, "system", OnDemand(_HERE, "read_system", tools), mime_type=_JSON,
+                        description="Firmware, board, runtime, heap, uptime and OTA partitions")
+    server.add_resource(LOG_URI, "log", OnDemand(_HERE, "read_log", tools), mime_type="text/plain",
+                        description="The last %d log lines of the device" % tools.log_ring.capacity)
+    if tools.board.camera:
+        server.add_resource(PHOTO_URI, "last photo", OnDemand(_HERE, "read_photo", tools),
+                            mime_type="image/jpeg",
+                            description="The JPEG the camera took last (none until a photo is taken)")
 
 
-def _utf8(text):
-    """The UTF-8 bytes of `text`: on MicroPython a view of the str itself (no copy)."""
-    try:
-        return memoryview(text)
-    except TypeError:  # CPython: str has no buffer
-        return text.encode()
+def read_status(tools):
+    return tools.get_device_status(None)
 
 
-class DeviceResources:
-    """Registers the resources on `server` (late: see register); `tools` is the CommonTools whose status and
-    system information they show. CommonTools tells it about photos (`keep_photo`)."""
+def read_system(tools):
+    return call_then_forget("umcpfw.systools", "get_system_info", tools, None)
 
-    def __init__(self, server, tools, board, ring):
-        self.server = server
-        self.tools = tools
-        self.board = board
-        self.ring = ring
-        self.photo = None  # the last JPEG taken, or None
 
-    def register(self):
-        """Registered when a client first asks for resources (umcp's add_resources_later)."""
-        self.server.add_resources_later(self._register)
+def read_log(tools):
+    return tools.log_ring.text()
 
-    def _register(self, server):
-        # The descriptions and their registration are wanted once, at the first
-        # resources/* request (most sessions never send one): their code leaves again.
-        call_then_forget("umcpfw.resource_entries", "register", self, server)
 
-    def read_status(self):
-        return self.tools.get_device_status(None)
-
-    def read_system(self):
-        return self.tools.get_system_info(None)
-
-    def read_photo(self):
-        if self.photo is None:
-            raise KeyError(PHOTO_URI)  # not found: no photo yet, or no heap to keep it
-        return self.photo
-
-    def keep_photo(self, jpeg):
-        """Keep `jpeg` as the last photo (the one before goes) if the heap allows."""
-        self.photo = None
-        if hasattr(gc, "mem_free"):
-            gc.collect()
-            if gc.mem_free() < PHOTO_HEAP_RESERVE:
-                self.server.resource_updated(PHOTO_URI)
-                return False
-        self.photo = jpeg
-        self.server.resource_updated(PHOTO_URI)
-        return True
-
+def read_photo(tools):
+    if tools.photo is None:
+        raise KeyError(PHOTO_URI)  # not found: no photo yet, or no heap to keep it
+    return tools.photo

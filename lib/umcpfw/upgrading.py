@@ -1,16 +1,17 @@
-# The firmware upgrade as the tools start it: self.upgrade_firmware and the OTA check's
-# auto_upgrade (CommonTools.start_upgrade). Loaded when an upgrade is asked for and
+# The firmware upgrade as the tools start it: self.upgrade_firmware (tool(), loaded for
+# the call) and the OTA check's auto_upgrade (CommonTools.start_upgrade). Loaded when an upgrade is asked for and
 # dropped again when it fails (a good one reboots), with devsvc.upgrade and unet.download:
 # most sessions never upgrade, and on a board without PSRAM their bytecode is heap the
 # session needs.
 import asyncio
 
 from umcp.compat import forget_modules, get_logger
-from umcpfw.common_tools import REBOOT_DELAY_MS
+from umcpfw.commontools import REBOOT_DELAY_MS
 from unet import conn
 
 # Imported for an upgrade and dropped after a failed one (see forget()).
-_LOADED = ("umcpfw.upgrading", "devsvc.upgrade", "devsvc.espimage", "unet.download", "unet.httpcore")
+_LOADED = ("umcpfw.upgrading", "devsvc.upgrade", "devsvc.espimage", "unet.download", "unet.httpcore",
+           "unet.conn")
 
 _log = get_logger("tools")
 
@@ -28,10 +29,15 @@ def _chip(board):
     return espimage.running_chip()
 
 
+async def tool(tools, args):
+    """self.upgrade_firmware (`tools`: the CommonTools)."""
+    return await upgrade_firmware(tools, args["url"], args["sha256"] or None)
+
+
 async def upgrade_firmware(tools, url, sha256):
     """The tool (`tools`: the CommonTools): waits for the end if the client follows
     progress, else answers at once and upgrades on a task of its own."""
-    if tools._upgrade is not None:
+    if tools.upgrade_task is not None:
         raise RuntimeError("a firmware upgrade is already running")
     # Bad arguments are refused now, not reported in a log message later.
     try:
@@ -58,9 +64,9 @@ async def upgrade_firmware(tools, url, sha256):
 
 def start(tools, url, sha256=None, installed=None):
     """The upgrade on a task of its own (CommonTools.start_upgrade)."""
-    if tools._upgrade is not None:
+    if tools.upgrade_task is not None:
         raise RuntimeError("a firmware upgrade is already running")
-    tools._upgrade = asyncio.create_task(_in_background(tools, url, sha256, installed))
+    tools.upgrade_task = asyncio.create_task(_in_background(tools, url, sha256, installed))
 
 
 async def _in_background(tools, url, sha256, installed):
@@ -69,7 +75,7 @@ async def _in_background(tools, url, sha256, installed):
         if installed is not None:
             installed()
     except Exception as e:  # cancellation passes through
-        tools._upgrade = None  # the running image is untouched: a retry may follow
+        tools.upgrade_task = None  # the running image is untouched: a retry may follow
         message = "firmware upgrade from %s failed: %s" % (url, e)
         _log.error("%s", message)  # also where no client listens (auto_upgrade)
         forget()

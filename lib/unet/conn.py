@@ -7,6 +7,9 @@ import asyncio
 
 from umcp.compat import const
 
+# (Theirs too: conn.close_quietly, conn.Trust work as before.)
+from . import Trust, close_quietly, read_into, trust
+
 _DEFAULT_PORTS = {"ws": 80, "wss": 443, "http": 80, "https": 443}
 _TLS_SCHEMES = const(("wss", "https"))
 _MAX_LINE = const(4096)  # longest status, header or chunk-size line we accept
@@ -64,33 +67,6 @@ def is_tls(scheme):
 def host_header(scheme, host, port):
     """The Host header value: the port only when it is not the scheme's default."""
     return host if port == _DEFAULT_PORTS[scheme] else "%s:%d" % (host, port)
-
-
-class Trust:
-    """Whom wss:// and https:// connections trust.
-
-    verify (the default): the server's certificate must chain to one of the roots the
-    firmware ships (unet.roots) or of `ca`, be valid now, and name the host we asked for.
-    verify=False: TLS without any check, with a warning at every connection (only when
-    config.json says "tls_verify": false). `ca`: the user's own CA certificates, added
-    to the shipped roots: PEM text or bytes holding one certificate or several, DER bytes
-    of one, a file path, or a list of those. Parsed here (unet.tlscontext.ca_ders), so a
-    broken one fails now."""
-
-    def __init__(self, ca=None, verify=True):
-        if verify is not True and verify is not False:
-            raise ValueError("tls_verify must be true or false, not %r" % (verify,))
-        self.verify = verify
-        self.cas = []
-        if ca is not None:
-            from .tlscontext import ca_ders  # the certificate code only where there are some
-
-            self.cas = ca_ders(ca)
-
-
-def trust(ca):
-    """`ca` as a Trust: a Trust as it is; None or certificates: verified (see Trust)."""
-    return ca if isinstance(ca, Trust) else Trust(ca)
 
 
 async def open_connection(host, port, tls=False, ca=None, timeout=10):
@@ -156,20 +132,6 @@ def request_head(method, path, host, headers):
     return "\r\n".join(lines).encode()
 
 
-async def close_quietly(writer, abort=False):
-    """Close a stream, ignoring errors; `abort` drops unsent data instead of flushing it
-    first (CPython would otherwise wait forever on a peer that stopped reading)."""
-    try:
-        transport = getattr(writer, "transport", None)  # CPython only
-        if abort and transport is not None:
-            transport.abort()
-        else:
-            writer.close()
-        await writer.wait_closed()
-    except Exception:  # already reset by the peer: nothing left to release
-        pass
-
-
 async def read_line(reader, buf):
     """One line of an HTTP head or of chunked framing (at most _MAX_LINE bytes), as text
     without its line break. `buf` (a bytearray) grows in place for a longer line.
@@ -200,23 +162,6 @@ async def read_exactly(reader, n):
     buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
     await read_into(reader, memoryview(buf))
     return buf
-
-
-async def read_into(reader, view):
-    """Fill `view` (a memoryview of a bytearray) from `reader`; EOFError if the stream
-    ends first. On MicroPython it reads in place (a buffer allocated beforehand: nothing
-    of the size of the data is allocated here)."""
-    n = len(view)
-    if not hasattr(reader, "readinto"):  # CPython streams
-        view[:] = await reader.readexactly(n)
-        return
-    got = 0
-    while got < n:
-        count = await reader.readinto(view[got:])
-        if count == 0:
-            raise EOFError
-        if count:  # None: a TLS record is not complete yet
-            got += count
 
 
 def line_buffer():

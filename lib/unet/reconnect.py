@@ -68,7 +68,7 @@ class Reconnecting:
         self.attempts = 0
         self.last_delay = 0
         self.dropped = 0
-        self._stopping = False
+        self.stopping = False
         self._stopped = asyncio.Event()
 
     async def run(self):
@@ -78,7 +78,7 @@ class Reconnecting:
         session leaves the server: nothing is sent to it any more (the application builds
         a new link for new settings)."""
         try:
-            while not self._stopping:
+            while not self.stopping:
                 try:
                     await self._attempt()
                 except MemoryError:
@@ -95,7 +95,7 @@ class Reconnecting:
         try:
             await self._session()
         except Exception as e:  # whatever ended the connection, the link carries on
-            if not self._stopping:
+            if not self.stopping:
                 self._lost(e)
         finally:
             await self._hang_up()
@@ -104,7 +104,7 @@ class Reconnecting:
             if ticks_diff(ticks_ms(), self._up_since) >= self.stable_after * 1000:
                 self.backoff.reset()
             self._up_since = None
-        if self._stopping:
+        if self.stopping:
             return
         self.last_delay = self.backoff.next()
         self.log.info("%sreconnecting in %d ms", self.who, int(self.last_delay * 1000))
@@ -112,7 +112,7 @@ class Reconnecting:
 
     async def stop(self):
         """End the connection the way the link says goodbye, and make run() return."""
-        self._stopping = True
+        self.stopping = True
         self._stopped.set()
         await self._close()
 

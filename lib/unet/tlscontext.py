@@ -59,7 +59,7 @@ def _tls_module():
 
 def client_context(trust, where):
     """A client TLS context for `where` (host:port, for the warning) under `trust` (a
-    unet.conn.Trust)."""
+    unet.Trust)."""
     ssl = _tls_module()
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     if not trust.verify:

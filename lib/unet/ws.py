@@ -13,7 +13,7 @@ import os
 import struct
 import sys
 
-from . import conn
+from . import close_quietly, read_into
 from umcp.compat import await_then_forget, const, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 _MICROPYTHON = sys.implementation.name == "micropython"
@@ -370,7 +370,7 @@ class WebSocket:
                 message = None
                 dropped = True
             else:
-                await conn.read_into(self._reader, memoryview(payload))
+                await read_into(self._reader, memoryview(payload))
                 if message is None:
                     message = payload
                 else:
@@ -399,14 +399,14 @@ class WebSocket:
             kept += m
         m = min(_HEAD - kept, length)
         if m:
-            await conn.read_into(self._reader, head[kept:kept + m])
+            await read_into(self._reader, head[kept:kept + m])
             kept += m
             length -= m
         if skip:
             scratch = head[_HEAD:]
             while length:
                 m = min(length, len(scratch))
-                await conn.read_into(self._reader, scratch[:m])
+                await read_into(self._reader, scratch[:m])
                 length -= m
         return kept
 
@@ -449,7 +449,7 @@ class WebSocket:
 
     async def _finish(self, code, reason, abort=False):
         self._over(code, reason)
-        await conn.close_quietly(self._writer, abort)
+        await close_quietly(self._writer, abort)
 
     # -- sending
 

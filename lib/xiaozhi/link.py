@@ -7,25 +7,28 @@
 # XiaozhiLink (here) is the WebSocket transport: pings keep the channel alive, silence
 # longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqtt_link.py) is
 # the MQTT+UDP one. Runs on CPython and MicroPython.
+#
+# What a connected link does all the time is here; its connection and both hellos are
+# xiaozhi.opening's, and the messages besides MCP, and an unreadable one's answer, are
+# xiaozhi.control's: each loaded when needed and dropped after.
 import asyncio
 import gc
 
-from umcp.compat import await_then_forget, const, dumps, get_logger, iscoroutine
-from umcp.jsonin import loads, member
+from umcp.compat import await_then_forget, call_then_forget, const, dumps, forget_modules, get_logger
+from umcp.jsonin import loads
 from unet.reconnect import Reconnecting
-from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped
 
 _log = get_logger("xiaozhi")
 
 _PAYLOAD = const(b"payload")  # the envelope member that holds the MCP message
 
-AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
-
-
 def bearer(token):
     """Authorization value; like the reference, a bare token gets the "Bearer " scheme."""
     return token if " " in token else "Bearer " + token
+
+
+AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
 
 
 class Link(Reconnecting):
@@ -33,7 +36,8 @@ class Link(Reconnecting):
     supplies _session(), _hang_up(), _close() and _send_frame(pieces).
 
     Every transport has: run(), stop(), connected (asyncio.Event), session_id, attempts,
-    last_delay, and calls on_system(message) / on_alert(message)."""
+    last_delay, and calls on_system(message) / on_alert(message). What opens a session
+    (xiaozhi.opening) uses: stopping, message_limit(), hello_message(), session_up()."""
 
     transport = None  # "websocket" or "udp", as the hello says
     log = _log
@@ -63,17 +67,17 @@ class Link(Reconnecting):
     def _lost(self, error):
         _log.warning("link lost: %s", _describe(error))
 
-    def _message_limit(self):
+    def message_limit(self):
         """The incoming message limit of the session starting now."""
         limit = self.max_message() if callable(self.max_message) else self.max_message
         self.mcp.max_message = limit
         return limit
 
-    def _hello(self):
+    def hello_message(self):
         return {"type": "hello", "version": self.protocol_version, "features": {"mcp": True},
                 "transport": self.transport, "audio_params": AUDIO_PARAMS}
 
-    def _session_up(self, hello, overhead=0):
+    def session_up(self, hello, overhead=0):
         """The server's hello arrived: the session is up. overhead: the transport's bytes
         around each envelope (a packet header), for the tools/list page limit."""
         self.session_id = hello.get("session_id") or ""
@@ -111,11 +115,11 @@ class Link(Reconnecting):
     async def _unreadable(self, data, reason):
         """A message that could not be read (`data`: its text, or as much of it as was
         kept). MCP gets its -32700, with its id where the text shows one, as a JSON-RPC
-        server owes it; anything else is logged and dropped."""
-        if _is_mcp(data):
-            await self.mcp.refuse(data, reason, _PAYLOAD)
-        else:
-            _log.warning("ignored %s", reason)
+        server owes it; anything else is logged and dropped (xiaozhi.control)."""
+        try:
+            await await_then_forget("xiaozhi.control", "unreadable", self.mcp, data, reason, _PAYLOAD)
+        finally:
+            forget_modules("umcp.jsonpeek")
 
     async def _serve_one(self, receive):
         """Read one message with `receive` (the transport's) and route it: a message the
@@ -139,15 +143,11 @@ class Link(Reconnecting):
             _log.warning("out of memory: a message from the server was dropped")
 
     async def _dispatch(self, message, raw=None):
-        kind = message.get("type")
-        if kind == "mcp":
+        if message.get("type") == "mcp":
             await self.mcp.handle(message.get("payload"), raw, _PAYLOAD)
-        elif kind == "system":
-            await _call(self.on_system, message)
-        elif kind == "alert":
-            await _call(self.on_alert, message)
-        else:  # stt, tts, llm, custom...: audio features this device does not have
-            _log.info("ignored a %s message", kind)
+        else:  # system, alert; stt, tts, llm...: rare, or audio this device does not have
+            await await_then_forget("xiaozhi.control", "dispatch", message, self.on_system,
+                                    self.on_alert)
 
 
 class XiaozhiLink(Link):
@@ -161,7 +161,7 @@ class XiaozhiLink(Link):
                  stable_after=30):
         # A URL that cannot work (wrong scheme, spaces or control characters that would add
         # header lines to the upgrade request) is a ValueError now, not a retry loop later.
-        if parse_url(url)[0] not in ("ws", "wss"):
+        if call_then_forget("unet.conn", "parse_url", url)[0] not in ("ws", "wss"):
             raise ValueError("not a WebSocket URL (want ws:// or wss://): " + url)
         Link.__init__(self, server, device_id, client_id, protocol_version, ca, max_message,
                       on_system, on_alert, hello_timeout, idle_timeout, backoff_min,
@@ -174,10 +174,10 @@ class XiaozhiLink(Link):
             "Client-Id": client_id,
         }
         self.ping_interval = ping_interval
-        self._ws = None
+        self.ws = None
 
     async def _close(self):
-        ws = self._ws
+        ws = self.ws
         if ws is not None:
             await ws.close(CLOSE_NORMAL, "device stopping")
 
@@ -185,7 +185,10 @@ class XiaozhiLink(Link):
 
     async def _session(self):
         # Connecting and both hellos (xiaozhi.opening): loaded for it, dropped after.
-        ws = await await_then_forget("xiaozhi.opening", "open_session", self, _parse, _log)
+        try:
+            ws = await await_then_forget("xiaozhi.opening", "open_session", self, _parse, _log)
+        finally:
+            forget_modules("unet.conn")  # the connection's own code (unet.wshandshake's)
         if ws is None:
             return
         # Pings every ping_interval; idle_timeout without any frame: a dead channel.
@@ -198,14 +201,14 @@ class XiaozhiLink(Link):
 
     async def _hang_up(self):
         self.connected.clear()
-        ws, self._ws = self._ws, None
+        ws, self.ws = self.ws, None
         if ws is not None:
             await ws.abort()
 
     # -- traffic
 
     async def _send_frame(self, frame):
-        ws = self._ws
+        ws = self.ws
         if ws is None:
             self._drop()
             return
@@ -225,29 +228,6 @@ def _parse(data):
     if not isinstance(message, dict):
         return None, "a JSON message that is not an object"
     return message, None
-
-
-def _is_mcp(data):
-    """Whether an unreadable message (str or bytes) is an "mcp" envelope: its "type" says
-    so, or (cut short before it) the text names it."""
-    if isinstance(data, str):
-        return data.find('"mcp"') >= 0
-    span = member(data, b"type")
-    if span is not None:
-        return data[span[0]:span[1]] == b'"mcp"'
-    return data.find(b'"mcp"') >= 0
-
-
-async def _call(callback, message):
-    if callback is None:
-        _log.info("no handler for a %s message", message.get("type"))
-        return
-    try:
-        result = callback(message)
-        if iscoroutine(result):
-            await result
-    except Exception as e:  # an application bug must not take the link down
-        _log.error("%s handler failed: %s", message.get("type"), _describe(e))
 
 
 def _describe(error):

@@ -131,7 +131,7 @@ class MqttLink(Link):
         mqtt = self.mqtt
         self._client = client = MqttClient(mqtt["client_id"], mqtt.get("username"),
                                            mqtt.get("password"), self.keepalive,
-                                           max_packet=self._message_limit(), max_send=self.max_send)
+                                           max_packet=self.message_limit(), max_send=self.max_send)
         try:
             await client.connect(self.host, self.port, self.port == _TLS_PORT, self.ca,
                                  self.hello_timeout)
@@ -143,12 +143,12 @@ class MqttLink(Link):
                        " the OTA server gave)", self.host, self.port, e.reason)
             raise
         self.refused = None
-        if self._stopping:
+        if self.stopping:
             return
         self._set_session_envelope("")  # MCP before any session: the gateway's own requests
         if self.subscribe_topic:
             await client.subscribe(self.subscribe_topic, 0, self.hello_timeout)
-        while not self._stopping:
+        while not self.stopping:
             try:
                 await self._one_session(client)
             except SessionEnded as e:
@@ -165,7 +165,7 @@ class MqttLink(Link):
 
     async def _one_session(self, client):
         self.hellos += 1
-        await self._publish_json(self._hello())
+        await self._publish_json(self.hello_message())
         deadline = ticks_ms()
         while True:  # the server's hello, within hello_timeout; anything else is dropped
             left = self.hello_timeout * 1000 - ticks_diff(ticks_ms(), deadline)
@@ -186,7 +186,7 @@ class MqttLink(Link):
                 await self._dispatch(message, payload)
             else:
                 _log.warning("ignored a %s message before the server hello", kind)
-        self._session_up(message, self._overhead())
+        self.session_up(message, self._overhead())
         idle_ms = int(self.idle_timeout * 1000)
         last_rx = ticks_ms()
         while True:

@@ -13,18 +13,18 @@ async def open_session(link, parse, log):
     """The WebSocket of `link`'s session once both hellos are said (the link's session is
     up), or None when stop() came while connecting. `parse`: xiaozhi.link's message
     parser; `log`: its logger."""
-    link._ws = ws = await ws_connect(link.url, link.headers, link._message_limit(), link.ca,
+    link.ws = ws = await ws_connect(link.url, link.headers, link.message_limit(), link.ca,
                                      link.hello_timeout)
-    if link._stopping:  # stop() came while connecting
+    if link.stopping:  # stop() came while connecting
         await ws.close(CLOSE_NORMAL, "device stopping")
         return None
-    await ws.send(dumps(link._hello()))
+    await ws.send(dumps(link.hello_message()))
     try:
         hello = await asyncio.wait_for(_server_hello(ws, parse, log), link.hello_timeout)
     except asyncio.TimeoutError:
         raise OSError("no server hello within %s s" % link.hello_timeout)
     raise_if_cancelled()
-    link._session_up(hello)
+    link.session_up(hello)
     return ws
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from umcp import BOOLEAN, INTEGER, STRING, McpServer, Property
 from umcp.compat import dumps, join_pieces
+from umcp.listing import entry_json
 
 from tests.support.mcp_wire import McpWire
 
@@ -49,7 +50,7 @@ async def list_all(wire, with_user_tools=False, id=2):
 
 
 def check_pages(server, pages, limit, overhead):
-    tools_by_name = {tool.name: tool for tool in server._tools}
+    tools_by_name = {tool.name: tool for tool in server.tools}
     cursors = [result.get("nextCursor") for _, result in pages]
     assert len(set(cursors)) == len(cursors), "a cursor repeats"
     for index, (frame, result) in enumerate(pages):
@@ -63,7 +64,7 @@ def check_pages(server, pages, limit, overhead):
         next_tool = tools_by_name[result["nextCursor"]]
         assert following[0] == next_tool.name
         end = "]}}" if len(following) == 1 else '],"nextCursor":' + dumps(following[1]) + "}}"
-        grown = frame[:frame.rindex("]")] + "," + next_tool.json() + end
+        grown = frame[:frame.rindex("]")] + "," + entry_json(next_tool) + end
         assert len(grown.encode("utf-8")) + overhead > limit
 
 

@@ -117,9 +117,9 @@ async def test_lists_page_byte_exact_with_opaque_cursor(wire):
     wire.server.page_limit = 1000
     wire.server.set_sender(wire._receive, 50)
     hints = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"'
-    for method, key, field, items in (("resources/list", "resources", "uri", wire.server._resources),
+    for method, key, field, items in (("resources/list", "resources", "uri", wire.server.resources),
                                       ("resources/templates/list", "resourceTemplates", "uriTemplate",
-                                       wire.server._templates)):
+                                       wire.server.templates)):
         entries = {json.loads(item.json())[field]: item.json() for item in items}
         for modern in (False, True):
             seen, cursor, pages = [], None, []

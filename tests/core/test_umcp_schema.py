@@ -9,6 +9,7 @@ from mcp.types import CallToolResult, Tool
 
 from umcp import BOOLEAN, INTEGER, NUMBER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
 from umcp.compat import join_pieces
+from umcp.listing import entry_json, input_schema, property_schema
 from umcp.tool import error_result_pieces, result_pieces
 
 
@@ -18,7 +19,7 @@ def noop(args):
 
 def entry(tool):
     """The tool's tools/list entry, parsed, after the SDK accepts it."""
-    parsed = json.loads(tool.json())
+    parsed = json.loads(entry_json(tool))
     Tool.model_validate(parsed)
     return parsed
 
@@ -32,13 +33,13 @@ def result(value):
 # -- Property ---------------------------------------------------------------
 
 def test_property_fragments():
-    assert Property("on", BOOLEAN).schema() == {"type": "boolean"}
-    assert Property("on", BOOLEAN, default=False).schema() == {"type": "boolean", "default": False}
-    assert Property("q", STRING, default="", description="Question").schema() == {
+    assert property_schema(Property("on", BOOLEAN)) == {"type": "boolean"}
+    assert property_schema(Property("on", BOOLEAN, default=False)) == {"type": "boolean", "default": False}
+    assert property_schema(Property("q", STRING, default="", description="Question")) == {
         "type": "string", "default": "", "description": "Question"}
-    assert Property("v", INTEGER, default=80, minimum=1, maximum=100).schema() == {
+    assert property_schema(Property("v", INTEGER, default=80, minimum=1, maximum=100)) == {
         "type": "integer", "default": 80, "minimum": 1, "maximum": 100}
-    assert Property("v", INTEGER, minimum=-5).schema() == {"type": "integer", "minimum": -5}
+    assert property_schema(Property("v", INTEGER, minimum=-5)) == {"type": "integer", "minimum": -5}
 
 
 def test_property_without_default_is_required():
@@ -82,10 +83,10 @@ def test_property_list_lookup_and_schema():
     props = PropertyList([Property("a", STRING), Property("b", INTEGER, default=1), Property("c", BOOLEAN)])
     assert props["b"].default == 1
     assert [p.name for p in props] == ["a", "b", "c"] and len(props) == 3
-    assert props.required() == ["a", "c"]
+    assert input_schema(props)["required"] == ["a", "c"]
     with pytest.raises(KeyError):
         props["zz"]
-    assert PropertyList().schema() == {"type": "object", "properties": {}}
+    assert input_schema(PropertyList()) == {"type": "object", "properties": {}}
 
 
 # -- argument checking --------------------------------------------------------
@@ -168,14 +169,14 @@ def test_declared_hints_and_only_those():
     assert entry(tool)["annotations"] == {"title": "Take a photo", "readOnlyHint": False, "openWorldHint": True}
     tool = McpTool("t", "d", None, noop, user_only=True, destructive=True, idempotent=False)
     assert entry(tool)["annotations"] == {"audience": ["user"], "destructiveHint": True, "idempotentHint": False}
-    parsed = Tool.model_validate(json.loads(tool.json()))
+    parsed = Tool.model_validate(json.loads(entry_json(tool)))
     assert parsed.annotations.destructive_hint is True and parsed.annotations.idempotent_hint is False
 
 
 def test_json_bytes_counts_utf8_bytes():
     tool = McpTool("self.light", "打开灯光", None, noop)
-    assert tool.json_bytes == len(tool.json().encode("utf-8"))
-    assert json.loads(tool.json())["description"] == "打开灯光"
+    assert tool.json_bytes == len(entry_json(tool).encode("utf-8"))
+    assert json.loads(entry_json(tool))["description"] == "打开灯光"
 
 
 @pytest.mark.parametrize("name", ["a", "self.audio_speaker.set_volume", "A-Z_0.9", "x" * 64])

@@ -101,7 +101,7 @@ async def test_sdk_client_session_initializes_lists_all_pages_and_calls_tools():
 
             names, pages = await list_everything(session)
             assert pages > 3
-            assert names == [tool.name for tool in server._tools if not tool.user_only]
+            assert names == [tool.name for tool in server.tools if not tool.user_only]
 
             await session.send_ping()
 

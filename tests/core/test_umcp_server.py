@@ -12,6 +12,7 @@ import pytest
 
 from umcp import INTEGER, STRING, ImageContent, McpServer, McpTool, Property
 from umcp.compat import join_pieces
+from umcp.listing import entry_json
 from umcp.server import LATEST_VERSION, SUPPORTED_VERSIONS
 
 from portable_support import Gate  # noqa: I001 (tests/portable, on the path by conftest)
@@ -240,7 +241,7 @@ def test_remove_unknown_tool_raises_key_error():
 
 def test_add_tool_passes_hints_and_returns_the_tool():
     tool = McpServer().add_tool("t", "d", None, bool, read_only=True, title="T")
-    assert json.loads(tool.json())["annotations"] == {"readOnlyHint": True, "title": "T"}
+    assert json.loads(entry_json(tool))["annotations"] == {"readOnlyHint": True, "title": "T"}
 
 
 # -- tools/call -----------------------------------------------------------------

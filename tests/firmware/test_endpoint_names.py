@@ -23,7 +23,7 @@ from devsvc.settings import Settings
 from mcplink.endpoint import offered_tools
 from umcp import McpServer
 from umcp.compat import join_pieces
-from umcpfw.common_tools import CommonTools
+from umcpfw.commontools import CommonTools
 from umcpfw.vision import VisionClient
 
 BOARDS = ["host", "esp32_s3_box3", "m5stack_cores3", "esp32s3_cam"]
@@ -59,7 +59,9 @@ def endpoint_tools(board_name, tmp_path, choice=None):
     settings = Settings(str(tmp_path / ("%s.json" % board_name)))
     board = boards.load(board_name).create({}, settings)
     server = McpServer(name=board_name, version="9")
-    CommonTools(server, board, settings, VisionClient("24:0a:c4:12:34:56", "c"), "9", lambda delay: None).register()
+    tools = CommonTools(server, board, settings, "9", lambda delay: None, "24:0a:c4:12:34:56", "c")
+    tools.vision = VisionClient(tools) if board.camera else None
+    tools.register()
     board.register_tools(server)
     sent = []
     session = server.session(lambda pieces: sent.append(json.loads(join_pieces(pieces))),

@@ -11,7 +11,7 @@ import boards
 import esp32
 import hwsim
 import machine
-from umcpfw.common_tools import CommonTools
+from umcpfw.commontools import CommonTools
 from devsvc.settings import Settings
 from umcp import McpServer
 from umcp.compat import join_pieces
@@ -52,9 +52,12 @@ class Rig:
         self._arrived = asyncio.Event()
         self._next_id = 0
         self.server.set_sender(self._send)
-        self.vision = VisionClient("24:0a:c4:12:34:56", "client-1")
-        CommonTools(self.server, self.board, self.settings, self.vision, "9.9.9",
-                    self.reboots.append).register()
+        tools = CommonTools(self.server, self.board, self.settings, "9.9.9", self.reboots.append,
+                            "24:0a:c4:12:34:56", "client-1")
+        if self.board.camera:  # as umcpfw.boot wires it
+            tools.vision = VisionClient(tools)
+        self.vision = tools.vision
+        tools.register()
         self.board.register_tools(self.server)
 
     async def _send(self, pieces):
@@ -130,15 +133,16 @@ async def test_tools_follow_the_hardware():
 
 async def test_long_texts_are_listed_from_a_module_loaded_only_to_write_them():
     from umcp import McpTool
+    from umcp.listing import entry_bytes, entry_json
     from umcp.tool import ModuleText
-    from umcpfw import common_schemas, common_texts
+    from umcpfw import commonschemas, commontexts
 
     texts = {}
-    for module in (common_texts, common_schemas):
+    for module in (commontexts, commonschemas):
         for name in dir(module):
             if name[0] != "_":
                 texts[name] = getattr(module, name)
-    common_texts = common_schemas = module = None
+    commontexts = commonschemas = module = None
     rig = Rig()
     try:
         for era, structured in (("2024-11-05", False), ("2025-06-18", True)):
@@ -160,26 +164,26 @@ async def test_long_texts_are_listed_from_a_module_loaded_only_to_write_them():
             else:
                 assert "outputSchema" not in status
         if sys.implementation.name == "micropython":  # read, then dropped again
-            assert "umcpfw.common_texts" not in sys.modules
-            assert "umcpfw.common_schemas" not in sys.modules
+            assert "umcpfw.commontexts" not in sys.modules
+            assert "umcpfw.commonschemas" not in sys.modules
     finally:
         rig.close()
     # The tool keeps the reference, not the text; sizes hold with and without the schema.
-    description = ModuleText("umcpfw.common_texts", "STATUS_DESCRIPTION")
-    schema = ModuleText("umcpfw.common_schemas", "STATUS_SCHEMA")
+    description = ModuleText("umcpfw.commontexts", "STATUS_DESCRIPTION")
+    schema = ModuleText("umcpfw.commonschemas", "STATUS_SCHEMA")
     tool = McpTool("self.status", description, None, lambda args: {}, output_schema=schema)
     assert tool.description is description and tool.output_schema is schema
     plain = McpTool("self.status", texts["STATUS_DESCRIPTION"], None, lambda args: {},
                     output_schema=texts["STATUS_SCHEMA"])
     for structured in (True, False):
-        assert json.loads(tool.json(False, structured)) == json.loads(plain.json(False, structured))
-        assert tool.entry_bytes(structured) == plain.entry_bytes(structured)
-        assert tool.entry_bytes(structured) == len(tool.json(False, structured).encode())
+        assert json.loads(entry_json(tool, False, structured)) == json.loads(entry_json(plain, False, structured))
+        assert entry_bytes(tool, structured) == entry_bytes(plain, structured)
+        assert entry_bytes(tool, structured) == len(entry_json(tool, False, structured).encode())
     # A schema that is no object's is refused when the tool is built, as a str one is.
     refused = None
     try:
         McpTool("self.bad", "d", None, lambda args: {},
-                output_schema=ModuleText("umcpfw.common_texts", "STATUS_DESCRIPTION"))
+                output_schema=ModuleText("umcpfw.commontexts", "STATUS_DESCRIPTION"))
     except ValueError as e:
         refused = str(e)
     assert refused is not None and "self.bad" in refused

@@ -4,8 +4,11 @@ import asyncio
 import json
 
 from umcp import McpServer
-from umcp.compat import add_log_sink, get_logger, join_pieces, remove_log_sink
-from umcpfw.resources import PHOTO_URI, DeviceResources, LogRing
+from umcp.compat import OnDemand, add_log_sink, get_logger, join_pieces, remove_log_sink
+from umcpfw.commontools import CommonTools
+from umcpfw.logring import LogRing
+from umcpfw.resources import PHOTO_URI
+from umcpfw.vision import VisionClient
 
 
 def test_log_ring_keeps_the_last_lines_bounded():
@@ -39,16 +42,18 @@ def test_log_sink_gets_warnings_and_errors():
     assert len([entry for entry in seen if entry[1] == "ringtest"]) == 2
 
 
+class _Speaker:
+    volume = 12
+
+
 class _Board:
+    name = "fake"
     camera = True
+    speaker = _Speaker()
+    backlight = display = wlan = None
 
-
-class _Tools:
-    def get_device_status(self, args):
-        return {"audio_speaker": {"volume": 12}}
-
-    def get_system_info(self, args):
-        return {"board": "fake"}
+    def status(self):
+        return {"board": self.name}
 
 
 async def test_photo_and_status_resources():
@@ -59,19 +64,23 @@ async def test_photo_and_status_resources():
         frames.append(json.loads(join_pieces(pieces)))
 
     server.set_sender(send)
-    resources = DeviceResources(server, _Tools(), _Board(), LogRing())
-    resources.register()
+    tools = CommonTools(server, _Board(), None, "9.9.9", None, "24:0a:c4:12:34:56", "client-1")
+    tools.log_ring = LogRing()
+    camera = VisionClient(tools)
+    server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))  # as boot does
 
     async def read(uri):
         await server.handle({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri}})
         return frames[-1]
 
     assert (await read(PHOTO_URI))["error"]["code"] == -32002
-    assert resources.keep_photo(b"\xff\xd8jpeg\xff\xd9") is True
+    assert camera.keep_photo(b"\xff\xd8jpeg\xff\xd9") is True
     assert (await read(PHOTO_URI))["result"]["contents"][0]["blob"] == "/9hqcGVn/9k="
-    resources.keep_photo(b"\xff\xd8two\xff\xd9")  # only the last one is kept
-    assert resources.photo == b"\xff\xd8two\xff\xd9"
+    camera.keep_photo(b"\xff\xd8two\xff\xd9")  # only the last one is kept
+    assert tools.photo == b"\xff\xd8two\xff\xd9"
     status = (await read("device://status"))["result"]["contents"][0]
-    assert json.loads(status["text"]) == {"audio_speaker": {"volume": 12}}
-    assert json.loads((await read("device://system"))["result"]["contents"][0]["text"]) == {"board": "fake"}
+    assert json.loads(status["text"]) == {"network": {"type": "host"}, "audio_speaker": {"volume": 12},
+                                          "board": "fake"}
+    system = json.loads((await read("device://system"))["result"]["contents"][0]["text"])
+    assert system["board"] == "fake" and system["device_id"] == "24:0a:c4:12:34:56"
     await asyncio.sleep(0)

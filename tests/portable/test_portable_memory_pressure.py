@@ -12,7 +12,7 @@ import umcp.server
 from portable_support import Fault
 from umcp import STRING, McpServer, Property, PropertyList
 from umcp.compat import add_log_sink, get_logger, join_pieces, lines_lost, remove_log_sink
-from umcpfw.resources import LogRing
+from umcpfw.logring import LogRing
 
 
 class Client:
@@ -112,7 +112,9 @@ async def test_a_transport_without_heap_to_send_gets_the_short_answer():
 async def test_no_heap_for_a_notification_drops_it_alone():
     client = Client()
     await client.request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
-    fault = Fault(umcp.server, "dumps", when=lambda args: isinstance(args[0], dict))
+    import umcp.notices  # notifications are built there (loaded by the first one)
+
+    fault = Fault(umcp.notices, "dumps", when=lambda args: isinstance(args[0], dict))
     try:
         sent = await client.request("shout-1", "tools/call", {"name": "shout", "arguments": {}})
     finally:

@@ -299,7 +299,7 @@ def test_add_parts_loads_only_the_types_named():
     assert ("parts.check" in sys.modules, "parts.setup" in sys.modules) == (not micropython,) * 2
     client = ToolClient(board)  # registers the tools: parts.toolset, for that only
     assert ("parts.toolset" in sys.modules) == (not micropython)
-    assert [tool.name for tool in client.server._tools] == [
+    assert [tool.name for tool in client.server.tools] == [
         "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off"]
 
 

@@ -7,6 +7,7 @@ from umcp import STRING, McpServer, McpTool, Property
 from umcp.compat import join_pieces
 from umcp.names import MAX_PORTABLE, is_portable, portable, same
 from umcp.schema import InvalidParams
+from umcp.listing import entry_json, property_schema
 from umcp.tool import result_pieces
 from portable_support import raises, settle
 
@@ -46,7 +47,7 @@ def test_the_server_refuses_a_tool_whose_portable_name_is_taken():
         assert False, "two tools with one portable name"
     assert raises(ValueError, server.add_tool, "self.screen.set_theme", "d", None, noop)
     assert raises(ValueError, server.add_tool, "t" * (MAX_PORTABLE + 1), "d", None, noop)
-    assert [tool.name for tool in server._tools] == ["self.screen.set_theme"]
+    assert [tool.name for tool in server.tools] == ["self.screen.set_theme"]
 
 
 async def _ask(server, session, message):
@@ -83,7 +84,7 @@ async def test_a_portable_session_lists_portable_names_and_every_session_calls_e
 
 def test_a_string_enum_is_in_the_schema_and_checked():
     theme = Property("theme", STRING, enum=("light", "dark"))
-    assert theme.schema() == {"type": "string", "enum": ["light", "dark"]}
+    assert property_schema(theme) == {"type": "string", "enum": ["light", "dark"]}
     assert theme.check("dark") == "dark"
     try:
         theme.check("blue")
@@ -103,11 +104,11 @@ def test_a_string_enum_is_in_the_schema_and_checked():
 def test_an_output_schema_is_kept_as_text_and_listed_from_2025_06_18():
     tool = McpTool("self.status", "d", None, noop, output_schema=STATUS_SCHEMA)
     assert tool.output_schema == STATUS_SCHEMA
-    with_schema = json.loads(tool.json())
+    with_schema = json.loads(entry_json(tool))
     assert with_schema["outputSchema"] == json.loads(STATUS_SCHEMA)
     assert with_schema["inputSchema"] == {"type": "object", "properties": {}}
-    assert "outputSchema" not in json.loads(tool.json(False, False))
-    assert tool.json_bytes == len(tool.json().encode())
+    assert "outputSchema" not in json.loads(entry_json(tool, False, False))
+    assert tool.json_bytes == len(entry_json(tool).encode())
     as_dict = McpTool("self.status", "d", None, noop, output_schema={"type": "object"})
     assert json.loads(as_dict.output_schema) == {"type": "object"}
     for bad in ('{"type": "string"}', "[1]", "{not json", {"properties": {}}):

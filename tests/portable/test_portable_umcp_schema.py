@@ -5,6 +5,7 @@ import json
 
 from umcp import BOOLEAN, INTEGER, NUMBER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
 from umcp.compat import join_pieces
+from umcp.listing import entry_json, input_schema, property_schema
 from umcp.tool import error_result_pieces, result_pieces
 
 
@@ -33,10 +34,10 @@ VOLUME = PropertyList([
 
 
 def test_property_schema_fragments():
-    assert Property("on", BOOLEAN).schema() == {"type": "boolean"}
-    assert Property("v", INTEGER, default=80, minimum=1, maximum=100).schema() == {
+    assert property_schema(Property("on", BOOLEAN)) == {"type": "boolean"}
+    assert property_schema(Property("v", INTEGER, default=80, minimum=1, maximum=100)) == {
         "type": "integer", "default": 80, "minimum": 1, "maximum": 100}
-    assert Property("q", STRING, default="", description="d").schema() == {
+    assert property_schema(Property("q", STRING, default="", description="d")) == {
         "type": "string", "default": "", "description": "d"}
     assert Property("v", INTEGER).required and not Property("v", INTEGER, default=1).required
 
@@ -75,15 +76,15 @@ def test_validation_messages_name_argument_and_bound():
 def test_tool_entry_and_annotations():
     tool = McpTool("self.audio_speaker.set_volume", "Set volume", [Property("volume", INTEGER, minimum=0, maximum=100)],
                    noop)
-    assert json.loads(tool.json()) == {
+    assert json.loads(entry_json(tool)) == {
         "name": "self.audio_speaker.set_volume", "description": "Set volume",
         "inputSchema": {"type": "object", "properties": {"volume": {"type": "integer", "minimum": 0, "maximum": 100}},
                         "required": ["volume"]}}
-    plain = json.loads(McpTool("t", "d", None, noop).json())
+    plain = json.loads(entry_json(McpTool("t", "d", None, noop)))
     assert plain["inputSchema"] == {"type": "object", "properties": {}} and "annotations" not in plain
-    user = json.loads(McpTool("self.reboot", "d", None, noop, user_only=True, destructive=True).json())
+    user = json.loads(entry_json(McpTool("self.reboot", "d", None, noop, user_only=True, destructive=True)))
     assert user["annotations"] == {"audience": ["user"], "destructiveHint": True}
-    hinted = json.loads(McpTool("t", "d", None, noop, title="T", read_only=False, idempotent=True).json())
+    hinted = json.loads(entry_json(McpTool("t", "d", None, noop, title="T", read_only=False, idempotent=True)))
     assert hinted["annotations"] == {"title": "T", "readOnlyHint": False, "idempotentHint": True}
 
 
@@ -108,11 +109,11 @@ def test_a_description_template_is_formatted_when_the_entry_is_written():
     values = ("desk lamp", 8)
     tool = McpTool("self.lamp.turn_on", ("Turn on the %s (%d LEDs)", values), None, noop)
     assert tool.description[1] is values  # kept as given: no formatted string on the heap
-    entry = json.loads(tool.json())
+    entry = json.loads(entry_json(tool))
     assert entry["description"] == "Turn on the desk lamp (8 LEDs)"
-    assert tool.json_bytes == len(tool.json().encode())
+    assert tool.json_bytes == len(entry_json(tool).encode())
     one = McpTool("self.a.x", ("Read the %s", "a"), None, noop)
-    assert json.loads(one.json())["description"] == "Read the a"
+    assert json.loads(entry_json(one))["description"] == "Read the a"
 
 
 def test_tools_with_the_same_hints_share_them():
@@ -120,17 +121,17 @@ def test_tools_with_the_same_hints_share_them():
     second = McpTool("b", "d", None, noop, idempotent=True, destructive=False)
     other = McpTool("c", "d", None, noop, read_only=True)
     assert first.hints is second.hints and other.hints is not first.hints
-    assert json.loads(second.json())["annotations"] == {"destructiveHint": False, "idempotentHint": True}
-    assert json.loads(other.json())["annotations"] == {"readOnlyHint": True}
+    assert json.loads(entry_json(second))["annotations"] == {"destructiveHint": False, "idempotentHint": True}
+    assert json.loads(entry_json(other))["annotations"] == {"readOnlyHint": True}
     titled = McpTool("d", "d", None, noop, title="T", read_only=True)
-    assert json.loads(titled.json())["annotations"] == {"title": "T", "readOnlyHint": True}
+    assert json.loads(entry_json(titled))["annotations"] == {"title": "T", "readOnlyHint": True}
 
 
 def test_tool_json_size_is_in_utf8_bytes():
     tool = McpTool("self.light.on", "打开灯光", None, noop)
-    assert tool.json_bytes == len(tool.json().encode())
-    assert tool.json_bytes > len(tool.json()) or "\\u" in tool.json()
-    assert json.loads(tool.json())["description"] == "打开灯光"
+    assert tool.json_bytes == len(entry_json(tool).encode())
+    assert tool.json_bytes > len(entry_json(tool)) or "\\u" in entry_json(tool)
+    assert json.loads(entry_json(tool))["description"] == "打开灯光"
 
 
 def test_tool_names():
@@ -155,7 +156,7 @@ def test_results_become_content_blocks():
 
 def test_number_property_schema_and_checks():
     gain = Property("gain", NUMBER, default=1, minimum=0.5, maximum=2.5, description="dB")
-    assert gain.schema() == {"type": "number", "description": "dB", "default": 1.0, "minimum": 0.5, "maximum": 2.5}
+    assert property_schema(gain) == {"type": "number", "description": "dB", "default": 1.0, "minimum": 0.5, "maximum": 2.5}
     assert gain.default == 1.0 and type(gain.default) is float
     props = PropertyList([gain])
     assert props.validate({}) == {"gain": 1.0}
@@ -169,7 +170,7 @@ def test_number_property_schema_and_checks():
     for bad in (float("nan"), float("inf"), -float("inf")):
         assert "finite number" in raises(InvalidParams, props.validate, {"gain": bad})
     free = Property("x", NUMBER)
-    assert free.required and free.schema() == {"type": "number"}
+    assert free.required and property_schema(free) == {"type": "number"}
     assert free.check(-1e30) == -1e30
 
 

@@ -7,7 +7,7 @@ from binascii import a2b_base64, b2a_base64
 
 from umcp import INTEGER, ImageContent, McpServer, Property
 from umcp.compat import join_pieces, piece_size, piece_utf8
-from umcp.tool import base64_pieces
+from umcp.image import base64_pieces
 from portable_support import Gate, Wire, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]

@@ -336,7 +336,7 @@ def test_stop_closes_normally_and_run_returns():
         link = xiaozhi.link.XiaozhiLink(server, backend.url, "t", "d", "c", **FAST)
         task = asyncio.create_task(link.run())
         await backend.next_device()
-        assert link.mcp in server._sessions
+        assert link.mcp in server.sessions
         await link.stop()
         await asyncio.wait_for(task, WAIT_S)
         await asyncio.wait_for(backend.connection_ended.wait(), WAIT_S)
@@ -347,7 +347,7 @@ def test_stop_closes_normally_and_run_returns():
     assert not link.connected.is_set()
     # The stopped link's session has left the server: a link built again for new settings
     # (the application's) does not leave one behind each time, nor counts drops for it.
-    assert link.mcp not in server._sessions
+    assert link.mcp not in server.sessions
 
 
 def test_messages_while_disconnected_are_dropped_not_raised_and_counted_once(caplog):

@@ -229,7 +229,10 @@ def test_link_bench_times_round_trips_on_both_interpreters():
 
 def test_firmware_heap_bench_runs_the_sources_too():
     figures = asyncio.run(bench_firmware.run_firmware(MICROPYTHON, None, bench_firmware.HEAPSIZE))
-    assert 0 < figures["connected"] < figures["after_calls"] < bench_firmware.HEAPSIZE
+    # (The calls need not leave more on the heap than the connection did: the code of the
+    # rare ones is dropped again after each.)
+    assert 0 < figures["connected"] < bench_firmware.HEAPSIZE
+    assert 0 < figures["after_calls"] < bench_firmware.HEAPSIZE
 
 
 def test_firmware_heap_bench_serves_an_http_client_and_reads_the_heap_through_it():

@@ -6,14 +6,20 @@
 #     first page filled up to the 8000-byte frame limit) against the floor, a bare
 #     json.dumps of the same page; (b) the heap that building it took; (c) the time
 #     of one tools/call dispatch of a trivial tool, until its response is sent.
+# A board loads the listing's code (umcp.paging, umcp.listing, umcp.names) for each page
+# and drops it after; here it stays (umcp.compat.FORGET), so that (a) and (b) are the
+# page's own: the firmware's heap table counts the code where a board has it.
 import asyncio
 import gc
 import json
 import sys
 import time
 
+import umcp.compat
 from umcp import BOOLEAN, INTEGER, STRING, McpServer, Property
 from umcp.compat import join_pieces
+
+umcp.compat.FORGET = False
 
 try:
     import tracemalloc  # CPython

@@ -1,4 +1,4 @@
-# The common tools' output schemas (umcpfw.common_setup names them as ModuleText), read
+# The common tools' output schemas (umcpfw.commonsetup names them as ModuleText), read
 # only while a tools/list entry is written for a client of 2025-06-18 or later, then
 # dropped again. Nothing but strings here.
 #

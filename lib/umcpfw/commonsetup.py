@@ -2,14 +2,17 @@
 # parameters and output schemas, as the reference firmware (xiaozhi-esp32
 # main/mcp_server.cc) names and words them. Loaded once at boot and dropped again: only
 # what the tools keep (their short texts and parameter lists) stays on the heap; the long
-# texts are in umcpfw.common_texts and common_schemas, loaded only while a tools/list
-# entry is written.
+# texts are in umcpfw.commontexts and commonschemas, loaded only while a tools/list
+# entry is written, and the user-only tools' code in umcpfw.systools and
+# umcpfw.upgrading, loaded for each call (OnDemand).
 from drivers import THEMES
 from umcp import INTEGER, STRING, McpTool, Property, PropertyList
+from umcp.compat import OnDemand
 from umcp.tool import ModuleText
 
-_TEXTS = "umcpfw.common_texts"
-_SCHEMAS = "umcpfw.common_schemas"
+_TEXTS = "umcpfw.commontexts"
+_SCHEMAS = "umcpfw.commonschemas"
+_SYSTOOLS = "umcpfw.systools"
 
 # The long texts: read from their modules only while an entry is written.
 STATUS_DESCRIPTION = ModuleText(_TEXTS, "STATUS_DESCRIPTION")
@@ -47,16 +50,16 @@ def register(tools):
     if b.camera:
         s.add_tool("self.camera.take_photo", PHOTO_DESCRIPTION,
                    PropertyList([Property("question", STRING)]),
-                   tools.take_photo, read_only=True, open_world=True)
+                   tools.vision.take_photo, read_only=True, open_world=True)
     _register_user_only(tools, s)
 
 
 def _register_user_only(tools, s):
     s.add_tool(McpTool("self.get_system_info", "Get the system information", None,
-                       tools.get_system_info, user_only=True, read_only=True,
+                       OnDemand(_SYSTOOLS, "get_system_info", tools), user_only=True, read_only=True,
                        output_schema=SYSTEM_SCHEMA))
     s.add_user_only_tool("self.reboot", "Reboot the system", PropertyList([]),
-                         tools.reboot_tool, destructive=True, open_world=False)
+                         OnDemand(_SYSTOOLS, "reboot", tools), destructive=True, open_world=False)
     s.add_user_only_tool(
         "self.upgrade_firmware", UPGRADE_DESCRIPTION,
         PropertyList([
@@ -66,25 +69,26 @@ def _register_user_only(tools, s):
                      description="Optional SHA-256 of the firmware image, 64 hex "
                      "digits; without it the image's own appended SHA-256 is checked"),
         ]),
-        tools.upgrade_firmware, destructive=True, open_world=True)
+        OnDemand("umcpfw.upgrading", "tool", tools), destructive=True, open_world=True)
     if tools.board.camera:
         # The picture itself, for MCP clients that see images (through the bridge);
         # user-only because xiaozhi backends read only text results.
         s.add_user_only_tool(
             "self.camera.get_photo", "Take a photo and return it as a JPEG image.",
-            PropertyList([]), tools.get_photo, read_only=True, open_world=False)
+            PropertyList([]), tools.vision.get_photo, read_only=True, open_world=False)
     if tools.board.display:
         s.add_tool(McpTool(
             "self.screen.get_info",
             "Information about the screen, including width, height, etc.",
-            None, tools.screen_info, user_only=True, read_only=True,
+            None, OnDemand(_SYSTOOLS, "screen_info", tools), user_only=True, read_only=True,
             output_schema=SCREEN_SCHEMA))
     if tools.board.wlan is not None:
         s.add_user_only_tool("self.system.reconfigure_wifi", RECONFIGURE_DESCRIPTION,
-                             PropertyList([]), tools.reconfigure_wifi,
+                             PropertyList([]), OnDemand(_SYSTOOLS, "reconfigure_wifi", tools),
                              destructive=True, open_world=False)
     s.add_user_only_tool(
         "self.assets.set_download_url", "Set the download url for the assets",
         PropertyList([Property("url", STRING)]),
-        tools.set_assets_url, destructive=False, idempotent=True, open_world=False)
+        OnDemand(_SYSTOOLS, "set_assets_url", tools), destructive=False, idempotent=True,
+        open_world=False)
 

@@ -1,8 +1,8 @@
-# The common tools' long descriptions (umcpfw.common_setup names them as ModuleText):
+# The common tools' long descriptions (umcpfw.commonsetup names them as ModuleText):
 # loaded only while a tools/list entry is written, then dropped, so that they are not on
 # the heap in between (a .mpy module's strings are heap objects while it is loaded).
 # Nothing but strings here: each reading loads all of them. Their output schemas are in
-# umcpfw.common_schemas: a client before 2025-06-18 (a xiaozhi backend) never reads those.
+# umcpfw.commonschemas: a client before 2025-06-18 (a xiaozhi backend) never reads those.
 STATUS_DESCRIPTION = (
     "Provides the real-time information of the device, including the current status of "
     "the audio speaker, screen, battery, network, etc.\n"

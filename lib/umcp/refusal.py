@@ -1,0 +1,52 @@
+"""Answers to what could not be read: -32700 with the request's id where the text shows
+one, and the id of a request echoed as the client wrote it when its decoding replaced a
+lone surrogate. McpServer loads this module for such a message and drops it again: a
+well-behaved client never costs its heap."""
+
+from .compat import dumps, get_logger
+from .jsonpeek import read_id
+from .rpc import PARSE_ERROR, error_frame, valid_id
+
+_REPLACED = "\ufffd"  # what umcp.jsonin puts in place of a lone surrogate
+
+_log = get_logger("umcp")
+
+
+def id_text(request_id, token):
+    """The JSON text an answer carries `request_id` in, given `token`, the id's text as
+    the client wrote it. A string whose decoding replaced a lone surrogate escape
+    ("\\ud800") with U+FFFD goes back as it came, escapes and all, so that the client's
+    parser reads the very same string (json.dumps escapes such a string so too); a token
+    with a raw control character is no JSON to echo. Anything else: compact JSON."""
+    if isinstance(request_id, str) and _REPLACED in request_id and "\\u" in token:
+        for char in token:
+            if char < " ":
+                return dumps(request_id)
+        return token
+    return dumps(request_id)
+
+
+def echo_id(request_id, id_json, raw, inside):
+    """The id text of a request whose string id holds U+FFFD: as the client wrote it in
+    `raw` (the text the request came in; `inside`: the envelope member holding it) where
+    that text shows it, else `id_json`."""
+    found = read_id(raw, inside)
+    if found is not None and found[0] == request_id:
+        return id_text(request_id, found[1])
+    return id_json
+
+
+async def refuse(server, session, data, reason, inside):
+    """McpServer.refuse: -32700 to `session`, with the id `data` shows (or null)."""
+    id_json = "null"
+    try:
+        if data is not None:
+            found = read_id(data, inside)
+            data = None
+            if found is not None and valid_id(found[0]):
+                id_json = id_text(found[0], found[1])
+        _log.warning("unreadable message (id %s): %s", id_json, reason)
+        await server.send(session, error_frame(id_json, PARSE_ERROR, "parse error: " + reason))
+    except MemoryError:
+        data = None
+        await server.answer_out_of_memory(session, id_json)

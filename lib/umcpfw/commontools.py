@@ -1,0 +1,104 @@
+# The self.* tools every board gets. They are registered before the board's own tools so
+# the head of tools/list is the same on every board (LLM prompt caches stay warm), and each
+# appears only where the board has the hardware behind it. Names and descriptions follow
+# the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
+#
+# What a model calls (the status, the volume, the brightness, the theme) is here, resident.
+# The user-only tools (system information, reboot, Wi-Fi setup, the assets URL, the screen's
+# facts) are umcpfw.systools', the upgrade umcpfw.upgrading's: each loaded for its call
+# (umcp.compat.OnDemand) and dropped after. The camera's are umcpfw.vision's, resident
+# on a board with a camera only. Their registration is umcpfw.commonsetup's (boot only).
+import time
+
+from umcp.compat import call_then_forget, const
+
+STATUS_URI = "device://status"  # umcpfw.resources: the resource the status tools change
+REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
+
+
+class CommonTools:
+    """The common tools over one board: what their callbacks (here and in the modules
+    loaded for them) share. reboot(delay_ms) is how the app restarts the device; ca is
+    what https downloads trust (a unet.Trust, or CA certificates; None: the shipped
+    roots), verified unless the Trust says otherwise."""
+
+    def __init__(self, server, board, settings, version, reboot, device_id, client_id, ca=None):
+        self.server = server
+        self.board = board
+        self.settings = settings
+        self.version = version
+        self.reboot = reboot
+        self.device_id = device_id
+        self.client_id = client_id
+        self.ca = ca
+        self.started = time.time()  # get_system_info's uptime
+        self.log_ring = None  # the recent log lines (umcpfw.logring), for device://log
+        self.vision = None  # umcpfw.vision's VisionClient, on a board with a camera
+        self.photo = None  # the last JPEG the camera took (device://photo/last), or None
+        # The background upgrade's task, from its start until it fails. An upgrade inside
+        # the call needs no guard: the server runs calls one at a time.
+        self.upgrade_task = None
+        self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
+        self.mcp_url = None  # the board's own MCP endpoint, where config.json enables it
+        self.endpoints = ()  # the app's MCP endpoint links (get_system_info: status(), masked)
+
+    def register(self):
+        """Register the common tools on the server (umcpfw.commonsetup: loaded for that,
+        then dropped: it runs once, at boot)."""
+        call_then_forget("umcpfw.commonsetup", "register", self)
+
+    def get_device_status(self, args):
+        b = self.board
+        status = {"network": self._network()}
+        if b.speaker:
+            status["audio_speaker"] = {"volume": b.speaker.volume}
+        screen = {}
+        if b.backlight:
+            screen["brightness"] = b.backlight.brightness
+        if b.display:
+            screen["theme"] = b.display.theme
+        if screen:
+            status["screen"] = screen
+        status.update(b.status())
+        return status
+
+    def _network(self):
+        wlan = self.board.wlan
+        if wlan is None:
+            return {"type": "host"}
+        net = {"type": "wifi", "connected": wlan.isconnected()}
+        if net["connected"]:
+            net["ssid"] = wlan.config("essid")
+            try:
+                net["rssi"] = wlan.status("rssi")
+            except (OSError, ValueError):
+                pass  # not every port reports it
+        return net
+
+    def set_volume(self, args):
+        self.board.speaker.set_volume(args["volume"])
+        self._saved("volume", args["volume"])
+        return True
+
+    def set_brightness(self, args):
+        self.board.backlight.set_brightness(args["brightness"])
+        self._saved("brightness", args["brightness"])
+        return True
+
+    def set_theme(self, args):
+        theme = args["theme"]  # one of THEMES: the enum is checked before the call
+        self.board.display.set_theme(theme)  # the driver refuses anything but light/dark
+        self._saved("theme", theme)
+        return True
+
+    def _saved(self, key, value):
+        self.settings.set(key, value)
+        self.server.resource_updated(STATUS_URI)  # a no-op unless a client subscribed
+
+    def start_upgrade(self, url, sha256=None, installed=None):
+        """Upgrade on a task of its own (the OTA check's auto_upgrade); the outcome is
+        logged and sent as a notifications/message. installed(): called once the image is
+        verified and set to boot, before the reboot."""
+        from umcpfw import upgrading
+
+        upgrading.start(self, url, sha256, installed)

@@ -1,0 +1,54 @@
+# What a xiaozhi link seldom meets: the messages besides MCP (system, alert, and the audio
+# ones this device has no use for) and a message it could not read. Loaded for such a
+# message and dropped again (xiaozhi.link): a session's steady traffic is MCP.
+from umcp.compat import get_logger, iscoroutine
+
+_log = get_logger("xiaozhi")
+
+
+async def dispatch(message, on_system, on_alert):
+    """A message other than MCP: system and alert go to their callbacks; stt, tts, llm,
+    custom... are audio features this device does not have: logged and dropped."""
+    kind = message.get("type")
+    if kind == "system":
+        await _call(on_system, message)
+    elif kind == "alert":
+        await _call(on_alert, message)
+    else:
+        _log.info("ignored a %s message", kind)
+
+
+async def unreadable(mcp, data, reason, inside):
+    """A message that could not be read (`data`: its text, or as much of it as was kept):
+    an "mcp" envelope gets its -32700 from `mcp` (the link's Session), with its id where
+    the text shows one (`inside`: the envelope member holding the request); anything else
+    is logged and dropped."""
+    if is_mcp(data):
+        await mcp.refuse(data, reason, inside)
+    else:
+        _log.warning("ignored %s", reason)
+
+
+def is_mcp(data):
+    """Whether an unreadable message (str or bytes) is an "mcp" envelope: its "type" says
+    so, or (cut short before it) the text names it."""
+    if isinstance(data, str):
+        return data.find('"mcp"') >= 0
+    from umcp.jsonpeek import member
+
+    span = member(data, b"type")
+    if span is not None:
+        return data[span[0]:span[1]] == b'"mcp"'
+    return data.find(b'"mcp"') >= 0
+
+
+async def _call(callback, message):
+    if callback is None:
+        _log.info("no handler for a %s message", message.get("type"))
+        return
+    try:
+        result = callback(message)
+        if iscoroutine(result):
+            await result
+    except Exception as e:  # an application bug must not take the link down
+        _log.error("%s handler failed: %s %s", message.get("type"), type(e).__name__, e)
