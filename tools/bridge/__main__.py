@@ -16,14 +16,14 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from tools.hub.httpserver import HttpServer
-from tools.hub.vision import OpenAIVision
-from tools.bridge.bridge import Bridge
-from tools.bridge.naming import parse_aliases
+from ..hub.httpserver import HttpServer
+from ..hub.vision import OpenAIVision
+from .bridge import Bridge
+from .naming import parse_aliases
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.bridge", description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog="python3 -m tools.bridge"):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=8000, help="WebSocket port devices connect to")
     parser.add_argument("--token", help="token devices must present")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on for devices (default all)")
@@ -72,8 +72,12 @@ async def serve_http(bridge, port):
     log("MCP clients connect to http://127.0.0.1:%d/mcp" % port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: its terminal closed
-        loop.add_signal_handler(sig, stop.set)
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # SIGHUP: its terminal closed
+        if sig is not None:
+            try:
+                loop.add_signal_handler(sig, stop.set)
+            except NotImplementedError:  # Windows' loop: Ctrl-C cancels asyncio.run's task instead
+                pass
     try:
         await stop.wait()
     finally:
@@ -122,8 +126,14 @@ async def main(args):
         await bridge.close()
 
 
-if __name__ == "__main__":
+def run(argv=None, prog="python3 -m tools.bridge"):
+    """The command: `python -m tools.bridge ...`, `umcp bridge ...`."""
     try:
-        asyncio.run(main(parse_args()))
+        asyncio.run(main(parse_args(argv, prog)))
     except KeyboardInterrupt:
         pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())
