@@ -25,16 +25,22 @@ help:
 	@echo "make flash  PORT=/dev/ttyUSB0 CHIP=esp32s3 FIRMWARE=micropython.bin [ROMFS=1]"
 	@echo "make repl   PORT=/dev/ttyUSB0"
 
+# What the host programs need (make sim, deploy, flash, repl) ...
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+# ... and what only the tests need besides (make setup, make test).
+$(VENV)/.tested: $(VENV)/.installed requirements-test.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-test.txt
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.tested node_modules/.installed
 
 test: setup test-contract test-compile test-device test-host
 

@@ -1,11 +1,12 @@
-"""Device code on the host: importing this module puts lib/ on sys.path (last, so it shadows
-nothing installed), and the device's own modules import as they do on the board. Host tools
-that use them (tools.hub speaks MQTT with lib/unet/mqtt.py; the benches run the MCP core
-and the links) import it first."""
+"""Device code on the host: importing this module puts lib/ (tools.paths.LIB: the clone's,
+or the copy shipped inside the installed package) on sys.path, last, so it shadows nothing
+installed, and the device's own modules import as they do on the board. Host tools that
+use them (tools.hub speaks MQTT with lib/unet/mqtt.py; the benches run the MCP core and
+the links) import it first."""
 
-import os
 import sys
 
-LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib")
+from .paths import LIB
+
 if LIB not in sys.path:
     sys.path.append(LIB)

@@ -15,7 +15,10 @@
 # an Origin (a browser's) is served only when it is http://<Host> and Host is one of the
 # board's own names (its address, <hostname>.local, <hostname>, localhost, 127.0.0.1), or
 # when the Origin is listed in `origins` (else 403): a web page cannot reach the board
-# through DNS rebinding. Tools are listed by their portable names (umcp.names).
+# through DNS rebinding. Without a token (config.json's "auth": "none", for a client
+# such as Home Assistant that sends none) every request's Host must be one of those names
+# too (else 403): DNS rebinding is then all a web page would need. Tools are listed by
+# their portable names (umcp.names).
 import asyncio
 
 from umcp.compat import const, forget_modules, get_logger
@@ -110,8 +113,8 @@ class _Exchange:
 class McpHttp:
     """The endpoint as a service of the application (async run(), async stop()).
 
-    token: the Bearer token clients must send; port, bind: where to listen; path: the
-    endpoint; max_message: the largest request body (the WebSocket link's limit);
+    token: the Bearer token clients must send (None: none, and every Host is checked);
+    port, bind: where to listen; path: the endpoint; max_message: the largest request body (the WebSocket link's limit);
     max_requests: requests answered at once, 503 beyond; max_sessions: legacy sessions
     kept (each may hold a GET stream open besides); hostname: the board's mDNS name (without .local);
     address(): the board's current IP address (or None); origins: Origins allowed besides
@@ -119,10 +122,10 @@ class McpHttp:
 
     def __init__(self, server, token, port=80, bind="0.0.0.0", path="/mcp", max_message=16384,
                  max_requests=4, max_sessions=4, hostname=None, address=None, origins=()):
-        if not isinstance(token, str) or not token:
-            raise ValueError("the MCP endpoint needs a token")
+        if token is not None and (not isinstance(token, str) or not token):
+            raise ValueError("the MCP endpoint needs a token, or None")
         self.server = server
-        self.bearer = "Bearer " + token  # what Authorization must say
+        self.bearer = None if token is None else "Bearer " + token  # what Authorization must say
         self.port = port
         self.bind = bind
         self.path = path
@@ -175,7 +178,11 @@ class McpHttp:
             host = headers.get("host")
             if host is None or origin != "http://" + host or not self._own_host(host):
                 return 1, origin[:80]  # origin
-        if not _same_secret(headers.get("authorization") or "", self.bearer):
+        if self.bearer is None:
+            host = headers.get("host")
+            if host is None or not self._own_host(host):
+                return 22, (host or "")[:80]  # host
+        elif not _same_secret(headers.get("authorization") or "", self.bearer):
             return 2, None  # token
         return None
 

@@ -37,6 +37,8 @@ _PAGES = (
     (405, "allow", "POST, DELETE"),  # 19 nostream: a GET without a session
     (406, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"),  # 20 sseaccept
     (409, INVALID_REQUEST, "Conflict: this session's stream is open already"),  # 21 conflict
+    # without a token ("auth": "none")
+    (403, INVALID_REQUEST, "Forbidden: Host %s is not one of the board's names"),  # 22 host
 )
 
 

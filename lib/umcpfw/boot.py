@@ -275,10 +275,18 @@ def mcp_http_service(app, options):
 
     if not isinstance(options, dict):
         raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
+    auth = options.get("auth", "token")
     token = options.get("token")
-    if not isinstance(token, str) or not token:
+    if auth == "none":  # a trusted LAN's choice (Home Assistant sends no token): said at every boot
+        if token is not None:
+            raise ConfigError('config.json: "mcp_http" has "auth": "none" and a "token": keep one of them')
+        log.warning('MCP endpoint without a token ("auth": "none"): anyone on the network can call '
+                    "the board's tools")
+    elif auth != "token":
+        raise ConfigError('config.json: "mcp_http" auth must be "token" (the default) or "none", not %r' % (auth,))
+    elif not isinstance(token, str) or not token:
         raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
-                          '"Authorization: Bearer <token>"')
+                          '"Authorization: Bearer <token>", or "auth": "none" on a trusted network')
     port = options.get("port", 80)
     if not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))

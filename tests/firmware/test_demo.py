@@ -14,8 +14,12 @@ def test_make_sim_prints_a_whole_session():
     # -o: the venv is there already; do not let make try to set it up again.
     done = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "sim"], cwd=ROOT,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-    out = done.stdout
-    assert done.returncode == 0, out + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    check_whole_session(done.stdout)
+
+
+def check_whole_session(out):
+    """make sim's transcript (`umcp sim`'s too: tests/tooling/test_wheel.py)."""
     device = re.search(r"^(\S+): connected \(client [0-9a-f-]+\), hello \{\"type\":\"hello\"", out, re.M)
     assert device, out
     assert re.search(r"answered hello, session [0-9a-f]{32}$", out, re.M)

@@ -102,6 +102,10 @@ def test_a_firmware_that_cannot_start_ends_the_simulator(tmp_path):
     ({"mcp_http": "on"}, '"mcp_http" must be an object'),
     ({"mcp_http": {"token": "t", "port": 70000}}, "port must be 1..65535"),
     ({"mcp_http": {"token": "t", "hostname": "my board"}}, "hostname 'my board'"),
+    # "auth": "none" (a trusted LAN, Home Assistant) is a choice of its own: never with a token
+    ({"mcp_http": {"port": 8080, "auth": "none", "token": "t"}}, '"mcp_http" has "auth": "none" and a "token"'),
+    ({"mcp_http": {"port": 8080, "auth": "off"}}, '"mcp_http" auth must be "token" (the default) or "none", not'),
+    ({"mcp_http": {"port": 8080, "auth": None, "token": "t"}}, '"mcp_http" auth must be "token"'),
 ])
 def test_a_config_the_firmware_cannot_use_is_reported_in_words(tmp_path, extra, words):
     # Not a traceback: the line `make repl` shows a maker, saying what to fix.

@@ -3,6 +3,6 @@
 `backend` (Backend: devices over WebSocket and MQTT, the OTA check, the vision endpoint),
 `console` (the stdin console), `web` (the web console's API; the page is in static/)."""
 
-from tools.backend.backend import Backend
+from .backend import Backend
 
 __all__ = ["Backend"]

@@ -4,14 +4,15 @@ import argparse
 import asyncio
 import functools
 import json
+import sys
 
-from tools.backend.backend import Backend
-from tools.backend.console import HELP, Console, stdin_lines
-from tools.hub.vision import OpenAIVision
+from .backend import Backend
+from .console import HELP, Console, stdin_lines
+from ..hub.vision import OpenAIVision
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.backend", description=__doc__)
+def parse_args(argv=None, prog="python3 -m tools.backend"):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--port", type=int, default=8000, help="WebSocket port (default 8000)")
     parser.add_argument("--token", help="token devices must present (default: none required)")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default all)")
@@ -77,8 +78,14 @@ async def main(args):
         await backend.close()
 
 
-if __name__ == "__main__":
+def run(argv=None, prog="python3 -m tools.backend"):
+    """The command: `python -m tools.backend ...`, `umcp backend ...`."""
     try:
-        asyncio.run(main(parse_args()))
+        asyncio.run(main(parse_args(argv, prog)))
     except KeyboardInterrupt:
         pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

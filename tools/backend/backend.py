@@ -6,11 +6,11 @@ import asyncio
 import json
 import os
 
-from tools.hub.endpoint import TRANSPORT as ENDPOINT
-from tools.hub.front import DeviceFront
-from tools.hub.otacheck import Activation
-from tools.hub.vision import VisionService
-from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
+from ..hub.endpoint import TRANSPORT as ENDPOINT
+from ..hub.front import DeviceFront
+from ..hub.otacheck import Activation
+from ..hub.vision import VisionService
+from ..hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
 PROTOCOL_VERSION = "2024-11-05"  # what xiaozhi-esp32-server asks for
 
@@ -78,7 +78,7 @@ class Backend:
                                      self._activated) if activation else None
         self.web = None
         if web is not None:
-            from tools.backend.web import WebConsole
+            from .web import WebConsole
 
             self.web = WebConsole(self, **web)
         self.vision = VisionService(vision_model, log=out)

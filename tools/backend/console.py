@@ -5,7 +5,7 @@ import json
 import sys
 import threading
 
-from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation
+from ..hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation
 
 HELP = """commands:
   devices                         connected devices

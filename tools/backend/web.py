@@ -34,9 +34,9 @@ import time
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tools.backend.guard import SECURITY_HEADERS, refusal, refused
-from tools.backend.records import Photo, Record
-from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
+from .guard import SECURITY_HEADERS, refusal, refused
+from .records import Photo, Record
+from ..hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",

@@ -1,5 +1,5 @@
 import sys
 
-from tools.bench.report import main
+from .report import main
 
 sys.exit(main())

@@ -25,9 +25,10 @@ import time
 
 import httpx2 as httpx
 
-from tools.bridge.naming import tool_name
-from tools.hub.xiaozhi import XiaozhiServer
-from tools.sim.demo import ROOT, sim_command, stop_process
+from ..bridge.naming import tool_name
+from ..hub.xiaozhi import XiaozhiServer
+from ..paths import ROOT
+from ..sim.demo import sim_command, stop_process
 
 TOKEN = "bench-token"
 VERSION = "2026-07-28"

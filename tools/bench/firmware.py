@@ -30,13 +30,13 @@ import shutil
 import subprocess
 import tempfile
 
-from tools.bench import imports as bench_imports
-from tools.board import deploy
-from tools.mpy import micropython_env
-from tools.backend import Backend
-from tools.hub.xiaozhi import DeviceError, DeviceGone
-from tools.sim.demo import CALLS, DemoFailed, at_endpoint, stop_process
-from tools.sim.launcher import HWSIM, STAGED_HWSIM, compile_hwsim, reset_exit_code
+from . import imports as bench_imports
+from ..board import deploy
+from ..mpy import micropython_env
+from ..backend import Backend
+from ..hub.xiaozhi import DeviceError, DeviceGone
+from ..sim.demo import CALLS, DemoFailed, at_endpoint, stop_process
+from ..sim.launcher import HWSIM, STAGED_HWSIM, compile_hwsim, reset_exit_code
 
 BOARD = "host"
 HEAPSIZE = 512 * 1024  # the run whose heap figures are reported: ample
@@ -759,7 +759,7 @@ def measure(micropython, forms=FORMS, frozen=None, hardware_frozen=None):
         figures["romfs_board"]["micropython"] = board_binary
         figures["imports"] = {"form": "mpy_board", "micropython": board_binary,
                               "rows": measure_imports(board_binary, "mpy_board")}
-        from tools.bench import fuzz
+        from . import fuzz
 
         heapsize = figures["mpy_board"]["smallest_heapsize"] + FUZZ_HEADROOM
         figures["fuzz"] = fuzz.figures(fuzz.measure_fuzz(board_binary, heapsize, FUZZ_MESSAGES))

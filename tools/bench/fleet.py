@@ -32,9 +32,9 @@ import time
 
 import psutil
 
-from tools.bench import record
-import tools.devicelib  # noqa: F401 (lib/ on sys.path: the floors' MQTT client is the device's)
-from tools.bench.fleet_devices import raise_file_limit, run_fleet
+from . import record
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: the floors' MQTT client is the device's)
+from .fleet_devices import raise_file_limit, run_fleet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IN_FLIGHT = 50
@@ -141,9 +141,9 @@ async def websocket_echo_floor(size, count):
 
 
 async def one_run(kind, count, workdir, say):
-    from tools.backend import Backend
-    from tools.bench.mosquitto import Mosquitto
-    from tools.hub.broker import BACKEND_USER
+    from ..backend import Backend
+    from .mosquitto import Mosquitto
+    from ..hub.broker import BACKEND_USER
 
     options = {}
     broker = None
@@ -244,7 +244,7 @@ async def one_run(kind, count, workdir, say):
 
 
 def mosquitto_version():
-    from tools.bench.mosquitto import MOSQUITTO
+    from .mosquitto import MOSQUITTO
 
     try:
         text = subprocess.run([MOSQUITTO, "-h"], capture_output=True, text=True, timeout=10).stdout

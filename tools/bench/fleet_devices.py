@@ -17,7 +17,7 @@ import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-import tools.devicelib  # noqa: F401 (lib/ on sys.path: the devices' core, links and MQTT client)
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: the devices' core, links and MQTT client)
 
 PAGE_LIMIT = 7000  # under the xiaozhi gateway's 8192-byte packet limit
 MAC_BASE = 0x02AA00000000

@@ -12,8 +12,8 @@ import tempfile
 
 from websockets.asyncio.server import serve
 
-from tools.bench import firmware as bench_firmware
-from tools.bench.hostile import drive
+from . import firmware as bench_firmware
+from .hostile import drive
 
 SEED = 20261124
 WAIT_S = 20.0  # for the device to connect (a boot) or to answer initialize

@@ -28,12 +28,12 @@ import shutil
 import subprocess
 import tempfile
 
-from tools.backend import Backend
-from tools.bench import firmware as bench_firmware
-from tools.board import deploy
-from tools.mpy import micropython_env
-from tools.sim.demo import CALLS, GENERIC_CALLS, GENERIC_PARTS, DemoFailed, stop_process, wait_ready
-from tools.sim.launcher import STAGED_HWSIM, compile_hwsim
+from ..backend import Backend
+from . import firmware as bench_firmware
+from ..board import deploy
+from ..mpy import micropython_env
+from ..sim.demo import CALLS, GENERIC_CALLS, GENERIC_PARTS, DemoFailed, stop_process, wait_ready
+from ..sim.launcher import STAGED_HWSIM, compile_hwsim
 
 HEAPSIZE = 512 * 1024
 TARGET_KB = 12  # the ten parts and the status screen over the host board (issue 19)

@@ -32,7 +32,7 @@ import time
 
 from websockets.asyncio.server import serve
 
-from tools.mpy import ROOT, micropython_env
+from ..mpy import ROOT, micropython_env
 
 DEVICE = os.path.join(ROOT, "tools", "bench", "link_device.py")
 HTTP_HEAP = os.path.join(ROOT, "tools", "bench", "http_heap.py")
@@ -324,7 +324,7 @@ def http_heap(micropython):
     import shutil
     import tempfile
 
-    from tools.bench.firmware import stage_firmware
+    from .firmware import stage_firmware
 
     stage = tempfile.mkdtemp(prefix="umcp-bench-http-")
     try:

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import time
 
-from tools.hub.broker import MOSQUITTO_ACL
+from ..hub.broker import MOSQUITTO_ACL
 
 MOSQUITTO = "/usr/sbin/mosquitto"
 

@@ -17,7 +17,7 @@ import platform
 import subprocess
 import sys
 
-from tools.mpy import ROOT, micropython_env
+from ..mpy import ROOT, micropython_env
 
 WASM_PACKAGE = os.path.join(ROOT, "node_modules", "@micropython", "micropython-webassembly-pyscript",
                             "package.json")

@@ -27,15 +27,15 @@ import os
 import subprocess
 import sys
 
-from tools.bench import bridge as bench_bridge
-from tools.bench import firmware as bench_firmware
-from tools.bench import generic as bench_generic
-from tools.bench import imports as bench_imports
-from tools.bench import link as bench_link
-from tools.bench import record
-from tools.bench import transport as bench_transport
-from tools.board.deploy import DeployError
-from tools.mpy import ROOT, micropython_env
+from . import bridge as bench_bridge
+from . import firmware as bench_firmware
+from . import generic as bench_generic
+from . import imports as bench_imports
+from . import link as bench_link
+from . import record
+from . import transport as bench_transport
+from ..board.deploy import DeployError
+from ..mpy import ROOT, micropython_env
 
 SCRIPT = os.path.join(ROOT, "tools", "bench", "core.py")
 LIB = os.path.join(ROOT, "lib")

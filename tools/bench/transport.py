@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-import tools.devicelib  # noqa: F401 (lib/ on sys.path: the device's link and MQTT client)
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: the device's link and MQTT client)
 
 ROUNDS = 200
 HELLO = {"type": "hello", "session_id": "bench", "transport": "udp",

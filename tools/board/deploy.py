@@ -19,6 +19,10 @@ bytecode takes no heap. Only main.py and config.json go to the filesystem. The b
 MicroPython needs a ROMFS partition (step 2 checks; see docs/boards.md).
 
 UMCP_MPY_CROSS / UMCP_MPREMOTE (or --mpy-cross / --mpremote) name the programs.
+
+From an installed copy (`umcp deploy`) the device files are the ones shipped inside the
+package (tools.paths), config.json is the one in the current folder, and the compiled files
+go to a temporary folder, removed afterwards.
 """
 
 import argparse
@@ -32,7 +36,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ..paths import INSTALLED, ROOT, hint
+
 MIN_VERSION = (1, 24, 0)
 # What the firmware imports on every board; a board module adds its own in REQUIRES.
 CORE_MODULES = ("asyncio", "machine", "network", "esp32", "socket", "ssl", "json", "os")
@@ -59,13 +64,15 @@ def mpy_cross_options():
     return ["-O" + (os.environ.get("UMCP_MPY_OPT") or "3")]
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.board.deploy", description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog="python3 -m tools.board.deploy"):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, auto, or an mpremote shortcut (u0, a0, c0)")
     parser.add_argument("--board", required=True, help="board module in boards/, e.g. esp32_s3_box3")
-    parser.add_argument("--config", help="config.json to copy (default: config.json at the repository root)")
+    parser.add_argument("--config", help="config.json to copy (default: %s)"
+                        % ("config.json in the current folder" if INSTALLED else "config.json at the repository root"))
     parser.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)  # tests deploy a small tree
-    parser.add_argument("--build-dir", help="where compiled files go (default: build/deploy/<board>)")
+    parser.add_argument("--build-dir", help="where compiled files go (default: %s)"
+                        % ("a temporary folder" if INSTALLED else "build/deploy/<board>"))
     parser.add_argument("--mpy-cross", default=mpy_cross_command())
     parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
     parser.add_argument("--romfs", action="store_true",
@@ -120,7 +127,7 @@ def check_inputs(args):
     if not os.path.isfile(os.path.join(boards_dir, args.board + ".py")):
         known = sorted(n[:-3] for n in os.listdir(boards_dir) if n.endswith(".py") and not n.startswith("_"))
         raise DeployError("no board %r; boards: %s" % (args.board, ", ".join(known) or "none"))
-    config_path = args.config or os.path.join(args.root, "config.json")
+    config_path = args.config or default_config(args.root)
     try:
         with open(config_path) as source:
             config = json.load(source)
@@ -140,6 +147,11 @@ def check_inputs(args):
         print("deploy: config.json names board %r; deploying it with board %r" % (config["board"], args.board))
     config["board"] = args.board
     return config
+
+
+def default_config(root):
+    """config.json at the repository root; from an installed copy, in the current folder."""
+    return os.path.abspath("config.json") if INSTALLED else os.path.join(root, "config.json")
 
 
 def config_problem(config):
@@ -254,7 +266,8 @@ def check_board(args, mpremote):
                  capture=True)
     line = next((l for l in output.splitlines() if l.startswith(PROBE_TAG)), None)
     if line is None:
-        raise DeployError("the board at %s did not answer the probe; is MicroPython on it? (make flash)" % args.port)
+        raise DeployError("the board at %s did not answer the probe; is MicroPython on it? (%s)"
+                          % (args.port, hint("make flash", "umcp flash")))
     version, missing = line[len(PROBE_TAG):].split(":", 1)
     missing, _, partitions = missing.partition(ROMFS_TAG)
     problems = []
@@ -263,7 +276,8 @@ def check_board(args, mpremote):
                         "ROMFS), or deploy without ROMFS=1"
                         % ("no ROMFS support (vfs.rom_ioctl)" if partitions in ("", "-1") else "no ROMFS partition"))
     if tuple(int(part) for part in version.split(".")) < MIN_VERSION:
-        problems.append("MicroPython %s is too old: flash %d.%d or newer (make flash)" % ((version,) + MIN_VERSION[:2]))
+        problems.append("MicroPython %s is too old: flash %d.%d or newer (%s)"
+                        % ((version,) + MIN_VERSION[:2] + (hint("make flash", "umcp flash"),)))
     if missing:
         problems.append("modules missing on the board: %s (camera boards need a camera-enabled MicroPython "
                         "build, see docs/boards.md)" % missing.replace(",", ", "))
@@ -276,8 +290,8 @@ def run(command, title, capture=False):
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE if capture else None, text=True)
     except FileNotFoundError:
-        raise DeployError("%s not found (run `make setup`, or set UMCP_MPREMOTE / UMCP_MPY_CROSS)"
-                          % command[0]) from None
+        raise DeployError("%s not found (%s, or set UMCP_MPREMOTE / UMCP_MPY_CROSS)"
+                          % (command[0], hint("run `make setup`", "install umcp again"))) from None
     if done.returncode != 0:
         raise DeployError("%s failed (status %d)" % (title, done.returncode))
     return done.stdout or ""
@@ -308,6 +322,10 @@ def romfs_image(args, stage_dir):
 
 
 def deploy(args):
+    if args.build_dir is None and INSTALLED:  # nothing is written into the installed package
+        with tempfile.TemporaryDirectory(prefix="umcp-deploy-") as scratch:
+            args.build_dir = os.path.join(scratch, args.board)
+            return deploy(args)
     config = check_inputs(args)
     mpremote = shlex.split(args.mpremote) + connect_args(args.port)
     print("[1/4] compiling for %s" % args.board, flush=True)
@@ -326,12 +344,12 @@ def deploy(args):
     run(mpremote + ["fs", "cp", "-r"] + entries + [":"], "copying")  # mpremote prints each file
     print("[4/4] resetting the board", flush=True)
     run(mpremote + ["reset"], "reset")
-    print("deploy: done; watch it boot with `make repl PORT=%s`" % args.port)
+    print("deploy: done; watch it boot with `%s`" % (hint("make repl PORT=%s", "umcp repl --port %s") % args.port))
 
 
-def main(argv=None):
+def main(argv=None, prog="python3 -m tools.board.deploy"):
     try:
-        deploy(parse_args(argv))
+        deploy(parse_args(argv, prog))
     except DeployError as error:
         sys.stderr.write("deploy: %s\n" % error)
         return 1

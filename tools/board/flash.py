@@ -21,7 +21,8 @@ import struct
 import subprocess
 import sys
 
-from tools.board.deploy import beside_python
+from ..paths import hint
+from .deploy import beside_python
 
 # Where the MicroPython image starts: after the second-stage bootloader on the original
 # ESP32 (and S2), at 0 on the newer chips whose ROM finds the bootloader itself.
@@ -99,8 +100,8 @@ def romfs_image(path, chip):
     return out
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.board.flash", description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog="python3 -m tools.board.flash"):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0")
     parser.add_argument("--chip", required=True, choices=sorted(OFFSETS))
     parser.add_argument("--firmware", required=True, help="MicroPython .bin for this chip")
@@ -122,8 +123,8 @@ def commands(args):
     return steps
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def main(argv=None, prog="python3 -m tools.board.flash"):
+    args = parse_args(argv, prog)
     if not args.firmware or not os.path.isfile(args.firmware):
         sys.stderr.write("flash: no firmware image %r: download the MicroPython .bin for %s from "
                          "https://micropython.org/download/ and pass FIRMWARE=path\n" % (args.firmware, args.chip))
@@ -148,12 +149,14 @@ def main(argv=None):
         try:
             status = subprocess.call(command)  # esptool prints its own progress bar
         except FileNotFoundError:
-            sys.stderr.write("flash: %s not found: run `make setup` or set UMCP_ESPTOOL\n" % command[0])
+            sys.stderr.write("flash: %s not found: %s or set UMCP_ESPTOOL\n"
+                             % (command[0], hint("run `make setup`", "install umcp again")))
             return 2
         if status != 0:
             sys.stderr.write("flash: esptool failed (status %d) while %s\n" % (status, title))
             return status
-    print("flash: done; now `make deploy PORT=%s BOARD=...`" % args.port)
+    print("flash: done; now `%s`" % (hint("make deploy PORT=%s BOARD=...", "umcp deploy --port %s --board ...")
+                                     % args.port))
     return 0
 
 

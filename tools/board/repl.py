@@ -9,11 +9,12 @@ import shlex
 import subprocess
 import sys
 
-from tools.board.deploy import beside_python, connect_args
+from ..paths import hint
+from .deploy import beside_python, connect_args
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.board.repl", description=__doc__.split("\n")[0])
+def main(argv=None, prog="python3 -m tools.board.repl"):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--port", required=True, help="serial port, auto, or an mpremote shortcut (u0, a0, c0)")
     parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
     args = parser.parse_args(argv)
@@ -21,7 +22,8 @@ def main(argv=None):
     try:
         return subprocess.call(command)
     except FileNotFoundError:
-        sys.stderr.write("repl: %s not found (run `make setup`, or set UMCP_MPREMOTE)\n" % command[0])
+        sys.stderr.write("repl: %s not found (%s, or set UMCP_MPREMOTE)\n"
+                         % (command[0], hint("run `make setup`", "install umcp again")))
         return 1
 
 

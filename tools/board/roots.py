@@ -27,7 +27,7 @@ import sys
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from tools.mpy import ROOT
+from ..mpy import ROOT
 
 SOURCE = "/usr/share/ca-certificates/mozilla"
 OUTPUT = os.path.join(ROOT, "lib", "unet", "roots.py")

@@ -2,6 +2,6 @@
 or streamable HTTP): `bridge` (Bridge), `app` (the device panel as an MCP App; static/
 holds its view adapter and the vendored ext-apps App class)."""
 
-from tools.bridge.bridge import Bridge
+from .bridge import Bridge
 
 __all__ = ["Bridge"]

@@ -3,32 +3,50 @@
 Serves every umcp device that connects as one MCP server, over stdio (for Claude Desktop,
 the MCP Inspector, any SDK client) or, with --http, over streamable HTTP at
 http://127.0.0.1:HTTP_PORT/mcp. Speaks MCP 2026-07-28 and 2024-11-05..2025-11-25. Logs go
-to stderr: stdout belongs to the MCP stdio transport."""
+to stderr: stdout belongs to the MCP stdio transport.
+
+With --http-host the HTTP endpoint listens where other machines reach it (Home Assistant,
+an MCP client on the LAN): then clients send --http-token as a Bearer token, or, with
+--http-auth none on a trusted network, nothing. Host and Origin are checked either way
+(DNS rebinding): this machine's names and addresses, and those --http-name adds."""
 
 import argparse
 import asyncio
+import hmac
 import signal
+import socket
 import sys
 
 import anyio
 import mcp_types as types
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from tools.hub.httpserver import HttpServer
-from tools.hub.vision import OpenAIVision
-from tools.bridge.bridge import Bridge
-from tools.bridge.naming import parse_aliases
+from ..hub.front import reachable_host
+from ..hub.httpserver import HttpServer
+from ..hub.vision import OpenAIVision
+from .bridge import Bridge
+from .naming import parse_aliases
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.bridge", description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog="python3 -m tools.bridge"):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=8000, help="WebSocket port devices connect to")
     parser.add_argument("--token", help="token devices must present")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on for devices (default all)")
     parser.add_argument("--http", type=int, metavar="HTTP_PORT",
                         help="serve streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp instead of stdio")
+    parser.add_argument("--http-host", default="127.0.0.1", metavar="ADDRESS",
+                        help="where the HTTP endpoint listens (default 127.0.0.1: this machine only; "
+                             "0.0.0.0: every interface), anything but loopback with --http-token or --http-auth none")
+    parser.add_argument("--http-token", metavar="TOKEN", help="the Bearer token HTTP clients must send")
+    parser.add_argument("--http-auth", choices=("token", "none"), default="token",
+                        help="none: HTTP clients send no token (a trusted network; Home Assistant): anyone "
+                             "who reaches the port can call every device's tools")
+    parser.add_argument("--http-name", action="append", default=[], metavar="HOST",
+                        help="another name or address clients reach this machine by (Host checks); repeatable")
     parser.add_argument("--alias", action="append", default=[], metavar="DEVICE_ID=NAME",
                         help="name a device's tools and resources NAME__* / umcp://NAME/... "
                              "(default: dev- and the last 3 bytes of its MAC); repeatable")
@@ -57,7 +75,63 @@ def parse_args(argv=None):
         args.aliases = parse_aliases(args.alias)
     except ValueError as error:
         parser.error(str(error))
+    if args.http_auth == "none" and args.http_token:
+        parser.error("--http-auth none and --http-token: keep one of them")
+    if args.http_host not in LOOPBACK and args.http_auth == "token" and not args.http_token:
+        parser.error("--http-host %s: other machines reach the endpoint: give --http-token TOKEN, "
+                     "or --http-auth none on a trusted network" % args.http_host)
     return args
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def own_names(bind, extra=()):
+    """The Host names clients may use for an endpoint listening on `bind`: loopback, this
+    machine's name (and name.local), its addresses, and `extra`."""
+    names = {"127.0.0.1", "localhost", "[::1]"} | set(extra)
+    if bind not in LOOPBACK:
+        hostname = socket.gethostname()
+        names |= {hostname, hostname.split(".")[0], hostname.split(".")[0] + ".local"}
+        if bind not in ("", "0.0.0.0"):
+            names.add(bind)
+        else:
+            names.add(reachable_host(bind))
+            try:
+                names |= {info[4][0] for info in socket.getaddrinfo(hostname, None, socket.AF_INET)}
+            except OSError:
+                pass
+    return sorted(names)
+
+
+def transport_security(bind, extra=()):
+    """The SDK's DNS-rebinding check (Host and Origin) for `bind`'s names."""
+    names = own_names(bind, extra)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=[name + ":*" for name in names] + names,
+                                     allowed_origins=["http://%s:*" % name for name in names])
+
+
+class BearerCheck:
+    """ASGI: every request needs Authorization: Bearer <token> (else 401, as the board's
+    endpoint answers)."""
+
+    def __init__(self, app, token):
+        self.app = app
+        self.expected = ("Bearer " + token).encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(given[:7].title() + given[7:], self.expected):
+                body = (b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,'
+                        b'"message":"Unauthorized: Authorization: Bearer <token> required"}}')
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="umcp"'),
+                    (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
 
 
 def log(text):
@@ -65,15 +139,22 @@ def log(text):
     sys.stderr.flush()
 
 
-async def serve_http(bridge, port):
-    app = bridge.mcp.streamable_http_app(host="127.0.0.1")  # stateful: legacy sessions keep their GET stream
-    http = HttpServer(app)
-    port = await http.start("127.0.0.1", port)
-    log("MCP clients connect to http://127.0.0.1:%d/mcp" % port)
+async def serve_http(bridge, port, host="127.0.0.1", token=None, names=()):
+    # stateful: legacy sessions keep their GET stream
+    app = bridge.mcp.streamable_http_app(host=host, transport_security=transport_security(host, names))
+    http = HttpServer(app if token is None else BearerCheck(app, token))
+    port = await http.start(host, port)
+    if token is None and host not in LOOPBACK:
+        log("warning: no token (--http-auth none): anyone who reaches port %d can call every device's tools" % port)
+    log("MCP clients connect to http://%s:%d/mcp" % (reachable_host(host), port))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: its terminal closed
-        loop.add_signal_handler(sig, stop.set)
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # SIGHUP: its terminal closed
+        if sig is not None:
+            try:
+                loop.add_signal_handler(sig, stop.set)
+            except NotImplementedError:  # Windows' loop: Ctrl-C cancels asyncio.run's task instead
+                pass
     try:
         await stop.wait()
     finally:
@@ -115,15 +196,21 @@ async def main(args):
     await bridge.start()
     try:
         if args.http is not None:
-            await serve_http(bridge, args.http)
+            await serve_http(bridge, args.http, args.http_host, args.http_token, args.http_name)
         else:
             await serve_stdio(bridge)
     finally:
         await bridge.close()
 
 
-if __name__ == "__main__":
+def run(argv=None, prog="python3 -m tools.bridge"):
+    """The command: `python -m tools.bridge ...`, `umcp bridge ...`."""
     try:
-        asyncio.run(main(parse_args()))
+        asyncio.run(main(parse_args(argv, prog)))
     except KeyboardInterrupt:
         pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

@@ -34,17 +34,17 @@ from mcp.server.caching import CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ToolsListChanged
 
-import tools.devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
 import umcp  # noqa: E402
-from tools.bridge import app as panel_app
-from tools.bridge.calls import LIST_DEVICES, BridgeVision, ToolHandlers
-from tools.bridge.clients import Clients
-from tools.bridge.naming import to_bridge_uri
-from tools.bridge.resources import DEVICES_URI, ResourceHandlers
-from tools.bridge.slots import DeviceSlots
-from tools.hub.endpoint import TRANSPORT as ENDPOINT
-from tools.hub.front import DeviceFront
-from tools.hub.xiaozhi import background
+from . import app as panel_app
+from .calls import LIST_DEVICES, BridgeVision, ToolHandlers
+from .clients import Clients
+from .naming import to_bridge_uri
+from .resources import DEVICES_URI, ResourceHandlers
+from .slots import DeviceSlots
+from ..hub.endpoint import TRANSPORT as ENDPOINT
+from ..hub.front import DeviceFront
+from ..hub.xiaozhi import background
 
 VERSION = umcp.__version__  # one release for the firmware and its host programs
 _CACHEABLE_LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")

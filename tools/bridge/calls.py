@@ -20,11 +20,11 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from tools.bridge import app as panel_app
-from tools.bridge.clients import LEVELS
-from tools.bridge.naming import ToolNames, guess_alias, own_tool
-from tools.hub.vision import VisionService
-from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
+from . import app as panel_app
+from .clients import LEVELS
+from .naming import ToolNames, guess_alias, own_tool
+from ..hub.vision import VisionService
+from ..hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
 LIST_DEVICES = own_tool("list_devices")
 SHOW_PANEL = own_tool("show_panel")      # an MCP Apps host renders the device panel for it

@@ -20,8 +20,8 @@ from mcp.server.subscriptions import ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from tools.bridge.naming import from_bridge_uri
-from tools.hub.xiaozhi import DeviceError, DeviceGone, background
+from .naming import from_bridge_uri
+from ..hub.xiaozhi import DeviceError, DeviceGone, background
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 

@@ -21,7 +21,7 @@ the bridge is here, and only here.
 import hashlib
 import re
 
-import tools.devicelib  # noqa: F401 (lib/ on sys.path: umcp.names, the rule the device uses too)
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: umcp.names, the rule the device uses too)
 from umcp.names import MAX_PORTABLE, portable  # noqa: E402
 
 BRIDGE = "bridge"  # the bridge's own tools and resources; no device may take this alias

@@ -10,10 +10,10 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from tools.bridge import app as panel_app
-from tools.bridge.calls import SHOW_PANEL
-from tools.bridge.naming import from_bridge_uri, to_bridge_uri
-from tools.hub.xiaozhi import DeviceError, DeviceGone
+from . import app as panel_app
+from .calls import SHOW_PANEL
+from .naming import from_bridge_uri, to_bridge_uri
+from ..hub.xiaozhi import DeviceError, DeviceGone
 
 DEVICES_URI = "bridge://devices"
 RESOURCE_NOT_FOUND_LEGACY = -32002  # 2024-11-05..2025-11-25; 2026-07-28 uses -32602

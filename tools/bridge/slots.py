@@ -4,8 +4,8 @@ lists) each time one connects."""
 
 import asyncio
 
-from tools.bridge.naming import BRIDGE, default_alias, unique_alias
-from tools.hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
+from .naming import BRIDGE, default_alias, unique_alias
+from ..hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
 DEVICE_PROTOCOL_VERSION = "2025-06-18"
 

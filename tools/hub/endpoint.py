@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from websockets.exceptions import ConnectionClosed
 
-from tools.hub.xiaozhi import Device, DeviceHost
+from .xiaozhi import Device, DeviceHost
 
 PATH = "/mcp_endpoint/mcp/"
 TRANSPORT = "mcp_endpoint"  # a provider's Device.transport, and its made-up hello's

@@ -17,12 +17,12 @@ to connect: MQTT credentials while the hub runs, else the WebSocket URL and toke
 
 import socket
 
-from tools.hub.endpoint import PATH as ENDPOINT_PATH
-from tools.hub.endpoint import EndpointAcceptor, endpoint_url
-from tools.hub.httpserver import HttpServer
-from tools.hub.otacheck import CHECK_PATH, OtaCheckService
-from tools.hub.vision import VisionService, create_app, vision_url
-from tools.hub.xiaozhi import PATH, XiaozhiServer
+from .endpoint import PATH as ENDPOINT_PATH
+from .endpoint import EndpointAcceptor, endpoint_url
+from .httpserver import HttpServer
+from .otacheck import CHECK_PATH, OtaCheckService
+from .vision import VisionService, create_app, vision_url
+from .xiaozhi import PATH, XiaozhiServer
 
 
 def reachable_host(host):
@@ -66,7 +66,7 @@ class DeviceFront:
                                         timezone_offset, log=log)
         self.mqtt_hub = None
         if mqtt:
-            from tools.hub.mqtthub import MqttHub  # amqtt and its kin only for MQTT
+            from .mqtthub import MqttHub  # amqtt and its kin only for MQTT
 
             self.mqtt_hub = MqttHub(mqtt, host, self.public_host, mqtt_port, log=log, name=name,
                                     **(mqtt_options or {}))

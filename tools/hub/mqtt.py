@@ -35,10 +35,10 @@ import time
 
 from websockets.exceptions import ConnectionClosed
 
-import tools.devicelib  # noqa: F401 (lib/ on sys.path: the device's own MQTT client)
-from tools.hub.broker import PREFIX, down_topic
-from tools.hub.udpaudio import UdpAudioReceiver
-from tools.hub.xiaozhi import (AUDIO_PARAMS, HELLO_TIMEOUT, MAX_MESSAGE, REQUEST_TIMEOUT, Device, DeviceHost,
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: the device's own MQTT client)
+from .broker import PREFIX, down_topic
+from .udpaudio import UdpAudioReceiver
+from .xiaozhi import (AUDIO_PARAMS, HELLO_TIMEOUT, MAX_MESSAGE, REQUEST_TIMEOUT, Device, DeviceHost,
                                background)
 from unet.mqtt import MqttClient, MqttError
 

@@ -3,9 +3,9 @@
 import asyncio
 from urllib.parse import unquote, urlsplit
 
-import tools.devicelib  # noqa: F401 (lib/ on sys.path: unet.mqtt)
-from tools.hub.broker import BACKEND_USER, PREFIX, Credentials, EmbeddedBroker, MosquittoFiles
-from tools.hub.mqtt import MqttServer
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: unet.mqtt)
+from .broker import BACKEND_USER, PREFIX, Credentials, EmbeddedBroker, MosquittoFiles
+from .mqtt import MqttServer
 from unet.mqtt import MqttRefused
 
 

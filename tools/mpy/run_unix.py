@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from tools.mpy import PORTABLE_TESTS, ROOT, micropython_env, search_path
+from . import PORTABLE_TESTS, ROOT, micropython_env, search_path
 
 RUNNER = os.path.join(PORTABLE_TESTS, "runner.py")
 # Every case runs in one interpreter, and the simulated LCD keeps its controller's whole

@@ -22,10 +22,11 @@ import subprocess
 import sys
 import tempfile
 
-from tools.backend import Backend
-from tools.hub.endpoint import TRANSPORT as ENDPOINT
+from ..backend import Backend
+from ..hub.endpoint import TRANSPORT as ENDPOINT
+from ..paths import ROOT, module_command  # noqa: F401 (ROOT: the folder the tests start children in)
+from .launcher import interrupt, own_process_group
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 PAGE_LIMIT = 2000  # small, so the transcript shows tools/list paging
@@ -72,8 +73,8 @@ GENERIC_CALLS = [
 ]
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m tools.sim.demo", description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog="python3 -m tools.sim.demo"):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--max-payload", type=int, default=PAGE_LIMIT, help="device tools/list page limit")
     parser.add_argument("--micropython", metavar="BIN", help="run the device under this MicroPython unix port")
     parser.add_argument("--mpy", action="store_true", help="with --micropython: run the .mpy files make deploy copies")
@@ -95,7 +96,7 @@ def parse_args(argv=None):
 def sim_command(url, token, state_dir, max_payload=None, micropython=None, extra=()):
     """The command line that runs the simulated device against `url` (`extra`: more options;
     url None: `extra` says where, e.g. --ota-url)."""
-    command = [sys.executable, "-m", "tools.sim", "--state-dir", state_dir]
+    command = module_command("sim")[0] + ["--state-dir", state_dir]
     if url is not None:
         command += ["--url", url, "--token", token]
     command += list(extra)
@@ -109,18 +110,29 @@ def sim_command(url, token, state_dir, max_payload=None, micropython=None, extra
 @contextlib.contextmanager
 def simulated_device(url, token, state_dir, log, max_payload=None, micropython=None, extra=()):
     """tools.sim as a child process writing to `log`; stopped on exit."""
-    sim = subprocess.Popen(sim_command(url, token, state_dir, max_payload, micropython, extra), cwd=ROOT,
-                           stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    sim = subprocess.Popen(sim_command(url, token, state_dir, max_payload, micropython, extra),
+                           cwd=module_command("sim")[1], stdin=subprocess.DEVNULL, stdout=log,
+                           stderr=subprocess.STDOUT, **windows_process_group())
     try:
         yield sim
     finally:
         stop_process(sim)
 
 
+def windows_process_group():
+    """On Windows, Popen's arguments for a process group of its own, which stop_process can
+    send Ctrl-Break to (terminate() there ends the simulator without its child)."""
+    return own_process_group() if os.name == "nt" else {}
+
+
 def stop_process(process):
-    """SIGTERM, then SIGKILL if it has not ended within STOP_TIMEOUT."""
+    """SIGTERM (Windows: Ctrl-Break, see windows_process_group), then SIGKILL if it has
+    not ended within STOP_TIMEOUT."""
     if process.poll() is None:
-        process.terminate()
+        if os.name == "nt":
+            interrupt(process)
+        else:
+            process.terminate()
         try:
             process.wait(STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -270,10 +282,10 @@ def at_endpoint(device):
     return getattr(device, "transport", None) == ENDPOINT
 
 
-def main(argv=None):
+def main(argv=None, prog="python3 -m tools.sim.demo"):
     out = functools.partial(print, flush=True)
     try:
-        return asyncio.run(session(parse_args(argv), out))
+        return asyncio.run(session(parse_args(argv, prog), out))
     except KeyboardInterrupt:
         return 0
 

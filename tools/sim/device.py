@@ -191,7 +191,19 @@ def quiet_reset_reports():
     logging.getLogger("asyncio").addFilter(not_a_reset)
 
 
+def break_is_interrupt():
+    """On Windows the simulator stops this process with Ctrl-Break (a Ctrl-C cannot reach a
+    process group of its own): taken as the KeyboardInterrupt a Ctrl-C is elsewhere."""
+    try:
+        import signal
+
+        signal.signal(signal.SIGBREAK, signal.default_int_handler)
+    except (ImportError, AttributeError):
+        pass  # MicroPython (no signal module), or not Windows (SIGINT does it)
+
+
 def run():
+    break_is_interrupt()
     quiet_reset_reports()
     load_flash()
     surroundings()

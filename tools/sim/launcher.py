@@ -19,13 +19,12 @@ import subprocess
 import sys
 import tempfile
 
-from tools.mpy import micropython_env
+from ..mpy import micropython_env
+from ..paths import FIRMWARE, HWSIM, LIB, ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HWSIM = os.path.join(ROOT, "tools", "sim", "hwsim")
-LAUNCHER = os.path.join(ROOT, "tools", "sim", "device.py")
+LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "device.py")
 # sys.path of the device (the launcher drops its own folder from the front).
-DEVICE_PATH = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "lib"), HWSIM]
+DEVICE_PATH = [FIRMWARE, LIB, HWSIM]
 STOP_GRACE_S = 3
 POLL_S = 0.2
 
@@ -172,7 +171,7 @@ def compile_hwsim(out_dir):
     """tools/hwsim compiled into `out_dir` as make deploy compiles the firmware: beside
     the .mpy firmware the simulated hardware is not compiled from source on the heap
     either (a board has it in C). Returns `out_dir`; raises deploy.DeployError."""
-    from tools.board import deploy
+    from ..board import deploy
 
     os.makedirs(out_dir, exist_ok=True)
     for name in sorted(os.listdir(HWSIM)):
@@ -185,7 +184,7 @@ def stage_mpy(args, stage_dir):
     """The board's files as make deploy stages them (.mpy under lib/, main.py at /) in
     `stage_dir`, the simulated hardware compiled beside them (hwsim/); returns the
     device's sys.path over them. Exits with a message on failure."""
-    from tools.board import deploy
+    from ..board import deploy
 
     try:
         config = device_config(args)  # its "board" (--extra-config may name one) is staged
@@ -216,6 +215,20 @@ def firmware_command(args, device_path=DEVICE_PATH):
     return [sys.executable, "-S", "-u", LAUNCHER], env
 
 
+def own_process_group():
+    """Popen's arguments that start a child in a process group of its own: a Ctrl-C in the
+    terminal reaches only this process, which stops the child itself (interrupt)."""
+    if os.name == "nt":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def interrupt(process):
+    """Ask a child started with own_process_group() to stop as Ctrl-C would: SIGINT, or on
+    Windows Ctrl-Break (tools/sim/device.py and this launcher take it as SIGINT)."""
+    process.send_signal(signal.CTRL_BREAK_EVENT if os.name == "nt" else signal.SIGINT)
+
+
 def log(msg):
     sys.stderr.write("[sim] %s\n" % msg)
     sys.stderr.flush()
@@ -233,12 +246,14 @@ class Simulator:
         self.stopping = True
         if self.child and self.child.poll() is None:
             # KeyboardInterrupt in the firmware: the launcher saves the simulated flash.
-            self.child.send_signal(signal.SIGINT)
+            interrupt(self.child)
 
     def run(self):
         # SIGHUP too: a closed terminal must stop the board as Ctrl-C does (it runs in a
         # session of its own, which the hang-up does not reach: it would run on, orphaned).
-        for signum in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        # SIGBREAK: Windows' Ctrl-Break, how tools.sim.demo stops this process there.
+        for signum in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None),
+                       getattr(signal, "SIGBREAK", None)):
             if signum is not None:
                 signal.signal(signum, self.stop)
         if not self.args.mpy:
@@ -271,7 +286,7 @@ class Simulator:
             log("booting firmware: %s" % " ".join(cmd))
             # Own session: a Ctrl-C reaches only the simulator, which stops the child.
             self.child = subprocess.Popen(cmd, cwd=state_dir, env=env, stdin=subprocess.DEVNULL,
-                                          stdout=sys.stderr, start_new_session=True)
+                                          stdout=sys.stderr, **own_process_group())
             rc = self._wait()
             if self.stopping:
                 break

