@@ -1,8 +1,9 @@
 # The application: settings, board, MCP server, the OTA check, the xiaozhi link and the MCP
 # endpoint links on one asyncio loop. What is built once at the start lives in umcpfw.boot,
-# loaded for that and dropped again.
+# loaded for that and dropped again. start() is what /main.py runs.
 import asyncio
 import sys
+import time
 
 from umcp import __version__
 from umcp.compat import await_then_forget, call_then_forget, const, forget_modules, get_logger, remove_log_sink
@@ -21,6 +22,11 @@ MAKER_MODULE = "app"
 _STOP_S = 3  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
 # silent peer's socket is still closed by the link itself
 _MICROPYTHON = sys.implementation.name == "micropython"
+CONFIG_FILE = "config.json"
+# Something that ends the application after it ran this long (a bug on a rare path, the heap
+# run out where nothing could catch it) gets a fresh start; what ends it sooner would end
+# the next start the same way, so the board stays at the REPL saying why, not in a loop.
+RESTART_AFTER_S = 60
 
 log = get_logger("app")
 
@@ -273,3 +279,47 @@ def run(config):
         remove_log_sink(app.log_ring.add)
         if _MICROPYTHON:
             asyncio.new_event_loop()
+
+
+def load_config(path=CONFIG_FILE):
+    """config.json's object; ConfigError saying what is wrong with it (umcpfw.boot reads
+    it: the start's code, which leaves the heap once the application is built)."""
+    from umcpfw.boot import read_config
+
+    return read_config(path)
+
+
+def _setup_logging():
+    """Info-level log lines where a logging module exists (CPython, micropython-lib)."""
+    try:
+        import logging
+    except ImportError:
+        return
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+
+def start():
+    """/main.py's run(): run the firmware until it stops; again after Ctrl-C at the REPL
+    (`main.run()`). True when it ran; False when config.json is unusable: its one line is
+    printed and the board stays at the REPL (a SystemExit here would soft-reset into
+    main.py again, a loop). Ctrl-C stops it cleanly and is raised again (the REPL shows
+    it). Anything else that ends it resets the board after RESTART_AFTER_S of running;
+    sooner, it is printed with its traceback and start() returns False (the REPL)."""
+    _setup_logging()
+    started = time.time()
+    try:
+        run(load_config())
+    except ConfigError as e:
+        # Printed where `make repl` shows it; nothing else can run without a config.
+        print("umcp cannot start:", e)
+        return False
+    except Exception as e:
+        # Nothing should end the application but Ctrl-C.
+        if time.time() - started < RESTART_AFTER_S:
+            log_exception("umcp stopped at its start (a fresh start would stop the same way)", e)
+            return False
+        print("umcp stopped:", repr(e))  # after a good while: the board starts again
+        import machine
+
+        machine.reset()
+    return True

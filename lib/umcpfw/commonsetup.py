@@ -5,7 +5,6 @@
 # texts are in umcpfw.commontexts and commonschemas, loaded only while a tools/list
 # entry is written, and the user-only tools' code in umcpfw.systools and
 # umcpfw.upgrading, loaded for each call (OnDemand).
-from drivers import THEMES
 from umcp import INTEGER, STRING, McpTool, Property, PropertyList
 from umcp.compat import OnDemand
 from umcp.tool import ModuleText
@@ -14,10 +13,27 @@ _TEXTS = "umcpfw.commontexts"
 _SCHEMAS = "umcpfw.commonschemas"
 _SYSTOOLS = "umcpfw.systools"
 
-# The long texts: read from their modules only while an entry is written.
-STATUS_DESCRIPTION = ModuleText(_TEXTS, "STATUS_DESCRIPTION")
-PHOTO_DESCRIPTION = ModuleText(_TEXTS, "PHOTO_DESCRIPTION")
-VOLUME_DESCRIPTION = ModuleText(_TEXTS, "VOLUME_DESCRIPTION")
+# The visible tools' texts: every session lists them (the first tools/list, the session's
+# peak), so they stay on the heap with their tools rather than load at that peak.
+STATUS_DESCRIPTION = (
+    "Provides the real-time information of the device, including the current status of "
+    "the audio speaker, screen, battery, network, etc.\n"
+    "Use this tool for: \n"
+    "1. Answering questions about current condition (e.g. what is the current volume of "
+    "the audio speaker?)\n"
+    "2. As the first step to control the device (e.g. turn up / down the volume of the "
+    "audio speaker, etc.)")
+PHOTO_DESCRIPTION = (
+    "Take a photo and explain it. Use this tool after the user asks you to see something.\n"
+    "Args:\n"
+    "  `question`: The question that you want to ask about the photo.\n"
+    "Return:\n"
+    "  A JSON object that provides the photo information.")
+VOLUME_DESCRIPTION = (
+    "Set the volume of the audio speaker. If the current volume is unknown, you must "
+    "call `self.get_device_status` tool first and then call this tool.")
+# The user-only tools' long texts and every output schema: read from their modules only
+# while an entry is written (a console's listing, a client of 2025-06-18 and later).
 UPGRADE_DESCRIPTION = ModuleText(_TEXTS, "UPGRADE_DESCRIPTION")
 RECONFIGURE_DESCRIPTION = ModuleText(_TEXTS, "RECONFIGURE_DESCRIPTION")
 STATUS_SCHEMA = ModuleText(_SCHEMAS, "STATUS_SCHEMA")
@@ -42,6 +58,8 @@ def register(tools):
             PropertyList([Property("brightness", INTEGER, minimum=0, maximum=100)]),
             tools.set_brightness, destructive=False, idempotent=True, open_world=False)
     if b.display:
+        from drivers import THEMES  # (the board's display has them loaded already)
+
         s.add_tool(
             "self.screen.set_theme",
             "Set the theme of the screen. The theme can be `light` or `dark`.",

@@ -135,14 +135,14 @@ async def test_long_texts_are_listed_from_a_module_loaded_only_to_write_them():
     from umcp import McpTool
     from umcp.listing import entry_bytes, entry_json
     from umcp.tool import ModuleText
-    from umcpfw import commonschemas, commontexts
+    from umcpfw import commonschemas, commonsetup, commontexts
 
     texts = {}
-    for module in (commontexts, commonschemas):
+    for module in (commontexts, commonschemas, commonsetup):  # the visible tools' in setup
         for name in dir(module):
-            if name[0] != "_":
+            if name[0] != "_" and isinstance(getattr(module, name), str):
                 texts[name] = getattr(module, name)
-    commontexts = commonschemas = module = None
+    commontexts = commonschemas = commonsetup = module = None
     rig = Rig()
     try:
         for era, structured in (("2024-11-05", False), ("2025-06-18", True)):
@@ -169,11 +169,11 @@ async def test_long_texts_are_listed_from_a_module_loaded_only_to_write_them():
     finally:
         rig.close()
     # The tool keeps the reference, not the text; sizes hold with and without the schema.
-    description = ModuleText("umcpfw.commontexts", "STATUS_DESCRIPTION")
+    description = ModuleText("umcpfw.commontexts", "UPGRADE_DESCRIPTION")
     schema = ModuleText("umcpfw.commonschemas", "STATUS_SCHEMA")
     tool = McpTool("self.status", description, None, lambda args: {}, output_schema=schema)
     assert tool.description is description and tool.output_schema is schema
-    plain = McpTool("self.status", texts["STATUS_DESCRIPTION"], None, lambda args: {},
+    plain = McpTool("self.status", texts["UPGRADE_DESCRIPTION"], None, lambda args: {},
                     output_schema=texts["STATUS_SCHEMA"])
     for structured in (True, False):
         assert json.loads(entry_json(tool, False, structured)) == json.loads(entry_json(plain, False, structured))
@@ -183,7 +183,7 @@ async def test_long_texts_are_listed_from_a_module_loaded_only_to_write_them():
     refused = None
     try:
         McpTool("self.bad", "d", None, lambda args: {},
-                output_schema=ModuleText("umcpfw.commontexts", "STATUS_DESCRIPTION"))
+                output_schema=ModuleText("umcpfw.commontexts", "UPGRADE_DESCRIPTION"))
     except ValueError as e:
         refused = str(e)
     assert refused is not None and "self.bad" in refused

@@ -3,8 +3,7 @@
 import os
 import sys
 
-from main import ConfigError, load_config
-from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, max_message_for
+from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, ConfigError, load_config, max_message_for
 from umcpfw.boot import valid_hostname
 from umcpfw.mcp_http import hostname_for
 
@@ -87,6 +86,7 @@ def _run_main_failing_after(seconds):
     import machine
 
     import main
+    from umcpfw import app
 
     clock = _Clock()
 
@@ -94,20 +94,20 @@ def _run_main_failing_after(seconds):
         clock.now += seconds
         raise RuntimeError("a bug on a rare path")
 
-    saved = main.app.run, main.load_config, main.time
-    main.app.run, main.load_config, main.time = failing, lambda: {}, clock
+    saved = app.run, app.load_config, app.time
+    app.run, app.load_config, app.time = failing, lambda: {}, clock
     try:
-        return main.run()
+        return main.run()  # umcpfw.app.start, as the board runs it
     except machine.ResetRequested:
         return "reset"
     finally:
-        main.app.run, main.load_config, main.time = saved
+        app.run, app.load_config, app.time = saved
 
 
 def test_a_failure_at_the_start_stays_at_the_repl_and_a_late_one_resets_the_board():
     # A fault at the start would end every next start the same way: no reset loop.
     assert _run_main_failing_after(1) is False
     # After the board ran for a good while, a fresh start is the way back.
-    import main
+    from umcpfw.app import RESTART_AFTER_S
 
-    assert _run_main_failing_after(main.RESTART_AFTER_S + 1) == "reset"
+    assert _run_main_failing_after(RESTART_AFTER_S + 1) == "reset"
