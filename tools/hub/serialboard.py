@@ -506,6 +506,8 @@ class SerialBoard(DeviceHost):
         when it cannot serve."""
         self.state = "taking the board"
         self._in_program = False
+        for text in line.take().decode("utf-8", "replace").splitlines():  # since the last session
+            self._board_said(text)
         for _ in range(2):  # a firmware slow to stop (its goodbyes) gets a second Ctrl-C
             await line.write(b"\r\x03")  # Ctrl-C: stop what runs (main.py)
             await asyncio.sleep(0.1)
