@@ -72,7 +72,9 @@ class Checkout:
 
     def deploy(self, port, *variables, timeout=300):
         """`make deploy PORT=port VARIABLES...` in the checkout: (status, its output)."""
-        done = subprocess.run(["make", "--no-print-directory", "deploy", "PORT=" + port, *variables],
+        # -o: the linked venv is the test run's own, set up already (never installed again here).
+        done = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "deploy",
+                               "PORT=" + port, *variables],
                               cwd=self.root, capture_output=True, text=True, timeout=timeout)
         return done.returncode, done.stdout + done.stderr
 
