@@ -114,13 +114,19 @@ async def test_the_sdk_client_uses_a_board_on_its_serial_line(qemu_rig, tmp_path
         assert size > 2 * CONFIG["max_payload"]  # the board sent several pages, and every one arrived
         short = {tool.name[len(ALIAS) + 2:] for tool in mine}
         assert {"get_device_status", "get_system_info", "reboot", "lab_wait", "lab_cancelled",
-                "lab_chatter"} <= short  # the firmware's, the owner's (--user-tools), the maker's
+                "lab_chatter", "lab_echo"} <= short  # the firmware's, the owner's (--user-tools), the maker's
         check_tool_names(tool.name for tool in listing.tools)
 
         status = await client.call_tool(ALIAS + "__get_device_status", {})
         assert json.loads(status.content[0].text)["board"] == "generic"
         info = json.loads((await client.call_tool(ALIAS + "__get_system_info", {})).content[0].text)
         assert info["runtime"].startswith("MicroPython 1.29") and info["board"] == "generic"
+
+        # A message of many windows, more than the board's stdin buffer holds (2048 bytes):
+        # taken a window at a time, nothing lost.
+        text = "".join(chr(0x41 + n % 26) for n in range(6000)) + " é ✓"
+        echo = await client.call_tool(ALIAS + "__lab_echo", {"text": text})
+        assert echo.content[0].text == "%d %s" % (len(text), text)
 
         bad = await client.call_tool(ALIAS + "__lab_wait", {"seconds": 0})  # argument error
         assert bad.is_error and "seconds" in bad.content[0].text

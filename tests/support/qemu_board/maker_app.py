@@ -1,11 +1,11 @@
 # A maker's module, as make deploy APP=maker_app.py puts it on the board (/app.py): the
 # firmware calls register(server, board) after its own tools. The tests call its tools
 # through the serial bridge: a slow one to cancel (it says on the console that it began),
-# one that says whether it was cancelled, and one that prints what a maker's debugging
-# print() puts on the line (the line the MCP session shares).
+# one that says whether it was cancelled, one that prints what a maker's debugging print()
+# puts on the line (the line the MCP session shares), and an echo for long arguments.
 import asyncio
 
-from umcp import INTEGER, Property, PropertyList
+from umcp import INTEGER, STRING, Property, PropertyList
 
 _last = {"cancelled": None}
 
@@ -36,3 +36,5 @@ def register(server, board):
                     cancelled, read_only=True)
     server.add_tool("self.lab.chatter", "Print some lines on the board's console.", PropertyList([]),
                     chatter)
+    server.add_tool("self.lab.echo", "The text, and its length.", PropertyList([Property("text", STRING)]),
+                    lambda args: "%d %s" % (len(args["text"]), args["text"]), read_only=True)
