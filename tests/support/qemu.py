@@ -47,7 +47,6 @@ class QemuBoard(qemu.QemuBoard):
         self.put(standins(), folders=["lib"])
 
 
-
 class Checkout:
     """What `make deploy` needs of the repository, copied into `folder` (the venv linked,
     not copied), with `config` as its config.json: a maker's clone. deploy(...) runs the
@@ -70,11 +69,12 @@ class Checkout:
         with open(os.path.join(self.root, "config.json"), "w") as f:
             json.dump(config, f)
 
-    def deploy(self, port, *variables, timeout=300):
-        """`make deploy PORT=port VARIABLES...` in the checkout: (status, its output)."""
+    def deploy(self, port, *variables, nice=10, timeout=300):
+        """`make deploy PORT=port VARIABLES...` in the checkout, at niceness `nice` (prepared
+        in the background: the CPU goes to the tests first): (status, its output)."""
         # -o: the linked venv is the test run's own, set up already (never installed again here).
-        done = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "deploy",
-                               "PORT=" + port, *variables],
+        done = subprocess.run(["nice", "-n", str(nice), "make", "--no-print-directory", "-o", ".venv/.installed",
+                               "deploy", "PORT=" + port, *variables],
                               cwd=self.root, capture_output=True, text=True, timeout=timeout)
         return done.returncode, done.stdout + done.stderr
 
@@ -117,7 +117,9 @@ class QemuRig:
 
     def __init__(self, folder):
         self.folder = str(folder)
-        self.boards = {name: Prepared(QemuBoard(folder, name)) for name in ("blank", "plain", "romfs", "spare")}
+        # Prepared in the background, niced: the tests that run meanwhile come first.
+        self.boards = {name: Prepared(QemuBoard(folder, name, nice=10))
+                       for name in ("blank", "plain", "romfs", "spare")}
         self.checkouts = {}
         self.missing = None  # why there is no QEMU board here, what to install
         self._http = None

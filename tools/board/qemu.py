@@ -48,11 +48,13 @@ def locate():
 
 
 class QemuBoard:
-    """One QEMU board, its pid file and QEMU's log in `folder`."""
+    """One QEMU board, its pid file and QEMU's log in `folder`. `nice`: the niceness QEMU
+    and mpremote run at (a board prepared in the background leaves the CPU to the rest)."""
 
-    def __init__(self, folder, name="board"):
+    def __init__(self, folder, name="board", nice=0):
         self.folder = str(folder)
         self.name = name
+        self.niced = ["nice", "-n", str(nice)] if nice and shutil.which("nice") else []
         self.pty = None
         self.env = dict(os.environ, QEMU_PIDFILE=os.path.join(self.folder, name + ".pid"),
                         QEMU_LOG=os.path.join(self.folder, name + ".qemu.log"))
@@ -60,7 +62,7 @@ class QemuBoard:
     def start(self):
         """Power on (a blank board: a fresh filesystem, only boot.py): its pty."""
         run_sh = os.path.join(locate(), "run.sh")
-        self.pty = subprocess.run([run_sh], env=self.env, capture_output=True, text=True,
+        self.pty = subprocess.run(self.niced + [run_sh], env=self.env, capture_output=True, text=True,
                                   check=True, timeout=30).stdout.strip()
         return self.pty
 
@@ -80,7 +82,7 @@ class QemuBoard:
 
     def mpremote(self, *args, timeout=120, check=True):
         """The real mpremote on this board: `mpremote connect PTY ARGS...` -> its output."""
-        done = subprocess.run([MPREMOTE, "connect", self.pty, *args], capture_output=True, text=True,
+        done = subprocess.run(self.niced + [MPREMOTE, "connect", self.pty, *args], capture_output=True, text=True,
                               timeout=timeout)
         if check and done.returncode != 0:
             raise AssertionError("mpremote %s: status %d\n%s%s" % (" ".join(args), done.returncode,
