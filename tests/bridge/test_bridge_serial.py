@@ -247,6 +247,12 @@ async def test_bad_ports_get_one_line_each_and_the_bridge_serves_on(qemu_rig, tm
             assert volume.content[0].text == "true"
             for line in lines.values():
                 await bridge.until_said(line)
+            # The client can read where each port stands (why its board is not online).
+            listed = (await client.call_tool("bridge__list_devices", {})).structured_content["serial"]
+            states = {entry["port"]: entry["state"] for entry in listed}
+            assert states[bad_ports["bare"]].startswith("gave up") and "without umcp" in states[bad_ports["bare"]]
+            assert states[bad_ports["busy"]].startswith("gave up") and "is busy" in states[bad_ports["busy"]]
+            assert states[bad_ports["missing"]] == states[spare.pty] == "waiting for the port"
             await anyio.sleep(3)  # the ports that are not there are looked for again meanwhile, quietly
     said = bridge.said()
     for line in list(lines.values()) + ["%s went away" % spare.pty]:

@@ -84,6 +84,7 @@ class Bridge:
                                  vision=BridgeVision(self.devices, vision_model, log=self.log), log=self.log,
                                  request_timeout=request_timeout, mqtt=mqtt, mqtt_port=mqtt_port, name="bridge",
                                  serial=serial)
+        self.devices.ports = lambda: [board.status() for board in self.front.serial]
         hint = CacheHint(ttl_ms=0, scope="private")
         self.mcp = _Server(
             "umcp-bridge", version=VERSION,

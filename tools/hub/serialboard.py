@@ -495,6 +495,11 @@ class SerialBoard(DeviceHost):
                 line.close()
                 self.state = "waiting for the port"
                 await asyncio.sleep(RETRY_S)
+            except Exception as e:  # a bug of ours must not leave the port taken and idle
+                self.log("serial %s: %r; the port opened afresh" % (self.port, e))
+                self.line = None
+                line.close()
+                await asyncio.sleep(RETRY_S)
 
     def _give_up(self, reason):
         self.log("serial %s" % reason)
@@ -675,7 +680,7 @@ class SerialBoard(DeviceHost):
 
     def _board_said(self, text):
         text = printable(text.strip()[:TEXT_MAX])
-        if text:
+        if text and text not in (">", ">>>"):  # a REPL's prompt says nothing
             self.log("serial %s: %s" % (self.port, text))
 
     async def _leave(self, line):
