@@ -63,6 +63,9 @@ test-host: setup
 	    "the browser tests (tests/backend/test_web_console.py, tests/firmware/test_wifi_setup_browser.py)" \
 	    "need it and will FAIL;" \
 	    "install it (Debian/Ubuntu: apt-get install chromium chromium-driver) or set UMCP_CHROMIUM"
+	@command -v qemu-system-arm >/dev/null 2>&1 || echo "make test: no qemu-system-arm found: the QEMU" \
+	    "board's tests (tests/tooling/test_qemu_deploy.py, tests/bridge/test_bridge_serial.py) need it" \
+	    "and will FAIL; install it (Debian/Ubuntu: apt-get install qemu-system-arm)"
 	$(PY) -m pytest -q
 
 # The MQTT tests again against Debian's mosquitto (apt-get install mosquitto) instead of

@@ -6,7 +6,9 @@ fixture is an McpWire (tests/support/mcp_wire.py) over a fresh McpServer.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -51,6 +53,33 @@ def certs(tmp_path_factory):
     from tests.support.firmware_harness import make_certs
 
     return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+_qemu = []  # the QEMU rig, once started
+
+
+def pytest_collection_finish(session):
+    """The QEMU boards (tests/support/qemu.py) take half a minute to prepare: when a selected
+    test uses them, they start now, and are prepared while the tests before it run."""
+    if any("qemu_rig" in getattr(item, "fixturenames", ()) for item in session.items):
+        from tests.support.qemu import QemuRig
+
+        _qemu.append(QemuRig(tempfile.mkdtemp(prefix="umcp-qemu-")).start())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    for rig in _qemu:
+        rig.stop()
+        if exitstatus == 0:
+            shutil.rmtree(rig.folder, ignore_errors=True)
+        else:  # its boards' logs and deploys, for whoever looks into a failure
+            sys.stderr.write("\nthe QEMU boards' folder: %s\n" % rig.folder)
+
+
+@pytest.fixture(scope="session")
+def qemu_rig():
+    """The QEMU boards (QemuRig), started as the session's tests were collected."""
+    return _qemu[0]
 
 
 # Real MQTT brokers (tests/support/brokers.py): `broker` is amqtt in-process, and mosquitto with

@@ -7,5 +7,6 @@ and DELETE) are loaded by it at a family's first request, `httperrors` (its refu
 texts) at the first refusal.
 `endpoint` (EndpointLink: the board connects out to an MCP endpoint, MCP 接入点, and
 serves its tools to a xiaozhi assistant as plain JSON-RPC over the WebSocket); `http` (MCP
-over Streamable HTTP on the board, config.json's mcp_http, on unet.httpd). Imports
-nothing itself; take what you need."""
+over Streamable HTTP on the board, config.json's mcp_http, on unet.httpd); `serial`
+(SerialLink: MCP over the board's serial line, the USB cable, for the bridge's --serial;
+umcpfw.mcp_serial starts it). Imports nothing itself; take what you need."""

@@ -88,8 +88,10 @@ def free_heap():
 
 
 class Application:
-    def __init__(self, config):
+    def __init__(self, config, serial=False):
         self.config = config
+        # Served over the serial line (umcpfw.mcp_serial): no server to reach is needed.
+        self.serial = serial
         self.version = VERSION
         self.tools = None
         self.ota = None  # the OTA check (devsvc.otacheck), where config.json has an ota_url

@@ -80,7 +80,7 @@ def build(app):
     # and token; the MCP endpoint links where config.json names endpoints; the board's own
     # HTTP endpoint with mcp_http. At least one.
     app.xiaozhi = app.ota is not None
-    if app.ota is None:
+    if app.ota is None and not app.serial:  # the serial session needs no server
         from umcpfw import linkconfig  # app.build_link's too: dropped with this module
 
         try:

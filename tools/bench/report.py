@@ -9,7 +9,9 @@ xiaozhi transport (tools/bench/transport.py). Then the heap the whole
 firmware uses in the unix port through a full session (tools/bench/firmware.py), as
 .py sources and as the .mpy files make deploy copies. Then the bridge's figures
 (tools/bench/bridge.py: a call through it against the same call straight to the device,
-and many clients on several devices). Last, the web console's speed.
+and many clients on several devices), and a board on its serial line through the bridge
+(tools/bench/serial.py: the QEMU board's round trips, the serial session's heap beside the
+xiaozhi link's). Last, the web console's speed.
 Figures, not a test: nothing here asserts on time.
 
 --only core,link,... runs some parts only. --record FILE also writes what each part
@@ -33,6 +35,7 @@ from . import generic as bench_generic
 from . import imports as bench_imports
 from . import link as bench_link
 from . import record
+from . import serial as bench_serial
 from . import transport as bench_transport
 from ..board.deploy import DeployError
 from ..mpy import ROOT, micropython_env
@@ -404,7 +407,7 @@ def print_web():
     return True
 
 
-PARTS = ("core", "link", "transport", "firmware", "generic", "bridge", "web")
+PARTS = ("core", "link", "transport", "firmware", "generic", "bridge", "serial", "web")
 TITLES = {
     "core": "MCP core: a tools/list page and a tools/call, CPython and MicroPython",
     "link": "Round trips over the device's WebSocket link",
@@ -412,6 +415,7 @@ TITLES = {
     "firmware": "Whole firmware: heap through a full session",
     "generic": "The generic board: ten parts beside the host board, and each part type's cost",
     "bridge": "The bridge: one call against the floor, and many clients",
+    "serial": "A board on its serial line (bridge --serial, the QEMU board): round trips and heap",
     "web": "Web console: 20 devices",
 }
 
@@ -467,6 +471,8 @@ def main(argv=None):
                 section.ran = bench_generic.print_generic(args.micropython)
             elif part == "bridge":
                 section.ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
+            elif part == "serial":
+                section.ran = bench_serial.print_serial(args.micropython)
             else:
                 section.ran = print_web()
     if args.record:

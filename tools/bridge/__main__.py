@@ -1,6 +1,8 @@
 """python3 -m tools.bridge --port PORT [--token TOKEN] [--http HTTP_PORT] [--alias ID=NAME ...]
+                          [--serial PORT ...]
 
-Serves every umcp device that connects as one MCP server, over stdio (for Claude Desktop,
+Serves every umcp device that connects, and every board on a --serial port, as one MCP
+server, over stdio (for Claude Desktop,
 the MCP Inspector, any SDK client) or, with --http, over streamable HTTP at
 http://127.0.0.1:HTTP_PORT/mcp. Speaks MCP 2026-07-28 and 2024-11-05..2025-11-25. Logs go
 to stderr: stdout belongs to the MCP stdio transport.
@@ -69,6 +71,10 @@ def parse_args(argv=None, prog="python3 -m tools.bridge"):
                              "or mqtt://user:password@host:port for a broker of yours. Devices get their "
                              "credentials from the OTA check")
     parser.add_argument("--mqtt-port", type=int, default=1883, help="embedded broker port (default 1883, 0: free)")
+    parser.add_argument("--serial", action="append", default=[], metavar="PORT",
+                        help="a board on this serial port (/dev/ttyUSB0, COM3, socket://host:port), served "
+                             "over its USB cable, no Wi-Fi: the bridge stops its main.py while it runs and "
+                             "soft-resets it as it exits; repeatable")
     OpenAIVision.add_arguments(parser)
     args = parser.parse_args(argv)
     try:
@@ -163,6 +169,12 @@ async def serve_http(bridge, port, host="127.0.0.1", token=None, names=()):
 
 
 async def serve_stdio(bridge):
+    # A client that ends the bridge with SIGTERM (after closing stdin, or instead) still
+    # gets its boards left as they were: the task ends through bridge.close().
+    main = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else ():
+        loop.add_signal_handler(sig, main.cancel)
     async with stdio_server() as (read, write):
         relay_in, relay_out = anyio.create_memory_object_stream(0)
         async with anyio.create_task_group() as group:
@@ -192,7 +204,7 @@ async def main(args):
     bridge = Bridge(args.token, args.host, args.port, args.device_wait, args.timeout, model, log,
                     user_tools=args.user_tools, aliases=args.aliases, list_ttl=args.list_ttl,
                     expect=args.expect, mqtt=args.mqtt, mqtt_port=args.mqtt_port,
-                    device_http_port=args.device_http_port)
+                    device_http_port=args.device_http_port, serial=args.serial)
     await bridge.start()
     try:
         if args.http is not None:
@@ -207,7 +219,7 @@ def run(argv=None, prog="python3 -m tools.bridge"):
     """The command: `python -m tools.bridge ...`, `umcp bridge ...`."""
     try:
         asyncio.run(main(parse_args(argv, prog)))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM: closed already
         pass
     return 0
 

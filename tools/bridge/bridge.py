@@ -1,7 +1,8 @@
 """Every connected umcp device as one standard MCP server (the SDK's low-level Server).
 
-Devices connect to our xiaozhi endpoint like they would to a backend; MCP clients talk
-to us over stdio or streamable HTTP, in either revision family:
+Devices connect to our xiaozhi endpoint like they would to a backend, or are taken on
+their serial port (a board on the USB cable: `serial`); MCP clients talk to us over stdio
+or streamable HTTP, in either revision family:
 
 * 2026-07-28 (stateless): server/discover, the per-request `_meta` envelope, header
   checks, -32022 for an unknown version, `resultType` and the serverInfo stamp are the
@@ -44,6 +45,7 @@ from .resources import DEVICES_URI, ResourceHandlers
 from .slots import DeviceSlots
 from ..hub.endpoint import TRANSPORT as ENDPOINT
 from ..hub.front import DeviceFront
+from ..hub.serialboard import TRANSPORT as SERIAL
 from ..hub.xiaozhi import background
 
 VERSION = umcp.__version__  # one release for the firmware and its host programs
@@ -62,11 +64,13 @@ class _Server(Server):
 class Bridge:
     def __init__(self, token=None, host="127.0.0.1", port=0, device_wait=10.0,
                  request_timeout=30.0, vision_model=None, log=None, user_tools=False,
-                 aliases=None, list_ttl=5.0, expect=0, mqtt=None, mqtt_port=0, device_http_port=0):
+                 aliases=None, list_ttl=5.0, expect=0, mqtt=None, mqtt_port=0, device_http_port=0,
+                 serial=()):
         """mqtt: None (devices over WebSocket only), "embedded" (an amqtt broker in this
         process on mqtt_port) or "mqtt://user:password@host:port": devices come through the
         broker too, with the credentials the OTA endpoint (on device_http_port, beside the
-        vision endpoint) issues them, as the backend's do (tools/hub/front.py)."""
+        vision endpoint) issues them, as the backend's do (tools/hub/front.py). serial: ports
+        whose boards are served over the line (tools/hub/serialboard.py), no network."""
         self.log = log or (lambda text: None)
         self.devices = DeviceSlots(aliases, user_tools, device_wait, expect, list_ttl, self.log)
         self.bus = InMemorySubscriptionBus()
@@ -78,7 +82,9 @@ class Bridge:
         self.front = DeviceFront(token, host, port, device_http_port, on_device=self._onboard,
                                  on_notification=self._on_notification, on_gone=self.devices.gone,
                                  vision=BridgeVision(self.devices, vision_model, log=self.log), log=self.log,
-                                 request_timeout=request_timeout, mqtt=mqtt, mqtt_port=mqtt_port, name="bridge")
+                                 request_timeout=request_timeout, mqtt=mqtt, mqtt_port=mqtt_port, name="bridge",
+                                 serial=serial)
+        self.devices.ports = lambda: [board.status() for board in self.front.serial]
         hint = CacheHint(ttl_ms=0, scope="private")
         self.mcp = _Server(
             "umcp-bridge", version=VERSION,
@@ -126,8 +132,10 @@ class Bridge:
 
     async def _onboard(self, device):
         vision = {"url": self.front.vision_url, "token": self.front.vision.token_for(device.id)}
-        if getattr(device, "transport", None) == ENDPOINT:
-            vision = None  # a tool provider at the MCP endpoint: as an assistant's client, none
+        if getattr(device, "transport", None) in (ENDPOINT, SERIAL):
+            # A tool provider at the MCP endpoint: as an assistant's client, none. A board on
+            # its serial line has no network to upload a photo on.
+            vision = None
         await self.devices.onboard(device, vision)
 
     async def _devices_changed(self):

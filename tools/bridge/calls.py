@@ -83,7 +83,8 @@ class ToolHandlers:
         return [types.Tool(
             name=LIST_DEVICES, title="Devices behind the bridge",
             description="The umcp devices this bridge has seen: alias (the prefix of their tools "
-                        "and resources), Device-Id, online or not, server info.",
+                        "and resources), Device-Id, online or not, server info; and where each "
+                        "board on a serial port (--serial) stands.",
             input_schema={"type": "object", "properties": {}, "additionalProperties": False},
             annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False)),
             types.Tool(
@@ -155,8 +156,12 @@ class ToolHandlers:
     async def call_tool(self, ctx, params):
         if params.name == LIST_DEVICES:
             devices = self.devices.info()
-            return types.CallToolResult(content=[types.TextContent(text=json.dumps(devices))],
-                                        structured_content={"devices": devices})
+            listed = {"devices": devices}
+            ports = self.devices.ports()
+            if ports:  # where each --serial board stands: why one is not online, say
+                listed["serial"] = ports
+            return types.CallToolResult(content=[types.TextContent(text=json.dumps(listed if ports else devices))],
+                                        structured_content=listed)
         if params.name == SHOW_PANEL:
             return await self._show_panel(params.arguments or {})
         if params.name == DEVICE_TOOLS:

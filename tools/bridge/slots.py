@@ -56,6 +56,7 @@ class DeviceSlots:
         self.slots = {}
         self.on_listed = None
         self.on_changed = None
+        self.ports = list  # -> the serial ports' status() (the bridge's --serial boards)
         self._changed = asyncio.Condition()
 
     def slot(self, device_id):

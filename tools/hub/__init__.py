@@ -5,4 +5,6 @@ devices and calls their MCP tools; `mqtt` takes the same devices through a broke
 (`mqtthub`: the broker, `broker`'s credentials and the server together; `udpaudio`: their
 UDP audio), speaking MQTT with the device's own client, lib/unet/mqtt.py; `vision` is the
 photo endpoint a device uploads to; `otacheck` the OTA check-in and activation;
-`httpserver` runs such an HTTP app on a loopback or LAN port beside the WebSocket server."""
+`httpserver` runs such an HTTP app on a loopback or LAN port beside the WebSocket server;
+`serialboard` takes a board on a serial port (its USB cable) and serves it as a device
+over the firmware's serial session, no network."""

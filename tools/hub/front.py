@@ -7,7 +7,9 @@ A DeviceFront builds and starts:
 - the xiaozhi WebSocket server on port, and on the same port the MCP endpoint tool
   providers connect out to (tools.hub.endpoint: /mcp_endpoint/mcp/?token=TOKEN);
 - with `mqtt`, the MqttHub: the broker (embedded amqtt, or yours), per-device credentials
-  and the MqttServer.
+  and the MqttServer;
+- with `serial`, a SerialBoard for each port: the board on it served over its USB cable
+  (tools.hub.serialboard), no network.
 
 Devices of both transports land in one table (`devices`: device id -> Device) and reach the
 owner through the same callbacks: on_device(device) (a coroutine: the owner's onboarding),
@@ -44,12 +46,14 @@ class DeviceFront:
     def __init__(self, token=None, host="127.0.0.1", port=0, http_port=0, public_host=None,
                  on_device=None, on_notification=None, on_gone=None, vision=None, log=print,
                  trace=None, request_timeout=30.0, ota_dir=None, activation=None, timezone_offset=0,
-                 mqtt=None, mqtt_port=0, mqtt_options=None, routes=(), name="backend"):
+                 mqtt=None, mqtt_port=0, mqtt_options=None, routes=(), name="backend", serial=()):
         """vision: a VisionService (default: one without a model); activation: an
         otacheck.Activation, or None (every device counts as activated); mqtt: None
         (WebSocket only), "embedded" (amqtt in this process on mqtt_port) or
         "mqtt://user:password@host:port"; mqtt_options: MqttHub's other arguments (passwd,
-        pidfile, secret, backend_password, issued, idle_timeout); name: who speaks in the log."""
+        pidfile, secret, backend_password, issued, idle_timeout); name: who speaks in the log;
+        serial: serial ports (/dev/ttyUSB0, COM3, socket://...) whose boards are taken and
+        served over the line."""
         self.name = name
         self.host = host
         self.port = port
@@ -72,6 +76,11 @@ class DeviceFront:
                                     **(mqtt_options or {}))
         self._http = HttpServer(create_app(self.vision, ota_dir, log=log,
                                            routes=self.otacheck.routes() + list(routes)))
+        self.serial = []
+        if serial:
+            from tools.hub.serialboard import SerialBoard  # pyserial only for serial ports
+
+            self.serial = [SerialBoard(port, self.devices, **self._callbacks) for port in serial]
 
     @property
     def devices(self):
@@ -121,8 +130,12 @@ class DeviceFront:
         self.log("%s: OTA check at %s (hands out %s)%s" % (
             self.name, self.ota_url, "mqtt" if self.mqtt else "websocket",
             ", activation on" if self.otacheck.activation else ""))
+        for board in self.serial:
+            board.start()
 
     async def close(self):
+        for board in self.serial:  # each left running its main.py
+            await board.stop()
         if self.mqtt_hub is not None:
             await self.mqtt_hub.close()
         await self.server.close()

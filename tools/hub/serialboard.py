@@ -1,0 +1,719 @@
+"""A board on a serial port (its USB cable) as a device of the hub: the same Device as one
+that connects over WebSocket (requests, notifications, tools/list paging), its MCP carried
+by the firmware's serial session (lib/mcplink/serial.py says what goes over the line, and
+why; umcpfw.mcp_serial is what runs on the board).
+
+SerialBoard(port, ...) takes the board while it runs: it opens the port (exclusively),
+stops what the board runs (Ctrl-C), enters the raw REPL and soft-resets the board (a fresh
+heap; main.py does not run in the raw REPL), asks for umcp's version, starts
+`umcpfw.mcp_serial.run()`, and at the board's hello puts a SerialDevice into the hub's
+`devices` table under the board's own device id (the one it has over WebSocket) and calls
+on_device. When the session ends (the board reset, its program ended, it said goodbye, it
+stopped taking frames, the port went away) the device is gone (its waiting requests fail
+with DeviceGone, on_gone) and the board is taken again: at once after a reset, when the
+port is back after it went away. A board that cannot serve (nothing answers as a
+MicroPython REPL, no umcp on it, another release, a config.json the firmware cannot start
+with) and a port another program holds are each said in one line, and the port is left
+alone (a refused board soft-reset first, so that main.py runs again): deploy, or close the
+other program, then start the bridge again. stop() ends the session with Ctrl-C and
+soft-resets the board from the friendly REPL, so that main.py runs again.
+
+The port: a device path (/dev/ttyUSB0, /dev/ttyACM0, COM3) or a pyserial URL
+(socket://HOST:PORT, rfc2217://...). Everything the board prints that is not a record is
+passed to the log, a line at a time.
+"""
+
+import asyncio
+import json
+import os
+import re
+import threading
+import time
+
+import serial
+from websockets.exceptions import ConnectionClosed
+
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
+import umcp  # noqa: E402
+from .xiaozhi import MAX_MESSAGE, Device, DeviceHost
+
+TRANSPORT = "serial"  # a serial board's Device.transport
+PROTOCOL = 1  # mcplink.serial's PROTOCOL: what this side speaks
+BAUD = 115200  # MicroPython's REPL on a UART (a USB CDC port ignores it)
+ANSWER_S = 10.0  # each step of the REPL (stopping main.py, the raw REPL, a soft reset, the probe)
+HELLO_S = 30.0  # the firmware's start (settings, board, tools) before its hello
+FRAME_S = 10.0  # a window of a frame, until the board's ACK
+IDLE_S = 5.0  # silence from the board after which a probe asks whether it is there
+RETRY_S = 2.0  # looking for a port that went away again; taking a board again after a reset
+STABLE_S = 10.0  # a session that ended sooner is taken again after a doubling pause (to 30 s)
+TEXT_MAX = 300  # characters of one line of the board's output in the log
+RS, ACK, EOT = b"\x1e", b"\x06", b"\x04"
+RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
+PROBE_TAG = "umcp-serial:"
+# Asks for MicroPython's and umcp's versions on one line (under 256 bytes: the raw REPL
+# reads it without flow control).
+PROBE = ("import sys\ntry:\n from umcp import __version__ as v\nexcept ImportError:\n v=''\n"
+         "print('%s%%d.%%d.%%d:%%s'%%(sys.implementation.version[:3]+(v,)))\n" % PROBE_TAG)
+START = "from umcpfw.mcp_serial import run\nrun()\n"
+# What the board prints when it resets under the session: a soft reset, an ESP32's ROM
+# (UART boards; a USB one leaves the port instead), MicroPython's banner, the raw REPL's.
+RESET_MARKS = (b"MPY: soft reboot", b"rst:0x", b'Type "help()" for more', b"raw REPL; CTRL-B")
+_SPECIAL = re.compile(b"[\n\x04\x06]")
+
+
+class SerialLinkClosed(ConnectionClosed):
+    """The session on the serial line ended: a websockets ConnectionClosed, so Device
+    treats it as a closed WebSocket (DeviceGone)."""
+
+    def __init__(self, reason="the serial session ended"):
+        super().__init__(None, None)
+        self.why = reason
+
+    def __str__(self):
+        return self.why
+
+
+class PortError(Exception):
+    """The port cannot be used: `missing` (not there, or gone), else busy or broken."""
+
+    def __init__(self, message, missing=False):
+        super().__init__(message)
+        self.missing = missing
+
+
+class Refused(Exception):
+    """The board cannot serve: the reason, for the one line the log gets."""
+
+
+class SerialLine:
+    """An open port: bytes in from a reader thread (pyserial reads block), written from the
+    loop. `until()` and `take()` read what arrived; `error` is set once the port failed."""
+
+    def __init__(self, port, baudrate=BAUD):
+        self.port = port
+        self.baudrate = baudrate
+        self.serial = None
+        self.error = None
+        self.last_rx = time.monotonic()
+        self._buffer = bytearray()
+        self._arrived = asyncio.Event()
+        self._loop = None
+        self._thread = None
+        self._closing = False
+
+    async def open(self):
+        self._loop = asyncio.get_running_loop()
+        self.serial = await asyncio.to_thread(_open_port, self.port, self.baudrate)
+        self._thread = threading.Thread(target=self._read, name="serial " + self.port, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        port = self.serial
+        while not self._closing:
+            try:
+                data = port.read(port.in_waiting or 1)
+            except Exception as e:  # SerialException, OSError: unplugged, or closed by close()
+                if not self._closing:
+                    self._loop.call_soon_threadsafe(self._failed, e)
+                return
+            if data:
+                self._loop.call_soon_threadsafe(self._feed, data)
+
+    def _feed(self, data):
+        self._buffer += data
+        self.last_rx = time.monotonic()
+        self._arrived.set()
+
+    def _failed(self, error):
+        self.error = error
+        self._arrived.set()
+
+    def wake(self):
+        """Make a wait() return now (someone else learnt the session is over)."""
+        self._arrived.set()
+
+    async def wait(self, timeout=None):
+        """Until something arrived (True), `timeout` passed or wake() (False), or the port
+        failed (PortError). What arrived is taken before a failure is raised."""
+        if not self._buffer:
+            self._check()
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), timeout)
+            except asyncio.TimeoutError:
+                return False
+            if not self._buffer:
+                self._check()
+        return bool(self._buffer)
+
+    def _check(self):
+        if self.error is not None:
+            raise PortError("%s went away (%s)" % (self.port, self.error), missing=True)
+
+    def take(self):
+        """Everything that arrived, taken."""
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        return data
+
+    async def until(self, ending, timeout):
+        """What arrives up to and including `ending`, within `timeout` seconds; what
+        follows stays. Raises asyncio.TimeoutError with what did arrive in `.seen`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            at = self._buffer.find(ending)
+            if at >= 0:
+                data = bytes(self._buffer[:at + len(ending)])
+                del self._buffer[:at + len(ending)]
+                return data
+            left = deadline - time.monotonic()
+            if left <= 0 or not await self.wait_more(left):
+                error = asyncio.TimeoutError()
+                error.seen = bytes(self._buffer)
+                raise error
+
+    async def wait_more(self, timeout):
+        """Until more bytes arrive than there are now (True) or `timeout` (False)."""
+        self._check()
+        self._arrived.clear()
+        try:
+            await asyncio.wait_for(self._arrived.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        self._check()
+        return True
+
+    async def write(self, data):
+        self._check()
+        try:
+            await asyncio.to_thread(self.serial.write, data)
+        except Exception as e:
+            self._failed(e)
+            self._check()
+
+    def close(self):
+        if self.serial is None:
+            return
+        self._closing = True
+        port = self.serial
+        try:
+            if hasattr(port, "cancel_read"):
+                port.cancel_read()
+            # As mpremote leaves an ESP32: RTS, then DTR, low (Windows would otherwise
+            # reset the board on close); a pty or a socket has neither.
+            port.rts = False
+            port.dtr = False
+        except Exception:
+            pass
+        try:
+            port.close()
+        except Exception:
+            pass
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(2)
+
+
+def _open_port(port, baudrate):
+    """pyserial's port, opened exclusively (another program holding it: PortError)."""
+    try:
+        opened = serial.serial_for_url(port, baudrate=baudrate, timeout=0.2, exclusive=True, do_not_open=True)
+        if os.name == "nt" and not port.startswith(("socket:", "rfc2217:")):
+            # CP210x on Windows sets DTR and RTS at different times on the first open,
+            # which resets an ESP32 (mpremote does the same).
+            opened.dtr = opened.rts = False
+            opened.open()
+            opened.dtr = opened.rts = True
+        else:
+            opened.open()
+        return opened
+    except (serial.SerialException, OSError, ValueError) as e:
+        text = str(e)
+        if "exclusively lock" in text or "Access is denied" in text or "Device or resource busy" in text:
+            raise PortError("%s is busy: another program has it open (mpremote, a terminal, another "
+                            "bridge); close it, then start the bridge again" % port) from None
+        if "No such file" in text or "FileNotFoundError" in text or "could not open port" in text \
+                or "Connection refused" in text:
+            raise PortError("%s is not there (is the board plugged in? `ls /dev/tty*` or the "
+                            "Device Manager lists its port): %s" % (port, text), missing=True) from None
+        raise PortError("%s cannot be opened: %s" % (port, text)) from None
+
+
+class RecordReader:
+    """What the board writes, parsed: feed(data) -> events in order: ("ack",) a window
+    taken, ("record", object) a JSON text after RS, ("bad", text) a record that is not
+    JSON, ("text", line) the board's own output, ("end", rest) the raw REPL's EOT: the
+    program ended, and `rest`, what followed the EOT in the data, is its error output (the
+    events stop there; the reader starts afresh)."""
+
+    def __init__(self, limit=MAX_MESSAGE):
+        self.limit = limit
+        self._line = bytearray()
+        self._over = False
+
+    def feed(self, data):
+        events = []
+        start = 0
+        for match in _SPECIAL.finditer(data):
+            self._add(data[start:match.start()])
+            start = match.end()
+            special = match.group()
+            if special == b"\n":
+                events.extend(self._line_done())
+            elif special == ACK:
+                events.append(("ack",))
+            else:
+                if self._line:  # a line without its LF
+                    events.extend(self._line_done())
+                events.append(("end", data[start:]))
+                return events
+        self._add(data[start:])
+        return events
+
+    def pending(self):
+        """What arrived of a line not ended yet, as text."""
+        return bytes(self._line).decode("utf-8", "replace")
+
+    def _add(self, piece):
+        if self._over or not piece:
+            return
+        if len(self._line) + len(piece) > self.limit:
+            self._over = True
+            self._line.clear()
+            return
+        self._line += piece
+
+    def _line_done(self):
+        line = bytes(self._line).rstrip(b"\r")
+        over, self._over = self._over, False
+        self._line.clear()
+        if over:
+            return [("bad", "a line of more than %d bytes" % self.limit)]
+        at = line.find(RS)
+        if at < 0:
+            return [("text", line.decode("utf-8", "replace"))] if line else []
+        events = [("text", line[:at].decode("utf-8", "replace"))] if at else []
+        body = line[at + 1:]
+        try:
+            events.append(("record", json.loads(body)))
+        except ValueError:
+            events.append(("bad", body[:80].decode("utf-8", "replace")))
+        return events
+
+
+class SerialConnection:
+    """What Device needs of its connection over the serial line: send(text), close(). A
+    message goes out as mcplink.serial's frame, a window at a time, each waiting for the
+    board's ACK; frames never overlap."""
+
+    def __init__(self, line, window):
+        self.line = line
+        self.window = window
+        self.closed = False
+        self.why = None
+        self.sending = False
+        self._lock = asyncio.Lock()
+        self._owed = self._acks = 0
+        self._acked = asyncio.Event()
+
+    async def send(self, text):
+        await self.frame(text.encode("utf-8"))
+
+    async def frame(self, body, timeout=FRAME_S):
+        """One frame (b"": a probe), every window ACKed within `timeout` seconds;
+        SerialLinkClosed when the session ended or the board did not take it."""
+        async with self._lock:
+            if self.closed:
+                raise SerialLinkClosed(self.why or "the serial session ended")
+            self.sending = True
+            try:
+                done = 0
+                head = b"\x1e%d\n" % len(body)
+                while True:
+                    end = min(len(body), done + self.window)
+                    chunk = body[done:end]
+                    if done == 0:
+                        chunk = head + chunk
+                    if end == len(body):
+                        chunk += b"\n"
+                    self._owed += 1
+                    try:
+                        await self.line.write(chunk)
+                    except PortError as e:
+                        raise SerialLinkClosed(str(e)) from None
+                    await self._ack(timeout)
+                    done = end
+                    if done == len(body):
+                        return
+            finally:
+                self.sending = False
+
+    async def _ack(self, timeout):
+        deadline = time.monotonic() + timeout
+        while self._acks < self._owed:
+            if self.closed:
+                raise SerialLinkClosed(self.why or "the serial session ended")
+            self._acked.clear()
+            left = deadline - time.monotonic()
+            try:
+                await asyncio.wait_for(self._acked.wait(), max(left, 0))
+            except asyncio.TimeoutError:
+                self.end("the board took no frame for %g s" % timeout)
+                raise SerialLinkClosed(self.why) from None
+
+    def acked(self):
+        """An ACK from the board (one nobody waits for, a byte of its own output, is dropped)."""
+        if self._acks < self._owed:
+            self._acks += 1
+            self._acked.set()
+
+    def end(self, why):
+        if not self.closed:
+            self.closed, self.why = True, why
+        self._acked.set()
+
+    async def close(self, code=1000, reason=""):
+        """Device's way to drop a connection (another one of the same device replaced it)."""
+        self.end(reason or "closed")
+
+
+class SerialDevice(Device):
+    """A board on a serial port: a Device whose messages travel as mcplink.serial frames."""
+
+    transport = TRANSPORT
+
+    def __init__(self, connection, hello, owner, port):
+        hello = dict(hello, features={"mcp": True})
+        super().__init__(connection, hello.get("device_id") or "serial:" + port, None, hello, owner)
+        self.port = port
+
+    async def send_envelope(self, payload):
+        """Send one MCP message: on the line the payload is the whole record."""
+        self._owner.trace(self, "->", payload)
+        await self.connection.send(json.dumps(payload, separators=(",", ":")))
+
+    async def _send_if_connected(self, payload):
+        try:
+            await self.send_envelope(payload)
+        except ConnectionClosed:
+            pass
+
+
+class SerialBoard(DeviceHost):
+    """The board on one serial port, taken while start()ed; `devices` is the hub's table.
+    `state` says where it stands, in words (bridge__list_devices shows it)."""
+
+    def __init__(self, port, devices=None, on_device=None, on_notification=None, on_gone=None,
+                 log=None, trace=None, request_timeout=30.0, baudrate=BAUD):
+        self.port = port
+        self.baudrate = baudrate
+        self.devices = {} if devices is None else devices
+        self.request_timeout = request_timeout
+        self._on_device = on_device
+        self._on_notification = on_notification
+        self._on_gone = on_gone
+        self._log = log
+        self._trace = trace
+        self.state = "starting"
+        self.device = None
+        self.line = None
+        self._in_program = False  # the session's program runs in the raw REPL
+        self._task = None
+
+    def start(self):
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self):
+        """End the session (Ctrl-C) and soft-reset the board from the friendly REPL, so that
+        main.py runs again; then let the port go."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except BaseException:
+                pass
+        line, self.line = self.line, None
+        if line is not None:
+            try:
+                await self._leave(line)
+            finally:
+                line.close()
+        self.state = "stopped"
+
+    def status(self):
+        """{"port", "state", "device_id"} for reports."""
+        return {"port": self.port, "state": self.state,
+                "device_id": self.device.id if self.device is not None else None}
+
+    async def _run(self):
+        said = None  # the last reason logged: the same one is not logged again
+        known = False  # a session ran on this port: its board is worth waiting for
+        pause = 0.1  # before taking the board again after a session
+        while True:
+            line = SerialLine(self.port, self.baudrate)
+            try:
+                await line.open()
+            except PortError as e:
+                if not e.missing:
+                    return self._give_up(str(e))
+                if str(e) != said:
+                    self.log("serial %s" % e)
+                    said = str(e)
+                self.state = "waiting for the port"
+                await asyncio.sleep(RETRY_S)
+                continue
+            self.line = line
+            try:
+                while True:  # sessions on the open port, until it fails
+                    try:
+                        hello, reader, events = await self._take(line)
+                    except Refused as e:
+                        if not known:
+                            await self._leave(line)
+                            self.line = None
+                            line.close()
+                            return self._give_up("%s: %s" % (self.port, e))
+                        if str(e) != said:  # ours a moment ago (a reset, a slow start): again
+                            self.log("serial %s: %s; trying again" % (self.port, e))
+                            said = str(e)
+                        self.state = "retrying: %s" % e
+                        await asyncio.sleep(RETRY_S)
+                        continue
+                    known, said = True, None
+                    began = time.monotonic()
+                    reason = await self._serve(line, hello, reader, events)
+                    self.log("serial %s: %s" % (self.port, reason))
+                    self.state = "taking the board again"
+                    # After a goodbye the board resets: give it the time, not a Ctrl-C. A
+                    # session that keeps ending at once waits longer each time.
+                    pause = 0.2 if time.monotonic() - began > STABLE_S else min(pause * 2, 30)
+                    await asyncio.sleep(max(pause, RETRY_S) if "goodbye" in reason else pause)
+            except PortError as e:
+                self.log("serial %s" % e)
+                said = str(e)
+                self.line = None
+                line.close()
+                self.state = "waiting for the port"
+                await asyncio.sleep(RETRY_S)
+            except Exception as e:  # a bug of ours must not leave the port taken and idle
+                self.log("serial %s: %r; the port opened afresh" % (self.port, e))
+                self.line = None
+                line.close()
+                await asyncio.sleep(RETRY_S)
+
+    def _give_up(self, reason):
+        self.log("serial %s" % reason)
+        self.state = "gave up: " + reason
+
+    async def _take(self, line):
+        """The board stopped, soft-reset in the raw REPL, asked, and its session started:
+        (its hello, the RecordReader that read it, the events that followed it). Refused
+        when it cannot serve."""
+        self.state = "taking the board"
+        self._in_program = False
+        for text in line.take().decode("utf-8", "replace").splitlines():  # since the last session
+            self._board_said(text)
+        for _ in range(2):  # a firmware slow to stop (its goodbyes) gets a second Ctrl-C
+            await line.write(b"\r\x03")  # Ctrl-C: stop what runs (main.py)
+            await asyncio.sleep(0.1)
+            line.take()  # its goodbye, traceback and prompt
+            await line.write(b"\r\x01")  # Ctrl-A: the raw REPL
+            try:
+                await line.until(RAW_PROMPT, ANSWER_S / 2)
+                break
+            except asyncio.TimeoutError:
+                continue
+        else:
+            raise Refused("no MicroPython REPL answered within %g s (is MicroPython on the board? "
+                          "make flash)" % ANSWER_S)
+        await line.write(EOT)  # Ctrl-D at the raw prompt: a soft reset, a fresh heap
+        try:
+            await line.until(b"soft reboot\r\n", ANSWER_S)
+            await line.until(RAW_PROMPT, ANSWER_S)
+        except asyncio.TimeoutError:
+            raise Refused("the board did not come back from a soft reset within %g s" % ANSWER_S)
+        output, error = await self._exec(line, PROBE)
+        found = [text for text in output.splitlines() if text.startswith(PROBE_TAG)]
+        if not found:
+            raise Refused("it did not answer the probe: %s" % (_last_line(error or output) or "nothing"))
+        micropython, version = found[0][len(PROBE_TAG):].strip().split(":", 1)
+        if not version:
+            raise Refused("MicroPython %s without umcp: deploy the firmware (make deploy PORT=%s BOARD=...)"
+                          % (micropython, self.port))
+        if version != umcp.__version__:
+            raise Refused("the board runs umcp %s, this bridge %s: deploy this release (make deploy "
+                          "PORT=%s BOARD=...)" % (version, umcp.__version__, self.port))
+        await self._exec(line, START, follow=False)
+        self._in_program = True
+        self.state = "starting the session"
+        return await self._hello(line)
+
+    async def _exec(self, line, code, follow=True):
+        """`code` run in the raw REPL: (its output, its error output) as text; with
+        follow=False only started (its output is then the session's)."""
+        await line.write(code.encode() + EOT)
+        try:
+            await line.until(b"OK", ANSWER_S)
+            if not follow:
+                return None
+            output = await line.until(EOT, ANSWER_S)
+            error = await line.until(EOT, ANSWER_S)
+            await line.until(b">", ANSWER_S)
+        except asyncio.TimeoutError:
+            raise Refused("the raw REPL did not run a command within %g s" % ANSWER_S)
+        return (output[:-1].decode("utf-8", "replace"), error[:-1].decode("utf-8", "replace"))
+
+    async def _hello(self, line):
+        """The session's hello: (it, the RecordReader, the events after it). The board's
+        output before it is logged."""
+        reader = RecordReader()
+        deadline = time.monotonic() + HELLO_S
+        said = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not await line.wait(left):
+                raise Refused("its serial session did not start within %g s%s" % (
+                    HELLO_S, ": " + said[-1] if said else ""))
+            events = reader.feed(line.take())
+            for at, event in enumerate(events):
+                if event[0] == "text":
+                    self._board_said(event[1])
+                    said.append(event[1])
+                elif event[0] == "end":
+                    self._in_program = False
+                    error = await self._program_error(line, event[1])
+                    raise Refused("its serial session ended at once: %s" % (
+                        _last_line(error) or (said[-1] if said else "no reason given")))
+                elif event[0] == "record" and isinstance(event[1], dict) and event[1].get("type") == "hello":
+                    hello = event[1]
+                    if hello.get("protocol") != PROTOCOL:
+                        raise Refused("its serial session speaks protocol %r, this bridge %d: deploy "
+                                      "this release" % (hello.get("protocol"), PROTOCOL))
+                    return hello, reader, events[at + 1:]
+                else:
+                    self.log("serial %s: before the hello, %r dropped" % (self.port, event))
+
+    async def _program_error(self, line, rest):
+        """After the raw REPL's first EOT: the program's error output (up to the second),
+        from `rest` (what came with the EOT) and what follows on the line."""
+        if EOT in rest:
+            error = rest[:rest.index(EOT)]
+        else:
+            try:
+                error = rest + (await line.until(EOT, 3))[:-1]
+            except asyncio.TimeoutError as e:
+                error = rest + e.seen
+        return error.decode("utf-8", "replace")
+
+    async def _serve(self, line, hello, reader, events):
+        """The device for this session, until it ends: the reason, in words."""
+        connection = SerialConnection(line, int(hello.get("window") or 0) or 64)
+        device = SerialDevice(connection, hello, self, self.port)
+        previous = self.devices.pop(device.id, None)
+        if previous is not None:
+            self.log("%s came over serial %s: closing its previous connection" % (device.id, self.port))
+            await previous.connection.close(1000, "replaced by a serial session")
+        self.devices[device.id] = device
+        self.device = device
+        self.state = "serving"
+        self.log("serial %s: %s (umcp %s, board %s) is serving" % (
+            self.port, device.id, hello.get("version"), hello.get("board")))
+        starting = asyncio.create_task(self._on_device(device)) if self._on_device else None
+        prober = asyncio.create_task(self._probe(line, connection))
+        reason = "the bridge stopped"
+        try:
+            reason = await self._receive(line, reader, events, connection, device, prober)
+            return reason
+        finally:
+            prober.cancel()
+            connection.end(reason)
+            device.closed.set()
+            device._fail_pending()
+            if self.devices.get(device.id) is device:
+                del self.devices[device.id]
+            self.device = None
+            if starting is not None and not starting.done():
+                starting.cancel()
+            if self._on_gone:
+                self._on_gone(device)
+
+    async def _receive(self, line, reader, events, connection, device, prober):
+        while True:
+            for event in events:
+                kind = event[0]
+                if kind == "ack":
+                    connection.acked()
+                elif kind == "record":
+                    message = event[1]
+                    if isinstance(message, dict) and message.get("type") == "goodbye":
+                        return "the board said goodbye (it is resetting)"
+                    device._on_payload(message)
+                elif kind == "bad":
+                    self.log("serial %s: a record that is not JSON, dropped: %s" % (self.port, event[1]))
+                elif kind == "text":
+                    self._board_said(event[1])
+                    if any(mark.decode() in event[1] for mark in RESET_MARKS):
+                        self._in_program = False
+                        return "the board reset (%s)" % event[1].strip()[:60]
+                else:  # the raw REPL's EOT: the program ended
+                    self._in_program = False
+                    error = await self._program_error(line, event[1])
+                    return "its serial session ended: %s" % (_last_line(error) or "no error given")
+            events = ()
+            await line.wait(IDLE_S)  # PortError when the port fails
+            if prober.done():
+                return prober.result()
+            events = reader.feed(line.take())
+
+    async def _probe(self, line, connection):
+        """After IDLE_S of silence from the board, a probe frame it must ACK: the reason
+        when it does not (a board that reset and runs main.py takes no frame)."""
+        while True:
+            await asyncio.sleep(1)
+            if connection.sending or time.monotonic() - line.last_rx < IDLE_S:
+                continue
+            try:
+                await connection.frame(b"", FRAME_S)
+            except SerialLinkClosed as e:
+                line.wake()
+                return "it stopped answering: %s" % e
+
+    def _board_said(self, text):
+        text = printable(text.strip()[:TEXT_MAX])
+        if text and text not in (">", ">>>"):  # a REPL's prompt says nothing
+            self.log("serial %s: %s" % (self.port, text))
+
+    async def _leave(self, line):
+        """The board left as the bridge found it: the session's program ended (Ctrl-C),
+        the friendly REPL (Ctrl-B), a soft reset (Ctrl-D: main.py runs)."""
+        try:
+            if self._in_program:
+                await line.write(b"\r\x03")
+                try:
+                    await line.until(b"\x04>", 3)  # the program's end and the raw prompt
+                except asyncio.TimeoutError:
+                    pass
+                self._in_program = False
+            await line.write(b"\r\x02")
+            try:
+                await line.until(b">>> ", 3)
+            except asyncio.TimeoutError:
+                pass
+            await line.write(EOT)
+            try:
+                await line.until(b"soft reboot", 3)
+            except asyncio.TimeoutError:
+                pass
+        except PortError:
+            pass
+
+
+def printable(text):
+    """`text` with its control characters shown as \\xNN: the board's own output goes into
+    the log, where an escape sequence would act on the terminal."""
+    return "".join(c if c.isprintable() else "\\x%02x" % ord(c) for c in text)
+
+
+def _last_line(text):
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
