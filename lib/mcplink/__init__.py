@@ -9,4 +9,4 @@ texts) at the first refusal.
 serves its tools to a xiaozhi assistant as plain JSON-RPC over the WebSocket); `http` (MCP
 over Streamable HTTP on the board, config.json's mcp_http, on unet.httpd); `serial`
 (SerialLink: MCP over the board's serial line, the USB cable, for the bridge's --serial;
-umcpfw.mcp_serial starts it). Imports nothing itself; take what you need."""
+umcpfw.mcpserial starts it). Imports nothing itself; take what you need."""

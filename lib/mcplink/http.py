@@ -140,7 +140,7 @@ class McpHttp:
                                 max_requests + max_sessions + 2)
 
     async def run(self):
-        """Listen and serve until stop() (the firmware listens with umcpfw.mcp_http, which
+        """Listen and serve until stop() (the firmware listens with umcpfw.mcphttp, which
         makes this object at the first connection and hands it each: httpd.serve)."""
         _log.info("MCP endpoint on port %d%s", self.port, self.path)
         await self.httpd.run(self.bind, self.port)
@@ -150,7 +150,7 @@ class McpHttp:
             session.close()
         self.sessions = []
         await self.httpd.stop()
-        # The modules this one loads as needed leave with it (umcpfw.mcp_http forgets this
+        # The modules this one loads as needed leave with it (umcpfw.mcphttp forgets this
         # one): the next start loads them again at their first use.
         forget_modules("mcplink.httpmodern", "mcplink.httpsession", "mcplink.httperrors")
 

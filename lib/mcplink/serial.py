@@ -1,6 +1,6 @@
 # MCP over the board's serial line: the REPL's stdin and stdout, on the USB cable, with
 # the board's own output (log lines, a maker's print()) on the same line. What
-# `python -m tools.bridge --serial PORT` talks to; umcpfw.mcp_serial starts it through
+# `python -m tools.bridge --serial PORT` talks to; umcpfw.mcpserial starts it through
 # the raw REPL. One Session of the application's server, as every transport.
 #
 # On the line (SerialLink.PROTOCOL 1):

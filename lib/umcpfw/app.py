@@ -90,7 +90,7 @@ def free_heap():
 class Application:
     def __init__(self, config, serial=False):
         self.config = config
-        # Served over the serial line (umcpfw.mcp_serial): no server to reach is needed.
+        # Served over the serial line (umcpfw.mcpserial): no server to reach is needed.
         self.serial = serial
         self.version = VERSION
         self.tools = None
@@ -100,7 +100,7 @@ class Application:
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
-        self.hostname = None  # the board's network name, where mcp_http set it (umcpfw.mcp_http)
+        self.hostname = None  # the board's network name, where mcp_http set it (umcpfw.mcphttp)
         self.endpoints = []  # one MCP endpoint link per URL (a service): umcpfw.boot
         self._tasks = []  # the services' tasks and the board's upkeep
         self.stopped = False

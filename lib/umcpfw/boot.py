@@ -266,12 +266,12 @@ def _missing(error, name):
 
 
 def mcp_http_service(app, options):
-    """The umcpfw.mcp_http service for config.json's `mcp_http` of the Application `app`
+    """The umcpfw.mcphttp service for config.json's `mcp_http` of the Application `app`
     (its server, board, device id and tools built): ConfigError when the settings cannot
     work. Sets the network host name first (mDNS answers it as <hostname>.local once
-    Wi-Fi connects) and get_system_info's mcp_url. (Here, not in umcpfw.mcp_http: this
+    Wi-Fi connects) and get_system_info's mcp_url. (Here, not in umcpfw.mcphttp: this
     code leaves the heap with boot's, the service stays.)"""
-    from umcpfw import mcp_http  # only with mcp_http (heap)
+    from umcpfw import mcphttp  # only with mcp_http (heap)
 
     if not isinstance(options, dict):
         raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
@@ -290,7 +290,7 @@ def mcp_http_service(app, options):
     port = options.get("port", 80)
     if not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
-    hostname = options.get("hostname") or mcp_http.hostname_for(app.device_id)
+    hostname = options.get("hostname") or mcphttp.hostname_for(app.device_id)
     if not valid_hostname(hostname):
         raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
                           '"-" (not first or last)' % (hostname,))
@@ -298,7 +298,7 @@ def mcp_http_service(app, options):
     _set_hostname(hostname)
     bind = options.get("bind", "0.0.0.0")
     app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
-    return mcp_http.McpHttpService(mcp_http.endpoint_maker(app, token, port, bind, hostname, options), bind, port)
+    return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port)
 
 
 def valid_hostname(name):

@@ -105,7 +105,7 @@ class Fleet:
 
 def _check_mqtt(block):
     """An answer's mqtt block as the MQTT link will need it (loaded only for one)."""
-    from xiaozhi.mqtt_link import check_settings
+    from xiaozhi.mqttlink import check_settings
 
     check_settings(block)
 

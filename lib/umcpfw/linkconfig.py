@@ -53,7 +53,7 @@ def build_link(app):
         if key in config:
             options[key] = config[key]
     if "mqtt" in where:
-        from xiaozhi.mqtt_link import MqttLink  # imported only when used (heap)
+        from xiaozhi.mqttlink import MqttLink  # imported only when used (heap)
 
         for key in _MQTT_OPTIONS:
             if key in config:

@@ -276,7 +276,7 @@ async def serve(app, reason):
     (umcpfw.station.recover). The configured network, if any, is tried again meanwhile (keep_trying()):
     after a power cut the router may come back later than the board gave up on it; not
     when the owner asked for the setup (to change the network, which may well be up)."""
-    from umcpfw.mcp_http import hostname_for
+    from umcpfw.mcphttp import hostname_for
 
     ssid, password = app.wifi_credentials()
     retried = ssid and reason is not True

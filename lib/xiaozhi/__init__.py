@@ -3,6 +3,6 @@
 `link` (Link, what every transport shares: hello, envelope, routing, reconnection with
 backoff; XiaozhiLink, the WebSocket transport; `opening`, its connection and hellos,
 loaded for each connection; `control`, the messages besides MCP and an unreadable one's
-answer, loaded for such a message), `mqtt_link` (MqttLink, the MQTT+UDP
+answer, loaded for such a message), `mqttlink` (MqttLink, the MQTT+UDP
 transport), `udp` (the MQTT+UDP audio packet: header, AES-128-CTR, sequence rules). Imports
 nothing itself; take what you need."""

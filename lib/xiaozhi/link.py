@@ -5,7 +5,7 @@
 # {"session_id","type":"mcp","payload"} envelopes, routes system and alert messages to
 # callbacks, and after any loss reconnects after an exponential backoff with jitter.
 # XiaozhiLink (here) is the WebSocket transport: pings keep the channel alive, silence
-# longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqtt_link.py) is
+# longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqttlink.py) is
 # the MQTT+UDP one. Runs on CPython and MicroPython.
 #
 # What a connected link does all the time is here; its connection and both hellos are

@@ -5,7 +5,7 @@ import sys
 
 from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, ConfigError, load_config, max_message_for
 from umcpfw.boot import valid_hostname
-from umcpfw.mcp_http import hostname_for
+from umcpfw.mcphttp import hostname_for
 
 PATH = "test_config_%s.json" % sys.implementation.name
 

@@ -1,4 +1,4 @@
-# The board's MCP endpoint as the application's service (umcpfw.mcp_http): its code and
+# The board's MCP endpoint as the application's service (umcpfw.mcphttp): its code and
 # objects are made at the first connection, not at boot; an endpoint that cannot be made
 # answers that connection 503 and leaves the service listening for the next; an endpoint left
 # idle (no connection, no legacy session) is stopped and its code forgotten until the next
@@ -8,7 +8,7 @@ import asyncio
 import sys
 
 from test_portable_unet_httpd import Stream, echo
-from umcpfw.mcp_http import McpHttpService
+from umcpfw.mcphttp import McpHttpService
 from unet.httpd import HttpServer
 
 

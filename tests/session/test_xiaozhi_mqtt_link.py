@@ -1,4 +1,4 @@
-"""lib/xiaozhi/mqtt_link.py: the xiaozhi session over MQTT+UDP, with a real umcp.McpServer,
+"""lib/xiaozhi/mqttlink.py: the xiaozhi session over MQTT+UDP, with a real umcp.McpServer,
 through a real broker (amqtt in-process; mosquitto with make test-mosquitto) against a
 scripted backend speaking MQTT (tests/support/mqtt_harness.py); on CPython here and under the
 MicroPython unix port (tests/support/mpy_clients/mqtt_link_client.py)."""
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-import xiaozhi.mqtt_link
+import xiaozhi.mqttlink
 from tests.support.firmware_harness import AUDIO_PARAMS, WAIT_S, run
 from tests.support.mpy_clients import run_script
 from tests.support.brokers import Mosquitto
@@ -42,7 +42,7 @@ def mqtt_settings(port):
 @contextlib.asynccontextmanager
 async def mqtt_session(broker, server=None, udp=True, **options):
     backend = await MqttBackend(broker.port, udp=udp).start()
-    link = xiaozhi.mqtt_link.MqttLink(server or make_server(), mqtt_settings(broker.port),
+    link = xiaozhi.mqttlink.MqttLink(server or make_server(), mqtt_settings(broker.port),
                                       "aa:bb", "uuid", **dict(FAST, **options))
     task = asyncio.create_task(link.run())
     try:
@@ -161,7 +161,7 @@ def test_large_tools_list_fits_the_gateway_packet_limit(broker):
     async def main():
         server = make_server(tools=120, page_limit=16000)  # about 40 KB of tools
         async with mqtt_session(broker, server) as (backend, link):
-            assert link.mcp.page_limit == xiaozhi.mqtt_link.GATEWAY_MAX_PACKET  # lowered to fit
+            assert link.mcp.page_limit == xiaozhi.mqttlink.GATEWAY_MAX_PACKET  # lowered to fit
             assert server.page_limit == 16000  # for the other clients, as it was
             device = await backend.next_device()
             await device.initialize()
@@ -170,7 +170,7 @@ def test_large_tools_list_fits_the_gateway_packet_limit(broker):
             topic = len("devices/p2p/aa_bb")  # the device publishes on "device-server"
             for frame in frames:
                 size = len(frame.encode()) + 2 + len("device-server") + 3  # MQTT packet
-                assert size <= xiaozhi.mqtt_link.GATEWAY_MAX_PACKET, size
+                assert size <= xiaozhi.mqttlink.GATEWAY_MAX_PACKET, size
             print("tools/list over MQTT: %d pages, largest %d bytes" %
                   (len(frames), max(len(f.encode()) for f in frames)))
             assert topic
@@ -189,7 +189,7 @@ def test_broker_refusal_is_clear_and_not_retried_at_once():
     async def main():
         server = await asyncio.start_server(refuse, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        link = xiaozhi.mqtt_link.MqttLink(make_server(), mqtt_settings(port), "aa:bb", "uuid",
+        link = xiaozhi.mqttlink.MqttLink(make_server(), mqtt_settings(port), "aa:bb", "uuid",
                                           hello_timeout=2, backoff_min=0.05, backoff_max=1)
         task = asyncio.create_task(link.run())
         await asyncio.sleep(1.5)
@@ -214,9 +214,9 @@ def test_settings_are_checked():
         bad = dict(good)
         bad[key] = value
         with pytest.raises(ValueError):
-            xiaozhi.mqtt_link.check_settings(bad)
-    assert xiaozhi.mqtt_link.parse_endpoint("mqtt.example.com") == ("mqtt.example.com", 8883)
-    assert xiaozhi.mqtt_link.parse_endpoint("10.0.0.2:1883") == ("10.0.0.2", 1883)
+            xiaozhi.mqttlink.check_settings(bad)
+    assert xiaozhi.mqttlink.parse_endpoint("mqtt.example.com") == ("mqtt.example.com", 8883)
+    assert xiaozhi.mqttlink.parse_endpoint("10.0.0.2:1883") == ("10.0.0.2", 1883)
 
 
 async def _until(predicate):
@@ -264,7 +264,7 @@ def test_micropython_session(broker):
 def test_broker_restart_and_the_session_comes_back(broker):
     async def main():
         backend = await MqttBackend(broker.port).start()
-        link = xiaozhi.mqtt_link.MqttLink(make_server(), mqtt_settings(broker.port), "aa:bb",
+        link = xiaozhi.mqttlink.MqttLink(make_server(), mqtt_settings(broker.port), "aa:bb",
                                           "uuid", **FAST)
         task = asyncio.create_task(link.run())
         try:
@@ -295,7 +295,7 @@ def test_wrong_credentials_are_a_clear_error_without_a_tight_loop(tmp_path, capl
 
     async def main():
         settings = dict(mqtt_settings(broker.port), username="dev", password="wrong")
-        link = xiaozhi.mqtt_link.MqttLink(make_server(), settings, "aa:bb", "uuid",
+        link = xiaozhi.mqttlink.MqttLink(make_server(), settings, "aa:bb", "uuid",
                                           hello_timeout=2, backoff_min=0.05, backoff_max=1)
         task = asyncio.create_task(link.run())
         await asyncio.sleep(2.5)
@@ -308,7 +308,7 @@ def test_wrong_credentials_are_a_clear_error_without_a_tight_loop(tmp_path, capl
         # The right password: the whole session works through the same broker.
         backend = await MqttBackend(broker.port, credentials="backend:b").start()
         settings["password"] = "right"
-        link = xiaozhi.mqtt_link.MqttLink(make_server(), settings, "aa:bb", "uuid", **FAST)
+        link = xiaozhi.mqttlink.MqttLink(make_server(), settings, "aa:bb", "uuid", **FAST)
         task = asyncio.create_task(link.run())
         device = await backend.next_device()
         assert (await device.request("ping"))["result"] == {}
@@ -349,7 +349,7 @@ def test_half_open_connection_noticed_within_one_and_a_half_keepalives():
     async def main():
         server = await asyncio.start_server(silent_broker, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        link = xiaozhi.mqtt_link.MqttLink(make_server(), mqtt_settings(port), "aa:bb", "uuid",
+        link = xiaozhi.mqttlink.MqttLink(make_server(), mqtt_settings(port), "aa:bb", "uuid",
                                           keepalive=2, **FAST)
         task = asyncio.create_task(link.run())
         await asyncio.wait_for(link.connected.wait(), WAIT_S)
@@ -376,7 +376,7 @@ def test_frozen_mosquitto_is_a_half_open_connection_noticed_in_time(tmp_path):
 
     async def main():
         backend = await MqttBackend(broker.port).start()
-        link = xiaozhi.mqtt_link.MqttLink(make_server(), mqtt_settings(broker.port), "aa:bb",
+        link = xiaozhi.mqttlink.MqttLink(make_server(), mqtt_settings(broker.port), "aa:bb",
                                           "uuid", keepalive=2, **FAST)
         task = asyncio.create_task(link.run())
         device = await backend.next_device()
@@ -406,7 +406,7 @@ def test_mcp_before_the_server_hello_as_the_gateway_asks_it(broker):
     async def main():
         backend = await MqttBackend(broker.port).start()
         backend.gateway = True
-        link = xiaozhi.mqtt_link.MqttLink(make_server(tools=30), mqtt_settings(broker.port),
+        link = xiaozhi.mqttlink.MqttLink(make_server(tools=30), mqtt_settings(broker.port),
                                           "aa:bb", "uuid", **FAST)
         task = asyncio.create_task(link.run())
         try:

@@ -7,7 +7,7 @@ This process runs the backend (tools.backend.Backend with --mqtt). A child proce
 the fleet (tools/bench/fleet_devices.py) in one asyncio loop: every device checks in at the backend's OTA endpoint over
 HTTP (which issues its MQTT credentials, or the WebSocket URL and token), then connects
 with them. Each device is umcp's real MCP core (lib/umcp McpServer, with tools declared as
-the firmware declares them) behind the device's own link: MqttLink (lib/xiaozhi/mqtt_link.py
+the firmware declares them) behind the device's own link: MqttLink (lib/xiaozhi/mqttlink.py
 on lib/unet/mqtt.py) over MQTT, XiaozhiLink over WebSocket. The backend's hub and the
 floors' bare clients speak MQTT with the same lib/unet/mqtt.py.
 

@@ -130,7 +130,7 @@ async def bare_websocket_floor(answers, limit):
 async def run_link_fleet(answers, ota_s, out, kind):
     """The device's own link per device (XiaozhiLink, or MqttLink), all in one loop."""
     from xiaozhi.link import XiaozhiLink
-    from xiaozhi.mqtt_link import MqttLink
+    from xiaozhi.mqttlink import MqttLink
 
     limit = asyncio.Semaphore(200)  # connects in flight, for the floor and the fleet alike
     if kind == "websocket":

@@ -1,7 +1,7 @@
 # The heap the board's MCP endpoint takes (make bench's HTTP rows): run inside MicroPython
 # with lib/ on the module path (tools/bench/link.py starts it):
 #   http_heap.py PORT
-# The endpoint runs as the firmware runs it: umcpfw.mcp_http's service listens from boot,
+# The endpoint runs as the firmware runs it: umcpfw.mcphttp's service listens from boot,
 # makes the endpoint (mcplink.http on unet.httpd) at the first connection and drops it
 # once idle.
 # Prints one JSON line: bytes kept by the service listening, nothing loaded yet
@@ -53,9 +53,9 @@ async def main(port):
     data = request(port)
     gc.collect()
     base = gc.mem_alloc()
-    from umcpfw.mcp_http import McpHttpService
+    from umcpfw.mcphttp import McpHttpService
 
-    def make():  # as umcpfw.mcp_http.endpoint_maker's: the code loads at the first connection
+    def make():  # as umcpfw.mcphttp.endpoint_maker's: the code loads at the first connection
         from mcplink.http import McpHttp
 
         return McpHttp(server, "bench-token", port, "127.0.0.1")

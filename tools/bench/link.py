@@ -350,7 +350,7 @@ def print_http_heap(micropython):
     print()
     print("Heap of the board's HTTP endpoint (mcplink.http on unet.httpd) in the MicroPython column's")
     print("build, as the .mpy files make deploy copies:")
-    print("  the service listening from boot (umcpfw.mcp_http, nothing else loaded)  %6.1f KB"
+    print("  the service listening from boot (umcpfw.mcphttp, nothing else loaded)  %6.1f KB"
           % (figures["listening"] / 1024))
     print("  after the first request: the service, the endpoint's code and objects  %6.1f KB"
           % (figures["resident"] / 1024))
@@ -363,7 +363,7 @@ def print_http_heap(micropython):
           % (figures["after_idle"] / 1024))
     print("Allocated-per-request is garbage an allocation with the collector on frees again. The")
     print("endpoint is made at the first connection and dropped, its code forgotten, once no")
-    print("connection and no legacy session is left for umcpfw.mcp_http.IDLE_S seconds; what")
+    print("connection and no legacy session is left for umcpfw.mcphttp.IDLE_S seconds; what")
     print("stays is the service and the names the code interned. The firmware table below gives")
     print("the whole session with mcp_http enabled and used.")
     return True

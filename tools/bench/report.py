@@ -292,7 +292,7 @@ def http_growth(figures):
                  "DELETE: tools/bench/firmware.py's http_exchanges). The session ends with a restart, so",
                  "\"after the session\" is the endpoint listening, unused since boot; the smallest heap is",
                  "the one that also serves the HTTP client (the endpoint's code loaded at its first request;",
-                 "dropped again once idle for umcpfw.mcp_http.IDLE_S seconds). \"In use\": the heap",
+                 "dropped again once idle for umcpfw.mcphttp.IDLE_S seconds). \"In use\": the heap",
                  "self.get_system_info reports through the endpoint, on the legacy session with its GET",
                  "stream open; the per-request figures are make bench's link table (tools/bench/http_heap.py)."] + lines
     return lines

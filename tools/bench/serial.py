@@ -215,7 +215,7 @@ def heap(micropython, out):
     out("as make deploy copies them, %s (%s-bit):" % (os.path.abspath(micropython), bits.strip()))
     out("  the serial session (mcplink.serial: its code, the link, its Session)        %6.1f KB"
         % (serial_used / 1024))
-    out("  its entry (umcpfw.mcp_serial, beside umcpfw.app that the firmware holds)     %6.1f KB" % (entry / 1024))
+    out("  its entry (umcpfw.mcpserial, beside umcpfw.app that the firmware holds)     %6.1f KB" % (entry / 1024))
     out("  the xiaozhi link over WebSocket (xiaozhi.link, unet.ws, the connection)      %6.1f KB"
         % (xiaozhi_used / 1024))
     out("  serial session with its entry / xiaozhi link                                %6.2fx"

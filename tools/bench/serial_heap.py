@@ -3,7 +3,7 @@
 # (tools/bench/serial.py starts it):
 #   serial_heap.py serial        MCP over stdin and stdout: the serial session (mcplink.serial)
 #   serial_heap.py xiaozhi URL   the xiaozhi link over WebSocket to URL (xiaozhi.link, unet.ws)
-#   serial_heap.py entry         the serial session's entry, umcpfw.mcp_serial, loaded beside
+#   serial_heap.py entry         the serial session's entry, umcpfw.mcpserial, loaded beside
 #                                umcpfw.app (which the firmware holds anyway): prints its bytes
 # The server has the tool the host calls (set_volume) and self.bench.heap, which answers
 # the bytes in use after a collection less `base`: measured before the link's module was
@@ -58,7 +58,7 @@ async def main(kind, url=None):
 
         gc.collect()
         before = gc.mem_alloc()
-        import umcpfw.mcp_serial  # noqa: F401
+        import umcpfw.mcpserial  # noqa: F401
 
         gc.collect()
         print(json.dumps({"entry": gc.mem_alloc() - before}))

@@ -86,7 +86,7 @@ async def websocket_rtt():
 
 async def mqtt_rtt(port):
     from unet.mqtt import MqttClient
-    from xiaozhi.mqtt_link import MqttLink
+    from xiaozhi.mqttlink import MqttLink
 
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))

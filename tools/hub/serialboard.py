@@ -1,12 +1,12 @@
 """A board on a serial port (its USB cable) as a device of the hub: the same Device as one
 that connects over WebSocket (requests, notifications, tools/list paging), its MCP carried
 by the firmware's serial session (lib/mcplink/serial.py says what goes over the line, and
-why; umcpfw.mcp_serial is what runs on the board).
+why; umcpfw.mcpserial is what runs on the board).
 
 SerialBoard(port, ...) takes the board while it runs: it opens the port (exclusively),
 stops what the board runs (Ctrl-C), enters the raw REPL and soft-resets the board (a fresh
 heap; main.py does not run in the raw REPL), asks for umcp's version, starts
-`umcpfw.mcp_serial.run()`, and at the board's hello puts a SerialDevice into the hub's
+`umcpfw.mcpserial.run()`, and at the board's hello puts a SerialDevice into the hub's
 `devices` table under the board's own device id (the one it has over WebSocket) and calls
 on_device. When the session ends (the board reset, its program ended, it said goodbye, it
 stopped taking frames, the port went away) the device is gone (its waiting requests fail
@@ -54,7 +54,7 @@ PROBE_TAG = "umcp-serial:"
 # reads it without flow control).
 PROBE = ("import sys\ntry:\n from umcp import __version__ as v\nexcept ImportError:\n v=''\n"
          "print('%s%%d.%%d.%%d:%%s'%%(sys.implementation.version[:3]+(v,)))\n" % PROBE_TAG)
-START = "from umcpfw.mcp_serial import run\nrun()\n"
+START = "from umcpfw.mcpserial import run\nrun()\n"
 # What the board prints when it resets under the session: a soft reset, an ESP32's ROM
 # (UART boards; a USB one leaves the port instead), MicroPython's banner, the raw REPL's.
 RESET_MARKS = (b"MPY: soft reboot", b"rst:0x", b'Type "help()" for more', b"raw REPL; CTRL-B")

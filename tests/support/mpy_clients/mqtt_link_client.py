@@ -1,4 +1,4 @@
-# Runs lib/xiaozhi/mqtt_link.py's MqttLink with a real umcp.McpServer under MicroPython,
+# Runs lib/xiaozhi/mqttlink.py's MqttLink with a real umcp.McpServer under MicroPython,
 # through a broker, against the scripted backend of tests/session/test_xiaozhi_mqtt_link.py:
 #   micropython mqtt_link_client.py BROKER_PORT
 # Stops when the backend sends a system command, then prints what it saw as JSON.
@@ -7,7 +7,7 @@ import json
 import sys
 
 from umcp import STRING, McpServer, Property, PropertyList
-from xiaozhi.mqtt_link import MqttLink
+from xiaozhi.mqttlink import MqttLink
 
 
 async def main(port):

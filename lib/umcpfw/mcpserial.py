@@ -1,6 +1,6 @@
 # The firmware served over the board's serial line instead of a network: what
 # `python -m tools.bridge --serial PORT` starts through the raw REPL once Ctrl-C stopped
-# main.py (`from umcpfw.mcp_serial import run` then `run()`). The application is built as
+# main.py (`from umcpfw.mcpserial import run` then `run()`). The application is built as
 # at boot (settings, board and parts, tools and resources, the maker's module) with
 # nothing that connects: no Wi-Fi, no server, no OTA check, no MCP endpoint links, no
 # HTTP endpoint; its tools are served over mcplink.serial until Ctrl-C (the bridge's
