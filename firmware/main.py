@@ -1,7 +1,8 @@
-# Boot entry, copied to the board's /: runs the firmware (umcpfw.app.start: config.json,
-# then the application; what happens when it cannot start or stops is said there). At the
-# REPL, `import main; main.run()` runs it again. A few lines only: a board compiles
-# main.py from source at every boot, and the compiler's heap is heap the start needs.
+"""Boot entry, copied to the board's /: runs the firmware (umcpfw.app.start: config.json,
+then the application; what happens when it cannot start or stops is said there). At the
+REPL, `import main; main.run()` runs it again. A few lines only: a board compiles
+main.py from source at every boot, and the compiler's heap is heap the start needs."""
+
 import gc
 
 # MicroPython collects only when an allocation fails, so garbage piles up between the

@@ -1,16 +1,17 @@
-# The MCP endpoint link (MCP 接入点): the board as a tool provider of a xiaozhi assistant.
-#
-# An agent on xiaozhi.me, or a self-hosted xiaozhi-esp32-server with mcp-endpoint-server,
-# hands out a URL (wss://api.xiaozhi.me/mcp/?token=..., ws://host:8004/mcp_endpoint/mcp/?
-# token=...). The board connects out to it and serves the application's McpServer there as
-# plain JSON-RPC 2.0 in text frames: no envelope, no hello. The assistant's side sends
-# initialize, notifications/initialized, tools/list (following nextCursor) and tools/call,
-# for every voice session of the agent; the relay rewrites their ids into strings. One
-# EndpointLink per URL, each its own Session of the server: the tools it is offered (by
-# default all but the owner's user-only ones), paging, notifications, cancellation.
-# Reconnects as every link does (unet.reconnect), pings and the dead-link watchdog of
-# unet.ws, and never logs the token: logs and reports show masked(url).
-# Runs on CPython and MicroPython.
+"""The MCP endpoint link (MCP 接入点): the board as a tool provider of a xiaozhi assistant.
+
+An agent on xiaozhi.me, or a self-hosted xiaozhi-esp32-server with mcp-endpoint-server,
+hands out a URL (wss://api.xiaozhi.me/mcp/?token=..., ws://host:8004/mcp_endpoint/mcp/?
+token=...). The board connects out to it and serves the application's McpServer there as
+plain JSON-RPC 2.0 in text frames: no envelope, no hello. The assistant's side sends
+initialize, notifications/initialized, tools/list (following nextCursor) and tools/call,
+for every voice session of the agent; the relay rewrites their ids into strings. One
+EndpointLink per URL, each its own Session of the server: the tools it is offered (by
+default all but the owner's user-only ones), paging, notifications, cancellation.
+Reconnects as every link does (unet.reconnect), pings and the dead-link watchdog of
+unet.ws, and never logs the token: logs and reports show masked(url).
+Runs on CPython and MicroPython."""
+
 import asyncio
 import gc
 

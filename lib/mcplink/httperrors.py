@@ -1,6 +1,7 @@
-# The board's HTTP endpoint's refusals as data (mcplink.http and its family modules name
-# one by its number): their texts take no heap until a request is refused, since this
-# module is loaded at the first refusal and forgotten with the rest of the endpoint's code.
+"""The board's HTTP endpoint's refusals as data (mcplink.http and its family modules name
+one by its number): their texts take no heap until a request is refused, since this
+module is loaded at the first refusal and forgotten with the rest of the endpoint's code."""
+
 from umcp.compat import const
 from umcp.rpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_frame
 

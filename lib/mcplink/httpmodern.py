@@ -1,11 +1,12 @@
-# Revision 2026-07-28's requests at the board's HTTP endpoint (mcplink.http): every POST
-# stands alone (the request's _meta names the revision); the headers MCP-Protocol-Version,
-# Mcp-Method and Mcp-Name must match the body (-32020, 400), the _meta envelope must be
-# there (-32602, 400), another revision is -32022 (400), an unknown method 404. No
-# session, no GET stream; a notification is 202.
-#
-# mcplink.http loads this module at the first request in that revision and forgets it with
-# the rest of the endpoint's code: a client of the legacy revisions never loads it.
+"""Revision 2026-07-28's requests at the board's HTTP endpoint (mcplink.http): every POST
+stands alone (the request's _meta names the revision); the headers MCP-Protocol-Version,
+Mcp-Method and Mcp-Name must match the body (-32020, 400), the _meta envelope must be
+there (-32602, 400), another revision is -32022 (400), an unknown method 404. No
+session, no GET stream; a notification is 202.
+
+mcplink.http loads this module at the first request in that revision and forgets it with
+the rest of the endpoint's code: a client of the legacy revisions never loads it."""
+
 import binascii
 
 from umcp.compat import const, dumps

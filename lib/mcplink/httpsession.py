@@ -1,12 +1,13 @@
-# The legacy revisions' sessions (2024-11-05 .. 2025-11-25) at the board's HTTP endpoint
-# (mcplink.http): `initialize` opens a session (Mcp-Session-Id, at most max_sessions: the
-# least recently used one ends when another begins); later requests carry its id (none:
-# 400, unknown or ended: 404); DELETE ends it; a GET opens its one stream of what no
-# request asked for (tools/list_changed, resources/updated, logs outside a call).
-# notifications/cancelled reaches the call it names.
-#
-# mcplink.http loads this module at the first request of that family (or a GET or DELETE)
-# and forgets it with the rest of the endpoint's code: a 2026-07-28 client never loads it.
+"""The legacy revisions' sessions (2024-11-05 .. 2025-11-25) at the board's HTTP endpoint
+(mcplink.http): `initialize` opens a session (Mcp-Session-Id, at most max_sessions: the
+least recently used one ends when another begins); later requests carry its id (none:
+400, unknown or ended: 404); DELETE ends it; a GET opens its one stream of what no
+request asked for (tools/list_changed, resources/updated, logs outside a call).
+notifications/cancelled reaches the call it names.
+
+mcplink.http loads this module at the first request of that family (or a GET or DELETE)
+and forgets it with the rest of the endpoint's code: a 2026-07-28 client never loads it."""
+
 import binascii
 import os
 

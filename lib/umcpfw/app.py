@@ -1,6 +1,7 @@
-# The application: settings, board, MCP server, the OTA check, the xiaozhi link and the MCP
-# endpoint links on one asyncio loop. What is built once at the start lives in umcpfw.boot,
-# loaded for that and dropped again. start() is what /main.py runs.
+"""The application: settings, board, MCP server, the OTA check, the xiaozhi link and the MCP
+endpoint links on one asyncio loop. What is built once at the start lives in umcpfw.boot,
+loaded for that and dropped again. start() is what /main.py runs."""
+
 import asyncio
 import sys
 import time

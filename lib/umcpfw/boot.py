@@ -1,8 +1,9 @@
-# The application's start: config.json read (for main.py), the parts built once (log
-# ring, settings, board, trust, vision, the MCP server and its tools, the maker's module,
-# the OTA check, the MCP endpoints, the HTTP endpoint's service). Imported by Application
-# for that and dropped again: none of this code is needed afterwards (the link, built at
-# each start of the link's task, is umcpfw.linkconfig's).
+"""The application's start: config.json read (for main.py), the parts built once (log
+ring, settings, board, trust, vision, the MCP server and its tools, the maker's module,
+the OTA check, the MCP endpoints, the HTTP endpoint's service). Imported by Application
+for that and dropped again: none of this code is needed afterwards (the link, built at
+each start of the link's task, is umcpfw.linkconfig's)."""
+
 import json
 
 import boards

@@ -1,10 +1,11 @@
-# The common tools' output schemas (umcpfw.commonsetup names them as ModuleText), read
-# only while a tools/list entry is written for a client of 2025-06-18 or later, then
-# dropped again. Nothing but strings here.
-#
-# What the JSON-returning tools return, for clients of 2025-06-18 and later (outputSchema,
-# structuredContent). JSON text, not dicts: a literal is in flash when frozen, and text takes
-# less heap than nested dicts. Objects may carry more than listed (a board's own facts).
+"""The common tools' output schemas (umcpfw.commonsetup names them as ModuleText), read
+only while a tools/list entry is written for a client of 2025-06-18 or later, then
+dropped again. Nothing but strings here.
+
+What the JSON-returning tools return, for clients of 2025-06-18 and later (outputSchema,
+structuredContent). JSON text, not dicts: a literal is in flash when frozen, and text takes
+less heap than nested dicts. Objects may carry more than listed (a board's own facts)."""
+
 STATUS_SCHEMA = (
     '{"type":"object","properties":{'
     '"network":{"type":"object","properties":{"type":{"type":"string"},'

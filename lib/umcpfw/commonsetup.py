@@ -1,10 +1,11 @@
-# The common tools' registration (CommonTools.register): their names, descriptions,
-# parameters and output schemas, as the reference firmware (xiaozhi-esp32
-# main/mcp_server.cc) names and words them. Loaded once at boot and dropped again: only
-# what the tools keep (their short texts and parameter lists) stays on the heap; the long
-# texts are in umcpfw.commontexts and commonschemas, loaded only while a tools/list
-# entry is written, and the user-only tools' code in umcpfw.systools and
-# umcpfw.upgrading, loaded for each call (OnDemand).
+"""The common tools' registration (CommonTools.register): their names, descriptions,
+parameters and output schemas, as the reference firmware (xiaozhi-esp32
+main/mcp_server.cc) names and words them. Loaded once at boot and dropped again: only
+what the tools keep (their short texts and parameter lists) stays on the heap; the long
+texts are in umcpfw.commontexts and commonschemas, loaded only while a tools/list
+entry is written, and the user-only tools' code in umcpfw.systools and
+umcpfw.upgrading, loaded for each call (OnDemand)."""
+
 from umcp import INTEGER, STRING, McpTool, Property, PropertyList
 from umcp.compat import OnDemand
 from umcp.tool import ModuleText

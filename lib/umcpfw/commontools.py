@@ -1,13 +1,14 @@
-# The self.* tools every board gets. They are registered before the board's own tools so
-# the head of tools/list is the same on every board (LLM prompt caches stay warm), and each
-# appears only where the board has the hardware behind it. Names and descriptions follow
-# the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
-#
-# What a model calls (the status, the volume, the brightness, the theme) is here, resident.
-# The user-only tools (system information, reboot, Wi-Fi setup, the assets URL, the screen's
-# facts) are umcpfw.systools', the upgrade umcpfw.upgrading's: each loaded for its call
-# (umcp.compat.OnDemand) and dropped after. The camera's are umcpfw.vision's, resident
-# on a board with a camera only. Their registration is umcpfw.commonsetup's (boot only).
+"""The self.* tools every board gets. They are registered before the board's own tools so
+the head of tools/list is the same on every board (LLM prompt caches stay warm), and each
+appears only where the board has the hardware behind it. Names and descriptions follow
+the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
+
+What a model calls (the status, the volume, the brightness, the theme) is here, resident.
+The user-only tools (system information, reboot, Wi-Fi setup, the assets URL, the screen's
+facts) are umcpfw.systools', the upgrade umcpfw.upgrading's: each loaded for its call
+(umcp.compat.OnDemand) and dropped after. The camera's are umcpfw.vision's, resident
+on a board with a camera only. Their registration is umcpfw.commonsetup's (boot only)."""
+
 import time
 
 from umcp.compat import call_then_forget, const

@@ -1,7 +1,8 @@
-# The application's side of the OTA server (devsvc.otacheck): the first check and
-# activation at boot, the periodic checks, and what their answers lead to (clock, firmware
-# offer or auto upgrade, activation code, new server settings). Imported only where
-# config.json has an ota_url.
+"""The application's side of the OTA server (devsvc.otacheck): the first check and
+activation at boot, the periodic checks, and what their answers lead to (clock, firmware
+offer or auto upgrade, activation code, new server settings). Imported only where
+config.json has an ota_url."""
+
 import asyncio
 import sys
 

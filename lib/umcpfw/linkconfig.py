@@ -1,8 +1,9 @@
-# Where the board connects, from config.json, the settings and what an OTA server gave:
-# whether a config reaches any server at all (the one rule of the start and the Wi-Fi
-# setup page), the xiaozhi transport and the link for it. Loaded for each (the start, a
-# link built again after a change, a setup page's save) and dropped again: umcpfw.boot's
-# other work is not needed then, and neither is this in between.
+"""Where the board connects, from config.json, the settings and what an OTA server gave:
+whether a config reaches any server at all (the one rule of the start and the Wi-Fi
+setup page), the xiaozhi transport and the link for it. Loaded for each (the start, a
+link built again after a change, a setup page's save) and dropped again: umcpfw.boot's
+other work is not needed then, and neither is this in between."""
+
 from umcp.compat import const
 
 # Optional config.json keys handed to the link as they are (timings in seconds): to both

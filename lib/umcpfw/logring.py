@@ -1,6 +1,7 @@
-# The recent log lines (device://log): a log sink of umcp.compat, resident from the start
-# (boot adds it before anything else), so the lines of the whole session are there when a
-# client asks (umcpfw.resources reads them).
+"""The recent log lines (device://log): a log sink of umcp.compat, resident from the start
+(boot adds it before anything else), so the lines of the whole session are there when a
+client asks (umcpfw.resources reads them)."""
+
 from umcp.compat import const, ticks_diff, ticks_ms
 
 LOG_LINES = const(12)  # 120 bytes of heap each, for the whole session

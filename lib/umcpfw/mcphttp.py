@@ -1,11 +1,12 @@
-# The board's own MCP endpoint over HTTP as a service of the application (config.json's
-# mcp_http): umcpfw.boot checks the settings and sets the network host name at boot (that
-# code leaves the heap with boot's); the service listens from then on, and loads its code
-# (mcplink.http, unet.httpd: about 20 KB of heap even from ROMFS) at the first
-# connection, so a board whose endpoint no client uses keeps that heap for its session. Once no connection is open and no legacy session
-# is kept for IDLE_S seconds, the endpoint and its code leave the heap again (the next
-# connection loads them anew): a client that came once does not cost the board 20 KB for
-# good.
+"""The board's own MCP endpoint over HTTP as a service of the application (config.json's
+mcp_http): umcpfw.boot checks the settings and sets the network host name at boot (that
+code leaves the heap with boot's); the service listens from then on, and loads its code
+(mcplink.http, unet.httpd: about 20 KB of heap even from ROMFS) at the first
+connection, so a board whose endpoint no client uses keeps that heap for its session. Once no connection is open and no legacy session
+is kept for IDLE_S seconds, the endpoint and its code leave the heap again (the next
+connection loads them anew): a client that came once does not cost the board 20 KB for
+good."""
+
 import asyncio
 
 from umcp.compat import const, forget_modules, get_logger

@@ -1,12 +1,13 @@
-# The firmware served over the board's serial line instead of a network: what
-# `python -m tools.bridge --serial PORT` starts through the raw REPL once Ctrl-C stopped
-# main.py (`from umcpfw.mcpserial import run` then `run()`). The application is built as
-# at boot (settings, board and parts, tools and resources, the maker's module) with
-# nothing that connects: no Wi-Fi, no server, no OTA check, no MCP endpoint links, no
-# HTTP endpoint; its tools are served over mcplink.serial until Ctrl-C (the bridge's
-# way out, after which it soft-resets the board so that main.py runs again). A
-# config.json the firmware cannot start with is printed as main.py prints it.
-# Loaded only then: the firmware itself never imports this module or mcplink.serial.
+"""The firmware served over the board's serial line instead of a network: what
+`python -m tools.bridge --serial PORT` starts through the raw REPL once Ctrl-C stopped
+main.py (`from umcpfw.mcpserial import run` then `run()`). The application is built as
+at boot (settings, board and parts, tools and resources, the maker's module) with
+nothing that connects: no Wi-Fi, no server, no OTA check, no MCP endpoint links, no
+HTTP endpoint; its tools are served over mcplink.serial until Ctrl-C (the bridge's
+way out, after which it soft-resets the board so that main.py runs again). A
+config.json the firmware cannot start with is printed as main.py prints it.
+Loaded only then: the firmware itself never imports this module or mcplink.serial."""
+
 import asyncio
 import sys
 

@@ -1,10 +1,11 @@
-# The device's MCP resources: its status, system information, the recent log and the
-# last photo. Custom scheme `device:` (RFC 3986: a scheme of letters, then any path):
-# they are read through the device, never fetched elsewhere.
-#
-# Registered at a client's first resources/* request (McpServer.add_resources_later), and
-# each read is an umcp.compat.OnDemand: this module is loaded for that and dropped after
-# (most sessions never read a resource). `tools` is the board's CommonTools.
+"""The device's MCP resources: its status, system information, the recent log and the
+last photo. Custom scheme `device:` (RFC 3986: a scheme of letters, then any path):
+they are read through the device, never fetched elsewhere.
+
+Registered at a client's first resources/* request (McpServer.add_resources_later), and
+each read is an umcp.compat.OnDemand: this module is loaded for that and dropped after
+(most sessions never read a resource). `tools` is the board's CommonTools."""
+
 from umcp.compat import OnDemand, call_then_forget
 from umcpfw.commontools import STATUS_URI
 

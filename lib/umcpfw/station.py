@@ -1,8 +1,9 @@
-# The Wi-Fi station's bring-up on a board with a radio: connect with retries, the Wi-Fi
-# setup entered when that fails (umcpfw.wifisetup), the clock from NTP (start(), at boot),
-# and a lost network brought back (recover()). Loaded for each call (the application at
-# boot, umcpfw.wifi's resident upkeep when the network is lost), dropped after: none of
-# this code stays on the heap while the network is up.
+"""The Wi-Fi station's bring-up on a board with a radio: connect with retries, the Wi-Fi
+setup entered when that fails (umcpfw.wifisetup), the clock from NTP (start(), at boot),
+and a lost network brought back (recover()). Loaded for each call (the application at
+boot, umcpfw.wifi's resident upkeep when the network is lost), dropped after: none of
+this code stays on the heap while the network is up."""
+
 import asyncio
 
 from umcp.compat import const, forget_modules, get_logger, ticks_diff, ticks_ms

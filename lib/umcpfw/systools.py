@@ -1,7 +1,8 @@
-# The user-only common tools: system information, reboot, Wi-Fi setup, the assets URL and
-# the screen's facts. Each is registered as an umcp.compat.OnDemand (umcpfw.commonsetup):
-# this module is loaded for the call and dropped after, as a session seldom calls them.
-# `tools` is the board's CommonTools (umcpfw.commontools).
+"""The user-only common tools: system information, reboot, Wi-Fi setup, the assets URL and
+the screen's facts. Each is registered as an umcp.compat.OnDemand (umcpfw.commonsetup):
+this module is loaded for the call and dropped after, as a session seldom calls them.
+`tools` is the board's CommonTools (umcpfw.commontools)."""
+
 import gc
 import sys
 import time

@@ -1,8 +1,9 @@
-# The firmware upgrade as the tools start it: self.upgrade_firmware (tool(), loaded for
-# the call) and the OTA check's auto_upgrade (CommonTools.start_upgrade). Loaded when an upgrade is asked for and
-# dropped again when it fails (a good one reboots), with devsvc.upgrade and unet.download:
-# most sessions never upgrade, and on a board without PSRAM their bytecode is heap the
-# session needs.
+"""The firmware upgrade as the tools start it: self.upgrade_firmware (tool(), loaded for
+the call) and the OTA check's auto_upgrade (CommonTools.start_upgrade). Loaded when an upgrade is asked for and
+dropped again when it fails (a good one reboots), with devsvc.upgrade and unet.download:
+most sessions never upgrade, and on a board without PSRAM their bytecode is heap the
+session needs."""
+
 import asyncio
 
 from umcp.compat import forget_modules, get_logger

@@ -1,6 +1,7 @@
-# The camera's tools and the vision service client: photos go to the URL and token the
-# backend sent in initialize. Loaded only on a board with a camera (umcpfw.boot), and
-# resident there: initialize configures it (McpServer.on_vision).
+"""The camera's tools and the vision service client: photos go to the URL and token the
+backend sent in initialize. Loaded only on a board with a camera (umcpfw.boot), and
+resident there: initialize configures it (McpServer.on_vision)."""
+
 import gc
 
 from umcp.compat import call_then_forget, const, forget_modules, get_logger

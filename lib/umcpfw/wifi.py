@@ -1,9 +1,10 @@
-# The Wi-Fi station's upkeep on a board with a radio, resident while the firmware runs: a
-# look every few seconds. Everything else (the bring-up at boot, a lost network brought
-# back, the setup, NTP) is umcpfw.station's, loaded for each call and dropped after: it
-# runs at boot and when the network is lost, and its code would otherwise stay on the heap
-# for the whole session. The tool that asks for the setup is a common tool
-# (CommonTools.reconfigure_wifi).
+"""The Wi-Fi station's upkeep on a board with a radio, resident while the firmware runs: a
+look every few seconds. Everything else (the bring-up at boot, a lost network brought
+back, the setup, NTP) is umcpfw.station's, loaded for each call and dropped after: it
+runs at boot and when the network is lost, and its code would otherwise stay on the heap
+for the whole session. The tool that asks for the setup is a common tool
+(CommonTools.reconfigure_wifi)."""
+
 import asyncio
 
 from umcp.compat import await_then_forget, const, get_logger

@@ -1,17 +1,18 @@
-# Wi-Fi set up on the board: with no usable Wi-Fi (none configured, the configured one not
-# reachable for config.json's wifi_setup_after seconds at the start, or lost for
-# wifi_lost_setup_after seconds later on, or self.system.reconfigure_wifi),
-# the board opens its own access point (WPA2, a fresh password printed in the log and on
-# the status screen) and serves a setup page (unet.httpd): network, password and the
-# server (the OTA URL, or the server's WebSocket URL and its token; a field left empty
-# keeps what config.json has). A good answer is saved into config.json atomically and the
-# board restarts into it; a bad one (a board left with no server among them) is answered
-# with the page and what to fix, and config.json stays as it was. Meanwhile a configured network
-# (not reachable or lost) is tried again, and the board restarts onto it once it is back;
-# not when the owner asked for the setup to change it. Imported only when the mode is
-# entered. The page is plain HTML with a little inline CSS: no script, nothing from
-# outside (there is no internet on the access point); every value shown back is escaped,
-# and the password and the token are never shown back.
+"""Wi-Fi set up on the board: with no usable Wi-Fi (none configured, the configured one not
+reachable for config.json's wifi_setup_after seconds at the start, or lost for
+wifi_lost_setup_after seconds later on, or self.system.reconfigure_wifi),
+the board opens its own access point (WPA2, a fresh password printed in the log and on
+the status screen) and serves a setup page (unet.httpd): network, password and the
+server (the OTA URL, or the server's WebSocket URL and its token; a field left empty
+keeps what config.json has). A good answer is saved into config.json atomically and the
+board restarts into it; a bad one (a board left with no server among them) is answered
+with the page and what to fix, and config.json stays as it was. Meanwhile a configured network
+(not reachable or lost) is tried again, and the board restarts onto it once it is back;
+not when the owner asked for the setup to change it. Imported only when the mode is
+entered. The page is plain HTML with a little inline CSS: no script, nothing from
+outside (there is no internet on the access point); every value shown back is escaped,
+and the password and the token are never shown back."""
+
 import asyncio
 import json
 import os

@@ -1,8 +1,9 @@
-# Networking pieces shared by unet.ws and unet.http: URL parsing, TCP/TLS connections
-# as asyncio streams (TLS verified by default: Trust; TCP_NODELAY where reachable), and
-# reading an HTTP response head. The TLS code itself (certificates, contexts) is in
-# unet.tlscontext, loaded only by a device that uses TLS.
-# Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
+"""Networking pieces shared by unet.ws and unet.http: URL parsing, TCP/TLS connections
+as asyncio streams (TLS verified by default: Trust; TCP_NODELAY where reachable), and
+reading an HTTP response head. The TLS code itself (certificates, contexts) is in
+unet.tlscontext, loaded only by a device that uses TLS.
+Runs unchanged on CPython 3.11+ and MicroPython 1.24+."""
+
 import asyncio
 
 from umcp.compat import const

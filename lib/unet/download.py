@@ -1,6 +1,7 @@
-# The streamed GET of the HTTP client (a firmware image's download): the body piece by
-# piece, redirects followed. Apart from unet.http's POSTs so that a download loads none
-# of their code. Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
+"""The streamed GET of the HTTP client (a firmware image's download): the body piece by
+piece, redirects followed. Apart from unet.http's POSTs so that a download loads none
+of their code. Runs unchanged on CPython 3.11+ and MicroPython 1.24+."""
+
 import asyncio
 
 from . import conn

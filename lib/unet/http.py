@@ -1,7 +1,8 @@
-# Small HTTP/1.1 client for the device: a streamed multipart POST (the vision upload),
-# a JSON POST (the OTA check and activation); the streamed GET (firmware download) is
-# unet.download's, which get_stream() here loads. One request per connection.
-# Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
+"""Small HTTP/1.1 client for the device: a streamed multipart POST (the vision upload),
+a JSON POST (the OTA check and activation); the streamed GET (firmware download) is
+unet.download's, which get_stream() here loads. One request per connection.
+Runs unchanged on CPython 3.11+ and MicroPython 1.24+."""
+
 import asyncio
 import binascii
 import os

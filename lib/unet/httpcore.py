@@ -1,6 +1,7 @@
-# What every request of the HTTP client (unet.http, unet.download) shares: the connection
-# and the request head, and the response body read piece by piece. Loaded with them only.
-# Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
+"""What every request of the HTTP client (unet.http, unet.download) shares: the connection
+and the request head, and the response body read piece by piece. Loaded with them only.
+Runs unchanged on CPython 3.11+ and MicroPython 1.24+."""
+
 from . import conn
 from umcp.compat import const
 

@@ -1,6 +1,7 @@
-# The requests unet.httpd answers itself (bad input, limits), as data: the server loads
-# this module at the first refusal, so a server whose clients behave keeps no heap for
-# these texts (the board's MCP endpoint forgets it with the rest of its code when idle).
+"""The requests unet.httpd answers itself (bad input, limits), as data: the server loads
+this module at the first refusal, so a server whose clients behave keeps no heap for
+these texts (the board's MCP endpoint forgets it with the rest of its code when idle)."""
+
 import asyncio
 
 from umcp.compat import get_logger

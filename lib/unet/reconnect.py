@@ -1,8 +1,9 @@
-# What every link that reconnects shares (the xiaozhi links, the MCP endpoint link): the
-# loop that connects, serves and connects again (Reconnecting), the pause before the next
-# attempt (exponential, with jitter, so that devices cut off together do not all come back
-# in the same second) and the guard a reconnect loop needs on CPython 3.11. One copy of the
-# loop's code on the heap however many kinds of link run. Runs on CPython and MicroPython.
+"""What every link that reconnects shares (the xiaozhi links, the MCP endpoint link): the
+loop that connects, serves and connects again (Reconnecting), the pause before the next
+attempt (exponential, with jitter, so that devices cut off together do not all come back
+in the same second) and the guard a reconnect loop needs on CPython 3.11. One copy of the
+loop's code on the heap however many kinds of link run. Runs on CPython and MicroPython."""
+
 import asyncio
 import gc
 import random

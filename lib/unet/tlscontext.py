@@ -1,8 +1,9 @@
-# TLS for unet's clients: the CA certificates a Trust holds, and the client context a
-# wss:// or https:// connection is made with. Loaded by the first Trust with certificates
-# of its own or the first TLS connection: a device that speaks plain ws:// and http://
-# never holds this code.
-# Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
+"""TLS for unet's clients: the CA certificates a Trust holds, and the client context a
+wss:// or https:// connection is made with. Loaded by the first Trust with certificates
+of its own or the first TLS connection: a device that speaks plain ws:// and http://
+never holds this code.
+Runs unchanged on CPython 3.11+ and MicroPython 1.24+."""
+
 import binascii
 
 from umcp.compat import get_logger

@@ -1,13 +1,14 @@
-# RFC 6455 WebSocket client on asyncio streams, for CPython 3.11+ and MicroPython 1.24+.
-#
-# Memory: a payload is read once into a buffer of its announced size (after the size
-# is checked against max_message). Sending never builds a masked copy of a whole message
-# (nor, on MicroPython, an encoded copy of a str: its UTF-8 bytes are read in place): each
-# frame goes through one buffer, header and masked payload together, so a
-# frame of up to FRAME_CHUNK payload bytes leaves in ONE writer.write() call (one TCP segment:
-# a header written apart from its payload waits for the peer's delayed ACK under Nagle's
-# algorithm, about 40 ms a frame). A longer frame streams in chunks, the header with the
-# first one.
+"""RFC 6455 WebSocket client on asyncio streams, for CPython 3.11+ and MicroPython 1.24+.
+
+Memory: a payload is read once into a buffer of its announced size (after the size
+is checked against max_message). Sending never builds a masked copy of a whole message
+(nor, on MicroPython, an encoded copy of a str: its UTF-8 bytes are read in place): each
+frame goes through one buffer, header and masked payload together, so a
+frame of up to FRAME_CHUNK payload bytes leaves in ONE writer.write() call (one TCP segment:
+a header written apart from its payload waits for the peer's delayed ACK under Nagle's
+algorithm, about 40 ms a frame). A longer frame streams in chunks, the header with the
+first one."""
+
 import asyncio
 import os
 import struct

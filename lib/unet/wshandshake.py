@@ -1,7 +1,8 @@
-# The WebSocket opening handshake (RFC 6455 4.1), client side: the connection and the
-# upgrade request, checked answer and all. unet.ws.connect() loads it for one connection
-# and drops it again: a link runs it once per connection, and a board without PSRAM needs
-# that heap while the connection lasts.
+"""The WebSocket opening handshake (RFC 6455 4.1), client side: the connection and the
+upgrade request, checked answer and all. unet.ws.connect() loads it for one connection
+and drops it again: a link runs it once per connection, and a board without PSRAM needs
+that heap while the connection lasts."""
+
 import asyncio
 import binascii
 import hashlib

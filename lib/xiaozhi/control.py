@@ -1,6 +1,7 @@
-# What a xiaozhi link seldom meets: the messages besides MCP (system, alert, and the audio
-# ones this device has no use for) and a message it could not read. Loaded for such a
-# message and dropped again (xiaozhi.link): a session's steady traffic is MCP.
+"""What a xiaozhi link seldom meets: the messages besides MCP (system, alert, and the audio
+ones this device has no use for) and a message it could not read. Loaded for such a
+message and dropped again (xiaozhi.link): a session's steady traffic is MCP."""
+
 from umcp.compat import get_logger, iscoroutine
 
 _log = get_logger("xiaozhi")

@@ -1,16 +1,17 @@
-# The xiaozhi link: the device's session with a xiaozhi backend, over one of two transports.
-#
-# Link is the interface and what both transports share: run() connects, says hello, waits
-# for the server's hello and its session id, then carries MCP both ways inside
-# {"session_id","type":"mcp","payload"} envelopes, routes system and alert messages to
-# callbacks, and after any loss reconnects after an exponential backoff with jitter.
-# XiaozhiLink (here) is the WebSocket transport: pings keep the channel alive, silence
-# longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqttlink.py) is
-# the MQTT+UDP one. Runs on CPython and MicroPython.
-#
-# What a connected link does all the time is here; its connection and both hellos are
-# xiaozhi.opening's, and the messages besides MCP, and an unreadable one's answer, are
-# xiaozhi.control's: each loaded when needed and dropped after.
+"""The xiaozhi link: the device's session with a xiaozhi backend, over one of two transports.
+
+Link is the interface and what both transports share: run() connects, says hello, waits
+for the server's hello and its session id, then carries MCP both ways inside
+{"session_id","type":"mcp","payload"} envelopes, routes system and alert messages to
+callbacks, and after any loss reconnects after an exponential backoff with jitter.
+XiaozhiLink (here) is the WebSocket transport: pings keep the channel alive, silence
+longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqttlink.py) is
+the MQTT+UDP one. Runs on CPython and MicroPython.
+
+What a connected link does all the time is here; its connection and both hellos are
+xiaozhi.opening's, and the messages besides MCP, and an unreadable one's answer, are
+xiaozhi.control's: each loaded when needed and dropped after."""
+
 import asyncio
 import gc
 

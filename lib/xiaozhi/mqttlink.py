@@ -1,17 +1,18 @@
-# The xiaozhi session over MQTT+UDP (the reference's mqtt_protocol.cc, docs/mqtt-udp.md).
-#
-# The same interface as the WebSocket link (xiaozhi.link.Link): run(), stop(), connected,
-# session_id, on_system/on_alert. JSON messages travel as MQTT PUBLISH (QoS 0) on the
-# topics the OTA server gave: the device publishes on publish_topic and hears on
-# subscribe_topic. The device's hello says version 3 and transport "udp"; the server's
-# hello must carry session_id and a udp block {server, port, key, nonce}, with which the
-# device opens the (AES-128-CTR) audio channel, as the protocol says, although it sends no
-# audio. MCP is served whenever the MQTT connection is up, session or not:
-# xiaozhi-mqtt-gateway sends initialize and tools/list right after CONNECT (no session id)
-# to cache the device's tools, and waits 10 s for each answer. A server goodbye ends the session but not the MQTT connection: the device says
-# hello again to come back (as xiaozhi-mqtt-gateway expects); 120 s (idle_timeout)
-# without a message from the server counts as a dead session the same way. The MQTT
-# keepalive (240 s by default) watches the broker; any loss reconnects with the backoff.
+"""The xiaozhi session over MQTT+UDP (the reference's mqtt_protocol.cc, docs/mqtt-udp.md).
+
+The same interface as the WebSocket link (xiaozhi.link.Link): run(), stop(), connected,
+session_id, on_system/on_alert. JSON messages travel as MQTT PUBLISH (QoS 0) on the
+topics the OTA server gave: the device publishes on publish_topic and hears on
+subscribe_topic. The device's hello says version 3 and transport "udp"; the server's
+hello must carry session_id and a udp block {server, port, key, nonce}, with which the
+device opens the (AES-128-CTR) audio channel, as the protocol says, although it sends no
+audio. MCP is served whenever the MQTT connection is up, session or not:
+xiaozhi-mqtt-gateway sends initialize and tools/list right after CONNECT (no session id)
+to cache the device's tools, and waits 10 s for each answer. A server goodbye ends the session but not the MQTT connection: the device says
+hello again to come back (as xiaozhi-mqtt-gateway expects); 120 s (idle_timeout)
+without a message from the server counts as a dead session the same way. The MQTT
+keepalive (240 s by default) watches the broker; any loss reconnects with the backoff."""
+
 import asyncio
 
 from umcp.compat import dumps, get_logger, ticks_diff, ticks_ms

@@ -1,6 +1,7 @@
-# The start of a WebSocket session (XiaozhiLink): the connection, the device's hello and
-# the server's. Loaded for each connection and dropped once the session is up: a link
-# opens a session once a connection, and the heap serves the session better without it.
+"""The start of a WebSocket session (XiaozhiLink): the connection, the device's hello and
+the server's. Loaded for each connection and dropped once the session is up: a link
+opens a session once a connection, and the heap serves the session better without it."""
+
 import asyncio
 
 from umcp.compat import dumps

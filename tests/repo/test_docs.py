@@ -230,6 +230,24 @@ def test_each_device_package_docstring_names_its_modules(package):
     assert not missing, "lib/%s/__init__.py's docstring does not name %s" % (package, ", ".join(missing))
 
 
+def device_modules():
+    """Every device file: lib/'s modules and firmware/main.py."""
+    found = [os.path.join(ROOT, "firmware", "main.py")]
+    for folder, dirs, files in os.walk(LIB):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        found += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
+    return found
+
+
+@pytest.mark.parametrize("path", device_modules(), ids=lambda p: os.path.relpath(p, ROOT))
+def test_each_device_module_states_its_contract_in_a_docstring(path):
+    # The docstring is the module's contract (DESIGN.md keeps only the map and what no
+    # docstring can hold); a compiled module drops it, so it costs a board no heap.
+    with open(path, encoding="utf-8") as f:
+        docstring = ast.get_docstring(ast.parse(f.read())) or ""
+    assert len(docstring.split()) >= 8, "%s has no docstring saying what it is for" % os.path.relpath(path, ROOT)
+
+
 def test_the_pages_carry_no_branch_names_or_branch_history():
     pattern = re.compile(r"\bi\d+dev\b|\bthis branch\b|\bon branch\b|\buntil it is merged\b", re.I)
     hits = []
