@@ -1,0 +1,70 @@
+"""The lean core's rule, checked where it holds (MicroPython, which forgets modules; CPython
+keeps them all): once a board is connected and has served its calls, only the steady
+state's modules are loaded. A relay, a DHT22 and a button on the generic board, over the
+xiaozhi link: the session (initialize, tools/list, a call of each part's tool and of the
+status) leaves exactly the resident set docs/DESIGN.md names ("The heap"); the boot's, the
+connection's, the listing's and the rare tools' modules are gone again."""
+
+import json
+
+import pytest
+
+from tests.support.firmware_harness import device_session
+
+pytestmark = pytest.mark.timeout(90)
+
+DEVICE_PACKAGES = ("umcp", "unet", "xiaozhi", "mcplink", "umcpfw", "devsvc", "drivers", "parts",
+                   "boards")
+# docs/DESIGN.md, "The heap": what a connected board keeps, and nothing else.
+RESIDENT = {
+    "umcp", "umcp.compat", "umcp.jsonin", "umcp.rpc", "umcp.schema", "umcp.server", "umcp.tool",
+    "unet", "unet.reconnect", "unet.ws",
+    "xiaozhi", "xiaozhi.link",
+    "umcpfw", "umcpfw.app", "umcpfw.commontools", "umcpfw.logring", "umcpfw.wifi",
+    "devsvc", "devsvc.settings",
+    "boards", "boards.generic",
+    "parts", "parts.output", "parts.sensor",
+}
+BOARD = {"board": "generic", "chip": "esp32", "parts": [
+    {"type": "relay", "name": "lamp", "pin": 2},
+    {"type": "dht", "name": "room", "pin": 27},
+    {"type": "button", "name": "door", "pin": 0},
+]}
+# A maker's module that tells which modules are loaded (a user-only tool: it adds none to
+# the model's list).
+MODULES_APP = '''import sys
+
+from umcp import PropertyList
+
+
+def register(server, board):
+    server.add_user_only_tool("test.modules", "The modules loaded now.", PropertyList([]),
+                              lambda args: sorted(sys.modules))
+'''
+
+
+def test_a_connected_board_keeps_only_the_steady_state(tmp_path):
+    app = tmp_path / "maker" / "app.py"
+    app.parent.mkdir()
+    app.write_text(MODULES_APP)
+
+    async def scenario():
+        async with device_session(tmp_path / "state", True, extra_config=BOARD, app=app) as (
+                backend, sim, device):
+            await device.initialize()
+            tools, _ = await device.list_tools()
+            assert {"self.lamp.turn_on", "self.room.read", "self.get_device_status"} <= {
+                tool["name"] for tool in tools}
+            assert (await device.call("self.lamp.turn_on"))["isError"] is False
+            assert (await device.call("self.room.read"))["isError"] is False
+            assert (await device.call("self.get_device_status"))["isError"] is False
+            result = await device.call("test.modules")
+            return json.loads(result["content"][0]["text"])
+
+    import asyncio
+
+    loaded = asyncio.run(scenario())
+    device_modules = {name for name in loaded if name.split(".")[0] in DEVICE_PACKAGES}
+    assert device_modules == RESIDENT, ("loaded besides the resident set: %s; resident and not "
+                                        "loaded: %s" % (sorted(device_modules - RESIDENT),
+                                                        sorted(RESIDENT - device_modules)))
