@@ -18,6 +18,8 @@ import hashlib
 
 from umcp.compat import const, get_logger, iscoroutine
 
+from . import mark_valid  # (devsvc's: a boot calls it without this module; upgrade.mark_valid works)
+
 _BLOCK = const(4096)
 _PROGRESS_EVERY = const(65536)
 _log = get_logger("ota")
@@ -109,18 +111,6 @@ async def install(chunks, sha256=None, size=None, progress=None, partition=None,
     if progress:
         await _report(progress, received, size)
     return received
-
-
-def mark_valid():
-    """Keep the running image: cancel the bootloader's rollback after a good boot.
-
-    False where there is nothing to do (no esp32 module, no rollback support)."""
-    try:
-        from esp32 import Partition
-        Partition.mark_app_valid_cancel_rollback()
-        return True
-    except (ImportError, AttributeError, OSError):
-        return False
 
 
 def parse_digest(sha256):

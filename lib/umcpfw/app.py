@@ -187,9 +187,10 @@ class Application:
 
             self._wifi_task = asyncio.create_task(keep_connected(self, wlan))
         # Settings, board, tools and network are up: this image boots well.
+        from devsvc import mark_valid  # (not devsvc.upgrade: its code is an upgrade's)
+
         try:
-            # devsvc.upgrade's bytecode not kept for the session: an upgrade loads it again.
-            call_then_forget("devsvc.upgrade", "mark_valid")
+            mark_valid()
         except Exception as e:
             log_exception("marking the firmware valid", e)
         log.info("%s %s as %s, client %s; messages up to %d bytes; %d MCP endpoint(s)",
