@@ -314,25 +314,37 @@ class McpServer:
     async def notify(self, method, params=None, session=None):
         """A notification to `session`, or to every client. One that finds no heap (to be
         built or sent) is dropped and counted (`notices_lost`), never raised."""
-        from .notices import notify
-
-        await notify(self, method, params, session)
+        notices = self._notices(method)
+        if notices is not None:
+            await notices.notify(self, method, params, session)
 
     async def log(self, level, data, logger=None):
         """A notifications/message, to the client of the running call when that call's task
         logs it, else (outside a call, or from a task of its own) to every client; each
         unless it set a higher level (see umcp.notices.log). ValueError for an unknown level."""
-        from .notices import log
-
-        await log(self, level, data, logger)
+        notices = self._notices("notifications/message")
+        if notices is not None:
+            await notices.log(self, level, data, logger)
 
     async def progress(self, progress, total=None, message=None):
         """Report progress of the running call; True if a notification went out. Only a
         call whose request carried `_meta.progressToken` gets progress, and the value must
         grow each time (the spec says so), else nothing is sent."""
-        from .notices import progress as report
+        notices = self._notices("notifications/progress")
+        return notices is not None and await notices.progress(self, progress, total, message)
 
-        return await report(self, progress, total, message)
+    def _notices(self, method):
+        """umcp.notices (loaded by the first notification, then kept), or None when the heap
+        has no room to load it: the notification `method` is then lost and counted."""
+        try:
+            notices = __import__("umcp.notices", None, None, ("log",))  # (umcp's __getattr__
+            # would answer `from . import notices` on MicroPython, and knows no modules)
+        except MemoryError:
+            gc.collect()
+            self.notices_lost += 1
+            _log.warning("out of memory: a %s was dropped", method)
+            return None
+        return notices
 
     def progress_requested(self):
         """Whether the running call carried `_meta.progressToken`: its client follows

@@ -1,6 +1,7 @@
 """What a xiaozhi link seldom meets: the messages besides MCP (system, alert, and the audio
-ones this device has no use for) and a message it could not read. Loaded for such a
-message and dropped again (xiaozhi.link): a session's steady traffic is MCP."""
+ones this device has no use for), and whether a message it could not read is an "mcp"
+envelope (then owed an answer). Loaded for such a message and dropped again
+(xiaozhi.link): a session's steady traffic is MCP."""
 
 from umcp.compat import get_logger, iscoroutine
 
@@ -17,17 +18,6 @@ async def dispatch(message, on_system, on_alert):
         await _call(on_alert, message)
     else:
         _log.info("ignored a %s message", kind)
-
-
-async def unreadable(mcp, data, reason, inside):
-    """A message that could not be read (`data`: its text, or as much of it as was kept):
-    an "mcp" envelope gets its -32700 from `mcp` (the link's Session), with its id where
-    the text shows one (`inside`: the envelope member holding the request); anything else
-    is logged and dropped."""
-    if is_mcp(data):
-        await mcp.refuse(data, reason, inside)
-    else:
-        _log.warning("ignored %s", reason)
 
 
 def is_mcp(data):

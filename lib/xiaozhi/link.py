@@ -116,11 +116,19 @@ class Link(Reconnecting):
     async def _unreadable(self, data, reason):
         """A message that could not be read (`data`: its text, or as much of it as was
         kept). MCP gets its -32700, with its id where the text shows one, as a JSON-RPC
-        server owes it; anything else is logged and dropped (xiaozhi.control)."""
+        server owes it; anything else is logged and dropped. Whether it is an "mcp"
+        envelope is xiaozhi.control's to tell; with no heap to load it, the text naming
+        "mcp" decides (a find, which allocates nothing)."""
         try:
-            await await_then_forget("xiaozhi.control", "unreadable", self.mcp, data, reason, _PAYLOAD)
+            mcp = call_then_forget("xiaozhi.control", "is_mcp", data)
+        except MemoryError:
+            mcp = data.find('"mcp"' if isinstance(data, str) else b'"mcp"') >= 0
         finally:
             forget_modules("umcp.jsonpeek")
+        if mcp:
+            await self.mcp.refuse(data, reason, _PAYLOAD)  # (answers in short without heap)
+        else:
+            _log.warning("ignored %s", reason)
 
     async def _serve_one(self, receive):
         """Read one message with `receive` (the transport's) and route it: a message the
