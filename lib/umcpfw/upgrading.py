@@ -1,8 +1,8 @@
 """The firmware upgrade as the tools start it: self.upgrade_firmware (tool(), loaded for
-the call) and the OTA check's auto_upgrade (CommonTools.start_upgrade). Loaded when an upgrade is asked for and
-dropped again when it fails (a good one reboots), with devsvc.upgrade and unet.download:
-most sessions never upgrade, and on a board without PSRAM their bytecode is heap the
-session needs."""
+the call) and the OTA check's auto_upgrade (CommonTools.start_upgrade). Loaded when an
+upgrade is asked for and dropped again when it fails (a good one reboots), with
+devsvc.upgrade and unet.download: most sessions never upgrade, and on a board without
+PSRAM their bytecode is heap the session needs."""
 
 import asyncio
 
@@ -82,7 +82,7 @@ async def _in_background(tools, url, sha256, installed):
         forget()
         await tools.server.log("error", message)
         return
-    # _upgrade stays set: no second upgrade may rewrite the partition set to boot.
+    # upgrade_task stays set: no second upgrade may rewrite the partition set to boot.
     await tools.server.log("info", upgraded(size))
     tools.reboot(REBOOT_DELAY_MS)
 
