@@ -29,7 +29,9 @@ from tests.support.fake_device import FakeDevice
 from tests.support.mcp_http import HttpTap, check_messages, server_methods
 from tests.support.tool_names import check_tool_names
 from tests.backend.test_backend import simulated_photo
-from tools.sim.demo import ROOT, simulated_device, stop_process
+from tests.support import ROOT
+from tools.childprocess import stop_process
+from tools.sim.board import SimBoard, config_for
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 TOKEN = "bridge-token"
@@ -40,7 +42,7 @@ ALIASES = ("--alias", KITCHEN + "=kitchen", "--alias", FAKE + "=lab")  # SECOND 
 SECOND_ALIAS = "dev-bbbb02"
 USER_ONLY = {"reboot", "camera_get_photo"}  # self.reboot, self.camera.get_photo, as the bridge names them
 STATUS = "umcp://lab/device/status"  # the fake's device://status, as the bridge names it
-FAST_RECONNECT = json.dumps({"backoff_min": 0.1, "backoff_max": 0.3, "stable_after": 1})
+FAST_RECONNECT = {"backoff_min": 0.1, "backoff_max": 0.3, "stable_after": 1}
 
 
 def free_port():
@@ -57,10 +59,10 @@ def rig(tmp_path_factory):
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % port
     fake = FakeDevice(url, TOKEN, FAKE).start()
     with open(tmp / "devices.log", "w") as log, \
-            simulated_device(url, TOKEN, str(tmp / "a"), log, PAGE_LIMIT,
-                             extra=("--device-id", KITCHEN, "--extra-config", FAST_RECONNECT)), \
-            simulated_device(url, TOKEN, str(tmp / "b"), log, PAGE_LIMIT,
-                             extra=("--device-id", SECOND, "--extra-config", FAST_RECONNECT)):
+            SimBoard(config_for(url=url, token=TOKEN, device_id=KITCHEN, max_payload=PAGE_LIMIT, **FAST_RECONNECT),
+                     root=str(tmp / "a"), log=log), \
+            SimBoard(config_for(url=url, token=TOKEN, device_id=SECOND, max_payload=PAGE_LIMIT, **FAST_RECONNECT),
+                     root=str(tmp / "b"), log=log):
         yield {"port": port, "url": url, "fake": fake, "tmp": tmp}
     fake.stop()
 
@@ -440,14 +442,14 @@ async def test_a_simulated_device_leaving_while_clients_watch(rig, http_bridge, 
                        message_handler=on_message) as legacy:
             await legacy.subscribe_resource("bridge://devices")
             with open(tmp_path / "device.log", "w") as log, \
-                    simulated_device(rig["url"], TOKEN, str(tmp_path / "d"), log,
-                                     extra=("--device-id", device_id)) as sim:
+                    SimBoard(config_for(url=rig["url"], token=TOKEN, device_id=device_id),
+                             root=str(tmp_path / "d"), log=log) as sim:
                 devices = await devices_online(modern, 4)
                 assert devices[alias]["device_id"] == device_id
                 assert not (await legacy.call_tool(alias + "__get_device_status", {})).is_error
                 async with modern.listen(tools_list_changed=True, resource_subscriptions=["bridge://devices"]) as sub:
                     legacy_changed = anyio.Event()
-                    await anyio.to_thread.run_sync(stop_process, sim)  # it goes while they watch
+                    await anyio.to_thread.run_sync(sim.stop)  # it goes while they watch
                     seen = set()
                     with anyio.fail_after(READ_TIMEOUT):
                         while not {ToolsListChanged(), ResourceUpdated(uri="bridge://devices")} <= seen:

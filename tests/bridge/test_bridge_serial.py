@@ -26,7 +26,8 @@ from mcp.shared.exceptions import MCPError
 from tests.support.mcp_http import check_messages
 from tests.support.qemu import CONFIG, QemuBoard
 from tests.support.tool_names import check_tool_names
-from tools.sim.demo import ROOT, simulated_device
+from tests.support import ROOT
+from tools.sim.board import SimBoard, config_for
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.anyio]
 ALIAS = "dev-0e0001"  # the stand-in network module's MAC, 02:00:51:0e:00:01
@@ -218,9 +219,8 @@ async def test_bad_ports_get_one_line_each_and_the_bridge_serves_on(qemu_rig, tm
                       % (bad_ports["older"], qemu_version())}
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % bridge.port
     with open(tmp_path / "sim.log", "w") as sim_log, \
-            simulated_device(url, TOKEN, str(tmp_path / "sim"), sim_log,
-                             extra=("--device-id", "5e:00:00:00:00:01",
-                                    "--extra-config", json.dumps({"backoff_min": 0.1, "backoff_max": 0.3}))):
+            SimBoard(config_for(url=url, token=TOKEN, device_id="5e:00:00:00:00:01", backoff_min=0.1,
+                                backoff_max=0.3), root=str(tmp_path / "sim"), log=sim_log):
         async with Client(bridge.params, read_timeout_seconds=READ_TIMEOUT, mode="legacy") as client:
             await online(client, ALIAS, "dev-000001")
 

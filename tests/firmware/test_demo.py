@@ -77,7 +77,7 @@ def test_make_sim_generic_calls_a_part_of_each_type():
                          ('self.panel.show_text {"text":"Hello from umcp"}', '{"lines":["Hello from umcp"]}')]:
         assert '-> tools/call %s\n%s: <- %s' % (call, device, answer) in out, out
     assert re.search(r'<- \{"temperature_c":21\.0,"humidity":45\.0\}', out)
-    # The analog sensors read what the demo put on their pins (tools.sim.demo.GENERIC_INPUTS):
+    # The analog sensors read what the demo put on their pins (tools.sim.calls.GENERIC_INPUTS):
     # the light sensor 21000 of 65535 on its 0-1000 lux scale, the battery 3.9 V (67 %).
     light = json.loads(re.search(r"-> tools/call self\.light\.read \{\}\n\S+: <- (\{.*\})", out).group(1))
     assert light == {"value": 320.44, "unit": "lux", "raw": 21000}, out

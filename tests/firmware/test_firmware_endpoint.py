@@ -104,7 +104,7 @@ def test_both_links_at_once_and_the_endpoints_in_get_system_info(tmp_path, micro
 def test_a_bad_endpoint_config_stops_the_start_saying_why(tmp_path, config, problem):
     # --extra-config goes into config.json last: it replaces what --mcp-endpoint put there.
     sim = Sim(None, tmp_path, extra_config=config, endpoints=["ws://127.0.0.1:9/mcp/"]).start()
-    assert sim.proc.wait(WAIT_S) == 1
+    assert sim.wait(WAIT_S) == 1
     log = sim_log(sim)
     assert "umcp cannot start: " in log and problem in log, log
     assert TOKEN not in log

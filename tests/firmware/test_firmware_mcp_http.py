@@ -29,7 +29,7 @@ from tests.support import ROOT
 from tests.support.firmware_harness import (RUNTIMES, WAIT_S, Backend, ImageServer, Sim, assert_alive, run)
 from tests.support.mcp_http import HttpTap, check_messages, server_methods
 from tests.support.tool_names import check_tool_names
-from tools.sim.demo import GENERIC_PARTS
+from tools.sim.calls import GENERIC_PARTS
 
 pytestmark = pytest.mark.timeout(300)
 BEARER = "board-secret-7"
@@ -69,7 +69,7 @@ def http_config(port, **options):
 def wait_serving(url, sim):
     """Until the endpoint answers (a request without a token: 401)."""
     for _ in range(WAIT_S * 10):
-        assert sim.proc.poll() is None, "the simulator ended"
+        assert sim.running, "the simulator ended"
         try:
             if httpx.post(url, content=b"{}", timeout=1).status_code == 401:
                 return
@@ -272,7 +272,7 @@ def test_the_conformance_suite_straight_to_the_board(board, revision, tmp_path):
                                                       passed))
     assert not failures, "\n".join(failures)
     assert passed >= (40 if revision == "2026-07-28" else 15)
-    assert board["sim"].proc.poll() is None
+    assert board["sim"].running
 
 
 def test_the_inspector_cli_straight_to_the_board(board, tmp_path):

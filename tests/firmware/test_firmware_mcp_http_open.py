@@ -32,7 +32,7 @@ def wait_answering(url, sim, status):
     import time
 
     for _ in range(WAIT_S * 10):
-        assert sim.proc.poll() is None, "the simulator ended"
+        assert sim.running, "the simulator ended"
         try:
             if httpx.post(url, content=b"{}", headers={"Content-Type": "application/json"},
                           timeout=1).status_code == status:

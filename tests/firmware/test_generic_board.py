@@ -6,13 +6,13 @@ pixels, the OLED's RAM read back as text). Inputs (a button, an ADC, a sensor th
 answering) come from the inputs file tools/sim/device.py watches."""
 
 import json
-import os
 
 import pytest
 
 from tests.support import oled_text
 from tests.support.firmware_harness import RUNTIMES, RUNTIMES_MPY, Sim, device_session, run
 from tests.support.otacheck_server import run_pending_activation
+from tools.sim.board import write_inputs
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -46,14 +46,6 @@ TOOLS = {
 INPUTS = {"adc": {"34": 16384, "35": 39718}, "dht": {"27": None}, "ds18b20": {"26": 23.4}}
 
 
-def write_inputs(state_dir, inputs):
-    """hwsim-inputs.json as tools/sim/device.py reads it: written whole, then renamed."""
-    path = os.path.join(str(state_dir), "hwsim-inputs.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(inputs, f)
-    os.replace(path + ".tmp", path)
-
-
 def generic_config(**more):
     config = {"board": "generic", "parts": PARTS}
     config.update(more)
@@ -75,7 +67,7 @@ async def refusal(device, name, arguments):
 
 @pytest.mark.parametrize("micropython", RUNTIMES_MPY)
 def test_every_part_type_through_real_calls(tmp_path, micropython):
-    write_inputs(tmp_path, INPUTS)
+    write_inputs(tmp_path, INPUTS)  # before the board boots
 
     async def scenario():
         async with device_session(tmp_path, micropython, extra_config=generic_config()) as (
@@ -115,7 +107,7 @@ def test_every_part_type_through_real_calls(tmp_path, micropython):
             # The DHT does not answer: an error for the model, the device carries on.
             message = error_text(await device.call("self.room.read"))
             assert "parts[7] (dht 'room')" in message and "did not answer" in message
-            write_inputs(tmp_path, dict(INPUTS, dht={"27": [24.5, 51.0]}))
+            sim.set_inputs(dict(INPUTS, dht={"27": [24.5, 51.0]}))
             assert await device.call_json("self.room.read") == {"temperature_c": 24.5, "humidity": 51.0}
 
             # The button: its state is a resource; a press is counted, and told.
@@ -124,7 +116,7 @@ def test_every_part_type_through_real_calls(tmp_path, micropython):
             assert {"device://parts/door", "device://parts/light", "device://parts/room",
                     "device://parts/water", "device://parts/cell"} <= uris
             assert (await device.request("resources/subscribe", {"uri": "device://parts/door"}))["result"] == {}
-            write_inputs(tmp_path, dict(INPUTS, dht={"27": [24.5, 51.0]}, levels={"0": 0}))
+            sim.set_inputs(dict(INPUTS, dht={"27": [24.5, 51.0]}, levels={"0": 0}))
             updated = await device.notification("notifications/resources/updated")
             assert updated["params"] == {"uri": "device://parts/door"}
             told = await device.notification("notifications/message")
@@ -182,7 +174,7 @@ def test_the_oled_shows_the_activation_code(tmp_path, micropython):
 def test_a_bad_part_stops_the_start_with_one_line(tmp_path, micropython, parts, line):
     sim = Sim("ws://127.0.0.1:9/xiaozhi/v1/", tmp_path, micropython=micropython,
               extra_config={"board": "generic", "parts": parts}).start()
-    assert sim.proc.wait(60) == 1  # the simulator ends with the firmware's status
+    assert sim.wait(60) == 1  # the simulator ends with the firmware's status
     with open(sim.log_path) as f:
         log = f.read()
     said = [text for text in log.splitlines() if text.startswith("umcp cannot start:")]

@@ -1,5 +1,6 @@
 """python3 -m tools.sim as a user runs it: the config it writes, signals, failures."""
 
+import asyncio
 import json
 import os
 import signal
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.support.firmware_harness import ROOT, Backend, Sim, TOKEN, run
+from tests.support.firmware_harness import ROOT, Backend, TOKEN, run
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,14 +25,20 @@ def test_writes_config_and_stops_cleanly_on_sigterm_sigint_and_sighup(tmp_path):
 
         async def scenario():
             backend = await Backend().start()
-            sim = Sim(backend.url, state, max_payload=1400, device_id="aa:bb:cc:dd:ee:ff",
-                      extra_config={"idle_timeout": 60}).start()
+            # python -m tools.sim itself, as a user runs it and signals it
+            sim = subprocess.Popen(sim_command("--url", backend.url, "--token", TOKEN, "--state-dir", str(state),
+                                               "--max-payload", "1400", "--device-id", "aa:bb:cc:dd:ee:ff",
+                                               "--extra-config", json.dumps({"idle_timeout": 60})),
+                                   cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
             try:
                 device = await backend.next_device()
                 assert device.headers["Device-Id"] == "aa:bb:cc:dd:ee:ff"
-                sim.proc.send_signal(signum)
-                assert sim.stop() == 0
+                sim.send_signal(signum)
+                assert await asyncio.to_thread(sim.wait, 15) == 0
             finally:
+                if sim.poll() is None:
+                    sim.kill()
                 await backend.stop()
             return backend.url
 

@@ -142,7 +142,7 @@ def test_a_network_back_while_the_setup_waits_restarts_the_board_onto_it(tmp_pat
 def test_a_bad_lost_network_timing_stops_the_start_with_one_line(tmp_path, micropython, key, value, words):
     sim = Sim("ws://127.0.0.1:9/xiaozhi/v1/", tmp_path, micropython=micropython,
               extra_config={"board": "generic", key: value}).start()
-    assert sim.proc.wait(60) == 1
+    assert sim.wait(60) == 1
     with open(sim.log_path) as f:
         log = f.read()
     said = [text for text in log.splitlines() if text.startswith("umcp cannot start:")]

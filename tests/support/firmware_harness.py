@@ -1,5 +1,5 @@
 """End-to-end harness for the firmware: a scripted xiaozhi backend on a real `websockets`
-server, small real HTTP servers (vision, OTA images), and the simulator as a subprocess.
+server, small real HTTP servers (vision, OTA images), and simulated boards (tools.sim.board).
 
 Used by tests/firmware/ (test_firmware_*.py, test_sim.py, ...). Everything listens on
 127.0.0.1 with an ephemeral port; every wait has a timeout so a broken device fails a test
@@ -14,16 +14,14 @@ import http.server
 import itertools
 import json
 import os
-import signal
 import ssl
-import subprocess
-import sys
 import threading
 
 import pytest
 from websockets.asyncio.server import serve
 
 from tests.support import ROOT
+from tools.sim.board import SimBoard, config_for
 
 MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
 TOKEN = "test-token-1"
@@ -227,62 +225,49 @@ class Backend(ScriptedServer):
         return await asyncio.wait_for(self.devices.get(), timeout)
 
 
-class Sim:
-    """python3 -m tools.sim as a subprocess; its log goes to sim.log in the state dir."""
+class Sim(SimBoard):
+    """A simulated board (tools.sim.board.SimBoard) against `url` with TOKEN, its state in
+    `state_dir`, its log in sim.log there (printed by stop(): pytest shows it when the test
+    fails)."""
 
     def __init__(self, url, state_dir, micropython=False, max_payload=None, extra_config=None,
                  device_id=None, heapsize="2M", ota_url=None, endpoints=(), app=None, binary=None,
                  frozen_hardware=False):
         """url None with ota_url: config.json holds only Wi-Fi and the OTA URL; endpoints:
-        MCP endpoint URLs (--mcp-endpoint), with a url or without one; app: a maker's module
-        (tools.sim --app). binary: the unix port to run (default the venv's);
-        frozen_hardware: with micropython "mpy", the simulated hardware frozen in `binary`
-        (tools.sim --frozen-hardware)."""
+        MCP endpoint URLs (config.json's mcp_endpoint), with a url or without one; app: a
+        maker's module; micropython: False (CPython), True (the unix port `binary`, default
+        the venv's, from source) or "mpy" (the .mpy files make deploy stages; with
+        frozen_hardware, the simulated hardware frozen in `binary`)."""
         self.state_dir = str(state_dir)
         self.log_path = os.path.join(self.state_dir, "sim.log")
-        # -S: the simulator needs nothing beyond the standard library.
-        self.cmd = [sys.executable, "-S", "-m", "tools.sim", "--state-dir", self.state_dir]
-        if url:
-            self.cmd += ["--url", url, "--token", TOKEN]
-        if ota_url:
-            self.cmd += ["--ota-url", ota_url]
-        for endpoint in endpoints:
-            self.cmd += ["--mcp-endpoint", endpoint]
-        if micropython:
-            # Relative to the repository, as a user types it (the firmware's cwd differs).
-            self.cmd += ["--micropython", os.path.relpath(binary or MICROPYTHON, ROOT), "--heapsize", heapsize]
-        if micropython == "mpy":  # the .mpy files make deploy copies, not the sources
-            self.cmd += ["--mpy"]
-            if frozen_hardware:
-                self.cmd += ["--frozen-hardware"]
-        if max_payload:
-            self.cmd += ["--max-payload", str(max_payload)]
-        if device_id:
-            self.cmd += ["--device-id", device_id]
-        if app:
-            self.cmd += ["--app", str(app)]
-        config = dict(FAST_LINK)
+        config = config_for("host", url, TOKEN if url else None, ota_url=ota_url, device_id=device_id,
+                            max_payload=max_payload)
+        if endpoints:
+            config["mcp_endpoint"] = endpoints[0] if len(endpoints) == 1 else list(endpoints)
+        config.update(FAST_LINK)
         config.update(extra_config or {})
-        self.cmd += ["--extra-config", json.dumps(config)]
-        self.proc = None
+        runtime = "cpython"
+        if micropython:
+            runtime = "micropython" if micropython is True else "mpy-frozen-hardware" if frozen_hardware else "mpy"
+        super().__init__(config, runtime, os.path.abspath(binary or MICROPYTHON) if micropython else None,
+                         heapsize if micropython else None, root=self.state_dir,
+                         app=str(app) if app else None, say=self._say)
+
+    def _say(self, line):
+        self.log.write("[sim] %s\n" % line)
+        self.log.flush()
 
     def start(self):
         os.makedirs(self.state_dir, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.cmd, cwd=ROOT, stdout=log, stderr=log,
-                                         stdin=subprocess.DEVNULL)
-        return self
+        self.log = open(self.log_path, "a")
+        return super().start()
 
     def stop(self):
-        """SIGTERM, as a user stopping it would; returns the exit status."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+        """Ctrl-C, as a user stopping it would; returns its exit status (0: it stopped)."""
         try:
-            return self.proc.wait(WAIT_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise AssertionError("simulator ignored SIGTERM")
+            return super().stop()
         finally:
+            self.log.close()
             self.dump_log()
 
     def dump_log(self):
@@ -290,14 +275,8 @@ class Sim:
         with open(self.log_path, errors="replace") as f:
             print(f.read()[-20000:])
 
-    def records(self):
-        """What the drivers did, one entry per finished boot (tools/sim/device.py)."""
-        with open(os.path.join(self.state_dir, "hwsim.jsonl")) as f:
-            return [json.loads(line) for line in f]
-
     def read_settings(self):
-        with open(os.path.join(self.state_dir, "settings.json")) as f:
-            return json.load(f)
+        return self.settings()
 
 
 class _HttpServer(http.server.ThreadingHTTPServer):

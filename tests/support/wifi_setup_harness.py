@@ -61,7 +61,7 @@ async def page_up(url, sim):
         try:
             return await asyncio.to_thread(http, "GET", url)
         except OSError:
-            assert sim.proc.poll() is None, "the simulator ended"
+            assert sim.running, "the simulator ended"
             await asyncio.sleep(0.1)
     raise AssertionError("the setup page never answered")
 
@@ -89,7 +89,7 @@ async def logged(sim, words, times=1):
     """Wait until the board's log says `words` `times` times (a hang guard: the test's
     timeout ends a board that never does)."""
     while log_count(sim, words) < times:
-        assert sim.proc.poll() is None, "the simulator ended"
+        assert sim.running, "the simulator ended"
         await asyncio.sleep(0.05)
 
 

@@ -142,7 +142,7 @@ async def websocket_echo_floor(size, count):
 
 async def one_run(kind, count, workdir, say):
     from ..backend import Backend
-    from .mosquitto import Mosquitto
+    from ..hub.mosquitto import Mosquitto
     from ..hub.broker import BACKEND_USER
 
     options = {}
@@ -244,7 +244,7 @@ async def one_run(kind, count, workdir, say):
 
 
 def mosquitto_version():
-    from .mosquitto import MOSQUITTO
+    from ..hub.mosquitto import MOSQUITTO
 
     try:
         text = subprocess.run([MOSQUITTO, "-h"], capture_output=True, text=True, timeout=10).stdout

@@ -324,11 +324,11 @@ def http_heap(micropython):
     import shutil
     import tempfile
 
-    from .firmware import stage_firmware
+    from .heap import stage_form
 
     stage = tempfile.mkdtemp(prefix="umcp-bench-http-")
     try:
-        stage_firmware(stage)
+        stage_form("mpy_board", stage)  # the .mpy files alone
         done = subprocess.run([os.path.abspath(micropython), HTTP_HEAP, str(_free_port())],
                               env=micropython_env([os.path.join(stage, "lib")]), capture_output=True, text=True,
                               timeout=60)

@@ -37,7 +37,8 @@ from ..board import qemu
 from ..hub.serialboard import RecordReader
 from ..hub.xiaozhi import XiaozhiServer
 from ..mpy import ROOT, micropython_env
-from ..sim.demo import sim_command, stop_process
+from ..childprocess import stop_process
+from ..sim.board import SimBoard, config_for
 
 CALLS = 100
 WARMUP = 10
@@ -149,10 +150,9 @@ async def round_trips(micropython, calls, out):
                                        "bench-token", "--host", "127.0.0.1", "--http", str(http_port),
                                        "--serial", board.pty], cwd=ROOT, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=bridge_log)
-            sim = subprocess.Popen(sim_command("ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port, "bench-token",
-                                               os.path.join(folder, "sim"), micropython=micropython,
-                                               extra=("--device-id", "be:5e:00:00:00:01")),
-                                   cwd=ROOT, stdin=subprocess.DEVNULL, stdout=sim_log, stderr=subprocess.STDOUT)
+            sim = SimBoard(config_for(url="ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port, token="bench-token",
+                                      device_id="be:5e:00:00:00:01"), "micropython", os.path.abspath(micropython),
+                           root=os.path.join(folder, "sim"), log=sim_log).start()
             client = RawClient("http://127.0.0.1:%d/mcp" % http_port)
             aliases = await online(client, 2, timeout=90)
             over_serial = next(a for a in aliases if a == "dev-0e0001")
@@ -172,9 +172,10 @@ async def round_trips(micropython, calls, out):
         finally:
             if client is not None:
                 await client.close()
-            for process in (bridge, sim):
-                if process is not None:
-                    stop_process(process)
+            if sim is not None:
+                sim.stop()
+            if bridge is not None:
+                stop_process(bridge)
             bridge_log.close()
             sim_log.close()
         # The floor once the bridge has let the board go (it soft-resets it into main.py).
@@ -197,11 +198,11 @@ async def round_trips(micropython, calls, out):
 
 def heap(micropython, out):
     """The heap figures (tools/bench/serial_heap.py), the .mpy files as make deploy stages them."""
-    from .firmware import stage_firmware
+    from .heap import stage_form
 
     stage = tempfile.mkdtemp(prefix="umcp-bench-serial-heap-")
     try:
-        stage_firmware(stage)
+        stage_form("mpy_board", stage)  # the .mpy files alone
         env = micropython_env([os.path.join(stage, "lib")])
         command = [os.path.abspath(micropython), HEAP_SCRIPT]
         serial_used = serial_heap(command, env)

@@ -10,8 +10,8 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Everything that runs under MicroPython: what goes onto the board, the simulated
-# hardware, and the portable test cases themselves.
-DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/portable")
+# hardware, the portable test cases themselves and the bench's scripts.
+DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/portable", "tools/bench/scripts")
 
 PORTABLE_TESTS = os.path.join(ROOT, "tests", "portable")
 

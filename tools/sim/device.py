@@ -1,5 +1,5 @@
 # The simulator's child process: boots firmware/main.py on the host board, on CPython and
-# on the MicroPython unix port (tools/sim/launcher.py starts it with the device's sys.path and the
+# on the MicroPython unix port (tools.sim.board.SimBoard starts it with the device's sys.path and the
 # state directory as its working directory).
 #
 # Around the unchanged firmware it does what the board itself would do across a reset:

@@ -1,13 +1,14 @@
-"""Debian's mosquitto for the fleet bench and make test-mosquitto: a config written here
-(loopback listener on a free port, no anonymous login, the password file the backend
-keeps, umcp's ACL, a pid file the backend SIGHUPs), started and stopped as a child."""
+"""A local mosquitto (Debian's) as the backend takes an external broker (docs/mqtt.md): a
+config written here (loopback listener on a free port, no anonymous login, the password
+file the backend keeps, umcp's ACL, a pid file the backend SIGHUPs), started and stopped as
+a child. The fleet bench and make test-mosquitto run it."""
 
 import os
 import socket
 import subprocess
 import time
 
-from ..hub.broker import MOSQUITTO_ACL
+from .broker import MOSQUITTO_ACL
 
 MOSQUITTO = "/usr/sbin/mosquitto"
 
