@@ -131,6 +131,7 @@ class Wire:
 
     def __init__(self, page_limit=None, overhead=0, server=None, max_message=None, offered=None):
         self.frames = []
+        self.pieces = []  # as the server handed them to the transport, a list per message
         if server is None:
             self.server = McpServer(name="dev", version="9", page_limit=page_limit or 8000)
             self.server.set_sender(self._send, overhead)
@@ -141,6 +142,7 @@ class Wire:
         self.overhead = overhead
 
     async def _send(self, pieces):
+        self.pieces.append(pieces)
         self.frames.append(join_pieces(pieces))
 
     def messages(self):
@@ -156,8 +158,16 @@ class Wire:
         await self.session.handle(message if isinstance(message, str) else json.dumps(message))
         return [json.loads(frame) for frame in self.frames[before:]]
 
-    async def request(self, method, params=None, id=1):
+    async def request(self, method, params=None, id=1, version=None, log_level=None):
+        """The one message the server answers a request with. `version`: the request in
+        revision 2026-07-28's form, naming that revision (and `log_level`) in its _meta."""
         message = {"jsonrpc": "2.0", "id": id, "method": method}
+        if version is not None:
+            params = dict(params or {})
+            params["_meta"] = {"io.modelcontextprotocol/protocolVersion": version,
+                               "io.modelcontextprotocol/clientCapabilities": {}}
+            if log_level is not None:
+                params["_meta"]["io.modelcontextprotocol/logLevel"] = log_level
         if params is not None:
             message["params"] = params
         sent = await self.feed(message)

@@ -5,38 +5,11 @@ import asyncio
 import json
 from binascii import a2b_base64
 
-from umcp import McpServer
 from umcp.resource import McpResourceTemplate
-from umcp.compat import join_pieces
+from portable_support import Wire
 
 MODERN = "2026-07-28"
 BLOB = bytes(range(256)) * 4
-
-
-class Wire:
-    def __init__(self, page_limit=8000, overhead=0):
-        self.server = McpServer(name="dev", version="9", page_limit=page_limit)
-        self.frames = []
-        self.pieces = []
-        self.server.set_sender(self._send, overhead)
-
-    async def _send(self, pieces):
-        self.pieces.append(pieces)
-        self.frames.append(join_pieces(pieces))
-
-    async def request(self, method, params=None, id=1, version=None, log_level=None):
-        params = dict(params or {})
-        if version is not None:
-            meta = {"io.modelcontextprotocol/protocolVersion": version,
-                    "io.modelcontextprotocol/clientCapabilities": {}}
-            if log_level is not None:
-                meta["io.modelcontextprotocol/logLevel"] = log_level
-            params["_meta"] = meta
-        before = len(self.frames)
-        await self.server.handle(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-        sent = [json.loads(frame) for frame in self.frames[before:]]
-        assert len(sent) == 1, sent
-        return sent[0]
 
 
 def with_resources(wire, state):
