@@ -2,7 +2,7 @@
 
 Device code imports as it does on the board (`lib/` on sys.path), host tools as
 packages from the repository root, test helpers from tests.support. The `wire`
-fixture is an McpWire (tests/support/mcp_wire.py) over a fresh McpServer.
+fixture is an McpWire (tests/support/mcpwire.py) over a fresh McpServer.
 """
 
 import os
@@ -23,7 +23,7 @@ if os.path.join(ROOT, "tools", "sim", "hwsim") not in sys.path:
 if os.path.join(ROOT, "tests", "portable") not in sys.path:
     sys.path.append(os.path.join(ROOT, "tests", "portable"))
 
-from tests.support.mcp_wire import McpWire  # noqa: E402 (needs lib/ on sys.path)
+from tests.support.mcpwire import McpWire  # noqa: E402 (needs lib/ on sys.path)
 
 
 @pytest.fixture
@@ -49,8 +49,8 @@ collect_ignore = ["portable"]
 
 @pytest.fixture(scope="session")
 def certs(tmp_path_factory):
-    """Certificates made for the tests (firmware_harness.make_certs): a folder of them."""
-    from tests.support.firmware_harness import make_certs
+    """Certificates made for the tests (firmwareharness.make_certs): a folder of them."""
+    from tests.support.firmwareharness import make_certs
 
     return make_certs(tmp_path_factory.mktemp("certs"))
 

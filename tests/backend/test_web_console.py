@@ -20,7 +20,7 @@ from websockets.asyncio.client import connect
 
 from tools.childprocess import stop_process
 from tools.sim.board import SimBoard, config_for
-from tests.support.web_harness import (ROOT, SLIDE_AND_WAIT, TOKEN, Shots, browser_page, console_backend,
+from tests.support.webharness import (ROOT, SLIDE_AND_WAIT, TOKEN, Shots, browser_page, console_backend,
                          record_timing)
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]

@@ -1,11 +1,11 @@
 """tools.bridge as a real subprocess with THREE devices behind it (two simulated umcp
 devices running the real firmware, with a page limit that forces several tools/list
-pages, and an in-process fake with MCP resources, tests/support/fake_device.py), and the official
+pages, and an in-process fake with MCP resources, tests/support/fakedevice.py), and the official
 MCP SDK client on the other side: default mode (2026-07-28, server/discover) and
 mode="legacy" (initialize, 2025-11-25), over stdio and over streamable HTTP.
 
 The devices stay up for the whole module and reconnect to each new bridge on the same
-port (short backoff), as boards do. Over stdio the bridge runs behind tests/support/wire_tap.py,
+port (short backoff), as boards do. Over stdio the bridge runs behind tests/support/wiretap.py,
 and every line it wrote is checked against the SDK's types for the revision in use."""
 
 import base64
@@ -25,9 +25,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
-from tests.support.fake_device import FakeDevice
-from tests.support.mcp_http import HttpTap, check_messages, server_methods
-from tests.support.tool_names import check_tool_names
+from tests.support.fakedevice import FakeDevice
+from tests.support.mcphttp import HttpTap, check_messages, server_methods
+from tests.support.toolnames import check_tool_names
 from tests.backend.test_backend import simulated_photo
 from tests.support import ROOT
 from tools.childprocess import stop_process
@@ -74,7 +74,7 @@ def bridge_args(port, *extra):
 
 def stdio_bridge(rig, wire_log, *extra):
     return StdioServerParameters(command=sys.executable, cwd=ROOT, args=[
-        os.path.join(ROOT, "tests", "support", "wire_tap.py"), str(wire_log), sys.executable,
+        os.path.join(ROOT, "tests", "support", "wiretap.py"), str(wire_log), sys.executable,
         *bridge_args(rig["port"], "--user-tools", *extra)])
 
 
@@ -289,7 +289,7 @@ async def run_legacy(target, rig, user_tools):
 
 
 def check_wire(path):
-    """Every line the bridge wrote to stdout (tests/support/wire_tap.py's log), checked."""
+    """Every line the bridge wrote to stdout (tests/support/wiretap.py's log), checked."""
     with open(path) as log:
         return check_messages([json.loads(line) for line in log])
 
@@ -497,7 +497,7 @@ async def test_the_real_firmwares_resources_through_the_bridge(rig, http_bridge)
 async def test_a_photo_with_a_vision_model_comes_with_its_answer():
     """With a vision model configured, take_photo gives the image and the model's answer
     beside it (in-process bridge, the SDK client on the Server object, the fake device)."""
-    from tests.support.fake_device import JPEG
+    from tests.support.fakedevice import JPEG
     from tools.bridge.bridge import Bridge
 
     asked = []

@@ -23,7 +23,7 @@ from tools.bridge import app as panel_app
 from tests.support import ROOT
 from tools.childprocess import stop_process
 from tools.sim.board import SimBoard, config_for
-from tests.support.web_harness import browser_page
+from tests.support.webharness import browser_page
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 TOKEN = "app-token"

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from tests.support.fake_device import FakeDevice
+from tests.support.fakedevice import FakeDevice
 from tests.bridge.test_bridge import FAKE, TOKEN, free_port, wait_for_line
 from tests.support import ROOT
 from tools.childprocess import stop_process

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.tool_names import check_tool_names
+from tests.support.toolnames import check_tool_names
 from tests.support import ROOT
 from tools.sim.board import SimBoard, config_for
 

@@ -1,11 +1,11 @@
 """tools.bridge --serial PORT with a real MicroPython on the other end of the line: the QEMU
 board (tests/support/qemu.py) with the firmware deployed by `make deploy ROMFS=1 APP=...`
-(the maker's module tests/support/qemu_board/maker_app.py beside it), the real raw REPL on
+(the maker's module tests/support/makerapp.py beside it), the real raw REPL on
 its pty, and the official MCP SDK client on the bridge's stdio in both modes. The bridge
 stops main.py, starts the firmware's serial session, serves it as it serves a board over
 WebSocket, takes it again after a reset, and leaves it running main.py when it exits.
 Every line the bridge writes on stdout is checked against the SDK's types
-(tests/support/wire_tap.py); its log (stderr) is read for what it says about each port.
+(tests/support/wiretap.py); its log (stderr) is read for what it says about each port.
 
 Bad input: a port that is not there, a busy one, one where nothing answers, a board
 without umcp, a firmware of another release, and the cable pulled (QEMU stopped) mid-call,
@@ -23,15 +23,15 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.support.mcp_http import check_messages
+from tests.support.mcphttp import check_messages
 from tests.support.qemu import CONFIG, QemuBoard
-from tests.support.tool_names import check_tool_names
+from tests.support.toolnames import check_tool_names
 from tests.support import ROOT
 from tools.sim.board import SimBoard, config_for
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.anyio]
 ALIAS = "dev-0e0001"  # the stand-in network module's MAC, 02:00:51:0e:00:01
-WIRE_TAP = os.path.join(ROOT, "tests", "support", "wire_tap.py")
+WIRE_TAP = os.path.join(ROOT, "tests", "support", "wiretap.py")
 READ_TIMEOUT = 30
 TOKEN = "serial-token"
 
@@ -43,7 +43,7 @@ def free_port():
 
 
 class SerialBridge:
-    """tools.bridge over stdio behind wire_tap, its stderr in `log`; `params` for the SDK."""
+    """tools.bridge over stdio behind wiretap, its stderr in `log`; `params` for the SDK."""
 
     def __init__(self, tmp_path, ports, *extra):
         self.wire = tmp_path / "wire.jsonl"

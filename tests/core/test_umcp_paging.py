@@ -8,7 +8,7 @@ from umcp import BOOLEAN, INTEGER, STRING, McpServer, Property
 from umcp.compat import dumps, join_pieces
 from umcp.listing import entry_json
 
-from tests.support.mcp_wire import McpWire
+from tests.support.mcpwire import McpWire
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
 

@@ -1,6 +1,6 @@
 """McpServer: lifecycle, JSON-RPC rules, tools/call, concurrency, cancellation, notifications.
 
-Every message the server emits goes through McpWire (tests/support/mcp_wire.py), which
+Every message the server emits goes through McpWire (tests/support/mcpwire.py), which
 validates it against the official MCP SDK's types for the negotiated version.
 """
 

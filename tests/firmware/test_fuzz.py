@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from tests.support.firmware_harness import device_session, run
+from tests.support.firmwareharness import device_session, run
 from tools.sim.hostile import drive
 
 MESSAGES = int(os.environ.get("UMCP_SOAK_MESSAGES", "0")) or None

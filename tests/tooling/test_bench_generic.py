@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tests.support.firmware_harness import MICROPYTHON
+from tests.support.firmwareharness import MICROPYTHON
 from tools.bench import generic, generictable
 
 pytestmark = pytest.mark.timeout(120)

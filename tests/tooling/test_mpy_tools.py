@@ -1,5 +1,5 @@
 """The MicroPython harness can fail: proof that broken device code or a failing
-device test makes compile_all, run_unix and run_wasm.mjs exit non-zero with the
+device test makes compileall, rununix and runwasm.mjs exit non-zero with the
 right counts, and that async tests really run inside MicroPython."""
 
 import os
@@ -63,12 +63,12 @@ def _write(folder, files):
 
 
 def _run_unix(test_dir):
-    return subprocess.run([PYTHON, "-m", "tools.mpy.run_unix", "--micropython", MICROPYTHON,
+    return subprocess.run([PYTHON, "-m", "tools.mpy.rununix", "--micropython", MICROPYTHON,
                            "--tests", str(test_dir)], cwd=ROOT, capture_output=True, text=True)
 
 
 def _run_wasm(test_dir):
-    return subprocess.run(["node", os.path.join(ROOT, "tools", "mpy", "run_wasm.mjs"),
+    return subprocess.run(["node", os.path.join(ROOT, "tools", "mpy", "runwasm.mjs"),
                            "--tests", str(test_dir)], cwd=ROOT, capture_output=True, text=True)
 
 
@@ -122,7 +122,7 @@ def test_runner_fails_when_nothing_ran(run, tmp_path):
 
 
 def _compile_all(*dirs):
-    return subprocess.run([PYTHON, "-m", "tools.mpy.compile_all"] + [str(d) for d in dirs],
+    return subprocess.run([PYTHON, "-m", "tools.mpy.compileall"] + [str(d) for d in dirs],
                           cwd=ROOT, capture_output=True, text=True)
 
 

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.firmware.test_demo import check_whole_session
+from tests.support.simtranscript import check_whole_session
 from tests.support import ROOT
 from tests.support.platforms import pins
 from tools.cli import COMMANDS

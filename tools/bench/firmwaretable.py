@@ -188,7 +188,7 @@ def http_growth(figures):
                  "the one that also serves the HTTP client (the endpoint's code loaded at its first request;",
                  "dropped again once idle for umcpfw.mcphttp.IDLE_S seconds). \"In use\": the heap",
                  "self.get_system_info reports through the endpoint, on the legacy session with its GET",
-                 "stream open; the per-request figures are make bench's link table (tools/bench/http_heap.py)."] + lines
+                 "stream open; the per-request figures are make bench's link table (tools/bench/httpheap.py)."] + lines
     return lines
 
 
@@ -233,13 +233,13 @@ def print_firmware(micropython, core, frozen=None, hardware_frozen=None):
                   ""] + endpoint + [""]
     if "frozen" in figures:
         lines += ["Frozen: %s," % figures["frozen"]["micropython"],
-                  "a unix port built with tools/bench/unix_frozen_manifest.py (the firmware and the",
+                  "a unix port built with tools/bench/unixfrozenmanifest.py (the firmware and the",
                   "simulated hardware frozen in), running main.py alone."]
     if "mpy_board" in figures:
         lines += ["\".mpy, hardware frozen\": %s running the .mpy files make deploy copies, with"
                   % figures["mpy_board"]["micropython"],
                   "asyncio and the simulated hardware frozen: the .mpy form as a board without PSRAM",
-                  "would hold it, from a build of tools/bench/unix_hwsim_manifest.py (a build with the",
+                  "would hold it, from a build of tools/bench/unixhwsimmanifest.py (a build with the",
                   "firmware frozen too keeps the firmware's names in its image and flatters this column)."]
     if "romfs_board" in figures:
         lines += ["\"ROMFS, hardware frozen\": the ROMFS image on the same binary, the form closest to a",

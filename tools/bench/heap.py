@@ -7,8 +7,8 @@ the host board's forms: "py" (the sources), "mpy" (the .mpy files make deploy st
 simulated hardware compiled beside them), "romfs" (the same in a ROMFS image, as make
 deploy ROMFS=1 builds it, read into the heap and mounted at /rom: the unix port has no
 flash), "mpy_board" and "romfs_board" (the same beside the simulated hardware frozen in
-the binary: a build of unix_hwsim_manifest.py, what a board without PSRAM holds) and
-"frozen" (everything frozen: unix_frozen_manifest.py, main.py alone).
+the binary: a build of unixhwsimmanifest.py, what a board without PSRAM holds) and
+"frozen" (everything frozen: unixfrozenmanifest.py, main.py alone).
 
 smallest() bisects the smallest heap that completes a run, given the run as a coroutine
 function of the heap size; `repeat` counts a size as passing only when it passed that many
@@ -38,8 +38,8 @@ SCRIPTS = os.path.join(ROOT, "tools", "bench", "scripts")
 # the firmware's names as qstrs in its image, and the staged .mpy files loaded beside it
 # then leave them off the heap: about 20 KB of a 32-bit boot, which a board running .mpy
 # files does not). The repository keeps these manifests, not a build script.
-FROZEN_MANIFEST = os.path.join(ROOT, "tools", "bench", "unix_frozen_manifest.py")
-HWSIM_MANIFEST = os.path.join(ROOT, "tools", "bench", "unix_hwsim_manifest.py")
+FROZEN_MANIFEST = os.path.join(ROOT, "tools", "bench", "unixfrozenmanifest.py")
+HWSIM_MANIFEST = os.path.join(ROOT, "tools", "bench", "unixhwsimmanifest.py")
 ROMFS_IMAGE = "umcp.romfs"  # beside main.py in a ROMFS form's folder; scripts/romfsboot.py reads it
 ROMFS_BOOT = "romfsboot.py"
 IMAGE_HEAP = "romfs image heap "  # what romfsboot.py prints: the image's bytes on the heap

@@ -11,7 +11,7 @@ python -m tools.bench.serial [--micropython PATH] [--calls N]).
    session reads a frame and written back by MicroPython's asyncio, no JSON, no MCP. QEMU's serial line is
    slow: the ratio is a figure, not a target.
 2. Heap, in the unix port given (a 32-bit build has an ESP32's object sizes), the .mpy
-   files as make deploy stages them (tools/bench/serial_heap.py): what the serial session
+   files as make deploy stages them (tools/bench/serialheap.py): what the serial session
    keeps while it serves a client, beside what the xiaozhi link over WebSocket keeps, and
    the serial session's entry module. Before the bridge starts it, the session takes no
    heap: the firmware never imports it (.importlinter, contract serial-on-demand).
@@ -42,8 +42,7 @@ from ..sim.board import SimBoard, config_for
 
 CALLS = 100
 WARMUP = 10
-HEAP_SCRIPT = os.path.join(ROOT, "tools", "bench", "serial_heap.py")
-STANDINS = os.path.join(ROOT, "tests", "support", "qemu_board")  # the tests' stand-ins, as files
+HEAP_SCRIPT = os.path.join(ROOT, "tools", "bench", "serialheap.py")
 TOOL = "self.get_device_status"
 CONFIG = {"board": "generic", "wifi": {"ssid": "qemu-net", "password": "not-a-real-one"},
           "url": "ws://192.0.2.1:8000/xiaozhi/v1/", "token": "bench", "wifi_setup_after": None}
@@ -90,8 +89,7 @@ def prepare_board(folder):
     config = os.path.join(folder, "config.json")
     with open(config, "w") as f:
         json.dump(CONFIG, f)
-    board.put({"lib/%s.py" % name: os.path.join(STANDINS, "standin_%s.py" % name)
-               for name in ("network", "esp32", "socket", "ssl")}, folders=["lib"])
+    board.put(qemu.standins(), folders=["lib"])  # what the QEMU board lacks of an ESP32
     run([sys.executable, "-m", "tools.board.deploy", "--port", board.pty, "--board", "generic", "--romfs",
          "--config", config, "--build-dir", os.path.join(folder, "stage")], cwd=ROOT)
     time.sleep(0.5)  # mpremote's reset returns before the board has reset
@@ -197,7 +195,7 @@ async def round_trips(micropython, calls, out):
 
 
 def heap(micropython, out):
-    """The heap figures (tools/bench/serial_heap.py), the .mpy files as make deploy stages them."""
+    """The heap figures (tools/bench/serialheap.py), the .mpy files as make deploy stages them."""
     from .heap import stage_form
 
     stage = tempfile.mkdtemp(prefix="umcp-bench-serial-heap-")

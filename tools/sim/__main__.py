@@ -38,7 +38,7 @@ def parse_args(argv=None):
                    help="run the .mpy files make deploy copies to a board (with --micropython)")
     p.add_argument("--frozen-hardware", action="store_true",
                    help="with --mpy: take the simulated hardware frozen in the --micropython binary "
-                   "(a unix port built with tools/bench/unix_hwsim_manifest.py) instead of compiling "
+                   "(a unix port built with tools/bench/unixhwsimmanifest.py) instead of compiling "
                    "it beside the firmware: the heap then holds what a board's does")
     p.add_argument("--board", default="host", help="board module (default: host)")
     p.add_argument("--ca", help="CA certificate file for wss:// (PEM)")
@@ -68,7 +68,7 @@ def parse_args(argv=None):
         args.micropython = os.path.abspath(found)
         if args.frozen_hardware and not has_frozen_hardware(args.micropython):
             p.error("--frozen-hardware: %s has no simulated hardware frozen in (build a unix port with "
-                    "tools/bench/unix_hwsim_manifest.py: docs/benchmarks.md)" % args.micropython)
+                    "tools/bench/unixhwsimmanifest.py: docs/benchmarks.md)" % args.micropython)
     if args.app and not (os.path.isfile(args.app) and args.app.endswith(".py")
                          or os.path.isfile(os.path.join(args.app, "__init__.py"))):
         p.error("--app: %s is neither a .py file nor a package's folder" % args.app)

@@ -1,6 +1,6 @@
 """One simulated board: the unchanged firmware in a child process, booted again after each
 machine.reset() as a board boots again. The one launcher: `python -m tools.sim`, make sim
-(tools.sim.demo), the tests (tests/support/firmware_harness.py) and every bench start
+(tools.sim.demo), the tests (tests/support/firmwareharness.py) and every bench start
 their boards with it.
 
     board = SimBoard(config_for(url=url, token=token), runtime="mpy", micropython=BIN)
@@ -15,8 +15,8 @@ The runtime (RUNTIMES) says how the firmware runs: "cpython"; "micropython", the
 `micropython` names, compiling lib/ and firmware/ from source; "mpy", the .mpy files `make
 deploy` stages, with the simulated hardware compiled beside them (a board has it in C);
 "mpy-frozen-hardware", the same .mpy files beside the simulated hardware frozen in the
-binary (a build of tools/bench/unix_hwsim_manifest.py: the heap then holds what a board's
-does); "frozen", everything frozen in (tools/bench/unix_frozen_manifest.py), main.py alone.
+binary (a build of tools/bench/unixhwsimmanifest.py: the heap then holds what a board's
+does); "frozen", everything frozen in (tools/bench/unixfrozenmanifest.py), main.py alone.
 
 The board's folder, `root` (its "/", a temporary one unless given), holds config.json, the
 settings and the simulated flash. A staged form is copied into it at the first start as
