@@ -7,8 +7,9 @@ page), the heap each took, and one tools/call dispatch. Then MCP round trips ove
 device's WebSocket link on loopback (tools/bench/link.py), and a tools/call over each
 xiaozhi transport (tools/bench/transport.py). Then the heap the whole
 firmware uses in the unix port through a full session (tools/bench/firmware.py), as
-.py sources and as the .mpy files make deploy copies, and the generic board's parts
-(tools/bench/generic.py). Then the bridge's figures
+.py sources and as the .mpy files make deploy copies, the generic board's parts
+(tools/bench/generic.py) and, with a split-heap binary, the stock plain ESP32's boards
+(tools/bench/stock.py). Then the bridge's figures
 (tools/bench/bridge.py: a call through it against the same call straight to the device,
 and many clients on several devices), and a board on its serial line through the bridge
 (tools/bench/serial.py: the QEMU board's round trips, the serial session's heap beside the
@@ -37,6 +38,7 @@ from . import generictable
 from . import link as bench_link
 from . import record
 from . import serial as bench_serial
+from . import stock
 from . import transport as bench_transport
 from ..mpy import ROOT, micropython_env
 
@@ -49,7 +51,7 @@ def interpreters(micropython):
     return [
         ("CPython", [sys.executable, SCRIPT], dict(os.environ, PYTHONPATH=LIB)),
         ("MicroPython unix", [micropython, SCRIPT], micropython_env([LIB])),
-        ("MicroPython wasm", ["node", os.path.join(ROOT, "tools", "mpy", "run_wasm.mjs"), "--script", SCRIPT],
+        ("MicroPython wasm", ["node", os.path.join(ROOT, "tools", "mpy", "runwasm.mjs"), "--script", SCRIPT],
          dict(os.environ)),
     ]
 
@@ -165,13 +167,14 @@ def print_web():
     return True
 
 
-PARTS = ("core", "link", "transport", "firmware", "generic", "bridge", "serial", "web")
+PARTS = ("core", "link", "transport", "firmware", "generic", "stock", "bridge", "serial", "web")
 TITLES = {
     "core": "MCP core: a tools/list page and a tools/call, CPython and MicroPython",
     "link": "Round trips over the device's WebSocket link",
     "transport": "tools/call over each xiaozhi transport",
     "firmware": "Whole firmware: heap through a full session",
     "generic": "The generic board: ten parts beside the host board, and each part type's cost",
+    "stock": "The stock plain ESP32: the smallest heap in two 56 KB areas, a few boards",
     "bridge": "The bridge: one call against the floor, and many clients",
     "serial": "A board on its serial line (bridge --serial, the QEMU board): round trips and heap",
     "web": "Web console: 20 devices",
@@ -193,12 +196,15 @@ def main(argv=None):
     parser.add_argument("--micropython", default=heap.default_micropython(),
                         help="MicroPython unix port binary (default: UMCP_MICROPYTHON, else the venv's)")
     parser.add_argument("--frozen", default=heap.default_frozen(), metavar="BIN",
-                        help="a unix port with the firmware frozen in (tools/bench/unix_frozen_manifest.py; "
+                        help="a unix port with the firmware frozen in (tools/bench/unixfrozenmanifest.py; "
                              "default: UMCP_MICROPYTHON_FROZEN): adds a frozen column")
     parser.add_argument("--hardware-frozen", default=heap.default_hardware_frozen(), metavar="BIN",
                         help="a unix port with the simulated hardware alone frozen in "
-                             "(tools/bench/unix_hwsim_manifest.py; default: UMCP_MICROPYTHON_HWSIM): "
+                             "(tools/bench/unixhwsimmanifest.py; default: UMCP_MICROPYTHON_HWSIM): "
                              "the measuring form's column (else --frozen's binary runs it)")
+    parser.add_argument("--stock", default=stock.default_stock(), metavar="BIN",
+                        help="a 32-bit unix port with the simulated hardware frozen in and a split heap of two "
+                             "areas (default: UMCP_MICROPYTHON_STOCK): the stock plain ESP32's table")
     parser.add_argument("--only", metavar="PARTS", default=",".join(PARTS),
                         help="comma-separated parts to run, of %s (default: all)" % ", ".join(PARTS))
     parser.add_argument("--record", metavar="FILE",
@@ -227,6 +233,8 @@ def main(argv=None):
                 section.ran = firmwaretable.print_firmware(args.micropython, core, args.frozen, args.hardware_frozen)
             elif part == "generic":
                 section.ran = generictable.print_generic(args.micropython)
+            elif part == "stock":
+                section.ran = stock.print_stock(args.stock)
             elif part == "bridge":
                 section.ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
             elif part == "serial":
