@@ -20,8 +20,7 @@ from websockets.asyncio.client import connect
 
 from tools.childprocess import stop_process
 from tools.sim.board import SimBoard, config_for
-from tests.support.webharness import (ROOT, SLIDE_AND_WAIT, TOKEN, Shots, browser_page, console_backend,
-                         record_timing)
+from tests.support.webharness import ROOT, SLIDE_AND_WAIT, TOKEN, Shots, browser_page, console_backend
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 WAIT_MS = 30000  # a simulated device boots and onboards within this
@@ -107,7 +106,7 @@ async def test_the_console_drives_the_simulated_device(tmp_path):
             await shots.take(page, "device-online")
 
             # The slider is the control: let go at 42, the device's own status shows 42.
-            elapsed = await page.evaluate(SLIDE_AND_WAIT, [VOLUME, "sim-web", "volume", 42])
+            await page.evaluate(SLIDE_AND_WAIT, [VOLUME, "sim-web", "volume", 42])  # rejects if it never shows
             assert await volume.locator(".result[data-state=ok]").text_content() == "true" + \
                 await volume.locator(".result .ms").text_content()
             status = tool(page, "self.get_device_status")
@@ -190,7 +189,6 @@ async def test_the_console_drives_the_simulated_device(tmp_path):
             await page.wait_for_selector('.device.offline[data-device="sim-web"]', timeout=15000)
             await shots.take(page, "device-offline")
         assert page.problems == []
-    record_timing("slider_to_device_ms_one_device", round(elapsed, 1))
     # What the codec got: the last DAC volume write of that boot is the driver's value for 42.
     boot = json.loads((state / "hwsim.jsonl").read_text().splitlines()[-1])
     writes = [value for reg, value in boot["es8311_writes"] if reg == ES8311_DAC_VOLUME]
@@ -486,10 +484,6 @@ async def test_twenty_devices_usable_within_a_second_and_a_slider_round_trip(tmp
                 await shots.take(phone, "phone")
                 assert phone.problems == []
     effect_ms = statistics.median(effects)
-    record_timing("devices", DEVICES)
-    record_timing("page_usable_ms", round(usable_ms, 1))
-    record_timing("slider_to_device_ms_median", round(effect_ms, 1))
-    record_timing("slider_to_device_ms_max", round(max(effects), 1))
     print("web console: usable in %.0f ms with %d devices; slider -> device status %.1f ms (median of %d), "
           "max %.1f ms" % (usable_ms, DEVICES, effect_ms, len(effects), max(effects)))
     # The targets are 1 s and 100 ms; the bounds here leave room for a loaded CI host.

@@ -4,10 +4,8 @@ backend with its console, simulated devices, and the screenshots kept under
 build/artifacts/web-console/."""
 
 import contextlib
-import json
 import os
 import shutil
-import time
 
 import pytest
 
@@ -15,7 +13,6 @@ from tests.support import ROOT
 from tools.backend import Backend
 
 ARTIFACTS = os.path.join(ROOT, "build", "artifacts", "web-console")
-TIMINGS = os.path.join(ROOT, "build", "artifacts", "web-timings.json")
 TOKEN = "test-token"
 # Playwright adds --headless and a fresh temporary --user-data-dir itself.
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -85,20 +82,6 @@ async def console_backend(out=None, ota_dir=None, **web):
         yield backend
     finally:
         await backend.close()
-
-
-def record_timing(key, value):
-    """Keep a figure for make bench (build/artifacts/web-timings.json)."""
-    os.makedirs(os.path.dirname(TIMINGS), exist_ok=True)
-    try:
-        with open(TIMINGS) as f:
-            figures = json.load(f)
-    except (OSError, ValueError):
-        figures = {}
-    figures[key] = value
-    figures["measured_at"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    with open(TIMINGS, "w") as f:
-        json.dump(figures, f, indent=2)
 
 
 # Moves a slider as a person lets it go (input, then change) and waits, inside the page,

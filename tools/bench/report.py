@@ -40,6 +40,7 @@ from . import record
 from . import serial as bench_serial
 from . import stock
 from . import transport as bench_transport
+from . import web
 from ..mpy import ROOT, micropython_env
 
 SCRIPT = os.path.join(ROOT, "tools", "bench", "core.py")
@@ -126,47 +127,6 @@ def core_table(micropython):
     return not failed, dict(columns)
 
 
-WEB_TEST = "tests/backend/test_web_console.py::test_twenty_devices_usable_within_a_second_and_a_slider_round_trip"
-WEB_TIMINGS = os.path.join(ROOT, "build", "artifacts", "web-timings.json")
-
-
-def print_web():
-    """The web console's speed, from its browser test (run here): page usable with 20
-    simulated devices online, and a slider's effect shown by the device."""
-    print()
-    print("Web console, headless Chromium against the local backend and 20 simulated devices on")
-    print("loopback (%s)" % WEB_TEST.split("::")[1])
-    print()
-    try:
-        os.remove(WEB_TIMINGS)
-    except FileNotFoundError:
-        pass
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", WEB_TEST],
-                          cwd=ROOT, capture_output=True, text=True)
-    try:
-        with open(WEB_TIMINGS) as f:
-            figures = json.load(f)
-        usable, effect, worst = (figures["page_usable_ms"], figures["slider_to_device_ms_median"],
-                                 figures["slider_to_device_ms_max"])
-    except (OSError, ValueError, KeyError):
-        print("the browser test did not run:\n%s" % (done.stdout[-3000:] + done.stderr[-2000:]))
-        return False
-    print("  page usable (20 devices listed, the first one's tools ready)  %7.0f ms   target < 1000 ms  %s"
-          % (usable, "met" if usable < 1000 else "MISSED"))
-    print("  slider let go -> value shown by the device (median)           %7.1f ms   target <  100 ms  %s"
-          % (effect, "met" if effect < 100 else "MISSED"))
-    print("  slider let go -> value shown by the device (worst of 7)       %7.1f ms" % worst)
-    print()
-    print("Usable: performance.now() at the first moment the page lists every device and the selected")
-    print("device's tool forms are rendered, from navigation start (a fresh browser profile). Slider:")
-    print("from the change event to the device card showing the value the device reported")
-    print("(self.get_device_status, re-read after the call); both measured inside the page.")
-    if done.returncode != 0:
-        print("the browser test failed:\n%s" % done.stdout[-3000:])
-        return False
-    return True
-
-
 PARTS = ("core", "link", "transport", "firmware", "generic", "stock", "bridge", "serial", "web")
 TITLES = {
     "core": "MCP core: a tools/list page and a tools/call, CPython and MicroPython",
@@ -240,7 +200,7 @@ def main(argv=None):
             elif part == "serial":
                 section.ran = bench_serial.print_serial(args.micropython)
             else:
-                section.ran = print_web()
+                section.ran = web.print_web()
     if args.record:
         command = " ".join(["python -m tools.bench"] + (["--only " + ",".join(parts)] if len(parts) < len(PARTS) else []))
         note = None
