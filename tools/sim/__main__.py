@@ -12,11 +12,10 @@ library only.
 import argparse
 import json
 import os
-import shutil
 import signal
 import sys
 
-from .board import SimBoard, config_for, has_frozen_hardware
+from .board import SimBoard, check_runtime_options, config_for, has_frozen_hardware
 
 
 def parse_args(argv=None):
@@ -55,17 +54,10 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
-    if args.mpy and not args.micropython:
-        p.error("--mpy needs --micropython (CPython does not load .mpy files)")
     if args.frozen_hardware and not args.mpy:
         p.error("--frozen-hardware needs --mpy")
+    check_runtime_options(p, args)
     if args.micropython:
-        # The firmware runs with the state dir as its working directory: resolve the
-        # binary here (a relative path or a name on PATH).
-        found = shutil.which(args.micropython)
-        if found is None:
-            p.error("--micropython: %s is not an executable" % args.micropython)
-        args.micropython = os.path.abspath(found)
         if args.frozen_hardware and not has_frozen_hardware(args.micropython):
             p.error("--frozen-hardware: %s has no simulated hardware frozen in (build a unix port with "
                     "tools/bench/unixhwsimmanifest.py: docs/benchmarks.md)" % args.micropython)

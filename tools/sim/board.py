@@ -82,6 +82,19 @@ def reset_exit_code():
     return machine.RESET_EXIT_CODE
 
 
+def check_runtime_options(parser, args):
+    """The --micropython and --mpy options a command line shares (tools.sim, the demo)
+    checked, the binary resolved to an absolute path (a relative path or a name on PATH: the
+    firmware runs in the board's folder); parser.error() says what is wrong."""
+    if args.mpy and not args.micropython:
+        parser.error("--mpy needs --micropython (CPython does not load .mpy files)")
+    if args.micropython:
+        found = shutil.which(args.micropython)
+        if found is None:
+            parser.error("--micropython: %s is not an executable" % args.micropython)
+        args.micropython = os.path.abspath(found)
+
+
 def has_frozen_hardware(micropython):
     """Whether the unix port `micropython` has tools/sim/hwsim frozen in."""
     try:

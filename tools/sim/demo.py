@@ -16,13 +16,12 @@ import asyncio
 import functools
 import os
 import secrets
-import shutil
 import sys
 import tempfile
 
 from ..backend import Backend
 from ..hub.endpoint import at_endpoint
-from .board import BoardFailed, SimBoard, config_for, write_inputs
+from .board import BoardFailed, SimBoard, check_runtime_options, config_for, write_inputs
 from .calls import CALLS, GENERIC_CALLS, GENERIC_INPUTS, GENERIC_PARTS
 
 PAGE_LIMIT = 2000  # small, so the transcript shows tools/list paging
@@ -43,13 +42,7 @@ def parse_args(argv=None, prog="python3 -m tools.sim.demo"):
                         help="keep the device and the web console running after the session "
                              "(default: when stdin is a terminal)")
     args = parser.parse_args(argv)
-    if args.mpy and not args.micropython:
-        parser.error("--mpy needs --micropython (CPython does not load .mpy files)")
-    if args.micropython:
-        found = shutil.which(args.micropython)
-        if found is None:
-            parser.error("--micropython: %s is not an executable" % args.micropython)
-        args.micropython = os.path.abspath(found)
+    check_runtime_options(parser, args)
     if args.serve is None:
         args.serve = sys.stdin is not None and sys.stdin.isatty()
     return args
