@@ -1,7 +1,8 @@
-# The simulated hardware's heap in a board's runs (tools/bench/generic.py): its modules, and
-# what the board's start-up leaves in them (on a board nothing: C modules and silicon). Its
-# argument (in argument.txt, as heap.run_script writes it): the board module's name and
-# config.json's parts. Prints "modules state" in bytes.
+"""The simulated hardware's heap in a board's runs (tools/bench/generic.py): its modules, and
+what the board's start-up leaves in them (on a board nothing: C modules and silicon). Its
+argument (in argument.txt, as heap.run_script writes it): the board module's name and
+config.json's parts. Prints "modules state" in bytes.
+"""
 import gc
 board_module, parts = eval(open("argument.txt").read())
 gc.collect()

@@ -1,7 +1,8 @@
-# What the simulated hardware holds on the heap beside the host board (on a board nothing:
-# C modules, silicon): its modules, then what it keeps of the board's start-up (register
-# files, bounded histories) once the board itself is dropped. Prints "modules state" in
-# bytes. make bench's firmware table (tools/bench/firmware.py) runs it.
+"""What the simulated hardware holds on the heap beside the host board (on a board nothing:
+C modules, silicon): its modules, then what it keeps of the board's start-up (register
+files, bounded histories) once the board itself is dropped. Prints "modules state" in
+bytes. make bench's firmware table (tools/bench/firmware.py) runs it.
+"""
 import gc
 
 gc.collect()

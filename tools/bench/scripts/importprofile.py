@@ -1,13 +1,14 @@
-# make bench's per-import table (tools/bench/imports.py): replaces builtins.__import__ with a
-# wrapper that, around every first import of a module, collects and reads gc.mem_alloc(),
-# printing one line per module ("import-heap NAME SELF TOTAL": what the import left on the
-# heap without and with the modules it imported first itself), then runs the program: the
-# file named by the argument, else the firmware as firmware/main.py runs it.
-#
-# The wrapper allocates its own frame before the first reading and prints after the last,
-# so its bookkeeping stays out of the figures (a few bytes at most). A relative import
-# (level > 0) is named after the package it resolves in, as sys.modules keys it; `from .
-# import x` first imports the package itself (loaded already), then x by its full name.
+"""make bench's per-import table (tools/bench/imports.py): replaces builtins.__import__ with a
+wrapper that, around every first import of a module, collects and reads gc.mem_alloc(),
+printing one line per module ("import-heap NAME SELF TOTAL": what the import left on the
+heap without and with the modules it imported first itself), then runs the program: the
+file named by the argument, else the firmware as firmware/main.py runs it.
+
+The wrapper allocates its own frame before the first reading and prints after the last,
+so its bookkeeping stays out of the figures (a few bytes at most). A relative import
+(level > 0) is named after the package it resolves in, as sys.modules keys it; `from .
+import x` first imports the package itself (loaded already), then x by its full name.
+"""
 import builtins
 import gc
 import sys

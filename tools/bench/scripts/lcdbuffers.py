@@ -1,6 +1,7 @@
-# An SPI LCD part's driver buffers, allocated once (what a part's figure holds of them;
-# tools/bench/generic.py). Its argument (in argument.txt, as heap.run_script writes it): the
-# entry. Prints bytes.
+"""An SPI LCD part's driver buffers, allocated once (what a part's figure holds of them;
+tools/bench/generic.py). Its argument (in argument.txt, as heap.run_script writes it): the
+entry. Prints bytes.
+"""
 import hwsim
 from boards import Board, add_parts
 

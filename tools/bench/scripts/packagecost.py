@@ -1,5 +1,6 @@
-# The parts package's own bytes (tools/bench/generic.py): parts/__init__ with the core and a
-# board loaded first. Prints bytes.
+"""The parts package's own bytes (tools/bench/generic.py): parts/__init__ with the core and a
+board loaded first. Prints bytes.
+"""
 import gc
 
 import hwsim, machine  # noqa: E401,F401

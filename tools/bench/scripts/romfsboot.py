@@ -1,7 +1,8 @@
-# make bench's boot of the ROMFS form (tools/bench/firmware.py): the unix port has no flash,
-# so the image (umcp.romfs, as make deploy ROMFS=1 builds it) is read into the heap first (one
-# block, allocated first, so it fragments nothing) and the bytes it takes are printed for
-# the bench to leave out; then mounted at /rom and run in place, as a board runs it.
+"""make bench's boot of the ROMFS form (tools/bench/firmware.py): the unix port has no flash,
+so the image (umcp.romfs, as make deploy ROMFS=1 builds it) is read into the heap first (one
+block, allocated first, so it fragments nothing) and the bytes it takes are printed for
+the bench to leave out; then mounted at /rom and run in place, as a board runs it.
+"""
 import gc
 import sys
 

@@ -1,8 +1,9 @@
-# The status view's cost (tools/bench/generic.py): its module, and the view on a screen part
-# (the generic board's display then, for the theme tool: umcpfw.boot sets it so), once
-# everything a boot with a status screen has loaded before it is there. Its argument (in
-# argument.txt, as heap.run_script writes it): the screen's entry and its runtime module in
-# parts ("oled", "lcd"). Prints "module view" in bytes.
+"""The status view's cost (tools/bench/generic.py): its module, and the view on a screen part
+(the generic board's display then, for the theme tool: umcpfw.boot sets it so), once
+everything a boot with a status screen has loaded before it is there. Its argument (in
+argument.txt, as heap.run_script writes it): the screen's entry and its runtime module in
+parts ("oled", "lcd"). Prints "module view" in bytes.
+"""
 import asyncio
 import gc
 import hwsim, machine, simoled  # noqa: E401,F401
