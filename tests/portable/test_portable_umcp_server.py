@@ -5,9 +5,10 @@ import asyncio
 import json
 from binascii import a2b_base64, b2a_base64
 
-from umcp import INTEGER, ImageContent, McpServer, Property
+from umcp import INTEGER, ImageContent, McpServer, McpTool, Property
 from umcp.compat import join_pieces, piece_size, piece_utf8
 from umcp.image import base64_pieces
+from umcp.server import LATEST_VERSION, SUPPORTED_VERSIONS
 from portable_support import Gate, Wire, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
@@ -15,26 +16,31 @@ VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
 
 async def test_initialize_negotiates_the_version():
     wire = Wire()
-    for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"):
-        assert (await wire.initialize(version))["result"]["protocolVersion"] == version
-    result = (await wire.initialize("1999-01-01"))["result"]
-    assert result["protocolVersion"] == "2025-11-25"
-    assert result["capabilities"]["tools"] == {"listChanged": True}
-    assert result["serverInfo"] == {"name": "dev", "version": "9"}
+    assert SUPPORTED_VERSIONS[:4] == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+    for version in SUPPORTED_VERSIONS:  # each supported one echoed
+        result = (await wire.initialize(version))["result"]
+        assert result["protocolVersion"] == version
+        assert result["capabilities"]["tools"] == {"listChanged": True}
+        assert result["serverInfo"] == {"name": "dev", "version": "9"}
+    for version in ("1999-01-01", "2099-01-01"):  # an unknown one: the latest
+        assert (await wire.initialize(version))["result"]["protocolVersion"] == LATEST_VERSION == "2025-11-25"
 
 
 async def test_vision_and_ping():
     wire = Wire()
     seen = []
+    assert (await wire.request("ping", id="p"))["result"] == {}  # before initialize too
     wire.server.on_vision(lambda url, token: seen.append((url, token)))
     await wire.request("initialize", {"capabilities": {"vision": {"url": "http://v", "token": "t"}}})
     assert seen == [("http://v", "t")]
-    assert (await wire.request("ping", id="p"))["result"] == {}
+    await wire.request("initialize", {"capabilities": {"vision": {"url": "http://h/v"}}}, id=9)
+    assert seen[-1] == ("http://h/v", "")  # no token: an empty one
+    assert (await wire.request("ping", {}, id="q"))["result"] == {}
 
 
 async def test_ids_keep_their_type():
     wire = Wire()
-    for request_id in (1, "1", 0, "音量", 2 ** 40):
+    for request_id in (1, "1", 0, 7, -3, 2 ** 40, 2 ** 53 + 1, "", 'id with "quotes"', "音量"):
         response = await wire.request("ping", id=request_id)
         assert response["id"] == request_id and type(response["id"]) is type(request_id)
 
@@ -52,19 +58,35 @@ async def test_jsonrpc_errors():
         ('{"jsonrpc":"2.0","id":6,"method":"prompts/list"}', -32601, 6),
         ('{"jsonrpc":"2.0","id":7,"method":"x\\"y"}', -32601, 7),
     ]
+    # Invalid requests: -32600, with the id where it is a valid one.
+    cases += [({"jsonrpc": "1.0", "id": 1, "method": "ping"}, -32600, 1),
+              ({"id": 1, "method": "ping"}, -32600, 1),
+              ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, -32600, None),
+              ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, -32600, None),
+              ({"jsonrpc": "2.0", "id": 4}, -32600, 4),
+              ({"jsonrpc": "2.0", "id": "x", "method": "tools/list", "params": [1]}, -32600, "x"),
+              ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": "p"}, -32600, 4)]
+    # Garbage, text or bytes: a parse error with a null id.
+    cases += [(text, -32700, None) for text in ("{", "", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": 12')]
     for text, code, echoed in cases:
         sent = await wire.feed(text)
         assert len(sent) == 1 and sent[0]["error"]["code"] == code and sent[0]["id"] == echoed, (text, sent)
-    assert 'x"y' in sent[0]["error"]["message"]
+        assert type(sent[0]["id"]) is type(echoed), (text, sent)
+    # Unknown methods: -32601 at once, naming the method in valid JSON.
+    for method in ("prompts/list", "completion/complete", 'x"y\nz'):
+        error = (await wire.request(method, id=5))["error"]
+        assert error["code"] == -32601 and method in error["message"], error
 
 
 async def test_notifications_and_responses_are_not_answered():
     wire = Wire()
     called = []
     wire.server.add_tool("t", "d", None, called.append)
-    assert await wire.feed({"jsonrpc": "2.0", "method": "notifications/initialized"}) == []
-    assert await wire.feed({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t"}}) == []
+    for method in ("notifications/initialized", "notifications/unknown", "ping", "tools/call",
+                   "notifications/cancelled"):
+        assert await wire.feed({"jsonrpc": "2.0", "method": method, "params": {"name": "t"}}) == [], method
     assert await wire.feed({"jsonrpc": "2.0", "id": 9, "result": {}}) == []
+    assert await wire.feed({"jsonrpc": "2.0", "id": 6, "error": {"code": -1, "message": "x"}}) == []
     await asyncio.sleep(0)
     assert called == [] and wire.frames == []
 
@@ -372,10 +394,18 @@ async def test_a_failing_sender_does_not_stop_the_server():
 
 def test_duplicate_tool_names_are_refused():
     server = McpServer()
-    server.add_tool("a", "d", None, bool)
+    server.add_tool("self.reboot", "d", None, bool)
+    for add in (lambda: server.add_tool("self.reboot", "again", None, bool),
+                lambda: server.add_user_only_tool("self.reboot", "again", None, bool)):
+        try:
+            add()
+        except ValueError as e:
+            assert "self.reboot" in str(e)
+        else:
+            assert False, "duplicate accepted"
     try:
-        server.add_tool("a", "d", None, bool)
-    except ValueError as e:
-        assert "a" in str(e)
+        server.add_tool(McpTool("self.reboot", "again", None, bool))
+    except ValueError:
+        pass
     else:
-        assert False, "duplicate accepted"
+        assert False, "duplicate McpTool accepted"

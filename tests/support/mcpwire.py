@@ -9,53 +9,27 @@ import json
 from umcp.compat import join_pieces
 
 
-class McpWire:
-    """A client's end of an McpServer, validating all the server sends.
-
-    `sent` holds the emitted messages (parsed), `frames` their text. Responses
-    are validated against the result model of the request's method, for the
-    version the request named in `_meta` (revision 2026-07-28's form), else the
-    negotiated one; before an initialize reply the newest handshake version's
-    schema applies. Notifications follow the version of the latest request or
-    initialize. `modern_request()` sends a request in the 2026-07-28 form.
-    """
+class SdkChecker:
+    """What McpWire checks, apart: every message a server sends, against the official MCP
+    SDK's types for the version the request it answers named in `_meta` (revision
+    2026-07-28's form), else the negotiated one (before an initialize reply, the newest
+    handshake version's). received(request) notes each request as the server gets it;
+    sent(message) checks each message it sends (AssertionError, or the SDK's
+    ValidationError). The portable cases' Wire takes one under CPython
+    (tests/test_portable_on_cpython.py), so they are checked as McpWire's are."""
 
     MODERN = "2026-07-28"
 
-    WAIT_S = 5
-
-    def __init__(self, server, overhead=0):
-        self.server = server
-        self.sent = []
-        self.frames = []
-        self.failures = []
+    def __init__(self):
         self.version = "2025-11-25"
         self._methods = {}  # (id type, id) -> (method, _meta version or None) of the last request with that id
         self._notification_version = None  # MODERN after a request in that form, until initialize
-        self._arrived = asyncio.Event()
-        server.set_sender(self._receive, overhead)
 
-    async def _receive(self, pieces):
-        # The server logs and survives a sender that raises, so a failed check is
-        # kept here and reported by the `wire` fixture instead.
-        try:
-            assert isinstance(pieces, (list, tuple))
-            for piece in pieces:
-                if not isinstance(piece, (str, bytes, bytearray, memoryview)):
-                    # A listed entry (a page's tool or resource) or a piece of an image's
-                    # base64, serialized when written:
-                    # the size it announces is the size it writes.
-                    text = piece.json()  # str (an entry), or bytes (an image's base64)
-                    assert len(text if isinstance(text, bytes) else text.encode()) == piece.json_bytes, piece
-            text = join_pieces(pieces)
-            message = json.loads(text)
-            self._validate(message)
-        except Exception as e:
-            self.failures.append((pieces, e))
-            raise
-        self.frames.append(text)
-        self.sent.append(message)
-        self._arrived.set()
+    def received(self, payload):
+        self._remember_method(payload)
+
+    def sent(self, message):
+        self._validate(message)
 
     def _validate(self, message):
         from mcp.types import jsonrpc_message_adapter
@@ -82,13 +56,6 @@ class McpWire:
         else:  # an application-defined notification: the envelope is all MCP defines
             assert message["method"].startswith("notifications/")
 
-    async def feed(self, payload):
-        """Hand the server one incoming message; return what it sent meanwhile."""
-        self._remember_method(payload)
-        before = len(self.sent)
-        await self.server.handle(payload)
-        return self.sent[before:]
-
     def _remember_method(self, payload):
         if isinstance(payload, (str, bytes, bytearray)):
             try:
@@ -104,6 +71,64 @@ class McpWire:
             self._notification_version = version
         if isinstance(payload.get("id"), (int, str)):
             self._methods[(type(payload["id"]), payload["id"])] = (payload.get("method"), version)
+
+
+class McpWire:
+    """A client's end of an McpServer, validating all the server sends.
+
+    `sent` holds the emitted messages (parsed), `frames` their text. Responses
+    are validated against the result model of the request's method, for the
+    version the request named in `_meta` (revision 2026-07-28's form), else the
+    negotiated one; before an initialize reply the newest handshake version's
+    schema applies. Notifications follow the version of the latest request or
+    initialize. `modern_request()` sends a request in the 2026-07-28 form.
+    """
+
+    MODERN = "2026-07-28"
+
+    WAIT_S = 5
+
+    def __init__(self, server, overhead=0):
+        self.server = server
+        self.sent = []
+        self.frames = []
+        self.failures = []
+        self.checker = SdkChecker()
+        self._arrived = asyncio.Event()
+        server.set_sender(self._receive, overhead)
+
+    @property
+    def version(self):
+        return self.checker.version
+
+    async def _receive(self, pieces):
+        # The server logs and survives a sender that raises, so a failed check is
+        # kept here and reported by the `wire` fixture instead.
+        try:
+            assert isinstance(pieces, (list, tuple))
+            for piece in pieces:
+                if not isinstance(piece, (str, bytes, bytearray, memoryview)):
+                    # A listed entry (a page's tool or resource) or a piece of an image's
+                    # base64, serialized when written:
+                    # the size it announces is the size it writes.
+                    text = piece.json()  # str (an entry), or bytes (an image's base64)
+                    assert len(text if isinstance(text, bytes) else text.encode()) == piece.json_bytes, piece
+            text = join_pieces(pieces)
+            message = json.loads(text)
+            self.checker.sent(message)
+        except Exception as e:
+            self.failures.append((pieces, e))
+            raise
+        self.frames.append(text)
+        self.sent.append(message)
+        self._arrived.set()
+
+    async def feed(self, payload):
+        """Hand the server one incoming message; return what it sent meanwhile."""
+        self.checker.received(payload)
+        before = len(self.sent)
+        await self.server.handle(payload)
+        return self.sent[before:]
 
     async def request(self, method, params=None, id=1):
         """Send a request and return its response (waiting if a tool is running)."""

@@ -154,3 +154,22 @@ def test_compile_all_fails_when_it_finds_nothing(tmp_path):
     proc = _compile_all(tmp_path)
     assert proc.returncode == 1
     assert "no .py files" in proc.stdout
+
+
+def test_the_portable_cases_wire_checks_each_message_against_the_sdk_under_cpython():
+    import asyncio
+
+    import portable_support
+    from tests.support.mcpwire import SdkChecker
+
+    portable_support.CHECKER, kept = SdkChecker, portable_support.CHECKER
+    del portable_support.FAILURES[:]
+    try:
+        wire = portable_support.Wire()
+        asyncio.run(wire.request("ping", id=1))
+        assert portable_support.FAILURES == []
+        asyncio.run(wire._send(['{"jsonrpc": "1.0", "id": 1, "result": {}}']))  # not JSON-RPC 2.0
+        assert len(portable_support.FAILURES) == 1
+    finally:
+        portable_support.CHECKER = kept
+        del portable_support.FAILURES[:]
