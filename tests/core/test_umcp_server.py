@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from umcp import INTEGER, ImageContent, McpServer, Property
+from umcp import INTEGER, McpServer, Property
 from umcp.compat import join_pieces
 from umcp.listing import entry_json
 
@@ -150,94 +150,12 @@ def test_add_tool_passes_hints_and_returns_the_tool():
 
 # -- tools/call -----------------------------------------------------------------
 
-async def test_call_runs_a_plain_callback_with_defaults_filled(wire):
-    seen = []
-
-    def set_volume(args):
-        seen.append(args)
-        return True
-
-    wire.server.add_tool("self.audio_speaker.set_volume", "Set volume",
-                         VOLUME + [Property("fade", INTEGER, default=0)], set_volume)
-    await wire.initialize()
-    response = await wire.request("tools/call", {"name": "self.audio_speaker.set_volume",
-                                                 "arguments": {"volume": 70}}, id=3)
-    assert response["result"] == {"content": [{"type": "text", "text": "true"}], "isError": False}
-    assert seen == [{"volume": 70, "fade": 0}]
-
-
-async def test_call_awaits_a_coroutine_callback(wire):
-    async def status(args):
-        await asyncio.sleep(0)
-        return {"battery": 80, "note": "ok \"quoted\""}
-
-    wire.server.add_tool("self.get_device_status", "Status", None, status)
-    response = await wire.request("tools/call", {"name": "self.get_device_status"})
-    assert json.loads(response["result"]["content"][0]["text"]) == {"battery": 80, "note": "ok \"quoted\""}
-
-
-async def test_call_returns_images_as_mcp_image_blocks(wire):
-    wire.server.add_tool("self.camera.snap", "Photo", None, lambda args: ImageContent(b"\xff\xd8\xff\xe0"))
-    block = (await wire.request("tools/call", {"name": "self.camera.snap"}))["result"]["content"][0]
-    assert block == {"type": "image", "data": "/9j/4A==", "mimeType": "image/jpeg"}
-
-
-async def test_unknown_tool_is_32602_naming_it(wire):
-    await wire.initialize("2025-11-25")
-    code, message = error_of(await wire.request("tools/call", {"name": "self.nope"}, id=4))
-    assert code == -32602 and "self.nope" in message
-    code, message = error_of(await wire.request("tools/call", {"arguments": {}}, id=5))
-    assert code == -32602 and "name" in message
-
-
-@pytest.mark.parametrize("version", [None, "2024-11-05", "2025-03-26", "2025-06-18"])
-async def test_argument_errors_are_32602_up_to_2025_06_18(wire, version):
-    called = []
-    wire.server.add_tool("vol", "d", VOLUME, called.append)
-    if version:
-        await wire.initialize(version)
-    for arguments, expected in [({"volume": 101}, "volume: 101 is above the maximum 100"),
-                                ({"volume": True}, "volume: expected integer, got boolean"),
-                                ({}, "missing required argument volume"),
-                                ({"volume": 1, "extra": 2}, "unknown argument extra")]:
-        response = await wire.request("tools/call", {"name": "vol", "arguments": arguments}, id=7)
-        assert error_of(response) == (-32602, expected)
-        wire.sent.clear()
-    assert called == []
-
-
-async def test_argument_errors_are_tool_results_from_2025_11_25(wire):
-    called = []
-    wire.server.add_tool("vol", "d", VOLUME, called.append)
-    await wire.initialize("2025-11-25")
-    response = await wire.request("tools/call", {"name": "vol", "arguments": {"volume": -4}}, id=7)
-    assert response["result"] == {"content": [{"type": "text", "text": "volume: -4 is below the minimum 0"}],
-                                  "isError": True}
-    assert called == []
-
-
-async def test_tool_exceptions_become_is_error_results(wire):
-    def broken(args):
-        raise RuntimeError('camera "cam0" failed\nretry later')
-
-    def nameless(args):
-        raise KeyError()
-
-    wire.server.add_tool("broken", "d", None, broken)
-    wire.server.add_tool("nameless", "d", None, nameless)
+async def test_a_result_json_cannot_carry_is_an_error_result(wire):
+    # CPython only: MicroPython's json.dumps writes such an object's repr ("<object>") and
+    # the board answers it as a text with isError false (the portable cases leave it out).
     wire.server.add_tool("odd", "d", None, lambda args: object())
-    response = await wire.request("tools/call", {"name": "broken"}, id=1)
-    assert response["result"] == {"content": [{"type": "text", "text": 'camera "cam0" failed\nretry later'}],
-                                  "isError": True}
-    assert (await wire.request("tools/call", {"name": "nameless"}, id=2))["result"]["content"][0]["text"] == "KeyError"
     assert (await wire.request("tools/call", {"name": "odd"}, id=3))["result"]["isError"] is True
     assert (await wire.request("ping", id=4))["result"] == {}
-
-
-async def test_user_only_tools_can_be_called(wire):
-    wire.server.add_user_only_tool("self.reboot", "Reboot", None, lambda args: "rebooting")
-    response = await wire.request("tools/call", {"name": "self.reboot"})
-    assert response["result"]["content"][0]["text"] == "rebooting"
 
 
 async def test_handle_returns_before_a_slow_tool_and_ping_list_are_answered_meanwhile(wire):

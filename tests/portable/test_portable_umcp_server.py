@@ -91,7 +91,13 @@ async def test_notifications_and_responses_are_not_answered():
     assert called == [] and wire.frames == []
 
 
-async def test_tools_call_results_and_errors():
+async def answer(wire, name, arguments=None, id=1):
+    """The response to a tools/call, once its task has run (the call is answered later)."""
+    await wire.feed(call(name, arguments, id=id))
+    return await wire.response(id)
+
+
+async def test_a_call_runs_a_plain_callback_with_defaults_filled():
     wire = Wire()
     seen = []
 
@@ -99,26 +105,90 @@ async def test_tools_call_results_and_errors():
         seen.append(args)
         return True
 
+    wire.server.add_tool("self.audio_speaker.set_volume", "Set volume",
+                         VOLUME + [Property("fade", INTEGER, default=0)], set_volume)
+    await wire.initialize()
+    response = await answer(wire, "self.audio_speaker.set_volume", {"volume": 70}, id=3)
+    assert response["result"] == {"content": [{"type": "text", "text": "true"}], "isError": False}
+    assert seen == [{"volume": 70, "fade": 0}]
+
+
+async def test_a_call_awaits_a_coroutine_callback():
+    wire = Wire()
+
     async def status(args):
         await asyncio.sleep(0)
-        return {"volume": 5}
+        return {"battery": 80, "note": "ok \"quoted\""}
+
+    wire.server.add_tool("self.get_device_status", "Status", None, status)
+    response = await answer(wire, "self.get_device_status")
+    assert json.loads(response["result"]["content"][0]["text"]) == {"battery": 80, "note": "ok \"quoted\""}
+
+
+async def test_a_call_returns_an_image_as_an_mcp_image_block():
+    wire = Wire()
+    wire.server.add_tool("self.camera.snap", "Photo", None, lambda args: ImageContent(b"\xff\xd8\xff\xe0"))
+    block = (await answer(wire, "self.camera.snap"))["result"]["content"][0]
+    assert block == {"type": "image", "data": "/9j/4A==", "mimeType": "image/jpeg"}
+
+
+async def test_an_unknown_tool_or_none_named_is_32602():
+    wire = Wire()
+    await wire.initialize("2025-11-25")
+    error = (await wire.feed(call("self.nope", id=4)))[0]["error"]
+    assert error["code"] == -32602 and "self.nope" in error["message"]
+    error = (await wire.request("tools/call", {"arguments": {}}, id=5))["error"]
+    assert error["code"] == -32602 and "name" in error["message"]
+
+
+async def test_argument_errors_follow_the_negotiated_version():
+    # Up to 2025-06-18 (and before any initialize): -32602; from 2025-11-25: a tool result.
+    for version in (None, "2024-11-05", "2025-03-26", "2025-06-18"):
+        wire = Wire()
+        called = []
+        wire.server.add_tool("vol", "d", VOLUME, called.append)
+        if version:
+            await wire.initialize(version)
+        for arguments, expected in [({"volume": 101}, "volume: 101 is above the maximum 100"),
+                                    ({"volume": True}, "volume: expected integer, got boolean"),
+                                    ({}, "missing required argument volume"),
+                                    ({"volume": 1, "extra": 2}, "unknown argument extra")]:
+            error = (await wire.feed(call("vol", arguments, id=7)))[0]["error"]
+            assert error == {"code": -32602, "message": expected}, (version, error)
+        assert called == []
+    wire = Wire()
+    called = []
+    wire.server.add_tool("vol", "d", VOLUME, called.append)
+    await wire.initialize("2025-11-25")
+    for arguments, expected in [({"volume": -4}, "volume: -4 is below the minimum 0"),
+                                ({"volume": 101}, "volume: 101 is above the maximum 100")]:
+        result = (await wire.feed(call("vol", arguments, id=8)))[0]["result"]
+        assert result == {"content": [{"type": "text", "text": expected}], "isError": True}
+    assert called == []
+
+
+async def test_tool_exceptions_become_is_error_results():
+    wire = Wire()
 
     def broken(args):
-        raise ValueError('no "device"')
+        raise RuntimeError('camera "cam0" failed\nretry later')
 
-    wire.server.add_tool("vol", "d", VOLUME + [Property("fade", INTEGER, default=2)], set_volume)
-    wire.server.add_tool("status", "d", None, status)
+    def nameless(args):
+        raise KeyError()
+
     wire.server.add_tool("broken", "d", None, broken)
-    await wire.feed(call("vol", {"volume": 9}, id=1))
-    await wire.feed(call("status", id=2))
-    await wire.feed(call("broken", id=3))
-    assert (await wire.response(1))["result"] == {"content": [{"type": "text", "text": "true"}], "isError": False}
-    assert seen == [{"volume": 9, "fade": 2}]
-    assert json.loads((await wire.response(2))["result"]["content"][0]["text"]) == {"volume": 5}
-    assert (await wire.response(3))["result"] == {"content": [{"type": "text", "text": 'no "device"'}],
-                                                  "isError": True}
-    unknown = await wire.feed(call("nope", id=4))
-    assert unknown[0]["error"]["code"] == -32602 and "nope" in unknown[0]["error"]["message"]
+    wire.server.add_tool("nameless", "d", None, nameless)
+    response = await answer(wire, "broken", id=1)
+    assert response["result"] == {"content": [{"type": "text", "text": 'camera "cam0" failed\nretry later'}],
+                                  "isError": True}
+    assert (await answer(wire, "nameless", id=2))["result"]["content"][0]["text"] == "KeyError"
+    assert (await wire.request("ping", id=4))["result"] == {}
+
+
+async def test_user_only_tools_can_be_called():
+    wire = Wire()
+    wire.server.add_user_only_tool("self.reboot", "Reboot", None, lambda args: "rebooting")
+    assert (await answer(wire, "self.reboot"))["result"]["content"][0]["text"] == "rebooting"
 
 
 def test_base64_pieces_string_together_into_the_whole_base64():
@@ -157,17 +227,6 @@ async def test_an_image_reaches_the_sender_as_base64_bytes_never_a_string():
     # the base64 pieces strung together are the image's data
     assert b"".join(bytes(text) for text in written) == block["data"].encode()
     assert a2b_base64(block["data"].encode()) == jpeg
-async def test_argument_errors_follow_the_negotiated_version():
-    wire = Wire()
-    wire.server.add_tool("vol", "d", VOLUME, bool)
-    await wire.initialize("2025-06-18")
-    error = (await wire.feed(call("vol", {"volume": True}, id=1)))[0]["error"]
-    assert error == {"code": -32602, "message": "volume: expected integer, got boolean"}
-    await wire.initialize("2025-11-25")
-    result = (await wire.feed(call("vol", {"volume": 101}, id=2)))[0]["result"]
-    assert result == {"content": [{"type": "text", "text": "volume: 101 is above the maximum 100"}], "isError": True}
-
-
 def register_board(server, count):
     for number in range(count):
         description = "调节第 %d 个功能。" % number * (1 + number % 3) + "x" * (number * 41 % 200)
