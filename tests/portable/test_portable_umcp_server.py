@@ -1,4 +1,4 @@
-# McpServer inside MicroPython: JSON-RPC rules, tools/call, paging bytes, concurrency.
+# McpServer inside MicroPython: the handshake, JSON-RPC rules, tools/call, images, paging bytes.
 # Plain test functions with bare asserts: they run under pytest and on the device runners.
 
 import asyncio
@@ -8,8 +8,9 @@ from binascii import a2b_base64, b2a_base64
 from umcp import INTEGER, ImageContent, McpServer, McpTool, Property
 from umcp.compat import join_pieces, piece_size, piece_utf8
 from umcp.image import base64_pieces
+from umcp.listing import entry_json
 from umcp.server import LATEST_VERSION, SUPPORTED_VERSIONS
-from portable_support import Gate, Wire, call, settle
+from portable_support import Wire, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
 
@@ -305,137 +306,6 @@ async def test_cursor_errors_and_a_tool_too_big():
     assert (await wire.request("tools/list", {"cursor": 3}))["error"]["code"] == -32602
 
 
-async def test_a_slow_tool_does_not_stop_ping_or_tools_list():
-    wire = Wire()
-    gate = Gate()
-    wire.server.add_tool("slow", "d", None, gate)
-    assert await wire.feed(call("slow", id=1)) == []
-    await settle(gate.entered.is_set)
-    assert (await wire.request("ping", id=2))["result"] == {}
-    assert (await wire.request("tools/list", id=3))["result"]["tools"][0]["name"] == "slow"
-    assert wire.find(1) is None
-    gate.release.set()
-    assert (await wire.response(1))["result"]["content"][0]["text"] == "done"
-
-
-async def test_cancellation_sends_no_response():
-    wire = Wire()
-    running, queued, last = Gate(), Gate(), Gate("last")
-    last.release.set()
-    wire.server.add_tool("running", "d", None, running)
-    wire.server.add_tool("queued", "d", None, queued)
-    wire.server.add_tool("last", "d", None, last)
-    await wire.feed(call("running", id=1))
-    await wire.feed(call("queued", id=2))
-    await wire.feed(call("last", id=3))
-    await settle(running.entered.is_set)
-    assert await wire.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}) == []
-    await wire.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
-    await wire.response(3)
-    assert running.cancelled and not queued.entered.is_set()
-    assert [m["id"] for m in wire.messages()] == [3]
-
-
-async def test_a_call_cancelled_while_it_writes_a_log_line_finishes_the_line_first():
-    # A transport writes a message in several awaited pieces (a WebSocket frame in chunks):
-    # cut there, the client would read the next message as this one's rest. The
-    # cancellation waits until the line is out; then the call ends with no response.
-    server = McpServer(name="dev", version="9")
-    written, writing, release = [], asyncio.Event(), asyncio.Event()
-
-    async def slow_send(pieces):
-        text = join_pieces(pieces)
-        if "notifications/message" in text:
-            writing.set()
-            await release.wait()  # half of it is out
-        written.append(json.loads(text))
-
-    server.set_sender(slow_send)
-    after_log = []
-
-    async def chatty(args):
-        await server.log("info", "x" * 3000)
-        after_log.append(True)  # never: the cancellation comes with the log line's end
-        return "done"
-
-    server.add_tool("chatty", "d", None, chatty)
-    await server.default.handle(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                                            "params": {"protocolVersion": "2025-06-18"}}))
-    await server.default.handle(json.dumps(call("chatty", id=1)))
-    await settle(writing.is_set)
-    await server.default.handle(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                            "params": {"requestId": 1}}))
-    for _ in range(5):
-        await asyncio.sleep(0)
-    release.set()
-    await settle(lambda: server._running is None)
-    assert written[-1]["params"]["data"] == "x" * 3000  # the line went out whole
-    assert after_log == []  # and the call stopped there, unanswered
-    await server.default.handle(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
-    assert [m.get("id") for m in written[1:]] == [None, 2]  # the log line, then the ping's answer
-
-
-async def test_cancel_calls_drops_every_owed_response_and_counts_them():
-    # What a transport does when its session ends: nobody is left to answer.
-    wire = Wire()
-    running, queued = Gate(), Gate()
-    wire.server.add_tool("running", "d", None, running)
-    wire.server.add_tool("queued", "d", None, queued)
-    await wire.feed(call("running", id=1))
-    await wire.feed(call("queued", id=2))
-    await wire.feed(call("queued", id=3))
-    await settle(running.entered.is_set)
-    assert wire.server.cancel_calls() == 3
-    await settle(lambda: running.cancelled)
-    assert wire.server.cancel_calls() == 0  # nothing is owed any more
-    later = Gate("later")
-    later.release.set()
-    wire.server.add_tool("later", "d", None, later)
-    await wire.feed(call("later", id=4))  # the next session's calls run as usual
-    assert (await wire.response(4))["result"]["content"][0]["text"] == "later"
-    assert not queued.entered.is_set()
-    assert [m["id"] for m in wire.messages()] == [4]
-
-
-async def test_progress_log_and_list_changed():
-    wire = Wire()
-    server = wire.server
-
-    async def upgrade(args):
-        await server.progress(1, 4)
-        await server.progress(1, 4)  # not increasing: dropped
-        await server.progress(2, 4, "half")
-        return True
-
-    server.add_tool("upgrade", "d", None, upgrade)
-    await wire.initialize()
-    await wire.feed(call("upgrade", id=5, meta={"progressToken": 11}))
-    await wire.response(5)
-    progress = [m["params"] for m in wire.messages() if m.get("method") == "notifications/progress"]
-    assert progress == [{"progressToken": 11, "progress": 1, "total": 4},
-                        {"progressToken": 11, "progress": 2, "total": 4, "message": "half"}]
-    await server.log("error", "disk full")
-    assert wire.messages()[-1]["params"] == {"level": "error", "data": "disk full"}
-    server.add_tool("new1", "d", None, bool)
-    server.add_tool("new2", "d", None, bool)
-    await settle(lambda: any(m.get("method") == "notifications/tools/list_changed" for m in wire.messages()))
-    await asyncio.sleep(0)
-    assert len([m for m in wire.messages() if m.get("method") == "notifications/tools/list_changed"]) == 1
-
-
-async def test_progress_requested_only_for_a_call_with_a_token():
-    wire = Wire()
-    server = wire.server
-    asked = []
-    server.add_tool("t", "d", None, lambda args: asked.append(server.progress_requested()))
-    await wire.feed(call("t", id=1, meta={"progressToken": 7}))
-    await wire.response(1)
-    await wire.feed(call("t", id=2))
-    await wire.response(2)
-    assert asked == [True, False]
-    assert server.progress_requested() is False
-
-
 async def test_a_failing_sender_does_not_stop_the_server():
     server = McpServer()
     sent = []
@@ -468,3 +338,50 @@ def test_duplicate_tool_names_are_refused():
         pass
     else:
         assert False, "duplicate McpTool accepted"
+
+
+# -- the handshake's odd corners ---------------------------------------------
+
+async def test_initialize_announces_the_transport_message_limit_when_set():
+    wire = Wire()
+    assert "experimental" not in (await wire.initialize())["result"]["capabilities"]
+    wire.server.max_message = 6144
+    result = (await wire.initialize())["result"]
+    assert result["capabilities"]["experimental"] == {"messageLimit": {"maxBytes": 6144}}
+
+
+async def test_initialize_without_a_version_answers_the_xiaozhi_version():
+    # The xiaozhi protocol document's initialize carries only capabilities.
+    wire = Wire()
+    assert (await wire.request("initialize", {"capabilities": {}}))["result"]["protocolVersion"] == "2024-11-05"
+    assert (await wire.request("initialize", {"protocolVersion": 20241105}))["error"]["code"] == -32602
+    response = await wire.request("initialize", {"protocolVersion": "2025-03-26", "capabilities": "none"})
+    assert response["result"]["protocolVersion"] == "2025-03-26"  # a capabilities that is no object
+
+
+async def test_text_and_bytes_payloads_are_served():
+    wire = Wire()
+    assert (await wire.feed('{"jsonrpc":"2.0","id":1,"method":"ping"}'))[0]["result"] == {}
+    assert (await wire.feed(b'{"jsonrpc":"2.0","id":2,"method":"ping"}'))[0]["result"] == {}
+    assert (await wire.feed(bytearray(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')))[0]["id"] == 3
+
+
+async def test_no_sender_drops_and_a_plain_sender_works_too():
+    server = McpServer()
+    await server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"})  # nothing to send to: dropped
+    await server.notify("notifications/tools/list_changed")
+    sent = []
+    server.set_sender(sent.append)  # not a coroutine
+    await server.handle('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    assert json.loads(join_pieces(sent[0])) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_removing_an_unknown_tool_is_a_key_error_and_add_tool_returns_the_tool():
+    try:
+        McpServer().remove_tool("nope")
+    except KeyError:
+        pass
+    else:
+        assert False, "removed a tool it did not have"
+    tool = McpServer().add_tool("t", "d", None, bool, read_only=True, title="T")
+    assert json.loads(entry_json(tool))["annotations"] == {"readOnlyHint": True, "title": "T"}
