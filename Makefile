@@ -50,12 +50,12 @@ test-contract: setup
 
 # Every file that goes onto the device must compile the way the device compiles it.
 test-compile: setup
-	$(PY) -m tools.mpy.compile_all
+	$(PY) -m tools.mpy.compileall
 
 # The portable test cases (tests/portable/) inside real MicroPython: WebAssembly build and unix port.
 test-device: setup
-	node tools/mpy/run_wasm.mjs
-	$(PY) -m tools.mpy.run_unix --micropython $(MPY)
+	node tools/mpy/runwasm.mjs
+	$(PY) -m tools.mpy.rununix --micropython $(MPY)
 
 test-host: setup
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \

@@ -2,7 +2,7 @@
 
 Device code imports as it does on the board (`lib/` on sys.path), host tools as
 packages from the repository root, test helpers from tests.support. The `wire`
-fixture is an McpWire (tests/support/mcp_wire.py) over a fresh McpServer.
+fixture is an McpWire (tests/support/mcpwire.py) over a fresh McpServer.
 """
 
 import os
@@ -23,7 +23,7 @@ if os.path.join(ROOT, "tools", "sim", "hwsim") not in sys.path:
 if os.path.join(ROOT, "tests", "portable") not in sys.path:
     sys.path.append(os.path.join(ROOT, "tests", "portable"))
 
-from tests.support.mcp_wire import McpWire  # noqa: E402 (needs lib/ on sys.path)
+from tests.support.mcpwire import McpWire  # noqa: E402 (needs lib/ on sys.path)
 
 
 @pytest.fixture
@@ -49,22 +49,50 @@ collect_ignore = ["portable"]
 
 @pytest.fixture(scope="session")
 def certs(tmp_path_factory):
-    """Certificates made for the tests (firmware_harness.make_certs): a folder of them."""
-    from tests.support.firmware_harness import make_certs
+    """Certificates made for the tests (firmwareharness.make_certs): a folder of them."""
+    from tests.support.firmwareharness import make_certs
 
     return make_certs(tmp_path_factory.mktemp("certs"))
 
 
 _qemu = []  # the QEMU rig, once started
+_background = {}  # fixture name: tests.support.background.Background, once started
+
+
+def _install_wheel():
+    from tests.support.wheelinstall import install
+
+    return install(tempfile.mkdtemp(prefix="umcp-wheel-"))
+
+
+def _platform_matrix():
+    from tests.support.platforms import matrix
+
+    return matrix()
+
+
+# What takes long to prepare and only waits on pip, a build or the network: the wheel
+# installed in a venv of its own (about half a minute), pip's resolution for every platform
+# (about a minute, mostly PyPI's answers).
+BACKGROUND = {"installed_wheel": _install_wheel, "platform_matrix": _platform_matrix}
 
 
 def pytest_collection_finish(session):
-    """The QEMU boards (tests/support/qemu.py) take half a minute to prepare: when a selected
-    test uses them, they start now, and are prepared while the tests before it run."""
-    if any("qemu_rig" in getattr(item, "fixturenames", ()) for item in session.items):
+    """The QEMU boards (tests/support/qemu.py) take half a minute to prepare, and so do the
+    BACKGROUND preparations: when a selected test uses one, it starts now, and is prepared
+    while the tests before it run."""
+    used = set()
+    for item in session.items:
+        used.update(getattr(item, "fixturenames", ()))
+    if "qemu_rig" in used:
         from tests.support.qemu import QemuRig
 
         _qemu.append(QemuRig(tempfile.mkdtemp(prefix="umcp-qemu-")).start())
+    from tests.support.background import Background
+
+    for name, work in BACKGROUND.items():
+        if name in used:
+            _background[name] = Background(work, name).start()
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -80,6 +108,20 @@ def pytest_sessionfinish(session, exitstatus):
 def qemu_rig():
     """The QEMU boards (QemuRig), started as the session's tests were collected."""
     return _qemu[0]
+
+
+@pytest.fixture(scope="session")
+def installed_wheel():
+    """The wheel installed in a venv of its own (tests/support/wheelinstall.py), prepared in
+    the background from collection on."""
+    return _background["installed_wheel"].result()
+
+
+@pytest.fixture(scope="session")
+def platform_matrix():
+    """pip's resolution of the run-time pins for every platform and Python
+    (tests/support/platforms.matrix()), prepared in the background from collection on."""
+    return _background["platform_matrix"].result()
 
 
 # Real MQTT brokers (tests/support/brokers.py): `broker` is amqtt in-process, and mosquitto with

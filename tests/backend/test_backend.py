@@ -19,7 +19,7 @@ from websockets.exceptions import InvalidStatus
 from tools.backend import Backend
 from tools.backend.console import Console
 from tools.hub.vision import VISION_PATH, describe_image, jpeg_dimensions
-from tools.sim.demo import simulated_device
+from tools.sim.board import SimBoard, config_for
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
 TOKEN = "test-token"
@@ -86,7 +86,8 @@ def device_for(backend, tmp_path, max_payload=None):
     """The simulated device connected to `backend`."""
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port
     with open(tmp_path / "device.log", "w") as log:
-        with simulated_device(url, TOKEN, str(tmp_path / "state"), log, max_payload) as sim:
+        with SimBoard(config_for(url=url, token=TOKEN, max_payload=max_payload), root=str(tmp_path / "state"),
+                      log=log) as sim:
             yield sim
 
 
@@ -124,7 +125,7 @@ async def test_onboards_pages_calls_and_drops_a_vanished_device(tmp_path):
             assert await backend.call(device, "self.no_such_tool") is None
             assert "<- error -32602" in out[-1]
 
-            sim.terminate()
+            sim.stop(wait=False)
             await asyncio.wait_for(device.closed.wait(), 10)
             assert device.id not in backend.devices
             assert "%s disconnected" % device.id in out

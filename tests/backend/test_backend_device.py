@@ -17,7 +17,7 @@ from tests.backend.test_backend import TOKEN, Transcript
 from tests.support import ROOT
 from tools.backend import Backend
 from tools.backend.console import Console
-from tools.bench.mosquitto import Mosquitto
+from tools.hub.mosquitto import Mosquitto
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 WAIT = 60

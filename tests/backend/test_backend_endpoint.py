@@ -20,7 +20,7 @@ from websockets.exceptions import InvalidStatus
 
 from tests.backend.test_backend import TOKEN, WAIT, running_backend
 from tests.support import ROOT
-from tests.support.firmware_harness import FAST_LINK
+from tests.support.firmwareharness import FAST_LINK
 from tools.hub.endpoint import PATH
 
 pytestmark = [pytest.mark.timeout(90)]
@@ -102,7 +102,7 @@ def test_from_the_command_line_the_board_appears_in_the_console_and_a_call_sets_
     assert "%s: -> initialize protocolVersion 2024-11-05\n" % board in transcript + "\n"  # no vision offered
     assert TOKEN not in transcript
     # The simulated codec got the register esp_codec_dev's curve gives volume 42 (98 + v,
-    # tests/firmware/test_drivers.py).
+    # tests/drivers/test_drivers.py).
     writes = [value for reg, value in record["es8311_writes"] if reg == ES8311_DAC_VOLUME]
     assert writes[-1] == 98 + 42
 

@@ -14,8 +14,8 @@ import socket
 import pytest
 from amqtt.errors import ConnectError
 
-from tools.bench.mosquitto import Mosquitto
-from tests.support.mqtt_device import ScriptedMqttDevice, ota_check, standard_answer
+from tools.hub.mosquitto import Mosquitto
+from tests.support.mqttdevice import ScriptedMqttDevice, ota_check, standard_answer
 from tests.backend.test_backend import TOKEN, Transcript
 from tools.backend import Backend
 from tools.backend.console import Console

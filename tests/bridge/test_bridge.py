@@ -1,11 +1,11 @@
 """tools.bridge as a real subprocess with THREE devices behind it (two simulated umcp
 devices running the real firmware, with a page limit that forces several tools/list
-pages, and an in-process fake with MCP resources, tests/support/fake_device.py), and the official
+pages, and an in-process fake with MCP resources, tests/support/fakedevice.py), and the official
 MCP SDK client on the other side: default mode (2026-07-28, server/discover) and
 mode="legacy" (initialize, 2025-11-25), over stdio and over streamable HTTP.
 
 The devices stay up for the whole module and reconnect to each new bridge on the same
-port (short backoff), as boards do. Over stdio the bridge runs behind tests/support/wire_tap.py,
+port (short backoff), as boards do. Over stdio the bridge runs behind tests/support/wiretap.py,
 and every line it wrote is checked against the SDK's types for the revision in use."""
 
 import base64
@@ -25,11 +25,13 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
-from tests.support.fake_device import FakeDevice
-from tests.support.mcp_http import HttpTap, check_messages, server_methods
-from tests.support.tool_names import check_tool_names
+from tests.support.fakedevice import FakeDevice
+from tests.support.mcphttp import HttpTap, check_messages, server_methods
+from tests.support.toolnames import check_tool_names
 from tests.backend.test_backend import simulated_photo
-from tools.sim.demo import ROOT, simulated_device, stop_process
+from tests.support import ROOT
+from tools.childprocess import stop_process
+from tools.sim.board import SimBoard, config_for
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 TOKEN = "bridge-token"
@@ -40,7 +42,7 @@ ALIASES = ("--alias", KITCHEN + "=kitchen", "--alias", FAKE + "=lab")  # SECOND 
 SECOND_ALIAS = "dev-bbbb02"
 USER_ONLY = {"reboot", "camera_get_photo"}  # self.reboot, self.camera.get_photo, as the bridge names them
 STATUS = "umcp://lab/device/status"  # the fake's device://status, as the bridge names it
-FAST_RECONNECT = json.dumps({"backoff_min": 0.1, "backoff_max": 0.3, "stable_after": 1})
+FAST_RECONNECT = {"backoff_min": 0.1, "backoff_max": 0.3, "stable_after": 1}
 
 
 def free_port():
@@ -57,10 +59,10 @@ def rig(tmp_path_factory):
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % port
     fake = FakeDevice(url, TOKEN, FAKE).start()
     with open(tmp / "devices.log", "w") as log, \
-            simulated_device(url, TOKEN, str(tmp / "a"), log, PAGE_LIMIT,
-                             extra=("--device-id", KITCHEN, "--extra-config", FAST_RECONNECT)), \
-            simulated_device(url, TOKEN, str(tmp / "b"), log, PAGE_LIMIT,
-                             extra=("--device-id", SECOND, "--extra-config", FAST_RECONNECT)):
+            SimBoard(config_for(url=url, token=TOKEN, device_id=KITCHEN, max_payload=PAGE_LIMIT, **FAST_RECONNECT),
+                     root=str(tmp / "a"), log=log), \
+            SimBoard(config_for(url=url, token=TOKEN, device_id=SECOND, max_payload=PAGE_LIMIT, **FAST_RECONNECT),
+                     root=str(tmp / "b"), log=log):
         yield {"port": port, "url": url, "fake": fake, "tmp": tmp}
     fake.stop()
 
@@ -72,7 +74,7 @@ def bridge_args(port, *extra):
 
 def stdio_bridge(rig, wire_log, *extra):
     return StdioServerParameters(command=sys.executable, cwd=ROOT, args=[
-        os.path.join(ROOT, "tests", "support", "wire_tap.py"), str(wire_log), sys.executable,
+        os.path.join(ROOT, "tests", "support", "wiretap.py"), str(wire_log), sys.executable,
         *bridge_args(rig["port"], "--user-tools", *extra)])
 
 
@@ -287,7 +289,7 @@ async def run_legacy(target, rig, user_tools):
 
 
 def check_wire(path):
-    """Every line the bridge wrote to stdout (tests/support/wire_tap.py's log), checked."""
+    """Every line the bridge wrote to stdout (tests/support/wiretap.py's log), checked."""
     with open(path) as log:
         return check_messages([json.loads(line) for line in log])
 
@@ -440,14 +442,14 @@ async def test_a_simulated_device_leaving_while_clients_watch(rig, http_bridge, 
                        message_handler=on_message) as legacy:
             await legacy.subscribe_resource("bridge://devices")
             with open(tmp_path / "device.log", "w") as log, \
-                    simulated_device(rig["url"], TOKEN, str(tmp_path / "d"), log,
-                                     extra=("--device-id", device_id)) as sim:
+                    SimBoard(config_for(url=rig["url"], token=TOKEN, device_id=device_id),
+                             root=str(tmp_path / "d"), log=log) as sim:
                 devices = await devices_online(modern, 4)
                 assert devices[alias]["device_id"] == device_id
                 assert not (await legacy.call_tool(alias + "__get_device_status", {})).is_error
                 async with modern.listen(tools_list_changed=True, resource_subscriptions=["bridge://devices"]) as sub:
                     legacy_changed = anyio.Event()
-                    await anyio.to_thread.run_sync(stop_process, sim)  # it goes while they watch
+                    await anyio.to_thread.run_sync(sim.stop)  # it goes while they watch
                     seen = set()
                     with anyio.fail_after(READ_TIMEOUT):
                         while not {ToolsListChanged(), ResourceUpdated(uri="bridge://devices")} <= seen:
@@ -495,7 +497,7 @@ async def test_the_real_firmwares_resources_through_the_bridge(rig, http_bridge)
 async def test_a_photo_with_a_vision_model_comes_with_its_answer():
     """With a vision model configured, take_photo gives the image and the model's answer
     beside it (in-process bridge, the SDK client on the Server object, the fake device)."""
-    from tests.support.fake_device import JPEG
+    from tests.support.fakedevice import JPEG
     from tools.bridge.bridge import Bridge
 
     asked = []

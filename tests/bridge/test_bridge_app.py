@@ -20,8 +20,10 @@ from mcp.shared.exceptions import MCPError
 
 from tests.bridge.test_bridge import free_port, modern_request, post, wait_for_line
 from tools.bridge import app as panel_app
-from tools.sim.demo import ROOT, simulated_device, stop_process
-from tests.support.web_harness import browser_page
+from tests.support import ROOT
+from tools.childprocess import stop_process
+from tools.sim.board import SimBoard, config_for
+from tests.support.webharness import browser_page
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 TOKEN = "app-token"
@@ -45,8 +47,8 @@ def bridge(tmp_path_factory):
     try:
         wait_for_line(process.stderr, "MCP clients connect to http://127.0.0.1:%d/mcp" % http_port)
         with open(tmp / "device.log", "w") as log, \
-                simulated_device("ws://127.0.0.1:%d/xiaozhi/v1/" % port, TOKEN, str(tmp / "state"), log,
-                                 extra=("--device-id", KITCHEN)):
+                SimBoard(config_for(url="ws://127.0.0.1:%d/xiaozhi/v1/" % port, token=TOKEN, device_id=KITCHEN),
+                         root=str(tmp / "state"), log=log):
             yield "http://127.0.0.1:%d/mcp" % http_port
     finally:
         stop_process(process)

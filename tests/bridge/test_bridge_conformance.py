@@ -19,9 +19,10 @@ import sys
 
 import pytest
 
-from tests.support.fake_device import FakeDevice
+from tests.support.fakedevice import FakeDevice
 from tests.bridge.test_bridge import FAKE, TOKEN, free_port, wait_for_line
-from tools.sim.demo import ROOT, stop_process
+from tests.support import ROOT
+from tools.childprocess import stop_process
 
 pytestmark = pytest.mark.timeout(180)
 BIN = os.path.join(ROOT, "node_modules", ".bin")

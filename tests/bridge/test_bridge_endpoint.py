@@ -11,8 +11,9 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.support.tool_names import check_tool_names
-from tools.sim.demo import ROOT, simulated_device
+from tests.support.toolnames import check_tool_names
+from tests.support import ROOT
+from tools.sim.board import SimBoard, config_for
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 TOKEN = "bridge-token"
@@ -33,10 +34,9 @@ async def test_a_board_at_the_endpoint_is_listed_and_called_through_the_bridge(t
     bridge = StdioServerParameters(command=sys.executable, cwd=ROOT, args=[
         "-m", "tools.bridge", "--port", str(port), "--token", TOKEN, "--host", "127.0.0.1",
         "--alias", "endpoint:%s=%s" % (BOARD, ALIAS)])
-    extra = ("--device-id", BOARD, "--mcp-endpoint", endpoint,
-             "--extra-config", json.dumps({"backoff_min": 0.1, "backoff_max": 0.3}))
+    config = config_for(device_id=BOARD, mcp_endpoint=endpoint, backoff_min=0.1, backoff_max=0.3)
     with open(tmp_path / "device.log", "w") as log, \
-            simulated_device(None, None, str(tmp_path / "state"), log, extra=extra):
+            SimBoard(config, root=str(tmp_path / "state"), log=log):
         async with Client(bridge, read_timeout_seconds=READ_TIMEOUT) as client:
             with anyio.fail_after(READ_TIMEOUT):
                 while True:

@@ -12,7 +12,9 @@ import pytest
 from mcp.client import Client
 
 from tests.bridge.test_bridge import TOKEN, devices_online, free_port, wait_for_line
-from tools.sim.demo import ROOT, simulated_device, stop_process
+from tests.support import ROOT
+from tools.childprocess import stop_process
+from tools.sim.board import SimBoard, config_for
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.anyio]
 OVER_MQTT, OVER_WS = "aa:bb:cc:dd:ee:42", "aa:bb:cc:dd:ee:43"
@@ -28,11 +30,10 @@ async def test_a_device_over_mqtt_beside_one_over_websocket(tmp_path):
     try:
         wait_for_line(bridge.stderr, "MCP clients connect to http://127.0.0.1:%d/mcp" % http_port)
         with open(tmp_path / "devices.log", "w") as log, \
-                simulated_device(None, None, str(tmp_path / "mqtt"), log,
-                                 extra=("--ota-url", ota_url, "--device-id", OVER_MQTT,
-                                        "--extra-config", json.dumps({"ota_retry": 0.2}))), \
-                simulated_device("ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port, TOKEN, str(tmp_path / "ws"), log,
-                                 extra=("--device-id", OVER_WS)):
+                SimBoard(config_for(ota_url=ota_url, device_id=OVER_MQTT, ota_retry=0.2),
+                         root=str(tmp_path / "mqtt"), log=log), \
+                SimBoard(config_for(url="ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port, token=TOKEN, device_id=OVER_WS),
+                         root=str(tmp_path / "ws"), log=log):
             async with Client("http://127.0.0.1:%d/mcp" % http_port, read_timeout_seconds=30) as client:
                 devices = await devices_online(client, 2)
                 assert devices["dev-ddee42"]["transport"] == "mqtt"

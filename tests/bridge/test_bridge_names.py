@@ -3,7 +3,7 @@
 import pytest
 
 from tools.bridge.__main__ import parse_args
-from tests.support.tool_names import check_tool_names
+from tests.support.toolnames import check_tool_names
 from tools.bridge.calls import OWN_TOOLS
 from tools.bridge.naming import (MAX_TOOL_NAME, ToolNames, default_alias, from_bridge_uri, guess_alias, parse_aliases,
                                  to_bridge_uri, tool_name, unique_alias)

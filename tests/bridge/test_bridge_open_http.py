@@ -17,9 +17,10 @@ import pytest
 
 from tests.bridge.test_bridge import free_port
 from tests.firmware.test_firmware_mcp_http_open import home_assistant_session
-from tests.support.fake_device import FakeDevice
-from tests.support.firmware_harness import run
-from tools.sim.demo import ROOT, stop_process
+from tests.support.fakedevice import FakeDevice
+from tests.support.firmwareharness import run
+from tests.support import ROOT
+from tools.childprocess import stop_process
 
 pytestmark = pytest.mark.timeout(120)
 TOKEN = "bridge-token"

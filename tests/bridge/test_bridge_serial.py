@@ -1,11 +1,11 @@
 """tools.bridge --serial PORT with a real MicroPython on the other end of the line: the QEMU
 board (tests/support/qemu.py) with the firmware deployed by `make deploy ROMFS=1 APP=...`
-(the maker's module tests/support/qemu_board/maker_app.py beside it), the real raw REPL on
+(the maker's module tests/support/makerapp.py beside it), the real raw REPL on
 its pty, and the official MCP SDK client on the bridge's stdio in both modes. The bridge
 stops main.py, starts the firmware's serial session, serves it as it serves a board over
 WebSocket, takes it again after a reset, and leaves it running main.py when it exits.
 Every line the bridge writes on stdout is checked against the SDK's types
-(tests/support/wire_tap.py); its log (stderr) is read for what it says about each port.
+(tests/support/wiretap.py); its log (stderr) is read for what it says about each port.
 
 Bad input: a port that is not there, a busy one, one where nothing answers, a board
 without umcp, a firmware of another release, and the cable pulled (QEMU stopped) mid-call,
@@ -23,14 +23,15 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.support.mcp_http import check_messages
+from tests.support.mcphttp import check_messages
 from tests.support.qemu import CONFIG, QemuBoard
-from tests.support.tool_names import check_tool_names
-from tools.sim.demo import ROOT, simulated_device
+from tests.support.toolnames import check_tool_names
+from tests.support import ROOT
+from tools.sim.board import SimBoard, config_for
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.anyio]
 ALIAS = "dev-0e0001"  # the stand-in network module's MAC, 02:00:51:0e:00:01
-WIRE_TAP = os.path.join(ROOT, "tests", "support", "wire_tap.py")
+WIRE_TAP = os.path.join(ROOT, "tests", "support", "wiretap.py")
 READ_TIMEOUT = 30
 TOKEN = "serial-token"
 
@@ -42,7 +43,7 @@ def free_port():
 
 
 class SerialBridge:
-    """tools.bridge over stdio behind wire_tap, its stderr in `log`; `params` for the SDK."""
+    """tools.bridge over stdio behind wiretap, its stderr in `log`; `params` for the SDK."""
 
     def __init__(self, tmp_path, ports, *extra):
         self.wire = tmp_path / "wire.jsonl"
@@ -218,9 +219,8 @@ async def test_bad_ports_get_one_line_each_and_the_bridge_serves_on(qemu_rig, tm
                       % (bad_ports["older"], qemu_version())}
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % bridge.port
     with open(tmp_path / "sim.log", "w") as sim_log, \
-            simulated_device(url, TOKEN, str(tmp_path / "sim"), sim_log,
-                             extra=("--device-id", "5e:00:00:00:00:01",
-                                    "--extra-config", json.dumps({"backoff_min": 0.1, "backoff_max": 0.3}))):
+            SimBoard(config_for(url=url, token=TOKEN, device_id="5e:00:00:00:00:01", backoff_min=0.1,
+                                backoff_max=0.3), root=str(tmp_path / "sim"), log=sim_log):
         async with Client(bridge.params, read_timeout_seconds=READ_TIMEOUT, mode="legacy") as client:
             await online(client, ALIAS, "dev-000001")
 

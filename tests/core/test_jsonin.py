@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from tests.support.mpy_clients import run_script
+from tests.support.mpyclients import run_script
 from umcp.jsonin import loads
 
 EMOJI = "\U0001F600"
@@ -106,7 +106,7 @@ def test_mutated_messages_under_micropython_agree_or_stay_valid_text(tmp_path):
     cases = tmp_path / "cases.hex"
     cases.write_text("".join(binascii.hexlify(t.encode()).decode() + "\n" for t in texts))
     # Each line the script prints went through CPython's strict json here: no surrogates.
-    results = asyncio.run(run_script("jsonin_diff.py", cases, heapsize="2M"))
+    results = asyncio.run(run_script("jsonindiff.py", cases, heapsize="2M"))
     assert len(results) == len(texts)
     lenient = 0
     for text, result in zip(texts, results):

@@ -1,82 +1,28 @@
-"""McpServer: lifecycle, JSON-RPC rules, tools/call, concurrency, cancellation, notifications.
+"""McpServer cases that only CPython can run: what the server logs (caplog), payloads
+MicroPython cannot hold or make (a lone surrogate in an id, an object() as a message or a
+server name, which its json.dumps would write as a repr), a result JSON cannot carry. The
+rest of McpServer's cases (lifecycle, JSON-RPC rules, tools/call, concurrency,
+cancellation, notifications) are portable, in tests/portable/test_portable_umcp_server.py,
+and run on every runtime.
 
-Every message the server emits goes through McpWire (tests/support/mcp_wire.py), which
+Every message the server emits goes through McpWire (tests/support/mcpwire.py), which
 validates it against the official MCP SDK's types for the negotiated version.
 """
 
-import asyncio
 import json
 import logging
 
 import pytest
 
-from umcp import INTEGER, STRING, ImageContent, McpServer, McpTool, Property
 from umcp.compat import join_pieces
-from umcp.listing import entry_json
-from umcp.server import LATEST_VERSION, SUPPORTED_VERSIONS
-
-from portable_support import Gate  # noqa: I001 (tests/portable, on the path by conftest)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
-
-VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
-
-
-def call(name, arguments=None, id=1, meta=None):
-    params = {"name": name}
-    if arguments is not None:
-        params["arguments"] = arguments
-    if meta is not None:
-        params["_meta"] = meta
-    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
-
 
 def error_of(message):
     return message["error"]["code"], message["error"]["message"]
 
 
 # -- lifecycle ----------------------------------------------------------------
-
-@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
-async def test_initialize_echoes_a_supported_version(wire, version):
-    result = (await wire.initialize(version))["result"]
-    assert result["protocolVersion"] == version
-    assert result["capabilities"]["tools"] == {"listChanged": True}
-    assert result["serverInfo"] == {"name": "test-device", "version": "1.2.3"}
-
-
-async def test_initialize_announces_the_transport_message_limit_when_set(wire):
-    assert "experimental" not in (await wire.initialize())["result"]["capabilities"]
-    wire.server.max_message = 6144
-    result = (await wire.initialize())["result"]
-    assert result["capabilities"]["experimental"] == {"messageLimit": {"maxBytes": 6144}}
-
-
-async def test_initialize_answers_latest_for_an_unknown_version(wire):
-    result = (await wire.initialize("2099-01-01"))["result"]
-    assert result["protocolVersion"] == LATEST_VERSION == "2025-11-25"
-
-
-async def test_initialize_without_version_answers_the_xiaozhi_version(wire):
-    # The xiaozhi protocol document's initialize carries only capabilities.
-    response = await wire.request("initialize", {"capabilities": {}})
-    assert response["result"]["protocolVersion"] == "2024-11-05"
-
-
-async def test_initialize_with_a_non_string_version_is_invalid_params(wire):
-    response = await wire.request("initialize", {"protocolVersion": 20241105})
-    assert error_of(response)[0] == -32602
-
-
-async def test_vision_capability_reaches_the_callback(wire):
-    seen = []
-    wire.server.on_vision(lambda url, token: seen.append((url, token)))
-    await wire.initialize("2024-11-05", {"vision": {"url": "http://10.0.0.2:8003/mcp/vision/explain",
-                                                    "token": "tok"}})
-    assert seen == [("http://10.0.0.2:8003/mcp/vision/explain", "tok")]
-    await wire.request("initialize", {"capabilities": {"vision": {"url": "http://h/v"}}}, id=9)
-    assert seen[-1] == ("http://h/v", "")
-
 
 async def test_vision_callback_may_be_async_or_fail(wire, caplog):
     seen = []
@@ -97,47 +43,7 @@ async def test_vision_callback_may_be_async_or_fail(wire, caplog):
     assert "no camera" in caplog.text
 
 
-async def test_ping_answers_empty_result_before_and_after_initialize(wire):
-    assert (await wire.request("ping", id=1))["result"] == {}
-    await wire.initialize()
-    assert (await wire.request("ping", {}, id=2))["result"] == {}
-
-
-async def test_initialized_notification_is_not_answered(wire):
-    assert await wire.notification("notifications/initialized") == []
-
-
 # -- JSON-RPC -------------------------------------------------------------------
-
-@pytest.mark.parametrize("request_id", [0, 7, -3, 2 ** 53 + 1, "1", "", "id with \"quotes\"", "音量"])
-async def test_ids_come_back_with_the_same_type_and_value(wire, request_id):
-    response = await wire.request("ping", id=request_id)
-    assert type(response["id"]) is type(request_id) and response["id"] == request_id
-
-
-@pytest.mark.parametrize("message, echoed_id", [
-    ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, 1),
-    ({"id": 1, "method": "ping"}, 1),
-    ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
-    ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None),
-    ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),
-    ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, None),
-    ({"jsonrpc": "2.0", "id": 4, "method": 5}, 4),
-    ({"jsonrpc": "2.0", "id": 4}, 4),
-    ({"jsonrpc": "2.0", "id": "x", "method": "tools/list", "params": [1]}, "x"),
-    ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": "p"}, 4),
-])
-async def test_invalid_requests_get_32600(wire, message, echoed_id):
-    sent = await wire.feed(message)
-    assert len(sent) == 1 and error_of(sent[0])[0] == -32600
-    assert sent[0]["id"] == echoed_id
-
-
-@pytest.mark.parametrize("payload", ["garbage", "{", "", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": 12'])
-async def test_garbage_gets_a_parse_error_with_null_id(wire, payload):
-    sent = await wire.feed(payload)
-    assert len(sent) == 1 and error_of(sent[0])[0] == -32700 and sent[0]["id"] is None
-
 
 @pytest.mark.parametrize("payload, echoed", [
     (b'{"jsonrpc": "2.0", "id": 1,', 1),  # cut short after the id
@@ -156,33 +62,6 @@ async def test_unreadable_requests_are_answered_with_their_id_where_it_can_be_re
 async def test_non_objects_get_32600_with_null_id(wire, payload):
     sent = await wire.feed(payload)
     assert len(sent) == 1 and error_of(sent[0])[0] == -32600 and sent[0]["id"] is None
-
-
-async def test_text_and_bytes_payloads_are_served(wire):
-    assert (await wire.feed('{"jsonrpc":"2.0","id":1,"method":"ping"}'))[0]["result"] == {}
-    assert (await wire.feed(b'{"jsonrpc":"2.0","id":2,"method":"ping"}'))[0]["result"] == {}
-    assert (await wire.feed(bytearray(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')))[0]["id"] == 3
-
-
-@pytest.mark.parametrize("method", ["prompts/list", "completion/complete", "x\"y\nz"])
-async def test_unknown_methods_get_32601_at_once_with_valid_json(wire, method):
-    response = await wire.request(method, id=5)
-    code, message = error_of(response)
-    assert code == -32601 and method in message
-
-
-@pytest.mark.parametrize("method", ["notifications/unknown", "ping", "tools/call", "notifications/cancelled"])
-async def test_notifications_are_never_answered(wire, method):
-    called = []
-    wire.server.add_tool("t", "d", None, called.append)
-    assert await wire.feed({"jsonrpc": "2.0", "method": method, "params": {"name": "t"}}) == []
-    await asyncio.sleep(0)
-    assert called == [] and wire.sent == []
-
-
-async def test_responses_from_the_client_are_ignored(wire):
-    assert await wire.feed({"jsonrpc": "2.0", "id": 5, "result": {}}) == []
-    assert await wire.feed({"jsonrpc": "2.0", "id": 6, "error": {"code": -1, "message": "x"}}) == []
 
 
 async def test_internal_errors_get_32603(wire):
@@ -207,350 +86,11 @@ async def test_a_failing_sender_is_logged_and_the_server_goes_on(wire, caplog):
     assert [json.loads(text)["id"] for text in sent] == [1, 2]
 
 
-async def test_no_sender_drops_without_raising():
-    server = McpServer()
-    await server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-    await server.notify("notifications/tools/list_changed")
-
-
-async def test_a_plain_sender_works_too():
-    server = McpServer()
-    sent = []
-    server.set_sender(sent.append)
-    await server.handle('{"jsonrpc":"2.0","id":1,"method":"ping"}')
-    assert json.loads(join_pieces(sent[0])) == {"jsonrpc": "2.0", "id": 1, "result": {}}
-
-
-# -- registration ---------------------------------------------------------------
-
-def test_duplicate_names_are_refused_loudly():
-    server = McpServer()
-    server.add_tool("self.reboot", "d", None, bool)
-    with pytest.raises(ValueError, match="self.reboot"):
-        server.add_tool("self.reboot", "again", None, bool)
-    with pytest.raises(ValueError, match="self.reboot"):
-        server.add_user_only_tool("self.reboot", "again", None, bool)
-    with pytest.raises(ValueError):
-        server.add_tool(McpTool("self.reboot", "again", None, bool))
-
-
-def test_remove_unknown_tool_raises_key_error():
-    with pytest.raises(KeyError):
-        McpServer().remove_tool("nope")
-
-
-def test_add_tool_passes_hints_and_returns_the_tool():
-    tool = McpServer().add_tool("t", "d", None, bool, read_only=True, title="T")
-    assert json.loads(entry_json(tool))["annotations"] == {"readOnlyHint": True, "title": "T"}
-
-
 # -- tools/call -----------------------------------------------------------------
 
-async def test_call_runs_a_plain_callback_with_defaults_filled(wire):
-    seen = []
-
-    def set_volume(args):
-        seen.append(args)
-        return True
-
-    wire.server.add_tool("self.audio_speaker.set_volume", "Set volume",
-                         VOLUME + [Property("fade", INTEGER, default=0)], set_volume)
-    await wire.initialize()
-    response = await wire.request("tools/call", {"name": "self.audio_speaker.set_volume",
-                                                 "arguments": {"volume": 70}}, id=3)
-    assert response["result"] == {"content": [{"type": "text", "text": "true"}], "isError": False}
-    assert seen == [{"volume": 70, "fade": 0}]
-
-
-async def test_call_awaits_a_coroutine_callback(wire):
-    async def status(args):
-        await asyncio.sleep(0)
-        return {"battery": 80, "note": "ok \"quoted\""}
-
-    wire.server.add_tool("self.get_device_status", "Status", None, status)
-    response = await wire.request("tools/call", {"name": "self.get_device_status"})
-    assert json.loads(response["result"]["content"][0]["text"]) == {"battery": 80, "note": "ok \"quoted\""}
-
-
-async def test_call_returns_images_as_mcp_image_blocks(wire):
-    wire.server.add_tool("self.camera.snap", "Photo", None, lambda args: ImageContent(b"\xff\xd8\xff\xe0"))
-    block = (await wire.request("tools/call", {"name": "self.camera.snap"}))["result"]["content"][0]
-    assert block == {"type": "image", "data": "/9j/4A==", "mimeType": "image/jpeg"}
-
-
-async def test_unknown_tool_is_32602_naming_it(wire):
-    await wire.initialize("2025-11-25")
-    code, message = error_of(await wire.request("tools/call", {"name": "self.nope"}, id=4))
-    assert code == -32602 and "self.nope" in message
-    code, message = error_of(await wire.request("tools/call", {"arguments": {}}, id=5))
-    assert code == -32602 and "name" in message
-
-
-@pytest.mark.parametrize("version", [None, "2024-11-05", "2025-03-26", "2025-06-18"])
-async def test_argument_errors_are_32602_up_to_2025_06_18(wire, version):
-    called = []
-    wire.server.add_tool("vol", "d", VOLUME, called.append)
-    if version:
-        await wire.initialize(version)
-    for arguments, expected in [({"volume": 101}, "volume: 101 is above the maximum 100"),
-                                ({"volume": True}, "volume: expected integer, got boolean"),
-                                ({}, "missing required argument volume"),
-                                ({"volume": 1, "extra": 2}, "unknown argument extra")]:
-        response = await wire.request("tools/call", {"name": "vol", "arguments": arguments}, id=7)
-        assert error_of(response) == (-32602, expected)
-        wire.sent.clear()
-    assert called == []
-
-
-async def test_argument_errors_are_tool_results_from_2025_11_25(wire):
-    called = []
-    wire.server.add_tool("vol", "d", VOLUME, called.append)
-    await wire.initialize("2025-11-25")
-    response = await wire.request("tools/call", {"name": "vol", "arguments": {"volume": -4}}, id=7)
-    assert response["result"] == {"content": [{"type": "text", "text": "volume: -4 is below the minimum 0"}],
-                                  "isError": True}
-    assert called == []
-
-
-async def test_tool_exceptions_become_is_error_results(wire):
-    def broken(args):
-        raise RuntimeError('camera "cam0" failed\nretry later')
-
-    def nameless(args):
-        raise KeyError()
-
-    wire.server.add_tool("broken", "d", None, broken)
-    wire.server.add_tool("nameless", "d", None, nameless)
+async def test_a_result_json_cannot_carry_is_an_error_result(wire):
+    # CPython only: MicroPython's json.dumps writes such an object's repr ("<object>") and
+    # the board answers it as a text with isError false (the portable cases leave it out).
     wire.server.add_tool("odd", "d", None, lambda args: object())
-    response = await wire.request("tools/call", {"name": "broken"}, id=1)
-    assert response["result"] == {"content": [{"type": "text", "text": 'camera "cam0" failed\nretry later'}],
-                                  "isError": True}
-    assert (await wire.request("tools/call", {"name": "nameless"}, id=2))["result"]["content"][0]["text"] == "KeyError"
     assert (await wire.request("tools/call", {"name": "odd"}, id=3))["result"]["isError"] is True
     assert (await wire.request("ping", id=4))["result"] == {}
-
-
-async def test_user_only_tools_can_be_called(wire):
-    wire.server.add_user_only_tool("self.reboot", "Reboot", None, lambda args: "rebooting")
-    response = await wire.request("tools/call", {"name": "self.reboot"})
-    assert response["result"]["content"][0]["text"] == "rebooting"
-
-
-async def test_handle_returns_before_a_slow_tool_and_ping_list_are_answered_meanwhile(wire):
-    gate = Gate()
-    wire.server.add_tool("slow", "d", None, gate)
-    await wire.initialize()
-    assert await wire.feed(call("slow", id=10)) == []
-    await asyncio.wait_for(gate.entered.wait(), 5)
-    assert (await wire.request("ping", id=11))["result"] == {}
-    assert [t["name"] for t in (await wire.request("tools/list", id=12))["result"]["tools"]] == ["slow"]
-    assert not any(m.get("id") == 10 for m in wire.sent)
-    gate.release.set()
-    assert (await wire.response(10))["result"]["content"][0]["text"] == "done"
-
-
-async def test_calls_run_one_at_a_time_in_arrival_order(wire):
-    log = []
-
-    def tool(tag):
-        async def run(args):
-            log.append(("start", tag))
-            for _ in range(3):
-                await asyncio.sleep(0)
-            log.append(("end", tag))
-            return tag
-        return run
-
-    for tag in "abc":
-        wire.server.add_tool(tag, "d", None, tool(tag))
-    for number, tag in enumerate("cab"):
-        await wire.feed(call(tag, id=number))
-    for number in range(3):
-        await wire.response(number)
-    assert log == [("start", "c"), ("end", "c"), ("start", "a"), ("end", "a"), ("start", "b"), ("end", "b")]
-    assert [m["result"]["content"][0]["text"] for m in wire.sent] == ["c", "a", "b"]
-
-
-async def test_cancelling_the_running_call_sends_no_response(wire):
-    slow, after = Gate(), Gate("after")
-    after.release.set()
-    wire.server.add_tool("slow", "d", None, slow)
-    wire.server.add_tool("after", "d", None, after)
-    await wire.feed(call("slow", id=1))
-    await wire.feed(call("after", id=2))
-    await asyncio.wait_for(slow.entered.wait(), 5)
-    assert await wire.notification("notifications/cancelled", {"requestId": 1, "reason": "user"}) == []
-    await wire.response(2)
-    assert slow.cancelled
-    assert [m["id"] for m in wire.sent] == [2]
-
-
-async def test_cancelling_a_queued_call_means_it_never_runs(wire):
-    first, queued, last = Gate("first"), Gate(), Gate("last")
-    last.release.set()
-    for name, gate in (("first", first), ("queued", queued), ("last", last)):
-        wire.server.add_tool(name, "d", None, gate)
-    await wire.feed(call("first", id="a"))
-    await wire.feed(call("queued", id="b"))
-    await wire.feed(call("last", id="c"))
-    await wire.notification("notifications/cancelled", {"requestId": "b"})
-    first.release.set()
-    await wire.response("c")
-    assert queued.calls == []
-    assert [m["id"] for m in wire.sent] == ["a", "c"]
-
-
-async def test_cancellation_matches_the_id_type(wire):
-    gate = Gate()
-    wire.server.add_tool("slow", "d", None, gate)
-    await wire.feed(call("slow", id=7))
-    await asyncio.wait_for(gate.entered.wait(), 5)
-    await wire.notification("notifications/cancelled", {"requestId": "7"})
-    await wire.notification("notifications/cancelled", {"requestId": 8})
-    gate.release.set()
-    assert (await wire.response(7))["result"]["isError"] is False
-    assert not gate.cancelled
-
-
-async def test_a_call_cancelled_before_it_starts_is_skipped(wire):
-    seen = []
-    wire.server.add_tool("t", "d", None, seen.append)
-    wire.server.add_tool("u", "d", None, lambda args: "u")
-    await wire.feed(call("t", id=1))  # its task exists but has not run yet
-    await wire.notification("notifications/cancelled", {"requestId": 1})
-    await wire.feed(call("u", id=2))
-    await wire.response(2)
-    assert seen == [] and [m["id"] for m in wire.sent] == [2]
-
-
-async def test_a_tool_that_swallows_cancellation_still_sends_nothing(wire):
-    entered = asyncio.Event()
-
-    async def stubborn(args):
-        entered.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            return "finished anyway"
-
-    wire.server.add_tool("stubborn", "d", None, stubborn)
-    wire.server.add_tool("next", "d", None, lambda args: "next")
-    await wire.feed(call("stubborn", id=1))
-    await asyncio.wait_for(entered.wait(), 5)
-    await wire.notification("notifications/cancelled", {"requestId": 1})
-    await wire.feed(call("next", id=2))
-    await wire.response(2)
-    assert [m["id"] for m in wire.sent] == [2]
-
-
-# -- notifications from the device ----------------------------------------------
-
-async def test_progress_goes_to_a_call_with_a_progress_token(wire):
-    server = wire.server
-    outcomes = []
-
-    async def upgrade(args):
-        outcomes.append(await server.progress(10, 100, "downloading"))
-        outcomes.append(await server.progress(10, 100))  # not increasing: dropped
-        outcomes.append(await server.progress(55.5))
-        return True
-
-    server.add_tool("self.upgrade_firmware", "d", None, upgrade)
-    await wire.initialize("2025-06-18")
-    await wire.feed(call("self.upgrade_firmware", id=3, meta={"progressToken": "up-1"}))
-    await wire.response(3)
-    progress = [m["params"] for m in wire.sent if m.get("method") == "notifications/progress"]
-    assert progress == [{"progressToken": "up-1", "progress": 10, "total": 100, "message": "downloading"},
-                        {"progressToken": "up-1", "progress": 55.5}]
-    assert outcomes == [True, False, True]
-    assert await server.progress(99) is False  # no call running any more
-
-
-async def test_no_progress_without_a_token(wire):
-    outcomes = []
-
-    async def tool(args):
-        outcomes.append(await wire.server.progress(1))
-        return True
-
-    wire.server.add_tool("t", "d", None, tool)
-    await wire.feed(call("t", id=5, meta={"other": 1}))
-    await wire.response(5)
-    assert outcomes == [False]
-    assert [m for m in wire.sent if "method" in m] == []
-
-
-async def test_progress_requested_tells_a_callback_whether_its_call_has_a_token(wire):
-    server = wire.server
-    asked = []
-    server.add_tool("t", "d", None, lambda args: asked.append(server.progress_requested()))
-    assert server.progress_requested() is False  # no call running
-    await wire.feed(call("t", id=1, meta={"progressToken": "p-1"}))
-    await wire.response(1)
-    await wire.feed(call("t", id=2, meta={"progressToken": 0}))  # a falsy token is a token
-    await wire.response(2)
-    await wire.feed(call("t", id=3))
-    await wire.response(3)
-    await wire.feed(call("t", id=4, meta={"progressToken": None}))  # not a valid token
-    await wire.response(4)
-    assert asked == [True, True, False, False]
-    assert server.progress_requested() is False  # the calls are over
-
-
-async def test_progress_token_keeps_its_integer_type(wire):
-    async def tool(args):
-        await wire.server.progress(1)
-        return True
-
-    wire.server.add_tool("t", "d", None, tool)
-    await wire.feed(call("t", id=5, meta={"progressToken": 42}))
-    await wire.response(5)
-    assert wire.sent[0]["params"]["progressToken"] == 42
-
-
-async def test_log_messages_and_set_level(wire):
-    await wire.initialize()
-    await wire.server.log("info", {"free_heap": 81234}, logger="device")
-    assert wire.sent[-1] == {"jsonrpc": "2.0", "method": "notifications/message",
-                             "params": {"level": "info", "data": {"free_heap": 81234}, "logger": "device"}}
-    assert (await wire.request("logging/setLevel", {"level": "error"}, id=4))["result"] == {}
-    count = len(wire.sent)
-    await wire.server.log("warning", "dropped")
-    assert len(wire.sent) == count
-    await wire.server.log("critical", "kept")
-    assert wire.sent[-1]["params"] == {"level": "critical", "data": "kept"}
-    assert error_of(await wire.request("logging/setLevel", {"level": "loud"}, id=5))[0] == -32602
-    with pytest.raises(ValueError):
-        await wire.server.log("loud", "x")
-
-
-async def test_notify_sends_any_notification(wire):
-    await wire.server.notify("notifications/state_changed", {"newState": "idle", "oldState": "connecting"})
-    assert wire.sent == [{"jsonrpc": "2.0", "method": "notifications/state_changed",
-                          "params": {"newState": "idle", "oldState": "connecting"}}]
-
-
-async def test_list_changed_only_after_initialize_and_once_per_burst(wire):
-    server = wire.server
-    server.add_tool("before", "d", None, bool)
-    await asyncio.sleep(0)
-    assert wire.sent == []
-    await wire.initialize()
-    for name in ("a", "b", "c"):
-        server.add_tool(name, "d", None, bool)
-    server.remove_tool("before")
-    changed = await wire.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed")
-    assert "params" not in changed
-    await wire.request("ping", id=99)
-    assert sum(1 for m in wire.sent if m.get("method") == "notifications/tools/list_changed") == 1
-    after_burst = len(wire.sent)
-    server.remove_tool("a")
-    await wire.wait_for(lambda m: m.get("method") == "notifications/tools/list_changed", after_burst)
-    assert sum(1 for m in wire.sent if m.get("method") == "notifications/tools/list_changed") == 2
-    names = [t["name"] for t in (await wire.request("tools/list", id=100))["result"]["tools"]]
-    assert names == ["b", "c"]
-
-
-async def test_initialize_without_capabilities_object_still_works(wire):
-    response = await wire.request("initialize", {"protocolVersion": "2025-03-26", "capabilities": "none"})
-    assert response["result"]["protocolVersion"] == "2025-03-26"

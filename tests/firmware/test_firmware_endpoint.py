@@ -1,6 +1,6 @@
 """The firmware with config.json's mcp_endpoint (tools.sim --mcp-endpoint): a board with
 only Wi-Fi and endpoint URLs, and one with the xiaozhi link beside them; against the
-scripted assistant's side (tests/support/endpoint_harness.py) and the scripted xiaozhi
+scripted assistant's side (tests/support/endpointharness.py) and the scripted xiaozhi
 backend, on CPython and under the MicroPython unix port."""
 
 import json
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from tests.firmware.test_firmware_tools import USER_ONLY, VISIBLE, dac_volume_writes
-from tests.support.endpoint_harness import EndpointServer
-from tests.support.firmware_harness import RUNTIMES, RUNTIMES_MPY, WAIT_S, Backend, Sim, run
+from tests.support.endpointharness import EndpointServer
+from tests.support.firmwareharness import RUNTIMES, RUNTIMES_MPY, WAIT_S, Backend, Sim, run
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -104,7 +104,7 @@ def test_both_links_at_once_and_the_endpoints_in_get_system_info(tmp_path, micro
 def test_a_bad_endpoint_config_stops_the_start_saying_why(tmp_path, config, problem):
     # --extra-config goes into config.json last: it replaces what --mcp-endpoint put there.
     sim = Sim(None, tmp_path, extra_config=config, endpoints=["ws://127.0.0.1:9/mcp/"]).start()
-    assert sim.proc.wait(WAIT_S) == 1
+    assert sim.wait(WAIT_S) == 1
     log = sim_log(sim)
     assert "umcp cannot start: " in log and problem in log, log
     assert TOKEN not in log

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.support.firmware_harness import (AUDIO_PARAMS, RUNTIMES, TOKEN, WAIT_S, Backend, Sim, VisionServer,
+from tests.support.firmwareharness import (AUDIO_PARAMS, RUNTIMES, TOKEN, WAIT_S, Backend, Sim, VisionServer,
                               assert_alive, device_session, run, server_tls)
 
 pytestmark = pytest.mark.timeout(90)

@@ -5,7 +5,7 @@ legacy (initialize, 2025-11-25) modes with every message it received checked aga
 SDK's types for its revision and every structuredContent against its tool's outputSchema,
 every listed name against the clients' pattern; the MCP Inspector CLI; the conformance
 suite's server scenarios (its requests carry the token through tests/support/
-bearer_preload.mjs); then every kind of bad input, each answered and freed while the
+bearerpreload.mjs); then every kind of bad input, each answered and freed while the
 board's xiaozhi link and heap carry on."""
 
 import asyncio
@@ -26,15 +26,15 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from portable_support import esp_image
 from tests.support import ROOT
-from tests.support.firmware_harness import (RUNTIMES, WAIT_S, Backend, ImageServer, Sim, assert_alive, run)
-from tests.support.mcp_http import HttpTap, check_messages, server_methods
-from tests.support.tool_names import check_tool_names
-from tools.sim.demo import GENERIC_PARTS
+from tests.support.firmwareharness import (RUNTIMES, WAIT_S, Backend, ImageServer, Sim, assert_alive, run)
+from tests.support.mcphttp import HttpTap, check_messages, server_methods
+from tests.support.toolnames import check_tool_names
+from tools.sim.calls import GENERIC_PARTS
 
 pytestmark = pytest.mark.timeout(300)
 BEARER = "board-secret-7"
 BIN = os.path.join(ROOT, "node_modules", ".bin")
-PRELOAD = os.path.join(ROOT, "tests", "support", "bearer_preload.mjs")
+PRELOAD = os.path.join(ROOT, "tests", "support", "bearerpreload.mjs")
 # The link has no backend in the module's board: it retries now and then, quietly.
 SLOW_LINK = {"backoff_min": 5, "backoff_max": 30}
 JSON_TOOLS = ("self_get_device_status", "self_led_strip_get_state", "self_host_get_temperature")
@@ -69,7 +69,7 @@ def http_config(port, **options):
 def wait_serving(url, sim):
     """Until the endpoint answers (a request without a token: 401)."""
     for _ in range(WAIT_S * 10):
-        assert sim.proc.poll() is None, "the simulator ended"
+        assert sim.running, "the simulator ended"
         try:
             if httpx.post(url, content=b"{}", timeout=1).status_code == 401:
                 return
@@ -272,7 +272,7 @@ def test_the_conformance_suite_straight_to_the_board(board, revision, tmp_path):
                                                       passed))
     assert not failures, "\n".join(failures)
     assert passed >= (40 if revision == "2026-07-28" else 15)
-    assert board["sim"].proc.poll() is None
+    assert board["sim"].running
 
 
 def test_the_inspector_cli_straight_to_the_board(board, tmp_path):

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from tests.firmware.test_firmware_mcp_http import BEARER, free_port, http_config, modern, modern_headers, post
-from tests.support.firmware_harness import RUNTIMES, WAIT_S, Sim, run
+from tests.support.firmwareharness import RUNTIMES, WAIT_S, Sim, run
 
 pytestmark = pytest.mark.timeout(300)
 SLOW_LINK = {"backoff_min": 5, "backoff_max": 30}
@@ -32,7 +32,7 @@ def wait_answering(url, sim, status):
     import time
 
     for _ in range(WAIT_S * 10):
-        assert sim.proc.poll() is None, "the simulator ended"
+        assert sim.running, "the simulator ended"
         try:
             if httpx.post(url, content=b"{}", headers={"Content-Type": "application/json"},
                           timeout=1).status_code == status:

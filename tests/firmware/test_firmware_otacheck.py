@@ -1,5 +1,5 @@
 """The OTA check end to end: `python3 -m tools.sim --ota-url URL` (config.json holds only
-Wi-Fi and that URL) asks a scripted OTA server (tests/support/otacheck_server.py) where to connect,
+Wi-Fi and that URL) asks a scripted OTA server (tests/support/otacheckserver.py) where to connect,
 sets its clock, activates, offers or installs newer firmware, saves the server settings,
 and connects over WebSocket or MQTT+UDP (an in-process amqtt broker and a scripted MQTT
 backend); on CPython and under the MicroPython unix port."""
@@ -14,9 +14,9 @@ import os
 import pytest
 import umcp
 
-from tests.support.firmware_harness import RUNTIMES, TOKEN, WAIT_S, Backend, ImageServer, Sim, run
-from tests.support.mqtt_harness import MqttBackend
-from tests.support.otacheck_server import OtaCheckServer
+from tests.support.firmwareharness import RUNTIMES, TOKEN, WAIT_S, Backend, ImageServer, Sim, run
+from tests.support.mqttharness import MqttBackend
+from tests.support.otacheckserver import OtaCheckServer
 from portable_support import esp_image
 
 pytestmark = pytest.mark.timeout(120)

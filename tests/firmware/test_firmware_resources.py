@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.support.firmware_harness import RUNTIMES, VisionServer, device_session, run
+from tests.support.firmwareharness import RUNTIMES, VisionServer, device_session, run
 
 pytestmark = pytest.mark.timeout(90)
 

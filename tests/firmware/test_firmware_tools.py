@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from tests.support.firmware_harness import (RUNTIMES, RUNTIMES_MPY, WAIT_S, ImageServer, VisionServer, device_session,
+from tests.support.firmwareharness import (RUNTIMES, RUNTIMES_MPY, WAIT_S, ImageServer, VisionServer, device_session,
                               run)
 from portable_support import esp_image
 

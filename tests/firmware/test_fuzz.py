@@ -1,4 +1,4 @@
-"""The firmware under hostile input (tools/bench/hostile.py), through its real WebSocket link, on
+"""The firmware under hostile input (tools/sim/hostile.py), through its real WebSocket link, on
 CPython and under the MicroPython unix port: every request whose id can be read is answered
 with that id, exactly as sent (even when its text is cut short, invalid or nested too deep),
 every other unreadable MCP message with a null-id error, a ping within a second after every
@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from tests.support.firmware_harness import device_session, run
-from tools.bench.hostile import drive
+from tests.support.firmwareharness import device_session, run
+from tools.sim.hostile import drive
 
 MESSAGES = int(os.environ.get("UMCP_SOAK_MESSAGES", "0")) or None
 

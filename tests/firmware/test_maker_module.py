@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tests.support.firmware_harness import ROOT, RUNTIMES, device_session, run
+from tests.support.firmwareharness import ROOT, RUNTIMES, device_session, run
 
 pytestmark = pytest.mark.timeout(90)
 

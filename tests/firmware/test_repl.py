@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from tests.support.firmware_harness import MICROPYTHON, ROOT, TOKEN, Backend, run
+from tests.support.firmwareharness import MICROPYTHON, ROOT, TOKEN, Backend, run
 from tools.mpy import micropython_env
 
 pytestmark = pytest.mark.timeout(120)

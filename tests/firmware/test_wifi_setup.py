@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from tests.support import oled_text
-from tests.support.firmware_harness import RUNTIMES, TOKEN, run
-from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
+from tests.support import oledtext
+from tests.support.firmwareharness import RUNTIMES, TOKEN, run
+from tests.support.wifisetupharness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
                                               read_config, rejoin_when_back, setup_board, surroundings)
 
 pytestmark = pytest.mark.timeout(120)
@@ -72,7 +72,7 @@ def test_no_wifi_opens_the_setup_page_and_a_good_answer_restarts_onto_it(tmp_pat
     assert setup_boot["wifi"]["connects"] == []  # nothing to connect to: no network configured
     # The status screen showed the access point and its password (still on the panel at the
     # reset: the page's answer was the last thing the board did).
-    shown = oled_text.lines(setup_boot["hwsim"]["oleds"]["0:60"], micropython)
+    shown = oledtext.lines(setup_boot["hwsim"]["oleds"]["0:60"], micropython)
     assert shown == ["Wi-Fi setup", "Join " + ap["ssid"], "Key " + ap["key"], "192.168.4.1"]
     assert next_boot["wifi"]["connects"] == [["home", "correct horse"]]
     assert not next_boot["wifi"]["access_point"]["active"]

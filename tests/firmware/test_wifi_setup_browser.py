@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from tests.support.firmware_harness import Backend, Sim
-from tests.support.wifi_setup_harness import STATUS_OLED, free_port, page_up, read_config, setup_config
-from tests.support.web_harness import Shots, browser_page
+from tests.support.firmwareharness import Backend, Sim
+from tests.support.wifisetupharness import STATUS_OLED, free_port, page_up, read_config, setup_config
+from tests.support.webharness import Shots, browser_page
 
 pytestmark = [pytest.mark.timeout(150), pytest.mark.anyio]
 

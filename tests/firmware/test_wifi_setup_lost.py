@@ -12,9 +12,9 @@ import asyncio
 
 import pytest
 
-from tests.support import oled_text
-from tests.support.firmware_harness import RUNTIMES, Sim, run
-from tests.support.wifi_setup_harness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
+from tests.support import oledtext
+from tests.support.firmwareharness import RUNTIMES, Sim, run
+from tests.support.wifisetupharness import (STATUS_OLED, answer_and_join, free_port, http, log_count, logged, page_up,
                                               read_config, refused, rejoin_when_back, setup_board, surroundings)
 
 pytestmark = pytest.mark.timeout(150)
@@ -67,7 +67,7 @@ def test_a_network_lost_for_the_set_time_opens_the_setup_and_an_answer_restarts_
     assert ap["active"] and ap["ssid"].startswith("umcp-") and len(ap["key"]) == 8
     assert ap["security"] == 3  # WPA2, as at the start
     # Its password on the status screen and in the log, as at the start.
-    shown = oled_text.lines(setup_boot["hwsim"]["oleds"]["0:60"], micropython)
+    shown = oledtext.lines(setup_boot["hwsim"]["oleds"]["0:60"], micropython)
     assert shown == ["Wi-Fi setup", "Join " + ap["ssid"], "Key " + ap["key"], "192.168.4.1"]
     assert log_count(sim, "Wi-Fi setup (Wi-Fi office lost): join %s with password %s"
                      % (ap["ssid"], ap["key"])) == 1
@@ -142,7 +142,7 @@ def test_a_network_back_while_the_setup_waits_restarts_the_board_onto_it(tmp_pat
 def test_a_bad_lost_network_timing_stops_the_start_with_one_line(tmp_path, micropython, key, value, words):
     sim = Sim("ws://127.0.0.1:9/xiaozhi/v1/", tmp_path, micropython=micropython,
               extra_config={"board": "generic", key: value}).start()
-    assert sim.proc.wait(60) == 1
+    assert sim.wait(60) == 1
     with open(sim.log_path) as f:
         log = f.read()
     said = [text for text in log.splitlines() if text.startswith("umcp cannot start:")]

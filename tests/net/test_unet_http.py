@@ -1,5 +1,5 @@
 """lib/unet/http.py against a real `http.server` on loopback, on CPython and under
-the MicroPython unix port (tests/support/mpy_clients/http_client.py)."""
+the MicroPython unix port (tests/support/mpyclients/httpclient.py)."""
 
 import asyncio
 import email.parser
@@ -16,7 +16,7 @@ import pytest
 
 import unet.conn
 import unet.http
-from tests.support.mpy_clients import run_script
+from tests.support.mpyclients import run_script
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -238,7 +238,7 @@ def test_open_raises_the_status_and_releases_the_socket(http_server):
 
 
 def test_https_downloads_are_verified_like_wss(certs):
-    from tests.support.firmware_harness import server_tls
+    from tests.support.firmwareharness import server_tls
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.socket = server_tls(certs).wrap_socket(server.socket, server_side=True)
@@ -311,7 +311,7 @@ def test_non_http_urls_are_refused():
 
 
 def test_micropython_client(http_server):
-    results = asyncio.run(run_script("http_client.py", http_server, heapsize="1M"))
+    results = asyncio.run(run_script("httpclient.py", http_server, heapsize="1M"))
     results = {r.pop("check"): r for r in results}
     assert results["vision"]["status"] == 200
     assert json.loads(results["vision"]["body"]) == VISION_ANSWER

@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from tests.support.mpy_clients import run_script
+from tests.support.mpyclients import run_script
 
 pytestmark = pytest.mark.timeout(90)
 
 
 def test_micropython_roundtrip(broker):
-    [result] = asyncio.run(run_script("mqtt_client.py", "roundtrip", broker.port, heapsize="1M"))
+    [result] = asyncio.run(run_script("mqttclient.py", "roundtrip", broker.port, heapsize="1M"))
     assert result["granted"] == 1
     assert result["received"] == {"mpy/a": "qos0 text", "mpy/b": "qos1 bytes",
                                   "mpy/c": '{"k":"\u00e9"}', "mpy/big": [30720, True]}
@@ -44,7 +44,7 @@ def test_micropython_half_open():
 
     threading.Thread(target=silent, daemon=True).start()
     try:
-        [result] = asyncio.run(run_script("mqtt_client.py", "halfopen", port))
+        [result] = asyncio.run(run_script("mqttclient.py", "halfopen", port))
     finally:
         srv.close()
     print("half-open detected after %s ms (keepalive 2 s)" % result["dead_after_ms"])

@@ -1,5 +1,5 @@
 """lib/unet/ws.py against a real `websockets` server on loopback, on CPython and
-under the MicroPython unix port (tests/support/mpy_clients/ws_client.py)."""
+under the MicroPython unix port (tests/support/mpyclients/wsclient.py)."""
 
 import asyncio
 import base64
@@ -18,8 +18,8 @@ from websockets.asyncio.server import serve
 import unet.conn
 import unet.ws
 import unet.wshandshake
-from tests.support.firmware_harness import server_tls
-from tests.support.mpy_clients import run_script
+from tests.support.firmwareharness import server_tls
+from tests.support.mpyclients import run_script
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -449,7 +449,7 @@ def test_frame_in_the_same_segment_as_the_upgrade_is_kept():
 def test_micropython_client_with_hostile_heads_on_a_small_heap():
     async def main():
         async with raw_head_server() as server:
-            results = await run_script("head_client.py", server.url, heapsize="128K")
+            results = await run_script("headclient.py", server.url, heapsize="128K")
             seen = {path: await server.seen_after_close(path) for path in
                     ("/endless-line", "/endless-headers", "/frame-after-101")}
         return {r.pop("check"): r for r in results}, seen
@@ -581,7 +581,7 @@ def test_micropython_client(certs):
             # In a file: the unix port wheel dies ("FATAL: uncaught NLR") on a long argument.
             spec = certs / "tls-checks.json"
             spec.write_text(json.dumps(checks))
-            results = await run_script("ws_client.py", plain.url, spec, heapsize="512K")
+            results = await run_script("wsclient.py", plain.url, spec, heapsize="512K")
             seen = {path: await plain.seen_after_close(path) for path in SCENARIOS}
             seen_tls = await tls.seen_after_close("/echo")
         return ({r.pop("check"): r for r in results}, seen, seen_tls, tls.seen, expired.seen,

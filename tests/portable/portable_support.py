@@ -123,6 +123,13 @@ class Gate:
         return self.value
 
 
+# Under CPython, tests/test_portable_on_cpython.py sets CHECKER to the SDK's checks
+# (tests/support/mcpwire.py's SdkChecker): every Wire then checks each message its server
+# sends as McpWire does, and keeps what failed in FAILURES for the case to fail on.
+CHECKER = None
+FAILURES = []
+
+
 class Wire:
     """Collects what a server sends to one client: the default session of a server made
     here (its page limit `page_limit`, 8000 if None), or, given `server`, a session of its
@@ -131,6 +138,8 @@ class Wire:
 
     def __init__(self, page_limit=None, overhead=0, server=None, max_message=None, offered=None):
         self.frames = []
+        self.pieces = []  # as the server handed them to the transport, a list per message
+        self.checker = CHECKER() if CHECKER is not None else None
         if server is None:
             self.server = McpServer(name="dev", version="9", page_limit=page_limit or 8000)
             self.server.set_sender(self._send, overhead)
@@ -141,7 +150,13 @@ class Wire:
         self.overhead = overhead
 
     async def _send(self, pieces):
+        self.pieces.append(pieces)
         self.frames.append(join_pieces(pieces))
+        if self.checker is not None:
+            try:
+                self.checker.sent(json.loads(self.frames[-1]))
+            except Exception as e:  # the server survives a failing sender: the case fails on it
+                FAILURES.append((self.frames[-1], e))
 
     def messages(self):
         return [json.loads(frame) for frame in self.frames]
@@ -153,11 +168,21 @@ class Wire:
     async def feed(self, message):
         """What the server sent while handling `message`, parsed."""
         before = len(self.frames)
-        await self.session.handle(message if isinstance(message, str) else json.dumps(message))
+        if self.checker is not None:
+            self.checker.received(message)
+        await self.session.handle(message if isinstance(message, (str, bytes, bytearray)) else json.dumps(message))
         return [json.loads(frame) for frame in self.frames[before:]]
 
-    async def request(self, method, params=None, id=1):
+    async def request(self, method, params=None, id=1, version=None, log_level=None):
+        """The one message the server answers a request with. `version`: the request in
+        revision 2026-07-28's form, naming that revision (and `log_level`) in its _meta."""
         message = {"jsonrpc": "2.0", "id": id, "method": method}
+        if version is not None:
+            params = dict(params or {})
+            params["_meta"] = {"io.modelcontextprotocol/protocolVersion": version,
+                               "io.modelcontextprotocol/clientCapabilities": {}}
+            if log_level is not None:
+                params["_meta"]["io.modelcontextprotocol/logLevel"] = log_level
         if params is not None:
             message["params"] = params
         sent = await self.feed(message)

@@ -2,6 +2,7 @@
 # Plain test functions with bare asserts: they run under pytest and on the device runners.
 
 import json
+from binascii import a2b_base64
 
 from umcp import BOOLEAN, INTEGER, NUMBER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
 from umcp.compat import join_pieces
@@ -35,24 +36,55 @@ VOLUME = PropertyList([
 
 def test_property_schema_fragments():
     assert property_schema(Property("on", BOOLEAN)) == {"type": "boolean"}
+    assert property_schema(Property("on", BOOLEAN, default=False)) == {"type": "boolean", "default": False}
+    assert property_schema(Property("v", INTEGER, minimum=-5)) == {"type": "integer", "minimum": -5}
     assert property_schema(Property("v", INTEGER, default=80, minimum=1, maximum=100)) == {
         "type": "integer", "default": 80, "minimum": 1, "maximum": 100}
     assert property_schema(Property("q", STRING, default="", description="d")) == {
         "type": "string", "default": "", "description": "d"}
     assert Property("v", INTEGER).required and not Property("v", INTEGER, default=1).required
+    assert not Property("s", STRING, default="").required
 
 
 def test_property_mistakes_raise_value_error():
-    assert "integers only" in raises(ValueError, make_property, "p", STRING, {"minimum": 0})
-    assert "maximum 100" in raises(ValueError, make_property, "p", INTEGER,
-                                   {"default": 101, "minimum": 0, "maximum": 100})
-    assert "expected boolean" in raises(ValueError, make_property, "p", BOOLEAN, {"default": 1})
-    assert "unknown type" in raises(ValueError, make_property, "p", "float", {})
-    assert "duplicate" in raises(ValueError, PropertyList, [Property("a", STRING), Property("a", STRING)])
+    cases = [
+        (STRING, {"minimum": 0}, "integers only"),
+        (BOOLEAN, {"maximum": 1}, "integers only"),
+        (INTEGER, {"default": 101, "minimum": 0, "maximum": 100}, "above the maximum 100"),
+        (INTEGER, {"default": -1, "minimum": 0}, "below the minimum 0"),
+        (INTEGER, {"default": "5"}, "expected integer"),
+        (BOOLEAN, {"default": 1}, "expected boolean"),
+        (INTEGER, {"minimum": 5, "maximum": 4}, "above maximum"),
+        (INTEGER, {"minimum": True}, "must be integers"),
+        ("float", {}, "unknown type"),
+        (NUMBER, {"minimum": float("nan")}, "must be numbers"),
+        (NUMBER, {"maximum": float("inf")}, "must be numbers"),
+        (NUMBER, {"minimum": False}, "must be numbers"),
+        (NUMBER, {"minimum": 1.5, "maximum": 1.25}, "above maximum"),
+        (NUMBER, {"default": 2.5, "maximum": 2}, "above the maximum 2"),
+        (NUMBER, {"default": True}, "expected number"),
+        (NUMBER, {"default": float("nan")}, "finite number"),
+    ]
+    for kind, kwargs, fragment in cases:
+        assert fragment in raises(ValueError, make_property, "p", kind, kwargs), (kind, kwargs)
+    assert "duplicate property a" in raises(ValueError, PropertyList, [Property("a", STRING), Property("a", INTEGER)])
+    raises(ValueError, PropertyList, ["a"])
+
+
+def test_property_list_lookup_and_schema():
+    props = PropertyList([Property("a", STRING), Property("b", INTEGER, default=1), Property("c", BOOLEAN)])
+    assert props["b"].default == 1
+    assert [p.name for p in props] == ["a", "b", "c"] and len(props) == 3
+    assert input_schema(props)["required"] == ["a", "c"]
+    raises(KeyError, props.__getitem__, "zz")
+    assert input_schema(PropertyList()) == {"type": "object", "properties": {}}
 
 
 def test_validation_fills_defaults():
     assert VOLUME.validate({"volume": 30}) == {"volume": 30, "mute": False, "label": "main"}
+    assert VOLUME.validate({"volume": 0, "mute": True, "label": ""}) == {"volume": 0, "mute": True, "label": ""}
+    props = PropertyList([Property("n", INTEGER, default=3)])
+    assert props.validate(None) == {"n": 3} and props.validate({}) == {"n": 3}
     args = VOLUME.validate({"volume": 30.0})
     assert args["volume"] == 30 and type(args["volume"]) is int
 
@@ -61,16 +93,22 @@ def test_validation_messages_name_argument_and_bound():
     cases = [
         ({"volume": True}, "volume: expected integer, got boolean"),
         ({"volume": 5.5}, "volume: expected integer, got number"),
+        ({"volume": float("inf")}, "volume: expected integer, got number"),
         ({"volume": "5"}, "volume: expected integer, got string"),
+        ({"volume": None}, "volume: expected integer, got null"),
+        ({"volume": [1]}, "volume: expected integer, got array"),
         ({"volume": 101}, "volume: 101 is above the maximum 100"),
         ({"volume": -1}, "volume: -1 is below the minimum 0"),
         ({"volume": 1, "mute": 0}, "mute: expected boolean, got number"),
+        ({"volume": 5, "label": {}}, "label: expected string, got object"),
         ({}, "missing required argument volume"),
         ({"volume": 1, "vol": 1}, "unknown argument vol"),
         ("x", "arguments must be an object"),
+        ([5], "arguments must be an object"),
     ]
     for arguments, message in cases:
         assert raises(InvalidParams, VOLUME.validate, arguments) == message
+        assert isinstance(InvalidParams(message), ValueError)
 
 
 def test_tool_entry_and_annotations():
@@ -84,6 +122,14 @@ def test_tool_entry_and_annotations():
     assert plain["inputSchema"] == {"type": "object", "properties": {}} and "annotations" not in plain
     user = json.loads(entry_json(McpTool("self.reboot", "d", None, noop, user_only=True, destructive=True)))
     assert user["annotations"] == {"audience": ["user"], "destructiveHint": True}
+    reboot = McpTool("self.reboot", "Reboot", PropertyList(), noop, user_only=True)
+    assert json.loads(entry_json(reboot))["annotations"] == {"audience": ["user"]} and reboot.user_only
+    photo = McpTool("t", "d", None, noop, title="Take a photo", read_only=False, open_world=True)
+    assert json.loads(entry_json(photo))["annotations"] == {"title": "Take a photo", "readOnlyHint": False,
+                                                             "openWorldHint": True}
+    chosen = McpTool("t", "d", None, noop, user_only=True, destructive=True, idempotent=False)
+    assert json.loads(entry_json(chosen))["annotations"] == {"audience": ["user"], "destructiveHint": True,
+                                                              "idempotentHint": False}
     hinted = json.loads(entry_json(McpTool("t", "d", None, noop, title="T", read_only=False, idempotent=True)))
     assert hinted["annotations"] == {"title": "T", "readOnlyHint": False, "idempotentHint": True}
 
@@ -136,20 +182,28 @@ def test_tool_json_size_is_in_utf8_bytes():
 
 def test_tool_names():
     # At most 64: the portable form (umcp.names) some clients need is as long as the name.
-    for name in ("a", "self.x-y_z.9", "n" * 64):
+    for name in ("a", "self.x-y_z.9", "self.audio_speaker.set_volume", "A-Z_0.9", "n" * 64):
         assert McpTool(name, "d", None, noop).name == name
-    for name in ("", "n" * 65, "a b", "a/b", "音量", None):
+    for name in ("", "n" * 65, "n" * 129, "a b", "a/b", "a,b", "音量", None, 5):
         assert raises(ValueError, McpTool, name, "d", None, noop), name
+    assert "not callable" in raises(ValueError, McpTool, "t", "d", None, "noop")
 
 
 def test_results_become_content_blocks():
-    for value, text in ((True, "true"), (False, "false"), (7, "7"), (None, "null"), ("a \"b\"\n", "a \"b\"\n")):
+    for value, text in ((True, "true"), (False, "false"), (7, "7"), (42, "42"), (-7, "-7"), (None, "null"),
+                        ("a \"b\"\n", "a \"b\"\n")):
         assert json.loads(join_pieces(result_pieces(value))) == {
             "content": [{"type": "text", "text": text}], "isError": False}
-    parsed = json.loads(join_pieces(result_pieces({"k": [1, 2]})))
-    assert json.loads(parsed["content"][0]["text"]) == {"k": [1, 2]}
+    for value in ({"k": [1, 2]}, {"action": "RESPONSE", "n": [1, 2]}, [1, "a"]):
+        parsed = json.loads(join_pieces(result_pieces(value)))
+        assert json.loads(parsed["content"][0]["text"]) == value and parsed["isError"] is False
     image = json.loads(join_pieces(result_pieces(ImageContent(b"\xff\xd8\xff\xe0"))))
     assert image["content"] == [{"type": "image", "data": "/9j/4A==", "mimeType": "image/jpeg"}]
+    jpeg = bytes(range(256)) * 3
+    block = json.loads(join_pieces(result_pieces(ImageContent(jpeg))))["content"][0]
+    assert a2b_base64(block["data"].encode()) == jpeg
+    png = json.loads(join_pieces(result_pieces(ImageContent(memoryview(b"\x89PNG"), "image/png"))))
+    assert png["content"][0]["mimeType"] == "image/png"
     failure = json.loads(join_pieces(error_result_pieces("bad \"x\"")))
     assert failure == {"content": [{"type": "text", "text": "bad \"x\""}], "isError": True}
 

@@ -1,40 +1,47 @@
-# McpServer inside MicroPython: JSON-RPC rules, tools/call, paging bytes, concurrency.
+# McpServer inside MicroPython: the handshake, JSON-RPC rules, tools/call, images, paging bytes.
 # Plain test functions with bare asserts: they run under pytest and on the device runners.
 
 import asyncio
 import json
 from binascii import a2b_base64, b2a_base64
 
-from umcp import INTEGER, ImageContent, McpServer, Property
+from umcp import INTEGER, ImageContent, McpServer, McpTool, Property
 from umcp.compat import join_pieces, piece_size, piece_utf8
 from umcp.image import base64_pieces
-from portable_support import Gate, Wire, call, settle
+from umcp.listing import entry_json
+from umcp.server import LATEST_VERSION, SUPPORTED_VERSIONS
+from portable_support import Wire, call, settle
 
 VOLUME = [Property("volume", INTEGER, minimum=0, maximum=100)]
 
 
 async def test_initialize_negotiates_the_version():
     wire = Wire()
-    for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"):
-        assert (await wire.initialize(version))["result"]["protocolVersion"] == version
-    result = (await wire.initialize("1999-01-01"))["result"]
-    assert result["protocolVersion"] == "2025-11-25"
-    assert result["capabilities"]["tools"] == {"listChanged": True}
-    assert result["serverInfo"] == {"name": "dev", "version": "9"}
+    assert SUPPORTED_VERSIONS[:4] == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+    for version in SUPPORTED_VERSIONS:  # each supported one echoed
+        result = (await wire.initialize(version))["result"]
+        assert result["protocolVersion"] == version
+        assert result["capabilities"]["tools"] == {"listChanged": True}
+        assert result["serverInfo"] == {"name": "dev", "version": "9"}
+    for version in ("1999-01-01", "2099-01-01"):  # an unknown one: the latest
+        assert (await wire.initialize(version))["result"]["protocolVersion"] == LATEST_VERSION == "2025-11-25"
 
 
 async def test_vision_and_ping():
     wire = Wire()
     seen = []
+    assert (await wire.request("ping", id="p"))["result"] == {}  # before initialize too
     wire.server.on_vision(lambda url, token: seen.append((url, token)))
     await wire.request("initialize", {"capabilities": {"vision": {"url": "http://v", "token": "t"}}})
     assert seen == [("http://v", "t")]
-    assert (await wire.request("ping", id="p"))["result"] == {}
+    await wire.request("initialize", {"capabilities": {"vision": {"url": "http://h/v"}}}, id=9)
+    assert seen[-1] == ("http://h/v", "")  # no token: an empty one
+    assert (await wire.request("ping", {}, id="q"))["result"] == {}
 
 
 async def test_ids_keep_their_type():
     wire = Wire()
-    for request_id in (1, "1", 0, "音量", 2 ** 40):
+    for request_id in (1, "1", 0, 7, -3, 2 ** 40, 2 ** 53 + 1, "", 'id with "quotes"', "音量"):
         response = await wire.request("ping", id=request_id)
         assert response["id"] == request_id and type(response["id"]) is type(request_id)
 
@@ -52,24 +59,46 @@ async def test_jsonrpc_errors():
         ('{"jsonrpc":"2.0","id":6,"method":"prompts/list"}', -32601, 6),
         ('{"jsonrpc":"2.0","id":7,"method":"x\\"y"}', -32601, 7),
     ]
+    # Invalid requests: -32600, with the id where it is a valid one.
+    cases += [({"jsonrpc": "1.0", "id": 1, "method": "ping"}, -32600, 1),
+              ({"id": 1, "method": "ping"}, -32600, 1),
+              ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, -32600, None),
+              ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, -32600, None),
+              ({"jsonrpc": "2.0", "id": 4}, -32600, 4),
+              ({"jsonrpc": "2.0", "id": "x", "method": "tools/list", "params": [1]}, -32600, "x"),
+              ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": "p"}, -32600, 4)]
+    # Garbage, text or bytes: a parse error with a null id.
+    cases += [(text, -32700, None) for text in ("{", "", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": 12')]
     for text, code, echoed in cases:
         sent = await wire.feed(text)
         assert len(sent) == 1 and sent[0]["error"]["code"] == code and sent[0]["id"] == echoed, (text, sent)
-    assert 'x"y' in sent[0]["error"]["message"]
+        assert type(sent[0]["id"]) is type(echoed), (text, sent)
+    # Unknown methods: -32601 at once, naming the method in valid JSON.
+    for method in ("prompts/list", "completion/complete", 'x"y\nz'):
+        error = (await wire.request(method, id=5))["error"]
+        assert error["code"] == -32601 and method in error["message"], error
 
 
 async def test_notifications_and_responses_are_not_answered():
     wire = Wire()
     called = []
     wire.server.add_tool("t", "d", None, called.append)
-    assert await wire.feed({"jsonrpc": "2.0", "method": "notifications/initialized"}) == []
-    assert await wire.feed({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "t"}}) == []
+    for method in ("notifications/initialized", "notifications/unknown", "ping", "tools/call",
+                   "notifications/cancelled"):
+        assert await wire.feed({"jsonrpc": "2.0", "method": method, "params": {"name": "t"}}) == [], method
     assert await wire.feed({"jsonrpc": "2.0", "id": 9, "result": {}}) == []
+    assert await wire.feed({"jsonrpc": "2.0", "id": 6, "error": {"code": -1, "message": "x"}}) == []
     await asyncio.sleep(0)
     assert called == [] and wire.frames == []
 
 
-async def test_tools_call_results_and_errors():
+async def answer(wire, name, arguments=None, id=1):
+    """The response to a tools/call, once its task has run (the call is answered later)."""
+    await wire.feed(call(name, arguments, id=id))
+    return await wire.response(id)
+
+
+async def test_a_call_runs_a_plain_callback_with_defaults_filled():
     wire = Wire()
     seen = []
 
@@ -77,26 +106,90 @@ async def test_tools_call_results_and_errors():
         seen.append(args)
         return True
 
+    wire.server.add_tool("self.audio_speaker.set_volume", "Set volume",
+                         VOLUME + [Property("fade", INTEGER, default=0)], set_volume)
+    await wire.initialize()
+    response = await answer(wire, "self.audio_speaker.set_volume", {"volume": 70}, id=3)
+    assert response["result"] == {"content": [{"type": "text", "text": "true"}], "isError": False}
+    assert seen == [{"volume": 70, "fade": 0}]
+
+
+async def test_a_call_awaits_a_coroutine_callback():
+    wire = Wire()
+
     async def status(args):
         await asyncio.sleep(0)
-        return {"volume": 5}
+        return {"battery": 80, "note": "ok \"quoted\""}
+
+    wire.server.add_tool("self.get_device_status", "Status", None, status)
+    response = await answer(wire, "self.get_device_status")
+    assert json.loads(response["result"]["content"][0]["text"]) == {"battery": 80, "note": "ok \"quoted\""}
+
+
+async def test_a_call_returns_an_image_as_an_mcp_image_block():
+    wire = Wire()
+    wire.server.add_tool("self.camera.snap", "Photo", None, lambda args: ImageContent(b"\xff\xd8\xff\xe0"))
+    block = (await answer(wire, "self.camera.snap"))["result"]["content"][0]
+    assert block == {"type": "image", "data": "/9j/4A==", "mimeType": "image/jpeg"}
+
+
+async def test_an_unknown_tool_or_none_named_is_32602():
+    wire = Wire()
+    await wire.initialize("2025-11-25")
+    error = (await wire.feed(call("self.nope", id=4)))[0]["error"]
+    assert error["code"] == -32602 and "self.nope" in error["message"]
+    error = (await wire.request("tools/call", {"arguments": {}}, id=5))["error"]
+    assert error["code"] == -32602 and "name" in error["message"]
+
+
+async def test_argument_errors_follow_the_negotiated_version():
+    # Up to 2025-06-18 (and before any initialize): -32602; from 2025-11-25: a tool result.
+    for version in (None, "2024-11-05", "2025-03-26", "2025-06-18"):
+        wire = Wire()
+        called = []
+        wire.server.add_tool("vol", "d", VOLUME, called.append)
+        if version:
+            await wire.initialize(version)
+        for arguments, expected in [({"volume": 101}, "volume: 101 is above the maximum 100"),
+                                    ({"volume": True}, "volume: expected integer, got boolean"),
+                                    ({}, "missing required argument volume"),
+                                    ({"volume": 1, "extra": 2}, "unknown argument extra")]:
+            error = (await wire.feed(call("vol", arguments, id=7)))[0]["error"]
+            assert error == {"code": -32602, "message": expected}, (version, error)
+        assert called == []
+    wire = Wire()
+    called = []
+    wire.server.add_tool("vol", "d", VOLUME, called.append)
+    await wire.initialize("2025-11-25")
+    for arguments, expected in [({"volume": -4}, "volume: -4 is below the minimum 0"),
+                                ({"volume": 101}, "volume: 101 is above the maximum 100")]:
+        result = (await wire.feed(call("vol", arguments, id=8)))[0]["result"]
+        assert result == {"content": [{"type": "text", "text": expected}], "isError": True}
+    assert called == []
+
+
+async def test_tool_exceptions_become_is_error_results():
+    wire = Wire()
 
     def broken(args):
-        raise ValueError('no "device"')
+        raise RuntimeError('camera "cam0" failed\nretry later')
 
-    wire.server.add_tool("vol", "d", VOLUME + [Property("fade", INTEGER, default=2)], set_volume)
-    wire.server.add_tool("status", "d", None, status)
+    def nameless(args):
+        raise KeyError()
+
     wire.server.add_tool("broken", "d", None, broken)
-    await wire.feed(call("vol", {"volume": 9}, id=1))
-    await wire.feed(call("status", id=2))
-    await wire.feed(call("broken", id=3))
-    assert (await wire.response(1))["result"] == {"content": [{"type": "text", "text": "true"}], "isError": False}
-    assert seen == [{"volume": 9, "fade": 2}]
-    assert json.loads((await wire.response(2))["result"]["content"][0]["text"]) == {"volume": 5}
-    assert (await wire.response(3))["result"] == {"content": [{"type": "text", "text": 'no "device"'}],
-                                                  "isError": True}
-    unknown = await wire.feed(call("nope", id=4))
-    assert unknown[0]["error"]["code"] == -32602 and "nope" in unknown[0]["error"]["message"]
+    wire.server.add_tool("nameless", "d", None, nameless)
+    response = await answer(wire, "broken", id=1)
+    assert response["result"] == {"content": [{"type": "text", "text": 'camera "cam0" failed\nretry later'}],
+                                  "isError": True}
+    assert (await answer(wire, "nameless", id=2))["result"]["content"][0]["text"] == "KeyError"
+    assert (await wire.request("ping", id=4))["result"] == {}
+
+
+async def test_user_only_tools_can_be_called():
+    wire = Wire()
+    wire.server.add_user_only_tool("self.reboot", "Reboot", None, lambda args: "rebooting")
+    assert (await answer(wire, "self.reboot"))["result"]["content"][0]["text"] == "rebooting"
 
 
 def test_base64_pieces_string_together_into_the_whole_base64():
@@ -135,224 +228,6 @@ async def test_an_image_reaches_the_sender_as_base64_bytes_never_a_string():
     # the base64 pieces strung together are the image's data
     assert b"".join(bytes(text) for text in written) == block["data"].encode()
     assert a2b_base64(block["data"].encode()) == jpeg
-async def test_argument_errors_follow_the_negotiated_version():
-    wire = Wire()
-    wire.server.add_tool("vol", "d", VOLUME, bool)
-    await wire.initialize("2025-06-18")
-    error = (await wire.feed(call("vol", {"volume": True}, id=1)))[0]["error"]
-    assert error == {"code": -32602, "message": "volume: expected integer, got boolean"}
-    await wire.initialize("2025-11-25")
-    result = (await wire.feed(call("vol", {"volume": 101}, id=2)))[0]["result"]
-    assert result == {"content": [{"type": "text", "text": "volume: 101 is above the maximum 100"}], "isError": True}
-
-
-def register_board(server, count):
-    for number in range(count):
-        description = "调节第 %d 个功能。" % number * (1 + number % 3) + "x" * (number * 41 % 200)
-        if number % 5 == 4:
-            server.add_user_only_tool("self.board.t%02d" % number, description, None, bool)
-        else:
-            server.add_tool("self.board.t%02d" % number, description,
-                            [Property("level", INTEGER, default=1, minimum=0, maximum=9)], bool)
-
-
-async def list_pages(wire, params):
-    pages, cursor = [], None
-    while True:
-        page_params = dict(params)
-        if cursor is not None:
-            page_params["cursor"] = cursor
-        before = len(wire.frames)
-        result = (await wire.request("tools/list", page_params, id=2))["result"]
-        pages.append((wire.frames[before], result))
-        cursor = result.get("nextCursor")
-        if cursor is None:
-            return pages
-
-
-async def test_pages_fit_the_byte_limit_with_the_envelope():
-    for limit, overhead in ((1400, 70), (1000, 0), (8000, 70)):
-        wire = Wire(limit, overhead)
-        register_board(wire.server, 30)
-        pages = await list_pages(wire, {})
-        names = [tool["name"] for _, result in pages for tool in result["tools"]]
-        assert names == ["self.board.t%02d" % n for n in range(30) if n % 5 != 4]
-        cursors = [result.get("nextCursor") for _, result in pages]
-        assert len(set(cursors)) == len(cursors)
-        for frame, result in pages:
-            assert len(frame.encode()) + overhead <= limit, (limit, len(frame.encode()))
-            assert result["tools"]
-        if limit < 8000:
-            assert len(pages) > 2
-        everything = await list_pages(wire, {"withUserTools": True})
-        assert len([t for _, r in everything for t in r["tools"]]) == 30
-
-
-async def test_a_page_fills_the_limit_to_the_last_byte():
-    # Byte-exact accounting of the frame, envelope, multi-byte text and id included.
-    for overhead in (0, 70):
-        wire = Wire(8000, overhead)
-        for name, description in (("self.a", "调节音量"), ("self.b", "打开灯光。" * 3), ("self.c", "c")):
-            wire.server.add_tool(name, description, None, bool)
-
-        async def page(limit):
-            wire.server.page_limit = limit
-            result = (await wire.request("tools/list", id="页"))["result"]
-            size = len(wire.frames[-1].encode()) + overhead
-            return size, [tool["name"] for tool in result["tools"]], result.get("nextCursor")
-
-        size, names, cursor = await page(8000)
-        assert names == ["self.a", "self.b", "self.c"] and cursor is None
-        frame = wire.frames[-1]  # UTF-8 on MicroPython, \u escapes on CPython
-        assert len(frame.encode()) > len(frame) or "\\u" in frame
-        assert await page(size) == (size, names, None)
-        smaller, names, cursor = await page(size - 1)
-        assert names == ["self.a", "self.b"] and cursor == "self.c"
-        assert await page(smaller) == (smaller, names, cursor)
-        assert (await page(smaller - 1))[1:] == (["self.a"], "self.b")
-
-
-async def test_cursor_errors_and_a_tool_too_big():
-    wire = Wire(600)
-    wire.server.add_tool("small", "d", None, bool)
-    wire.server.add_tool("self.huge", "y" * 700, None, bool)
-    first = (await wire.request("tools/list", {"cursor": ""}))["result"]
-    assert [t["name"] for t in first["tools"]] == ["small"] and first["nextCursor"] == "self.huge"
-    error = (await wire.request("tools/list", {"cursor": "self.huge"}))["error"]
-    assert error["code"] == -32603 and "self.huge" in error["message"]
-    assert (await wire.request("tools/list", {"cursor": "gone"}))["error"]["code"] == -32602
-    assert (await wire.request("tools/list", {"cursor": 3}))["error"]["code"] == -32602
-
-
-async def test_a_slow_tool_does_not_stop_ping_or_tools_list():
-    wire = Wire()
-    gate = Gate()
-    wire.server.add_tool("slow", "d", None, gate)
-    assert await wire.feed(call("slow", id=1)) == []
-    await settle(gate.entered.is_set)
-    assert (await wire.request("ping", id=2))["result"] == {}
-    assert (await wire.request("tools/list", id=3))["result"]["tools"][0]["name"] == "slow"
-    assert wire.find(1) is None
-    gate.release.set()
-    assert (await wire.response(1))["result"]["content"][0]["text"] == "done"
-
-
-async def test_cancellation_sends_no_response():
-    wire = Wire()
-    running, queued, last = Gate(), Gate(), Gate("last")
-    last.release.set()
-    wire.server.add_tool("running", "d", None, running)
-    wire.server.add_tool("queued", "d", None, queued)
-    wire.server.add_tool("last", "d", None, last)
-    await wire.feed(call("running", id=1))
-    await wire.feed(call("queued", id=2))
-    await wire.feed(call("last", id=3))
-    await settle(running.entered.is_set)
-    assert await wire.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}) == []
-    await wire.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
-    await wire.response(3)
-    assert running.cancelled and not queued.entered.is_set()
-    assert [m["id"] for m in wire.messages()] == [3]
-
-
-async def test_a_call_cancelled_while_it_writes_a_log_line_finishes_the_line_first():
-    # A transport writes a message in several awaited pieces (a WebSocket frame in chunks):
-    # cut there, the client would read the next message as this one's rest. The
-    # cancellation waits until the line is out; then the call ends with no response.
-    server = McpServer(name="dev", version="9")
-    written, writing, release = [], asyncio.Event(), asyncio.Event()
-
-    async def slow_send(pieces):
-        text = join_pieces(pieces)
-        if "notifications/message" in text:
-            writing.set()
-            await release.wait()  # half of it is out
-        written.append(json.loads(text))
-
-    server.set_sender(slow_send)
-    after_log = []
-
-    async def chatty(args):
-        await server.log("info", "x" * 3000)
-        after_log.append(True)  # never: the cancellation comes with the log line's end
-        return "done"
-
-    server.add_tool("chatty", "d", None, chatty)
-    await server.default.handle(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                                            "params": {"protocolVersion": "2025-06-18"}}))
-    await server.default.handle(json.dumps(call("chatty", id=1)))
-    await settle(writing.is_set)
-    await server.default.handle(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                            "params": {"requestId": 1}}))
-    for _ in range(5):
-        await asyncio.sleep(0)
-    release.set()
-    await settle(lambda: server._running is None)
-    assert written[-1]["params"]["data"] == "x" * 3000  # the line went out whole
-    assert after_log == []  # and the call stopped there, unanswered
-    await server.default.handle(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
-    assert [m.get("id") for m in written[1:]] == [None, 2]  # the log line, then the ping's answer
-
-
-async def test_cancel_calls_drops_every_owed_response_and_counts_them():
-    # What a transport does when its session ends: nobody is left to answer.
-    wire = Wire()
-    running, queued = Gate(), Gate()
-    wire.server.add_tool("running", "d", None, running)
-    wire.server.add_tool("queued", "d", None, queued)
-    await wire.feed(call("running", id=1))
-    await wire.feed(call("queued", id=2))
-    await wire.feed(call("queued", id=3))
-    await settle(running.entered.is_set)
-    assert wire.server.cancel_calls() == 3
-    await settle(lambda: running.cancelled)
-    assert wire.server.cancel_calls() == 0  # nothing is owed any more
-    later = Gate("later")
-    later.release.set()
-    wire.server.add_tool("later", "d", None, later)
-    await wire.feed(call("later", id=4))  # the next session's calls run as usual
-    assert (await wire.response(4))["result"]["content"][0]["text"] == "later"
-    assert not queued.entered.is_set()
-    assert [m["id"] for m in wire.messages()] == [4]
-
-
-async def test_progress_log_and_list_changed():
-    wire = Wire()
-    server = wire.server
-
-    async def upgrade(args):
-        await server.progress(1, 4)
-        await server.progress(1, 4)  # not increasing: dropped
-        await server.progress(2, 4, "half")
-        return True
-
-    server.add_tool("upgrade", "d", None, upgrade)
-    await wire.initialize()
-    await wire.feed(call("upgrade", id=5, meta={"progressToken": 11}))
-    await wire.response(5)
-    progress = [m["params"] for m in wire.messages() if m.get("method") == "notifications/progress"]
-    assert progress == [{"progressToken": 11, "progress": 1, "total": 4},
-                        {"progressToken": 11, "progress": 2, "total": 4, "message": "half"}]
-    await server.log("error", "disk full")
-    assert wire.messages()[-1]["params"] == {"level": "error", "data": "disk full"}
-    server.add_tool("new1", "d", None, bool)
-    server.add_tool("new2", "d", None, bool)
-    await settle(lambda: any(m.get("method") == "notifications/tools/list_changed" for m in wire.messages()))
-    await asyncio.sleep(0)
-    assert len([m for m in wire.messages() if m.get("method") == "notifications/tools/list_changed"]) == 1
-
-
-async def test_progress_requested_only_for_a_call_with_a_token():
-    wire = Wire()
-    server = wire.server
-    asked = []
-    server.add_tool("t", "d", None, lambda args: asked.append(server.progress_requested()))
-    await wire.feed(call("t", id=1, meta={"progressToken": 7}))
-    await wire.response(1)
-    await wire.feed(call("t", id=2))
-    await wire.response(2)
-    assert asked == [True, False]
-    assert server.progress_requested() is False
 
 
 async def test_a_failing_sender_does_not_stop_the_server():
@@ -372,10 +247,65 @@ async def test_a_failing_sender_does_not_stop_the_server():
 
 def test_duplicate_tool_names_are_refused():
     server = McpServer()
-    server.add_tool("a", "d", None, bool)
+    server.add_tool("self.reboot", "d", None, bool)
+    for add in (lambda: server.add_tool("self.reboot", "again", None, bool),
+                lambda: server.add_user_only_tool("self.reboot", "again", None, bool)):
+        try:
+            add()
+        except ValueError as e:
+            assert "self.reboot" in str(e)
+        else:
+            assert False, "duplicate accepted"
     try:
-        server.add_tool("a", "d", None, bool)
-    except ValueError as e:
-        assert "a" in str(e)
+        server.add_tool(McpTool("self.reboot", "again", None, bool))
+    except ValueError:
+        pass
     else:
-        assert False, "duplicate accepted"
+        assert False, "duplicate McpTool accepted"
+
+
+# -- the handshake's odd corners ---------------------------------------------
+
+async def test_initialize_announces_the_transport_message_limit_when_set():
+    wire = Wire()
+    assert "experimental" not in (await wire.initialize())["result"]["capabilities"]
+    wire.server.max_message = 6144
+    result = (await wire.initialize())["result"]
+    assert result["capabilities"]["experimental"] == {"messageLimit": {"maxBytes": 6144}}
+
+
+async def test_initialize_without_a_version_answers_the_xiaozhi_version():
+    # The xiaozhi protocol document's initialize carries only capabilities.
+    wire = Wire()
+    assert (await wire.request("initialize", {"capabilities": {}}))["result"]["protocolVersion"] == "2024-11-05"
+    assert (await wire.request("initialize", {"protocolVersion": 20241105}))["error"]["code"] == -32602
+    response = await wire.request("initialize", {"protocolVersion": "2025-03-26", "capabilities": "none"})
+    assert response["result"]["protocolVersion"] == "2025-03-26"  # a capabilities that is no object
+
+
+async def test_text_and_bytes_payloads_are_served():
+    wire = Wire()
+    assert (await wire.feed('{"jsonrpc":"2.0","id":1,"method":"ping"}'))[0]["result"] == {}
+    assert (await wire.feed(b'{"jsonrpc":"2.0","id":2,"method":"ping"}'))[0]["result"] == {}
+    assert (await wire.feed(bytearray(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')))[0]["id"] == 3
+
+
+async def test_no_sender_drops_and_a_plain_sender_works_too():
+    server = McpServer()
+    await server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"})  # nothing to send to: dropped
+    await server.notify("notifications/tools/list_changed")
+    sent = []
+    server.set_sender(sent.append)  # not a coroutine
+    await server.handle('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    assert json.loads(join_pieces(sent[0])) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_removing_an_unknown_tool_is_a_key_error_and_add_tool_returns_the_tool():
+    try:
+        McpServer().remove_tool("nope")
+    except KeyError:
+        pass
+    else:
+        assert False, "removed a tool it did not have"
+    tool = McpServer().add_tool("t", "d", None, bool, read_only=True, title="T")
+    assert json.loads(entry_json(tool))["annotations"] == {"readOnlyHint": True, "title": "T"}

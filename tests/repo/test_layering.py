@@ -53,8 +53,8 @@ def test_the_tree_keeps_every_contract():
      "xiaozhi.link -> devsvc.settings"),
     ("lib/boards/host.py", "from unet import conn", "Boards import drivers and the core only",
      "boards.host -> unet.conn"),
-    ("lib/umcpfw/app.py", "from tools.sim import launcher", "Device code never imports the host tools",
-     "umcpfw.app -> tools.sim.launcher"),
+    ("lib/umcpfw/app.py", "from tools.sim import board", "Device code never imports the host tools",
+     "umcpfw.app -> tools.sim.board"),
     # The circles issue 16 broke stay broken.
     ("lib/umcp/resource.py", "from umcp.server import McpServer", "server > resource | modern | handshake | paging | refusal > notices | tool > listing | image > rpc | toolcheck | jsonpeek > schema | jsonin | names | compat > propcheck (no circles)",
      "umcp.resource -> umcp.server"),

@@ -1,7 +1,7 @@
 """lib/mcplink/endpoint.py: the board's MCP endpoint link (MCP 接入点), with a real
 umcp.McpServer, against a real `websockets` server playing the assistant's side
-(tests/support/endpoint_harness.py); on CPython and under the MicroPython unix port
-(tests/support/mpy_clients/endpoint_client.py)."""
+(tests/support/endpointharness.py); on CPython and under the MicroPython unix port
+(tests/support/mpyclients/endpointclient.py)."""
 
 import asyncio
 import contextlib
@@ -11,9 +11,9 @@ import pytest
 
 import xiaozhi.link
 from mcplink.endpoint import EndpointLink, masked
-from tests.support.endpoint_harness import EndpointServer, Mute
-from tests.support.firmware_harness import WAIT_S, Backend, run, server_tls
-from tests.support.mpy_clients import run_script
+from tests.support.endpointharness import EndpointServer, Mute
+from tests.support.firmwareharness import WAIT_S, Backend, run, server_tls
+from tests.support.mpyclients import run_script
 from umcp import STRING, McpServer, Property, PropertyList
 from unet.conn import Trust
 
@@ -419,7 +419,7 @@ def test_micropython_endpoint_link_two_urls_a_whole_session_and_bad_input():
         # The script's sources are compiled in this heap (64-bit port): 256K sat at the edge
         # where compiling umcp.server found no 4.6 KB block, passing or not with the URLs'
         # lengths; nothing below depends on the heap's size (the 4 KB limit is the link's).
-        script = asyncio.create_task(run_script("endpoint_client.py", kitchen.url(TOKEN),
+        script = asyncio.create_task(run_script("endpointclient.py", kitchen.url(TOKEN),
                                                 office.url(TOKEN + "-2"), heapsize="320K"))
         first = await kitchen.next_provider()
         other = await office.next_provider()

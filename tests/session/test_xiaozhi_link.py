@@ -1,6 +1,6 @@
 """lib/xiaozhi/link.py: the device's link, with a real umcp.McpServer, against a real `websockets`
 server playing the xiaozhi backend; on CPython and under the MicroPython unix port
-(tests/support/mpy_clients/xiaozhi_client.py)."""
+(tests/support/mpyclients/xiaozhiclient.py)."""
 
 import asyncio
 import contextlib
@@ -10,8 +10,8 @@ import pytest
 from websockets.exceptions import ConnectionClosedError
 
 import xiaozhi.link
-from tests.support.firmware_harness import AUDIO_PARAMS, WAIT_S, Backend, run
-from tests.support.mpy_clients import run_script
+from tests.support.firmwareharness import AUDIO_PARAMS, WAIT_S, Backend, run
+from tests.support.mpyclients import run_script
 from umcp import STRING, McpServer, Property, PropertyList
 
 pytestmark = pytest.mark.timeout(60)
@@ -437,7 +437,7 @@ CLIENT_HEAP = "384K"
 def test_micropython_link():
     async def main():
         backend = await Backend().start()
-        script = asyncio.create_task(run_script("xiaozhi_client.py", backend.url, heapsize=CLIENT_HEAP))
+        script = asyncio.create_task(run_script("xiaozhiclient.py", backend.url, heapsize=CLIENT_HEAP))
         first = await backend.next_device()
         init = await first.request("initialize", {"protocolVersion": "2025-06-18",
                                                   "capabilities": {}}, next_frame=True)
@@ -541,7 +541,7 @@ def test_hostile_input_is_answered_and_the_link_stays_up():
 def test_hostile_input_is_answered_and_the_link_stays_up_under_micropython():
     async def main():
         backend = await Backend().start()
-        script = asyncio.create_task(run_script("xiaozhi_client.py", backend.url, heapsize=CLIENT_HEAP))
+        script = asyncio.create_task(run_script("xiaozhiclient.py", backend.url, heapsize=CLIENT_HEAP))
         device = await backend.next_device()
         results = await _hostile_session(device)
         await device.send_raw('{"type":"system","command":"reboot"}')  # the script stops on it

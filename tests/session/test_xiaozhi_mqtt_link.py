@@ -1,7 +1,7 @@
 """lib/xiaozhi/mqttlink.py: the xiaozhi session over MQTT+UDP, with a real umcp.McpServer,
 through a real broker (amqtt in-process; mosquitto with make test-mosquitto) against a
-scripted backend speaking MQTT (tests/support/mqtt_harness.py); on CPython here and under the
-MicroPython unix port (tests/support/mpy_clients/mqtt_link_client.py)."""
+scripted backend speaking MQTT (tests/support/mqttharness.py); on CPython here and under the
+MicroPython unix port (tests/support/mpyclients/mqttlinkclient.py)."""
 
 import asyncio
 import contextlib
@@ -11,10 +11,10 @@ import time
 import pytest
 
 import xiaozhi.mqttlink
-from tests.support.firmware_harness import AUDIO_PARAMS, WAIT_S, run
-from tests.support.mpy_clients import run_script
+from tests.support.firmwareharness import AUDIO_PARAMS, WAIT_S, run
+from tests.support.mpyclients import run_script
 from tests.support.brokers import Mosquitto
-from tests.support.mqtt_harness import UDP_KEY, UDP_NONCE, MqttBackend
+from tests.support.mqttharness import UDP_KEY, UDP_NONCE, MqttBackend
 from umcp import STRING, McpServer, Property, PropertyList
 from xiaozhi.udp import AudioCodec
 
@@ -230,7 +230,7 @@ async def _until(predicate):
 def test_micropython_session(broker):
     async def main():
         backend = await MqttBackend(broker.port).start()
-        script = asyncio.create_task(run_script("mqtt_link_client.py", broker.port,
+        script = asyncio.create_task(run_script("mqttlinkclient.py", broker.port,
                                                 heapsize="2M", timeout=60))
         try:
             device = await backend.next_device(30)

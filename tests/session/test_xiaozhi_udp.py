@@ -11,7 +11,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from tests.support import ROOT
-from tests.support.mpy_clients import MICROPYTHON
+from tests.support.mpyclients import MICROPYTHON
 from tools.mpy import micropython_env
 from xiaozhi import udp
 
@@ -121,7 +121,7 @@ def test_udp_socket_roundtrip():
 
 
 def test_micropython_codec_and_socket():
-    script = os.path.join(ROOT, "tests", "support", "mpy_clients", "udp_client.py")
+    script = os.path.join(ROOT, "tests", "support", "mpyclients", "udpclient.py")
     peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     peer.bind(("127.0.0.1", 0))
     peer.settimeout(10)

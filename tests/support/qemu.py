@@ -3,7 +3,7 @@ its REPL on a pty, found outside the repository). Without it, or without qemu-sy
 the tests that use it FAIL saying what to install (never skip).
 
 QemuBoard(folder, name) as tools.board.qemu's, with put_standins(): the stand-ins for the
-four modules an ESP32 has and the QEMU board lacks (tests/support/qemu_board/).
+four modules an ESP32 has and the QEMU board lacks (tools.board.qemu.standins()).
 Checkout(folder, config): a copy of what `make deploy` needs, with config.json at its root,
 as a maker's clone has it. QemuRig: the boards the tests share (the `qemu_rig` fixture),
 prepared at once.
@@ -20,8 +20,6 @@ import pytest
 from tests.support import ROOT
 from tools.board import qemu
 
-PACKAGE = os.path.join(ROOT, "tests", "support", "qemu_board")
-STANDINS = ("network", "esp32", "socket", "ssl")  # what an ESP32 has and the QEMU board lacks
 
 
 def qemu_dir():
@@ -32,11 +30,6 @@ def qemu_dir():
         pytest.fail(str(e))
 
 
-def standins():
-    """{path on the board: the stand-in's file} for network, esp32, socket and ssl."""
-    return {"lib/%s.py" % name: os.path.join(PACKAGE, "standin_%s.py" % name) for name in STANDINS}
-
-
 class QemuBoard(qemu.QemuBoard):
     def start(self):
         qemu_dir()  # a clear failure, not run.sh's
@@ -44,7 +37,7 @@ class QemuBoard(qemu.QemuBoard):
 
     def put_standins(self):
         """The stand-ins into /lib, in one mpremote call."""
-        self.put(standins(), folders=["lib"])
+        self.put(qemu.standins(), folders=["lib"])
 
 
 class Checkout:
@@ -86,7 +79,7 @@ class Checkout:
 CONFIG = {"board": "generic", "wifi": {"ssid": "qemu-net", "password": "not-a-real-one"},
           "url": "ws://192.0.2.1:8000/xiaozhi/v1/", "token": "qemu-token",
           "wifi_setup_after": None, "max_payload": 1500}
-MAKER_APP = os.path.join(PACKAGE, "maker_app.py")
+MAKER_APP = os.path.join(ROOT, "tests", "support", "makerapp.py")
 
 
 class Prepared:
@@ -108,7 +101,7 @@ class QemuRig:
               core from lib/umcp/package.json served on loopback ("mip"), and the core
               answers a tools/call on the board ("core")
       plain   the stand-ins, then `make deploy BOARD=generic` ("deploy", "seconds")
-      romfs   the stand-ins, then `make deploy BOARD=generic ROMFS=1 APP=maker_app.py`
+      romfs   the stand-ins, then `make deploy BOARD=generic ROMFS=1 APP=makerapp.py`
               ("deploy", "seconds"): the bridge's board
       spare   the same firmware as romfs (its ROMFS image, main.py, config.json, the
               maker's module), put there with mpremote: a board a test may pull the cable of

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from tests.support.firmware_harness import MICROPYTHON
-from tools.bench import generic
+from tests.support.firmwareharness import MICROPYTHON
+from tools.bench import generic, generictable
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,7 +43,7 @@ def test_the_table_puts_the_boards_side_by_side():
                "boards": {"host": board, "generic": other, "generic-status": screen},
                "types": (1024, {"output": (["relay"], 2048), "sensor": (["dht"], 3072)},
                          {"relay": ("output", 700, 0), "dht": ("sensor", 800, 150)}, (2600, 300))}
-    lines = generic.table(figures)
+    lines = generictable.table(figures)
     assert "| tools offered to the model | 8 | 13 | | 15 | |" in lines
     assert "| heap in use after boot (the firmware's own) | 107 KB | 117 KB | +10.0 KB | 119 KB | +12.0 KB |" in lines
     assert "| parts.output | relay | 2048 B |" in lines
@@ -59,7 +59,7 @@ def test_the_table_puts_the_boards_side_by_side():
     # Either figure over 12 KB misses the target (the smallest heap bisected to 512 B).
     figures["boards"]["generic-status"] = dict(screen, smallest=160 * 1024 + 12800)
     assert "Ten parts and the status screen over the host board, the firmware's own: +12.0 KB after boot, " \
-        "+12.5 KB to the smallest heap (target: at most 12 KB: MISSED)" in generic.table(figures)
+        "+12.5 KB to the smallest heap (target: at most 12 KB: MISSED)" in generictable.table(figures)
 
 
 def test_the_table_shows_the_interned_names_pools_when_measured():
@@ -70,7 +70,7 @@ def test_the_table_shows_the_interned_names_pools_when_measured():
     figures = {"bits": 32, "micropython": "mp",
                "boards": {"host": board, "generic": other, "generic-status": screen},
                "types": (1024, {}, {}, (0, 0))}
-    lines = generic.table(figures)
+    lines = generictable.table(figures)
     assert "| of the heap in use after boot: names interned (qstrs), in pools | 1239 in 6: 22.6 KB | " \
         "1307 in 7: 31.9 KB | +9.3 KB | 1400 in 7: 32.9 KB | +10.3 KB |" in lines
     assert generic._qstr_pools("qstr pool: n_pool=7, n_qstr=1307, n_str_data_bytes=13654, "
@@ -82,7 +82,7 @@ def test_the_lcd_status_screen_is_measured_with_its_buffers():
     assert lcd["buffers"] == 320 * 4 * 2 + 320 + 8  # the strip, the 1-bit line, palette, window
     assert lcd["part"] > lcd["buffers"] > 0  # the part holds them, and its driver and tools
     assert lcd["module"] > 0 and lcd["view_module"] > 0 and lcd["view"] > 0
-    lines = generic.lcd_table(lcd)
+    lines = generictable.lcd_table(lcd)
     assert "| of which its line and strip buffers, allocated once | %d B |" % lcd["buffers"] in lines
     total = lcd["module"] + lcd["part"] + lcd["view_module"] + lcd["view"]
     assert lines[-1] == "| all resident | %.1f KB |" % (total / 1024)

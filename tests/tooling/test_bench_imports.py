@@ -25,9 +25,9 @@ def run_profiled(tmp_path, then):
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    script = tmp_path / "profile.py"
-    script.write_text(imports.profile_script(then))
-    done = subprocess.run([MICROPYTHON, str(script)], env=micropython_env([str(tmp_path)]),
+    program = tmp_path / "program.py"
+    program.write_text(then)
+    done = subprocess.run([MICROPYTHON, imports.PATH, str(program)], env=micropython_env([str(tmp_path)]),
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()

@@ -107,7 +107,7 @@ def test_the_guide_is_linked_from_where_the_record_lies():
 def test_bench_main_records_the_parts_it_ran(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(report, "core_table", lambda micropython: (print("core table") or True, {}))
     monkeypatch.setattr(report.bench_link, "print_link", lambda micropython: print("link table") or True)
-    monkeypatch.setattr(report, "print_firmware", lambda *args: print("firmware failed") or False)
+    monkeypatch.setattr(report.firmwaretable, "print_firmware", lambda *args: print("firmware failed") or False)
     target = tmp_path / "bench" / "latest.md"
     assert report.main(["--only", "firmware,core,link", "--record", str(target)]) == 1
     out = capsys.readouterr().out

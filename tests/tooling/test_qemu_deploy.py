@@ -3,7 +3,7 @@
 `make deploy` the real one, run in a copy of the repository with config.json at its root as
 a maker's clone has it). The board lacks network, esp32, socket and ssl: on the board as it
 comes deploy refuses; the deployed boards got stand-ins for those four first
-(tests/support/qemu_board/standin_*.py), and the generic board (no pin parts: the QEMU
+(tools/board/qemustandins/*.py), and the generic board (no pin parts: the QEMU
 board has no machine.Pin)."""
 
 import json

@@ -6,14 +6,12 @@ modes with a simulated board of the installed copy connected, and `umcp deploy`'
 refusals, word for word those of make deploy. No test-only package may come along."""
 
 import asyncio
-import glob
 import json
 import os
 import socket
 import stat
 import subprocess
 import sys
-import types
 import warnings
 
 import pytest
@@ -23,7 +21,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.firmware.test_demo import check_whole_session
+from tests.support.simtranscript import check_whole_session
 from tests.support import ROOT
 from tests.support.platforms import pins
 from tools.cli import COMMANDS
@@ -48,28 +46,10 @@ def free_port():
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """The wheel installed in a venv of its own; `cwd` a folder that is not the clone."""
-    def quietly(*command, timeout):
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-
-    base = tmp_path_factory.mktemp("wheel")
-    dist = base / "dist"
-    quietly(sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
-            "--wheel-dir", str(dist), ROOT, timeout=300)
-    wheels = glob.glob(str(dist / "umcp-*.whl"))
-    assert len(wheels) == 1, wheels
-    venv = base / "venv"
-    quietly(sys.executable, "-m", "venv", str(venv), timeout=120)
-    bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-    python = str(bindir / "python")
-    quietly(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheels[0], timeout=400)
-    cwd = base / "elsewhere"
-    cwd.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["PATH"] = str(bindir) + os.pathsep + env.get("PATH", "")  # as an activated venv or uvx has it
-    return types.SimpleNamespace(umcp=str(bindir / "umcp"), python=python, cwd=cwd, env=env, venv=venv)
+def installed(installed_wheel):
+    """The wheel installed in a venv of its own (tests/support/wheelinstall.py, prepared in the
+    background from collection on); `cwd` a folder that is not the clone."""
+    return installed_wheel
 
 
 def run(installed, *args, **options):

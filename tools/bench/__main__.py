@@ -1,3 +1,4 @@
+"""python -m tools.bench: make bench (report.main)."""
 import sys
 
 from .report import main

@@ -28,12 +28,13 @@ import httpx2 as httpx
 from ..bridge.naming import tool_name
 from ..hub.xiaozhi import XiaozhiServer
 from ..paths import ROOT
-from ..sim.demo import sim_command, stop_process
+from ..childprocess import stop_process
+from ..sim.board import SimBoard, config_for
 
 TOKEN = "bench-token"
 VERSION = "2026-07-28"
 TOOL = "self.get_device_status"
-FAST_RECONNECT = json.dumps({"backoff_min": 0.1, "backoff_max": 0.5})
+FAST_RECONNECT = {"backoff_min": 0.1, "backoff_max": 0.5}
 
 
 def free_port():
@@ -53,22 +54,21 @@ def rss_kb(pid):
 
 
 class Sims:
-    """Simulated devices (the real firmware under CPython) as child processes."""
+    """Simulated devices (the real firmware under CPython: tools.sim.board.SimBoard)."""
 
     def __init__(self, state_root):
         self.state_root = state_root
-        self.processes = []
+        self.boards = []
         self.log = open(os.path.join(state_root, "devices.log"), "w")
 
     def start(self, url, device_id):
         state = os.path.join(self.state_root, device_id.replace(":", ""))
-        command = sim_command(url, TOKEN, state, extra=("--device-id", device_id, "--extra-config", FAST_RECONNECT))
-        self.processes.append(subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=self.log,
-                                               stderr=subprocess.STDOUT))
+        config = config_for(url=url, token=TOKEN, device_id=device_id, **FAST_RECONNECT)
+        self.boards.append(SimBoard(config, root=state, log=self.log).start())
 
     def stop(self):
-        for process in self.processes:
-            stop_process(process)
+        for board in self.boards:
+            board.stop()
         self.log.close()
 
 

@@ -1,14 +1,15 @@
-# make bench's measurements, run inside each interpreter: CPython, the MicroPython
-# unix port and the WebAssembly build (tools/bench/report.py starts them and prints the
-# table). Prints one JSON line of results. Needs lib/ on the module path.
-#
-# (a) the time to build a full tools/list page (~40 realistic tools registered, the
-#     first page filled up to the 8000-byte frame limit) against the floor, a bare
-#     json.dumps of the same page; (b) the heap that building it took; (c) the time
-#     of one tools/call dispatch of a trivial tool, until its response is sent.
-# A board loads the listing's code (umcp.paging, umcp.listing, umcp.names) for each page
-# and drops it after; here it stays (umcp.compat.FORGET), so that (a) and (b) are the
-# page's own: the firmware's heap table counts the code where a board has it.
+"""make bench's measurements, run inside each interpreter: CPython, the MicroPython
+unix port and the WebAssembly build (tools/bench/report.py starts them and prints the
+table). Prints one JSON line of results. Needs lib/ on the module path.
+
+(a) the time to build a full tools/list page (~40 realistic tools registered, the
+    first page filled up to the 8000-byte frame limit) against the floor, a bare
+    json.dumps of the same page; (b) the heap that building it took; (c) the time
+    of one tools/call dispatch of a trivial tool, until its response is sent.
+A board loads the listing's code (umcp.paging, umcp.listing, umcp.names) for each page
+and drops it after; here it stays (umcp.compat.FORGET), so that (a) and (b) are the
+page's own: the firmware's heap table counts the code where a board has it.
+"""
 import asyncio
 import gc
 import json

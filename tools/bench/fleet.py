@@ -4,7 +4,7 @@ A fleet of simulated devices over MQTT to one local backend, through the embedde
 broker and then through Debian's mosquitto (skipped, with a label, where it is absent).
 
 This process runs the backend (tools.backend.Backend with --mqtt). A child process runs
-the fleet (tools/bench/fleet_devices.py) in one asyncio loop: every device checks in at the backend's OTA endpoint over
+the fleet (tools/bench/fleetdevices.py) in one asyncio loop: every device checks in at the backend's OTA endpoint over
 HTTP (which issues its MQTT credentials, or the WebSocket URL and token), then connects
 with them. Each device is umcp's real MCP core (lib/umcp McpServer, with tools declared as
 the firmware declares them) behind the device's own link: MqttLink (lib/xiaozhi/mqttlink.py
@@ -34,7 +34,7 @@ import psutil
 
 from . import record
 from .. import devicelib  # noqa: F401 (lib/ on sys.path: the floors' MQTT client is the device's)
-from .fleet_devices import raise_file_limit, run_fleet
+from .fleetdevices import raise_file_limit, run_fleet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IN_FLIGHT = 50
@@ -142,7 +142,7 @@ async def websocket_echo_floor(size, count):
 
 async def one_run(kind, count, workdir, say):
     from ..backend import Backend
-    from .mosquitto import Mosquitto
+    from ..hub.mosquitto import Mosquitto
     from ..hub.broker import BACKEND_USER
 
     options = {}
@@ -244,7 +244,7 @@ async def one_run(kind, count, workdir, say):
 
 
 def mosquitto_version():
-    from .mosquitto import MOSQUITTO
+    from ..hub.mosquitto import MOSQUITTO
 
     try:
         text = subprocess.run([MOSQUITTO, "-h"], capture_output=True, text=True, timeout=10).stdout

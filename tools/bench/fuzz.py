@@ -1,19 +1,22 @@
 """make bench's fuzz in the measuring form: the staged firmware booted in the unix port with
-a given heap (tools/bench/firmware.py's FirmwareProcess) against a bare xiaozhi server on
-loopback, which answers the hello, initializes the session and hands the connection to
-tools/bench/hostile.py's driver: `count` hostile messages within the limit the device
+a given heap (a tools.sim.board.SimBoard) against a bare xiaozhi server on loopback, which
+answers the hello, initializes the session and hands the connection to
+tools/sim/hostile.py's driver: `count` hostile messages within the limit the device
 announced. Reports what the driver saw and how each connection ended.
 """
 
 import asyncio
 import json
 import os
+import shutil
 import tempfile
 
 from websockets.asyncio.server import serve
 
-from . import firmware as bench_firmware
-from .hostile import drive
+from . import heap
+from ..sim.board import SimBoard, config_for
+from ..sim.fullsession import BOARD, LINK_CONFIG
+from ..sim.hostile import drive
 
 SEED = 20261124
 WAIT_S = 20.0  # for the device to connect (a boot) or to answer initialize
@@ -70,22 +73,18 @@ class BareServer:
         await self._server.wait_closed()
 
 
-async def fuzz_firmware(micropython, stage_dir, heapsize, count, seed=SEED):
-    """Boot the staged firmware with `heapsize` bytes and send it `count` hostile messages.
+async def fuzz_firmware(micropython, stage, heapsize, count, seed=SEED):
+    """Boot `stage` (a heap.Stage) with `heapsize` bytes and send it `count` hostile messages.
     Returns {"heapsize", "limit", "report": hostile.Report, "drops": connections that ended
     other than with RFC 6455's 1009}."""
     server = await BareServer().start()
-    with tempfile.TemporaryDirectory(prefix="umcp-bench-fuzz-") as cwd, \
-            open(os.path.join(cwd, "device.log"), "w+") as device_log:
-        root = bench_firmware.board_root(stage_dir, cwd)
-        config = {"wifi": {"ssid": "", "password": ""}, "board": bench_firmware.BOARD, "token": "fuzz",
-                  "url": "ws://127.0.0.1:%d/xiaozhi/v1/" % server.port}
-        config.update(bench_firmware.LINK_CONFIG)
-        with open(os.path.join(root, "config.json"), "w") as sink:
-            json.dump(config, sink)
-        board = bench_firmware.FirmwareProcess(micropython, stage_dir, heapsize, root, device_log)
-        board.start()
-        try:
+    config = dict(config_for(BOARD, "ws://127.0.0.1:%d/xiaozhi/v1/" % server.port, "fuzz",
+                             wifi={"ssid": "", "password": ""}), **LINK_CONFIG)
+    board = SimBoard(config, stage.runtime, micropython, heapsize, stage=stage.folder, entry=stage.entry)
+    try:
+        with open(os.path.join(board.root, "device.log"), "w+") as device_log:
+            board.log = device_log
+            board.start()
             ws, session_id, limit = await server.next()
 
             async def reconnect():
@@ -95,9 +94,9 @@ async def fuzz_firmware(micropython, stage_dir, heapsize, count, seed=SEED):
             report = await drive(ws, session_id, count, seed, limit=limit, reconnect=reconnect)
             await asyncio.sleep(0.2)  # a connection that just ended has its close code kept
             ended = list(server.close_codes)  # during the run, not as the bench stops the board
-        finally:
-            board.stop()
-            await server.stop()
+    finally:
+        board.close()
+        await server.stop()
     return {"heapsize": heapsize, "limit": limit, "report": report,
             "drops": len([code for code in ended if code != TOO_BIG]), "closes": ended}
 
@@ -105,18 +104,11 @@ async def fuzz_firmware(micropython, stage_dir, heapsize, count, seed=SEED):
 def measure_fuzz(micropython, heapsize, count, form="mpy_board"):
     """fuzz_firmware in `form`: "mpy_board" (the measuring form: the .mpy files beside the
     simulated hardware frozen in `micropython`) or "mpy" (beside it as .mpy files)."""
-    import shutil
-
-    stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stage-")
+    stage = heap.stage_form(form, tempfile.mkdtemp(prefix="umcp-bench-stage-"))
     try:
-        bench_firmware.stage_firmware(stage_dir)
-        if form == "mpy_board":
-            open(os.path.join(stage_dir, bench_firmware.FIRST_MARK), "w").close()
-        else:
-            bench_firmware.stage_simulated_hardware(stage_dir)
-        return asyncio.run(fuzz_firmware(micropython, stage_dir, heapsize, count))
+        return asyncio.run(fuzz_firmware(micropython, stage, heapsize, count))
     finally:
-        shutil.rmtree(stage_dir, ignore_errors=True)
+        shutil.rmtree(stage.folder, ignore_errors=True)
 
 
 def figures(result):

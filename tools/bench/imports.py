@@ -1,7 +1,7 @@
 """The heap each module costs when first imported: make bench's per-import table.
 
-A boot script (profile_script) replaces builtins.__import__ in the MicroPython unix port
-with a wrapper that, around every first import of a module, collects and reads
+A boot script (scripts/importprofile.py) replaces builtins.__import__ in the MicroPython
+unix port with a wrapper that, around every first import of a module, collects and reads
 gc.mem_alloc(): what the import left on the heap (its bytecode as loaded from .mpy, the
 qstrs its names add, the objects its top level makes and keeps) with and without the
 modules it imported first itself. It prints one line per module ("import-heap NAME SELF
@@ -10,51 +10,17 @@ board through the full session with it, so that the modules a session loads only
 (the link, a photo's HTTP client) are counted too, and parse() reads the lines back.
 """
 
-PREFIX = "import-heap "
+import os
 
-# The wrapper allocates its own frame before the first reading and prints after the last,
-# so its bookkeeping stays out of the figures (a few bytes at most). A relative import
-# (level > 0) is named after the package it resolves in, as sys.modules keys it; `from .
-# import x` first imports the package itself (loaded already), then x by its full name.
-_SCRIPT = """import builtins, gc, sys
-_import = builtins.__import__
-_open = []
-def _measured(name, *args):
-    level = args[3] if len(args) > 3 else 0
-    full = name
-    if level:
-        scope = args[0] or {}
-        package = scope.get("__name__", "")
-        if "__path__" not in scope:
-            package = package.rpartition(".")[0]
-        for _ in range(level - 1):
-            package = package.rpartition(".")[0]
-        full = package + "." + name if name else package
-    if full in sys.modules:
-        return _import(name, *args)
-    frame = [full, 0, 0]
-    _open.append(frame)
-    gc.collect()
-    frame[1] = gc.mem_alloc()
-    try:
-        return _import(name, *args)
-    finally:
-        gc.collect()
-        total = gc.mem_alloc() - frame[1]
-        _open.pop()
-        if _open:
-            _open[-1][2] += total
-        print("%s%%s %%d %%d" %% (full, total - frame[2], total))
-builtins.__import__ = _measured
-%s
-"""
-
-BOOT = "import main\nmain.run()"  # what firmware/main.py does when run as the script
+PREFIX = "import-heap "  # what scripts/importprofile.py prints
+SCRIPT = "importprofile.py"  # in tools/bench/scripts/: the boot script that measures
+PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", SCRIPT)
 
 
-def profile_script(then=BOOT):
-    """The boot script's text: the measuring wrapper installed, then `then` (Python code)."""
-    return _SCRIPT % (PREFIX, then)
+def profile_script():
+    """The boot script's text (scripts/importprofile.py), for a board's folder."""
+    with open(PATH) as source:
+        return source.read()
 
 
 def parse(lines):

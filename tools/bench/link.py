@@ -1,6 +1,6 @@
 """make bench's link table: MCP round trips over the device's real WebSocket links.
 
-The device side (tools/bench/link_device.py: an McpServer behind the firmware's own
+The device side (tools/bench/linkdevice.py: an McpServer behind the firmware's own
 XiaozhiLink and, beside it, its MCP endpoint link, both on unet.ws, and its HTTP endpoint,
 mcplink.http on unet.httpd) runs in CPython and in a MicroPython unix port; this host side is
 one `websockets` server on loopback that answers the xiaozhi hello on one path and plays the
@@ -34,8 +34,8 @@ from websockets.asyncio.server import serve
 
 from ..mpy import ROOT, micropython_env
 
-DEVICE = os.path.join(ROOT, "tools", "bench", "link_device.py")
-HTTP_HEAP = os.path.join(ROOT, "tools", "bench", "http_heap.py")
+DEVICE = os.path.join(ROOT, "tools", "bench", "linkdevice.py")
+HTTP_HEAP = os.path.join(ROOT, "tools", "bench", "httpheap.py")
 LIB = os.path.join(ROOT, "lib")
 CALLS = 300
 WARMUP = 20
@@ -319,16 +319,16 @@ def print_link(micropython, calls=CALLS):
 
 
 def http_heap(micropython):
-    """tools/bench/http_heap.py's figures in `micropython`, the firmware's .mpy files as
+    """tools/bench/httpheap.py's figures in `micropython`, the firmware's .mpy files as
     make deploy stages them on its path (a dict), or raise RuntimeError."""
     import shutil
     import tempfile
 
-    from .firmware import stage_firmware
+    from .heap import stage_form
 
     stage = tempfile.mkdtemp(prefix="umcp-bench-http-")
     try:
-        stage_firmware(stage)
+        stage_form("mpy_board", stage)  # the .mpy files alone
         done = subprocess.run([os.path.abspath(micropython), HTTP_HEAP, str(_free_port())],
                               env=micropython_env([os.path.join(stage, "lib")]), capture_output=True, text=True,
                               timeout=60)

@@ -11,7 +11,7 @@ python -m tools.bench.serial [--micropython PATH] [--calls N]).
    session reads a frame and written back by MicroPython's asyncio, no JSON, no MCP. QEMU's serial line is
    slow: the ratio is a figure, not a target.
 2. Heap, in the unix port given (a 32-bit build has an ESP32's object sizes), the .mpy
-   files as make deploy stages them (tools/bench/serial_heap.py): what the serial session
+   files as make deploy stages them (tools/bench/serialheap.py): what the serial session
    keeps while it serves a client, beside what the xiaozhi link over WebSocket keeps, and
    the serial session's entry module. Before the bridge starts it, the session takes no
    heap: the firmware never imports it (.importlinter, contract serial-on-demand).
@@ -37,12 +37,12 @@ from ..board import qemu
 from ..hub.serialboard import RecordReader
 from ..hub.xiaozhi import XiaozhiServer
 from ..mpy import ROOT, micropython_env
-from ..sim.demo import sim_command, stop_process
+from ..childprocess import stop_process
+from ..sim.board import SimBoard, config_for
 
 CALLS = 100
 WARMUP = 10
-HEAP_SCRIPT = os.path.join(ROOT, "tools", "bench", "serial_heap.py")
-STANDINS = os.path.join(ROOT, "tests", "support", "qemu_board")  # the tests' stand-ins, as files
+HEAP_SCRIPT = os.path.join(ROOT, "tools", "bench", "serialheap.py")
 TOOL = "self.get_device_status"
 CONFIG = {"board": "generic", "wifi": {"ssid": "qemu-net", "password": "not-a-real-one"},
           "url": "ws://192.0.2.1:8000/xiaozhi/v1/", "token": "bench", "wifi_setup_after": None}
@@ -89,8 +89,7 @@ def prepare_board(folder):
     config = os.path.join(folder, "config.json")
     with open(config, "w") as f:
         json.dump(CONFIG, f)
-    board.put({"lib/%s.py" % name: os.path.join(STANDINS, "standin_%s.py" % name)
-               for name in ("network", "esp32", "socket", "ssl")}, folders=["lib"])
+    board.put(qemu.standins(), folders=["lib"])  # what the QEMU board lacks of an ESP32
     run([sys.executable, "-m", "tools.board.deploy", "--port", board.pty, "--board", "generic", "--romfs",
          "--config", config, "--build-dir", os.path.join(folder, "stage")], cwd=ROOT)
     time.sleep(0.5)  # mpremote's reset returns before the board has reset
@@ -149,10 +148,9 @@ async def round_trips(micropython, calls, out):
                                        "bench-token", "--host", "127.0.0.1", "--http", str(http_port),
                                        "--serial", board.pty], cwd=ROOT, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=bridge_log)
-            sim = subprocess.Popen(sim_command("ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port, "bench-token",
-                                               os.path.join(folder, "sim"), micropython=micropython,
-                                               extra=("--device-id", "be:5e:00:00:00:01")),
-                                   cwd=ROOT, stdin=subprocess.DEVNULL, stdout=sim_log, stderr=subprocess.STDOUT)
+            sim = SimBoard(config_for(url="ws://127.0.0.1:%d/xiaozhi/v1/" % ws_port, token="bench-token",
+                                      device_id="be:5e:00:00:00:01"), "micropython", os.path.abspath(micropython),
+                           root=os.path.join(folder, "sim"), log=sim_log).start()
             client = RawClient("http://127.0.0.1:%d/mcp" % http_port)
             aliases = await online(client, 2, timeout=90)
             over_serial = next(a for a in aliases if a == "dev-0e0001")
@@ -172,9 +170,10 @@ async def round_trips(micropython, calls, out):
         finally:
             if client is not None:
                 await client.close()
-            for process in (bridge, sim):
-                if process is not None:
-                    stop_process(process)
+            if sim is not None:
+                sim.stop()
+            if bridge is not None:
+                stop_process(bridge)
             bridge_log.close()
             sim_log.close()
         # The floor once the bridge has let the board go (it soft-resets it into main.py).
@@ -196,12 +195,12 @@ async def round_trips(micropython, calls, out):
 
 
 def heap(micropython, out):
-    """The heap figures (tools/bench/serial_heap.py), the .mpy files as make deploy stages them."""
-    from .firmware import stage_firmware
+    """The heap figures (tools/bench/serialheap.py), the .mpy files as make deploy stages them."""
+    from .heap import stage_form
 
     stage = tempfile.mkdtemp(prefix="umcp-bench-serial-heap-")
     try:
-        stage_firmware(stage)
+        stage_form("mpy_board", stage)  # the .mpy files alone
         env = micropython_env([os.path.join(stage, "lib")])
         command = [os.path.abspath(micropython), HEAP_SCRIPT]
         serial_used = serial_heap(command, env)

@@ -29,6 +29,17 @@ class QemuMissing(Exception):
     """No QEMU board here: the message says what to install."""
 
 
+STANDINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "qemustandins")
+# What an ESP32 has and the QEMU board lacks: stand-ins put in its /lib under these names.
+STANDIN_MODULES = ("network", "esp32", "socket", "ssl")
+
+
+def standins():
+    """{path on the board: the stand-in's file} for network, esp32, socket and ssl (a Wi-Fi
+    that is never found, sockets that fail): what make deploy checks a board for."""
+    return dict(("lib/%s.py" % name, os.path.join(STANDINS, name + ".py")) for name in STANDIN_MODULES)
+
+
 def locate():
     """The folder of firmware.elf and run.sh; QemuMissing saying what to install when it
     or qemu-system-arm is missing."""

@@ -30,6 +30,11 @@ PATH = "/mcp_endpoint/mcp/"
 TRANSPORT = "mcp_endpoint"  # a provider's Device.transport, and its made-up hello's
 
 
+def at_endpoint(device):
+    """Whether a device (of a backend's) is a tool provider at the MCP endpoint."""
+    return getattr(device, "transport", None) == TRANSPORT
+
+
 class EndpointDevice(Device):
     """A tool provider at the endpoint: a Device whose messages travel bare."""
 

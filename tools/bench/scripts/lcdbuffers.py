@@ -1,0 +1,13 @@
+"""An SPI LCD part's driver buffers, allocated once (what a part's figure holds of them;
+tools/bench/generic.py). Its argument (in argument.txt, as heap.run_script writes it): the
+entry. Prints bytes.
+"""
+import hwsim
+from boards import Board, add_parts
+
+entry = eval(open("argument.txt").read())
+hwsim.solder([entry])
+board = Board("generic")
+add_parts(board, {"parts": [entry]})
+lcd = board.parts[0].display
+print(len(lcd._strip_buf) + (lcd.width + 7) // 8 * 8 + 4 + 4)

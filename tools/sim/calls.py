@@ -1,0 +1,42 @@
+"""What the simulated boards are asked, the same for the demo, the benches and the tests:
+make sim's calls on the host board; make sim-generic's parts (a part of each type but the
+SPI LCD, as a maker's config.json lists them, docs/boards.md), what their sensors read and
+a call to each. Data only."""
+
+# (what the call shows, tool name, arguments)
+CALLS = [
+    ("set the volume", "self.audio_speaker.set_volume", {"volume": 30}),
+    ("read the device status", "self.get_device_status", {}),
+    ("take a photo; the vision endpoint answers", "self.camera.take_photo",
+     {"question": "What do you see?"}),
+]
+GENERIC_PARTS = [
+    {"type": "relay", "name": "lamp", "pin": 2, "description": "desk lamp"},
+    {"type": "pwm", "name": "fan", "pin": 4},
+    {"type": "strip", "name": "leds", "pin": 5, "count": 8},
+    {"type": "servo", "name": "arm", "pin": 13},
+    {"type": "buzzer", "name": "beeper", "pin": 15},
+    {"type": "button", "name": "door", "pin": 0},
+    {"type": "analog", "name": "light", "pin": 34, "max": 1000, "unit": "lux"},
+    {"type": "dht", "name": "room", "pin": 27},
+    {"type": "ds18b20", "name": "water", "pin": 26},
+    {"type": "battery", "name": "battery", "pin": 35},
+    {"type": "oled", "name": "panel", "sda": 21, "scl": 22},
+]
+# What the generic board's sensors read (tools.sim.board.write_inputs): the light sensor at
+# about a third of its range, the battery at 3.9 V through its 2:1 divider (1.95 V on the
+# pin of a 3.3 V ADC): about 67 %.
+GENERIC_INPUTS = {"adc": {"34": 21000, "35": 38725}}
+GENERIC_CALLS = [
+    ("turn on the lamp (a relay)", "self.lamp.turn_on", {}),
+    ("run the fan at 40 %", "self.fan.set_level", {"level": 40}),
+    ("light the strip", "self.leds.set_color", {"red": 255, "green": 80, "blue": 0}),
+    ("turn the servo to 90 degrees", "self.arm.set_angle", {"angle": 90}),
+    ("beep", "self.beeper.beep", {"frequency": 880, "duration_ms": 100}),
+    ("read the light sensor", "self.light.read", {}),
+    ("read the room's temperature and humidity (DHT22)", "self.room.read", {}),
+    ("read the water temperature (DS18B20)", "self.water.read", {}),
+    ("read the battery", "self.battery.get_level", {}),
+    ("write on the OLED", "self.panel.show_text", {"text": "Hello from umcp"}),
+    ("read the device status", "self.get_device_status", {}),
+]
