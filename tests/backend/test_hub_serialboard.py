@@ -1,4 +1,4 @@
-"""tools.hub.serialboard's line handling, without a board: what the board writes, parsed
+"""tools.hub.serialline: the serial board's line handling, without a board: what the board writes, parsed
 (records, ACKs, its own output, the raw REPL's end) however the reads split it; frames
 written a window at a time, each waiting for its ACK; a port that is not there or that
 another program holds. The whole path on a real MicroPython is tests/bridge/
@@ -11,8 +11,8 @@ import os
 import pytest
 import serial
 
-from tools.hub.serialboard import (PortError, RecordReader, SerialConnection, SerialLinkClosed,
-                                   _open_port, printable)
+from tools.hub.serialboard import printable
+from tools.hub.serialline import PortError, RecordReader, SerialConnection, SerialLinkClosed, open_port
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -116,7 +116,7 @@ async def test_a_probe_is_an_empty_frame_and_a_board_that_takes_no_frame_ends_th
 
 def test_a_port_that_is_not_there_is_named_as_such(tmp_path):
     with pytest.raises(PortError) as missing:
-        _open_port(str(tmp_path / "ttyUSB9"), 115200)
+        open_port(str(tmp_path / "ttyUSB9"), 115200)
     assert missing.value.missing and "is not there" in str(missing.value)
 
 
@@ -126,7 +126,7 @@ def test_a_port_another_program_holds_is_busy():
     holder = serial.Serial(path, 115200, exclusive=True)  # mpremote, a terminal...
     try:
         with pytest.raises(PortError) as busy:
-            _open_port(path, 115200)
+            open_port(path, 115200)
         assert not busy.value.missing and "busy" in str(busy.value)
     finally:
         holder.close()

@@ -34,7 +34,7 @@ import serial as pyserial
 
 from .bridge import RawClient, free_port, online, pct
 from ..board import qemu
-from ..hub.serialboard import RecordReader
+from ..hub.serialline import RecordReader
 from ..hub.xiaozhi import XiaozhiServer
 from ..mpy import ROOT, micropython_env
 from ..childprocess import stop_process
