@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.support.firmware_harness import device_session
+from tests.support.firmwareharness import device_session
 
 pytestmark = pytest.mark.timeout(90)
 
