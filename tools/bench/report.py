@@ -194,7 +194,7 @@ def main(argv=None):
             elif part == "generic":
                 section.ran = generictable.print_generic(args.micropython)
             elif part == "stock":
-                section.ran = stock.print_stock(args.stock)
+                section.ran = stock.print_stock(args.stock, args.hardware_frozen)
             elif part == "bridge":
                 section.ran = bench_bridge.run(args, out=functools.partial(print, flush=True))
             elif part == "serial":
