@@ -77,22 +77,55 @@ def _platform_matrix():
 BACKGROUND = {"installed_wheel": _install_wheel, "platform_matrix": _platform_matrix}
 
 
-def pytest_collection_finish(session):
-    """The QEMU boards (tests/support/qemu.py) take half a minute to prepare, and so do the
-    BACKGROUND preparations: when a selected test uses one, it starts now, and is prepared
-    while the tests before it run."""
-    used = set()
-    for item in session.items:
-        used.update(getattr(item, "fixturenames", ()))
-    if "qemu_rig" in used:
+# Under pytest-xdist (make test runs two workers) every worker collects every test; one
+# worker runs all the tests of PREPARED_FILES, the files whose tests wait for a
+# preparation (a QEMU rig takes a core's worth of CPU: one is enough), and prepares them when
+# its first such test asks; the others run file by file (module fixtures set up once).
+PREPARED = "prepared"
+PREPARED_FILES = ("tests/tooling/test_qemu_deploy.py", "tests/bridge/test_bridge_serial.py",
+                  "tests/tooling/test_wheel.py", "tests/tooling/test_platforms.py")
+_used = set()  # the preparations the collected tests use
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scheduling by scope: PREPARED_FILES one scope, every other file its own."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            path = nodeid.split("::", 1)[0]
+            return PREPARED if path in PREPARED_FILES else path
+
+    return Scheduling(config, log)
+
+
+def _in_xdist_worker():
+    return "PYTEST_XDIST_WORKER" in os.environ
+
+
+def _prepare():
+    """Start the preparations the collected tests use, once."""
+    if "qemu_rig" in _used and not _qemu:
         from tests.support.qemu import QemuRig
 
         _qemu.append(QemuRig(tempfile.mkdtemp(prefix="umcp-qemu-")).start())
     from tests.support.background import Background
 
     for name, work in BACKGROUND.items():
-        if name in used:
+        if name in _used and name not in _background:
             _background[name] = Background(work, name).start()
+
+
+def pytest_collection_finish(session):
+    """The QEMU boards (tests/support/qemu.py) take half a minute to prepare, and so do the
+    BACKGROUND preparations: when a selected test uses one, it starts now, and is prepared
+    while the tests before it run (under xdist: when the worker that runs them starts the
+    first)."""
+    for item in session.items:
+        _used.update(getattr(item, "fixturenames", ()))
+    if not _in_xdist_worker():
+        _prepare()
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -107,6 +140,7 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture(scope="session")
 def qemu_rig():
     """The QEMU boards (QemuRig), started as the session's tests were collected."""
+    _prepare()
     return _qemu[0]
 
 
@@ -121,6 +155,7 @@ def installed_wheel():
 def platform_matrix():
     """pip's resolution of the run-time pins for every platform and Python
     (tests/support/platforms.matrix()), prepared in the background from collection on."""
+    _prepare()
     return _background["platform_matrix"].result()
 
 
@@ -135,7 +170,15 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """The mosquitto cases belong to make test-mosquitto (UMCP_MOSQUITTO=1): deselected
-    elsewhere, not skipped; there, a missing mosquitto fails them."""
+    elsewhere, not skipped; there, a missing mosquitto fails them. Under xdist, a test that
+    waits for a preparation must be in PREPARED_FILES."""
+    if _in_xdist_worker():
+        preparations = {"qemu_rig"} | set(BACKGROUND)
+        strays = [item.nodeid for item in items if preparations & set(getattr(item, "fixturenames", ()))
+                  and item.nodeid.split("::")[0] not in PREPARED_FILES]
+        if strays:
+            raise pytest.UsageError("tests/conftest.py: add to PREPARED_FILES the files of %s (they wait for "
+                                    "a QEMU rig or a BACKGROUND preparation)" % ", ".join(strays))
     if WITH_MOSQUITTO:
         return
     kept = [item for item in items if item.get_closest_marker("mosquitto") is None]
