@@ -73,14 +73,8 @@ class EndpointAcceptor(DeviceHost):
 
     def __init__(self, token=None, devices=None, on_device=None, on_notification=None, on_gone=None,
                  log=None, trace=None, request_timeout=30.0):
+        super().__init__(devices, on_device, on_notification, on_gone, log, trace, request_timeout)
         self.token = token
-        self.devices = {} if devices is None else devices
-        self.request_timeout = request_timeout
-        self._on_device = on_device
-        self._on_notification = on_notification
-        self._on_gone = on_gone
-        self._log = log
-        self._trace = trace
 
     def check_request(self, connection, request):
         """Before the upgrade: None to accept, else the refusal (401 for a wrong token)."""

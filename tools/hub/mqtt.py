@@ -92,10 +92,9 @@ class MqttServer(DeviceHost):
     def __init__(self, on_device=None, on_notification=None, on_gone=None, log=None, trace=None,
                  request_timeout=REQUEST_TIMEOUT, idle_timeout=IDLE_TIMEOUT, devices=None, names=None,
                  public_host="127.0.0.1", keepalive=KEEPALIVE):
-        self.devices = {} if devices is None else devices  # device id -> Device (shared)
+        super().__init__(devices, on_device, on_notification, on_gone, log, trace, request_timeout)
         self.names = names if names is not None else {}  # topic name -> device id (issued)
         self.sessions = {}  # topic name -> Device
-        self.request_timeout = request_timeout
         self.hello_timeout = HELLO_TIMEOUT
         self.idle_timeout = idle_timeout
         self.public_host = public_host
@@ -103,11 +102,6 @@ class MqttServer(DeviceHost):
         self.udp = UdpAudioReceiver()
         self.udp_port = None
         self.connected = asyncio.Event()  # logged in to the broker and subscribed
-        self._on_device = on_device
-        self._on_notification = on_notification
-        self._on_gone = on_gone
-        self._log = log
-        self._trace = trace
         self._client = None  # unet.mqtt.MqttClient of the current login
         self._outbox = None  # (topic, text) queued by publish(), sent in order by _sender
         self._sender = None

@@ -87,15 +87,9 @@ class SerialBoard(DeviceHost):
 
     def __init__(self, port, devices=None, on_device=None, on_notification=None, on_gone=None,
                  log=None, trace=None, request_timeout=30.0, baudrate=BAUD):
+        super().__init__(devices, on_device, on_notification, on_gone, log, trace, request_timeout)
         self.port = port
         self.baudrate = baudrate
-        self.devices = {} if devices is None else devices
-        self.request_timeout = request_timeout
-        self._on_device = on_device
-        self._on_notification = on_notification
-        self._on_gone = on_gone
-        self._log = log
-        self._trace = trace
         self.state = "starting"
         self.device = None
         self.line = None

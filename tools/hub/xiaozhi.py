@@ -250,9 +250,19 @@ class Device:
 
 class DeviceHost:
     """What a Device asks of the server it came through, whatever the transport: the
-    log, the trace of MCP payloads and the notifications, each an optional callback."""
+    log, the trace of MCP payloads and the notifications, each an optional callback; the
+    `devices` table (device id -> Device, in connection order) it shares with the others
+    tools.hub.front wires, and the seconds a request to one of them may take."""
 
-    _log = _trace = _on_notification = None
+    def __init__(self, devices=None, on_device=None, on_notification=None, on_gone=None, log=None,
+                 trace=None, request_timeout=REQUEST_TIMEOUT):
+        self.devices = {} if devices is None else devices
+        self.request_timeout = request_timeout
+        self._on_device = on_device
+        self._on_notification = on_notification
+        self._on_gone = on_gone
+        self._log = log
+        self._trace = trace
 
     def log(self, text):
         if self._log:
@@ -283,16 +293,10 @@ class XiaozhiServer(DeviceHost):
         """acceptors: {path: acceptor} for other WebSocket paths on this port (the MCP
         endpoint's, tools.hub.endpoint): each checks its upgrades (check_request) and
         serves its connections (serve)."""
+        super().__init__(None, on_device, on_notification, on_gone, log, trace, request_timeout)
         self.token = token
         self.acceptors = dict(acceptors or {})
-        self.devices = {}  # device id -> Device, in connection order
-        self.request_timeout = request_timeout
         self.hello_timeout = hello_timeout
-        self._on_device = on_device
-        self._on_notification = on_notification
-        self._on_gone = on_gone
-        self._log = log
-        self._trace = trace
         self._server = None
         self._anonymous = itertools.count(1)
 
