@@ -12,33 +12,12 @@ from mcp import ClientSession
 from mcp.client import Client
 
 from tests.core.test_umcp_sdk import READ_TIMEOUT_S, umcp_transport
+from test_portable_umcp_resources import JPEG, add_device_resources, make_state  # tests/portable
 from umcp import McpServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(20)]
 
-JPEG = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 3 + b"\xff\xd9"
 MODERN = "2026-07-28"
-
-
-def add_device_resources(server, state):
-    async def photo():
-        await asyncio.sleep(0)
-        return memoryview(JPEG)
-
-    def sensor(variables):
-        if variables["id"] not in state["sensors"]:
-            raise KeyError(variables["id"])
-        return {"id": variables["id"], "value": state["sensors"][variables["id"]]}
-
-    server.add_resource("device://status", "status", lambda: dict(state["status"]),
-                        description="Volume and brightness", mime_type="application/json")
-    server.add_resource("device://log", "log", lambda: "line 1\nline \"2\"\n", mime_type="text/plain")
-    server.add_resource("device://photo/last", "last photo", photo, mime_type="image/jpeg")
-    server.add_resource_template("device://sensor/{id}", "sensor", sensor, description="One sensor")
-
-
-def make_state():
-    return {"status": {"volume": 50}, "sensors": {"t0": 21.5}}
 
 
 @pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")  # legacy-era methods, on purpose
