@@ -217,10 +217,11 @@ class QemuRig:
         return "http://127.0.0.1:%d" % self._http.server_address[1]
 
 
-# The MCP core alone, on the board after mip installed it: a server with one tool answers a
-# tools/call, printed as its JSON text.
-CORE_CALL = '''import asyncio
-from umcp import INTEGER, McpServer, Property, PropertyList, __version__
+# The MCP core alone, after mip installed it (on the board, and in the unix port:
+# tests/tooling/test_mip.py): a server with one tool answers a tools/call, its JSON text
+# left in `sent`; CORE_CALL prints umcp's version and file, then that text.
+CORE_SERVE = '''import asyncio
+from umcp import INTEGER, McpServer, Property, PropertyList
 from umcp.compat import join_pieces
 server = McpServer("mine", "1")
 server.add_tool("double", "Twice a number.", PropertyList([Property("n", INTEGER)]), lambda a: a["n"] * 2)
@@ -231,7 +232,8 @@ async def main():
     while not sent:
         await asyncio.sleep(0)
 asyncio.run(main())
-import umcp
-print("umcp", __version__, umcp.__file__)
+'''
+CORE_CALL = CORE_SERVE + '''import umcp
+print("umcp", umcp.__version__, umcp.__file__)
 print(sent[0])
 '''

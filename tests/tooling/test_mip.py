@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from tests.support.firmwareharness import MICROPYTHON, ROOT, TOKEN, Backend, run
+from tests.support.qemu import CORE_SERVE
 from tools.board import mip
 from tools.mpy import micropython_env
 
@@ -82,20 +83,7 @@ def test_mip_installs_the_core_alone_and_it_serves(served, tmp_path):
         if name.endswith(".py"):
             assert (lib / "umcp" / name).read_bytes() == open(os.path.join(ROOT, "lib", "umcp", name), "rb").read()
     assert sorted(os.listdir(tmp_path)) == ["lib"] and sorted(os.listdir(lib)) == ["umcp"]
-    out = micropython('''import asyncio, json
-from umcp import INTEGER, McpServer, Property, PropertyList
-from umcp.compat import join_pieces
-server = McpServer("mine", "1")
-server.add_tool("double", "Twice a number.", PropertyList([Property("n", INTEGER)]), lambda a: a["n"] * 2)
-sent = []
-server.set_sender(lambda pieces: sent.append(join_pieces(pieces)))
-async def main():
-    await server.handle('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"double","arguments":{"n":21}}}')
-    while not sent:
-        await asyncio.sleep(0)
-asyncio.run(main())
-print(sent[0])
-''', [str(lib)])
+    out = micropython(CORE_SERVE + "print(sent[0])\n", [str(lib)])
     reply = json.loads(out)
     assert reply["id"] == 7 and reply["result"]["content"] == [{"type": "text", "text": "42"}]
 
