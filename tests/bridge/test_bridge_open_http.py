@@ -19,6 +19,7 @@ from tests.bridge.test_bridge import free_port
 from tests.firmware.test_firmware_mcp_http_open import home_assistant_session
 from tests.support.fakedevice import FakeDevice
 from tests.support.firmwareharness import run
+from tests.support.toolnames import check_tool_names
 from tests.support import ROOT
 from tools.childprocess import stop_process
 
@@ -67,7 +68,7 @@ def test_home_assistant_s_client_and_a_bridge_on_the_lan(lan_bridge):
     if lan_bridge["auth"] == "none":
         assert "anyone who reaches port" in lan_bridge["said"], lan_bridge["said"]
         _, listing = run(home_assistant_session(url))
-        names = {tool.name for tool in listing.tools}
+        names = set(check_tool_names(tool.name for tool in listing.tools))
         assert {"bridge__list_devices", "lab__audio_speaker_set_volume"} <= names, names
         _, called = run(home_assistant_session(url, ("lab__audio_speaker_set_volume", {"volume": 12})))
         assert not called.is_error, called

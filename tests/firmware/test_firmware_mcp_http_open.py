@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from tests.firmware.test_firmware_mcp_http import BEARER, free_port, http_config, modern, modern_headers, post
 from tests.support.firmwareharness import RUNTIMES, WAIT_S, Sim, run
+from tests.support.toolnames import check_tool_names
 
 pytestmark = pytest.mark.timeout(300)
 SLOW_LINK = {"backoff_min": 5, "backoff_max": 30}
@@ -85,6 +86,7 @@ def test_home_assistant_s_client_lists_and_calls_the_tools_of_a_board_without_a_
     initialized, listing = run(home_assistant_session(boards["open"]))
     assert initialized.server_info.name  # the title Home Assistant gives the entry
     tools = {tool.name: tool for tool in listing.tools}
+    check_tool_names(tools)  # as Claude Desktop and OpenAI-style clients check them
     assert {"self_get_device_status", "self_audio_speaker_set_volume", "self_screen_set_theme"} <= set(tools)
     assert "self_reboot" not in tools  # user-only tools stay the owner's
     _, called = run(home_assistant_session(boards["open"], ("self_audio_speaker_set_volume", {"volume": 41})))

@@ -24,6 +24,7 @@ from packaging.utils import canonicalize_name
 from tests.support.simtranscript import check_whole_session
 from tests.support import ROOT
 from tests.support.platforms import pins
+from tests.support.toolnames import check_tool_names
 from tools.cli import COMMANDS
 
 pytestmark = pytest.mark.timeout(600)
@@ -108,7 +109,7 @@ def test_umcp_bridge_over_stdio_serves_a_board_to_the_sdk_client_in_both_modes(i
 
     async def session(mode):
         async with Client(server, mode=mode, read_timeout_seconds=30) as client:
-            names = [tool.name for tool in (await client.list_tools()).tools]
+            names = check_tool_names(tool.name for tool in (await client.list_tools()).tools)
             volume = [name for name in names if name.endswith("__audio_speaker_set_volume")]
             assert "bridge__list_devices" in names and len(volume) == 1, names
             result = await client.call_tool(volume[0], {"volume": 35})
