@@ -71,9 +71,9 @@ async def serve(app, reader=None, writer=None):
 
 async def _stdio():
     """(reader, writer) on this interpreter's stdin and stdout, as bytes."""
-    if _MICROPYTHON:
+    if not hasattr(asyncio, "get_running_loop"):  # MicroPython: a stream over stdin itself
         return asyncio.StreamReader(sys.stdin.buffer), sys.stdout.buffer
-    reader = asyncio.StreamReader()
+    reader = asyncio.StreamReader()  # CPython: stdin through a pipe transport
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
                                                        sys.stdin.buffer)
     return _PipeReader(reader), sys.stdout.buffer
