@@ -94,14 +94,20 @@ class SerialLine:
         failed (PortError). What arrived is taken before a failure is raised."""
         if not self._buffer:
             self._check()
-            self._arrived.clear()
-            try:
-                await asyncio.wait_for(self._arrived.wait(), timeout)
-            except asyncio.TimeoutError:
+            if not await self._arrival(timeout):
                 return False
             if not self._buffer:
                 self._check()
         return bool(self._buffer)
+
+    async def _arrival(self, timeout):
+        """Until the reader fed or failed, or wake() (True), or `timeout` passed (False)."""
+        self._arrived.clear()
+        try:
+            await asyncio.wait_for(self._arrived.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
 
     def _check(self):
         if self.error is not None:
@@ -132,10 +138,7 @@ class SerialLine:
     async def wait_more(self, timeout):
         """Until more bytes arrive than there are now (True) or `timeout` (False)."""
         self._check()
-        self._arrived.clear()
-        try:
-            await asyncio.wait_for(self._arrived.wait(), timeout)
-        except asyncio.TimeoutError:
+        if not await self._arrival(timeout):
             return False
         self._check()
         return True
