@@ -10,6 +10,7 @@ good."""
 import asyncio
 
 from umcp.compat import const, forget_modules, get_logger
+from unet import close_quietly
 
 IDLE_S = const(2)  # without a connection or a session this long, the endpoint's code goes
 # What the endpoint loads at its first connection, and forgets when idle (what those load
@@ -125,11 +126,7 @@ class McpHttpService:
     async def stop(self):
         server, self._server = self._server, None
         if server is not None:
-            server.close()
-            try:
-                await server.wait_closed()
-            except Exception:
-                pass
+            await close_quietly(server)
         dropping = self._dropping
         if dropping is not None:
             dropping.cancel()
@@ -160,11 +157,7 @@ async def _unavailable(reader, writer):
         await writer.drain()
     except Exception:
         pass
-    try:
-        writer.close()
-        await writer.wait_closed()
-    except Exception:
-        pass
+    await close_quietly(writer)
 
 
 def _idle(endpoint):

@@ -14,8 +14,9 @@ whom TLS trusts (an object the application keeps; its class must outlive conn)."
 
 
 async def close_quietly(writer, abort=False):
-    """Close a stream, ignoring errors; `abort` drops unsent data instead of flushing it
-    first (CPython would otherwise wait forever on a peer that stopped reading)."""
+    """Close a stream or a server, ignoring errors; `abort` drops a stream's unsent data
+    instead of flushing it first (CPython would otherwise wait forever on a peer that
+    stopped reading)."""
     try:
         transport = getattr(writer, "transport", None)  # CPython only
         if abort and transport is not None:

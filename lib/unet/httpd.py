@@ -497,11 +497,7 @@ class HttpServer:
             if connection.task is not None:
                 connection.task.cancel()
         if server is not None:
-            server.close()
-            try:
-                await server.wait_closed()
-            except Exception:
-                pass
+            await _conn.close_quietly(server)
         if self._stopped is not None:
             self._stopped.set()
         forget_modules("unet.httpdrefusal")  # loaded at a refusal: the next one loads it again
