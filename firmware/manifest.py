@@ -18,7 +18,7 @@ for name in sorted(os.listdir("../lib")):
         package(name, base_path="../lib")
 
 if options.board:
-    package("boards", files=("__init__.py", options.board + ".py"), base_path="../lib")
+    package("boards", files=("__init__.py", "setup.py", options.board + ".py"), base_path="../lib")
 else:  # every real board; config.json picks one at boot
     package("boards", files=sorted(n for n in os.listdir("../lib/boards")
                                    if n.endswith(".py") and n != "host.py"), base_path="../lib")

@@ -14,7 +14,7 @@ import time
 import network
 from machine import I2C, Pin
 
-from boards import Board, add_parts, optional, restore
+from boards import Board
 from drivers.backlight import PwmBacklight
 from drivers.display import Display
 from drivers.es8311 import ES8311
@@ -52,6 +52,8 @@ def _reset_panel():
 
 
 def create(config, settings):
+    from boards.setup import add_parts, optional, restore  # the start's only: dropped after it
+
     board = Board(NAME)
     i2c = I2C(1, sda=Pin(PINS["i2c_sda"]), scl=Pin(PINS["i2c_scl"]), freq=400000)
     board.speaker = optional("ES8311 codec", lambda: ES8311(

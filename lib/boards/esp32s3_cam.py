@@ -14,7 +14,7 @@ RGB order, colours inverted (INVON, an IPS panel).
 
 import network
 
-from boards import Board, add_parts, optional, restore
+from boards import Board
 from drivers.backlight import PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
@@ -42,6 +42,8 @@ PANEL = {"width": 240, "height": 320, "rotation": 0, "x_offset": 0, "y_offset": 
 
 
 def create(config, settings):
+    from boards.setup import add_parts, optional, restore  # the start's only: dropped after it
+
     board = Board(NAME)
     board.backlight = PwmBacklight(PINS["backlight"])
     board.display = Display(240, 320, "ST7789")

@@ -7,13 +7,15 @@ SPI LCD) shows the activation code.
 
 import network
 
-from boards import Board, add_parts
+from boards import Board
 
 NAME = "generic"
 PINS = {}  # the board's own: none; every pin is the maker's
 
 
 def create(config, settings):
+    from boards.setup import add_parts  # the start's only: dropped after it
+
     board = Board(NAME)
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS)

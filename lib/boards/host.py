@@ -9,7 +9,7 @@ import machine
 import neopixel
 from machine import I2C, Pin
 
-from boards import Board, add_parts, restore
+from boards import Board
 from drivers.backlight import PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
@@ -89,6 +89,8 @@ class HostBoard(Board):
 
 
 def create(config, settings):
+    from boards.setup import add_parts, restore  # the start's only: dropped after it
+
     board = HostBoard()
     add_parts(board, config, PINS)
     restore(board, settings)

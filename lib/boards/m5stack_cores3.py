@@ -15,7 +15,7 @@ import time
 import network
 from machine import I2C, Pin
 
-from boards import Board, add_parts, optional, restore
+from boards import Board
 from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight
 from drivers.display import Display
@@ -97,6 +97,8 @@ def _speaker(i2c):
 
 
 def create(config, settings):
+    from boards.setup import add_parts, optional, restore  # the start's only: dropped after it
+
     i2c = I2C(1, sda=Pin(PINS["i2c_sda"]), scl=Pin(PINS["i2c_scl"]), freq=400000)
     board = CoreS3(i2c)
     if optional("AXP2101/AW9523 power-up", lambda: _power_up(i2c)):

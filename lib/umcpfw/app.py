@@ -116,9 +116,10 @@ class Application:
             call_then_forget("umcpfw.boot", "build", self)
         finally:
             # The tools are made: their checks' and listing's code goes too (umcp.toolcheck,
-            # propcheck, listing, names), and what the start used of umcpfw.linkconfig.
+            # propcheck, listing, names), and what the start used of umcpfw.linkconfig and
+            # boards.setup.
             forget_modules("umcp.toolcheck", "umcp.propcheck", "umcp.listing", "umcp.names",
-                           "umcpfw.linkconfig")
+                           "umcpfw.linkconfig", "boards.setup")
 
     def build_link(self):
         """The link for where to connect (umcpfw.linkconfig, loaded for it)."""

@@ -6,7 +6,7 @@ each start of the link's task, is umcpfw.linkconfig's)."""
 
 import json
 
-import boards
+from boards import setup as board_setup
 from devsvc.settings import Settings
 from umcp import McpServer
 from umcp.compat import OnDemand, add_log_sink, const
@@ -119,7 +119,7 @@ def _board(config, settings):
     unknown board, a part entry, a pin)."""
     name = config["board"]
     try:
-        module = boards.load(name)
+        module = board_setup.load(name)
     except ImportError as e:
         raise ConfigError('config.json: board "%s": %s' % (name, e))
     try:
@@ -137,7 +137,7 @@ def add_status_view(app, part):
     board = app.board
     if board.display is None:
         board.display = part
-        boards.restore(board, {"theme": app.settings.get("theme") or "light"})
+        board_setup.restore(board, {"theme": app.settings.get("theme") or "light"})
     app.status_view = StatusView(part, app)
     part.on_release = app.status_view.changed
 

@@ -11,7 +11,8 @@ import hwsim
 import machine
 import network
 import neopixel
-from boards import Board, load
+from boards import Board
+from boards.setup import load
 from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight, PwmBacklight
 from drivers.camera import Camera

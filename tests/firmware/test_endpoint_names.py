@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-import boards
+import boards.setup
 import hwsim
 from devsvc.settings import Settings
 from mcplink.endpoint import offered_tools
@@ -57,7 +57,7 @@ def endpoint_tools(board_name, tmp_path, choice=None):
     """The board's tools as its endpoint offers them (every tools/list page)."""
     hwsim.reset()
     settings = Settings(str(tmp_path / ("%s.json" % board_name)))
-    board = boards.load(board_name).create({}, settings)
+    board = boards.setup.load(board_name).create({}, settings)
     server = McpServer(name=board_name, version="9")
     tools = CommonTools(server, board, settings, "9", lambda delay: None, "24:0a:c4:12:34:56", "c")
     tools.vision = VisionClient(tools) if board.camera else None

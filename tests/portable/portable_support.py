@@ -261,7 +261,8 @@ async def until(condition, seconds=5):
 def generic_board(parts):
     """A generic board with `parts`, their simulated chips soldered on afresh."""
     import hwsim
-    from boards import Board, add_parts
+    from boards import Board
+    from boards.setup import add_parts
 
     hwsim.reset()
     hwsim.solder(parts)

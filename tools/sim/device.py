@@ -108,9 +108,9 @@ def solder():
     import siminputs
 
     if board in _REAL_BOARDS:
-        import boards
+        import boards.setup
 
-        hwsim.solder_board(boards.load(board))
+        hwsim.solder_board(boards.setup.load(board))
     hwsim.solder(parts)
     siminputs.watch(INPUT_FILE)
     return hwsim

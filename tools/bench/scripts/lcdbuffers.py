@@ -3,7 +3,8 @@ tools/bench/generic.py). Its argument (in argument.txt, as heap.run_script write
 entry. Prints bytes.
 """
 import hwsim
-from boards import Board, add_parts
+from boards import Board
+from boards.setup import add_parts
 
 entry = eval(open("argument.txt").read())
 hwsim.solder([entry])

@@ -11,7 +11,8 @@ import gc
 import hwsim, machine, dht, onewire, ds18x20, neopixel, simoled  # noqa: E401,F401
 from umcp import McpServer
 import umcp.tool, umcp.schema, umcp.resource  # noqa: E401,F401
-from boards import Board, add_parts
+from boards import Board
+from boards.setup import add_parts
 import parts  # noqa: F401
 
 entry, module = eval(open("argument.txt").read())

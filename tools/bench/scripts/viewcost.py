@@ -9,7 +9,8 @@ import gc
 import hwsim, machine, simoled  # noqa: E401,F401
 from umcp import McpServer  # noqa: F401
 import umcp.tool, umcp.schema  # noqa: E401,F401
-from boards import Board, add_parts
+from boards import Board
+from boards.setup import add_parts
 import parts  # noqa: F401
 
 entry, module = eval(open("argument.txt").read())
