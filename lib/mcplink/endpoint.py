@@ -15,9 +15,8 @@ Runs on CPython and MicroPython."""
 import asyncio
 import gc
 
-from umcp.compat import const, get_logger
+from umcp.compat import call_then_forget, const, forget_modules, get_logger
 from unet.reconnect import Reconnecting, raise_if_cancelled
-from unet.conn import parse_url
 from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped
 from unet.ws import connect as ws_connect
 
@@ -110,7 +109,7 @@ class EndpointLink(Reconnecting):
                  tools=None, connect_timeout=10, ping_interval=30, idle_timeout=75,
                  backoff_min=1, backoff_max=60, stable_after=30):
         try:
-            scheme = parse_url(url)[0]
+            scheme = call_then_forget("unet.conn", "parse_url", url)[0]  # per connection: not kept
         except ValueError as e:  # its words end quoting the URL: never the token
             raise ValueError("%s: %s" % (str(e).split(":")[0], masked(url)))
         if scheme not in ("ws", "wss"):
@@ -146,6 +145,8 @@ class EndpointLink(Reconnecting):
                                   self.connect_timeout)
         except asyncio.TimeoutError:
             raise OSError("no answer to the upgrade within %s s" % self.connect_timeout)
+        finally:
+            forget_modules("unet.conn")  # the connection's code (unet.wshandshake's): not resident
         self.ws = ws
         raise_if_cancelled()
         if self.stopping:  # stop() came while connecting

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from tests.support.firmwareharness import device_session
+from tests.support.endpointharness import EndpointServer
+from tests.support.firmwareharness import Sim, device_session, run
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -89,3 +90,37 @@ def test_a_connected_board_keeps_only_the_steady_state(tmp_path):
         pools = re.findall(r"qstr pool: n_pool=\d+, n_qstr=(\d+)", log.read())
     assert pools, "the board printed no qstr pool line"
     assert int(pools[-1]) <= NAMES_MAX, "%s names interned, more than %d" % (pools[-1], NAMES_MAX)
+
+
+# The same board at an MCP endpoint alone: the endpoint's link in place of xiaozhi's, and
+# the connection's code (unet.conn, unet.wshandshake) gone again once it is connected.
+ENDPOINT_RESIDENT = (RESIDENT - {"xiaozhi", "xiaozhi.link"}) | {"mcplink", "mcplink.endpoint"}
+
+
+def test_a_board_at_an_endpoint_keeps_only_the_steady_state(tmp_path):
+    app = tmp_path / "maker" / "app.py"
+    app.parent.mkdir()
+    app.write_text(MODULES_APP)
+
+    async def scenario():
+        endpoint = await EndpointServer().start()
+        sim = Sim(None, tmp_path / "state", micropython=True, endpoints=[endpoint.url()], app=app,
+                  extra_config=dict(BOARD, mcp_endpoint_tools=["self.", "test."])).start()
+        try:
+            provider = await endpoint.next_provider()
+            await provider.initialize()
+            tools, _ = await provider.list_tools()
+            assert "self.lamp.turn_on" in {tool["name"] for tool in tools}
+            assert (await provider.call("self.lamp.turn_on"))["result"]["isError"] is False
+            assert (await provider.call("self.room.read"))["result"]["isError"] is False
+            result = (await provider.call("test.modules"))["result"]
+        finally:
+            assert sim.stop() == 0
+            await endpoint.stop()
+        return json.loads(result["content"][0]["text"])
+
+    loaded = run(scenario())
+    device_modules = {name for name in loaded if name.split(".")[0] in DEVICE_PACKAGES}
+    assert device_modules == ENDPOINT_RESIDENT, (
+        "loaded besides the resident set: %s; resident and not loaded: %s"
+        % (sorted(device_modules - ENDPOINT_RESIDENT), sorted(ENDPOINT_RESIDENT - device_modules)))
