@@ -21,13 +21,13 @@ import asyncio
 import binascii
 import hashlib
 
+from devsvc.settings import TRANSPORT_KEY  # noqa: F401 (the settings key, theirs)
 from umcp.compat import dumps, get_logger
 from umcp.jsonin import loads
 from unet import http
 
 _log = get_logger("otacheck")
 
-TRANSPORT_KEY = "transport"  # settings key: {"websocket": {...}} or {"mqtt": {...}}
 _ACTIVATE_RETRY_S = 3  # after a 202 (the reference's pause)
 _ACTIVATE_ERROR_S = 10  # after another failure
 _ACTIVATE_TIMEOUT_MS = 60000  # when the answer names none

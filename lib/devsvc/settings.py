@@ -17,6 +17,9 @@ from umcp.compat import forget_modules, get_logger
 
 _log = get_logger("settings")
 
+# The transport the OTA server gave last: {"websocket": {...}} or {"mqtt": {...}}, saved by
+# devsvc.otacheck and read by the application between checks (umcpfw.fleet).
+TRANSPORT_KEY = "transport"
 DEFAULTS = {
     "volume": 70,
     "brightness": 75,

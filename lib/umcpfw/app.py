@@ -95,8 +95,8 @@ class Application:
         self.serial = serial
         self.version = VERSION
         self.tools = None
-        self.ota = None  # the OTA check (devsvc.otacheck), where config.json has an ota_url
-        self.fleet = None
+        # Where config.json has an ota_url: the OTA check's side (umcpfw.fleet), both names.
+        self.ota = self.fleet = None
         self.link = None  # built in run(), once the OTA check said where to connect
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().

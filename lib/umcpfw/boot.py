@@ -75,8 +75,10 @@ def build(app):
     if config.get("ota_url"):
         from umcpfw.fleet import Fleet  # only with an OTA server (heap)
 
-        app.fleet = Fleet(app)
-        app.ota = app.fleet.check
+        try:
+            app.fleet = app.ota = Fleet(app)
+        except ValueError as e:
+            raise ConfigError("config.json: %s" % e)
     # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
     # and token; the MCP endpoint links where config.json names endpoints; the board's own
     # HTTP endpoint with mcp_http. At least one.

@@ -1,25 +1,66 @@
 """The application's side of the OTA server (devsvc.otacheck): the first check and
 activation at boot, the periodic checks, and what their answers lead to (clock, firmware
 offer or auto upgrade, activation code, new server settings). Imported only where
-config.json has an ota_url."""
+config.json has an ota_url, and resident there; the check's own code (devsvc.otacheck and
+its HTTP client: unet.http, httpcore, conn) is loaded for each check and dropped after it,
+as a board checks at its start and then once an interval (an hour). What the rest of the
+application reads between checks is here: the Fleet is app.ota (saved_transport(),
+activation)."""
 
 import asyncio
 import sys
 
-from devsvc.otacheck import OtaCheck
-from umcp.compat import get_logger
+from devsvc.settings import TRANSPORT_KEY
+from umcp.compat import forget_modules, get_logger
 
 _OTA_INTERVAL_S = 3600  # between OTA checks (config.json "ota_interval")
 
 log = get_logger("app")
 
 
+# What a check loads, forgotten after it (a photo's upload running meanwhile keeps what it
+# runs until it ends, and forgets the same modules then).
+_CHECK_MODULES = ("devsvc.otacheck", "unet.http", "unet.httpcore", "unet.conn")
+
+
 class Fleet:
     def __init__(self, app):
+        """ValueError: config.json's activation_key is not hex (checked now, not at each check)."""
         self.app = app
-        self.check = self._build()
+        self._check = None  # the check running now (devsvc.otacheck.OtaCheck), if one is
+        self._activation = None  # the last check's pending activation block, if any
+        key = app.config.get("activation_key")
+        if key:
+            try:
+                _unhex(key)
+            except (TypeError, ValueError):
+                raise ValueError("activation_key must be the device's key in hex")
 
-    def _build(self):
+    @property
+    def activation(self):
+        """The pending activation block (its code on the status screen), or None: the running
+        check's, else the last one's."""
+        check = self._check
+        return self._activation if check is None else check.activation
+
+    def saved_transport(self):
+        """The transport the OTA server gave last ({"websocket": ...} or {"mqtt": ...}), or None."""
+        return self.app.settings.get(TRANSPORT_KEY)
+
+    async def _with_check(self, work):
+        """`await work(check)` with a devsvc.otacheck.OtaCheck made for it; its outcome kept
+        here, its code dropped after."""
+        from devsvc.otacheck import OtaCheck
+
+        self._check = check = self._build(OtaCheck)
+        try:
+            return await work(check)
+        finally:
+            self._activation = check.activation
+            self._check = check = OtaCheck = None
+            forget_modules(*_CHECK_MODULES)
+
+    def _build(self, OtaCheck):
         app = self.app
         config = app.config
         mac = app.device_id
@@ -87,21 +128,26 @@ class Fleet:
         while True:
             await asyncio.sleep(interval)
             try:
-                await self.check.check()
-                if self.check.activation is not None:
-                    await self.check.activate()
+                await self._with_check(_check_and_activate)
             except Exception as e:  # OtaCheckError says what went wrong
                 log.warning("%s", e)
 
     async def first_check(self):
         """Check and activate before connecting, as the reference does at boot; with no
         answer, the last good (saved) settings or config.json's url/token will do."""
+        config = self.app.config
+        fixed = bool(config.get("url") and config.get("token"))
+        retry_s = config.get("ota_retry", 10)
         try:
-            config = self.app.config
-            fixed = bool(config.get("url") and config.get("token"))
-            await self.check.until_done(retry_s=config.get("ota_retry", 10), fallback=fixed)
+            await self._with_check(lambda check: check.until_done(retry_s=retry_s, fallback=fixed))
         except Exception as e:
             log.error("OTA check: %r", e)
+
+
+async def _check_and_activate(check):
+    await check.check()
+    if check.activation is not None:
+        await check.activate()
 
 
 def _check_mqtt(block):

@@ -263,3 +263,12 @@ def test_a_later_check_with_new_settings_moves_the_board_to_them(tmp_path, micro
     sim = run(scenario())
     assert "mqtt" in sim.read_settings()["transport"]
     assert "server settings changed: reconnecting" in sim_log(sim)
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_an_activation_key_that_is_not_hex_stops_the_start_saying_why(tmp_path, micropython):
+    sim = Sim(None, tmp_path, micropython=micropython, ota_url="http://127.0.0.1:9/xiaozhi/ota/",
+              extra_config={"serial_number": "SN-1", "activation_key": "not hex"}).start()
+    assert sim.wait(WAIT_S) == 1
+    log = sim_log(sim)
+    assert "umcp cannot start: config.json: activation_key must be the device's key in hex" in log, log

@@ -13,7 +13,8 @@ import re
 import pytest
 
 from tests.support.endpointharness import EndpointServer
-from tests.support.firmwareharness import Sim, device_session, run
+from tests.support.firmwareharness import TOKEN, Backend, Sim, device_session, run
+from tests.support.otacheckserver import OtaCheckServer
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -124,3 +125,39 @@ def test_a_board_at_an_endpoint_keeps_only_the_steady_state(tmp_path):
     assert device_modules == ENDPOINT_RESIDENT, (
         "loaded besides the resident set: %s; resident and not loaded: %s"
         % (sorted(device_modules - ENDPOINT_RESIDENT), sorted(ENDPOINT_RESIDENT - device_modules)))
+
+
+# The same board given only an OTA URL, as xiaozhi.me's boards are: the OTA server hands out
+# the WebSocket. The check's side (umcpfw.fleet) stays for the hourly checks; the check's
+# code and its HTTP client (devsvc.otacheck, unet.http, httpcore, conn) go after each check.
+OTA_RESIDENT = RESIDENT | {"umcpfw.fleet"}
+
+
+def test_a_board_given_an_ota_url_keeps_only_the_steady_state(tmp_path):
+    app = tmp_path / "maker" / "app.py"
+    app.parent.mkdir()
+    app.write_text(MODULES_APP)
+
+    async def scenario():
+        backend = await Backend().start()
+        try:
+            with OtaCheckServer([{"websocket": {"url": backend.url, "token": TOKEN}}]) as ota:
+                sim = Sim(None, tmp_path / "state", micropython=True, ota_url=ota.url, app=app,
+                          extra_config=dict(BOARD, ota_retry=0.2)).start()
+                try:
+                    device = await backend.next_device()
+                    await device.initialize()
+                    assert (await device.call("self.lamp.turn_on"))["isError"] is False
+                    result = await device.call("test.modules")
+                finally:
+                    assert sim.stop() == 0
+                assert ota.checks, "the board did not check in"
+        finally:
+            await backend.stop()
+        return json.loads(result["content"][0]["text"])
+
+    loaded = run(scenario())
+    device_modules = {name for name in loaded if name.split(".")[0] in DEVICE_PACKAGES}
+    assert device_modules == OTA_RESIDENT, (
+        "loaded besides the resident set: %s; resident and not loaded: %s"
+        % (sorted(device_modules - OTA_RESIDENT), sorted(OTA_RESIDENT - device_modules)))
