@@ -37,6 +37,7 @@ TARGET_KB = 12  # the ten parts and the status screen over the host board (issue
 RUN_TIMEOUT = 12.0
 BOOT = "partsboot.py"  # tools/bench/scripts/: the parts' chips soldered on, then main.py
 QSTR_LINE = "qstr pool: "
+AT_OTA = "ota"  # run_board's `accept` for a board given only the backend's OTA URL
 TEN_PARTS = [entry for entry in GENERIC_PARTS if entry["type"] != "oled"]
 STATUS_SCREEN = dict([entry for entry in GENERIC_PARTS if entry["type"] == "oled"][0], status=True)
 _TEN_PARTS_CALLS = [(name, arguments) for _, name, arguments in GENERIC_CALLS if not name.startswith("self.panel.")]
@@ -64,7 +65,8 @@ def stage(board, stage_dir, runtime="mpy"):
 async def run_board(micropython, name, stage_dir, heapsize, runtime="mpy", config=None, calls=None,
                     accept=None, qstr=True):
     """One boot of BOARDS[name] (or of `config` with `calls`, of the board at the endpoint
-    accept() takes) with `heapsize` bytes of heap through the session; returns {"boot":
+    accept() takes, or with `accept` AT_OTA, given only the OTA URL: the OTA server hands out
+    the WebSocket) with `heapsize` bytes of heap through the session; returns {"boot":
     heap in use after onboarding, "session": after the session, "tools": count, and the
     qstr pools after each where `qstr`}. Raises GenericFailed."""
     if config is None:
@@ -75,7 +77,11 @@ async def run_board(micropython, name, stage_dir, heapsize, runtime="mpy", confi
     backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
     await backend.start()
     config = dict(config, token=token, url="ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port, **LINK_CONFIG)
-    if accept is not None:  # at the backend's MCP endpoint only
+    if accept == AT_OTA:  # as xiaozhi.me's boards: the OTA check says where to connect
+        del config["url"], config["token"]
+        config["ota_url"] = backend.ota_url
+        accept = None
+    elif accept is not None:  # at the backend's MCP endpoint only
         config.update(url="", token="", mcp_endpoint=backend.endpoint_url, mcp_endpoint_tools=["self."])
     entry = [BOOT, "qstr"] if qstr else [BOOT]
     board = SimBoard(config, runtime, micropython, heapsize, stage=stage_dir, entry=entry)

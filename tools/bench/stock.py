@@ -45,12 +45,15 @@ BUTTON = {"type": "button", "name": "door", "pin": 0}
 STATUS_SCREEN = {"type": "oled", "name": "panel", "sda": 21, "scl": 22, "status": True}
 THREE_CALLS = [("self.lamp.turn_on", {}), ("self.room.read", {}), ("self.get_device_status", {})]
 BOARDS = [
-    # (key, what it is, parts, the session's calls, the link: None xiaozhi, else the endpoint's)
+    # (key, what it is, parts, the session's calls, the link: None xiaozhi, AT_OTA xiaozhi's from
+    # the OTA check, else the endpoint's accept)
     ("a", "a relay, a DHT22, a button; xiaozhi WebSocket link", [RELAY, DHT22, BUTTON], THREE_CALLS, None),
     ("b", "the same, only an MCP endpoint URL", [RELAY, DHT22, BUTTON], THREE_CALLS, at_endpoint),
     ("c", "(a) and an SSD1306 status screen", [RELAY, DHT22, BUTTON, STATUS_SCREEN], THREE_CALLS, None),
     ("d", "ten parts (the generic table's) and the status screen", generic.TEN_PARTS + [STATUS_SCREEN],
      generic.BOARDS["generic"][2], None),
+    ("f", "(a) given only an OTA URL, as xiaozhi.me's boards (the OTA server hands out the link)",
+     [RELAY, DHT22, BUTTON], THREE_CALLS, generic.AT_OTA),
 ]
 HOW_TO_BUILD = [
     "The stock table needs a unix port that holds a heap as the stock ESP32 image does: --stock",
@@ -140,15 +143,16 @@ def table(figures):
     lines = ["| board (generic, \"chip\": \"esp32\") | tools | smallest heap, two areas | one area | heap in use "
              "after onboarding | of which simulated hardware | the firmware's own | names interned |",
              "|---|---|---|---|---|---|---|---|"]
+    host, runs = figures["host"]
+    rows = {"e": "| (e) the host board, the whole session of make bench's firmware table | | %dK (%d runs) "
+                 "| | | | | |" % (host // 1024, runs)}
     for key, what, _, _, _ in BOARDS:
         board = figures[key]
-        lines.append("| (%s) %s | %d | %dK (%d runs) | %s | %s | %s | %s | %d |" % (
+        rows[key] = "| (%s) %s | %d | %dK (%d runs) | %s | %s | %s | %s | %d |" % (
             key, what, board["tools"], board["smallest"] // 1024, board["runs"], _k(board.get("one_area")),
             _kb(board["in_use"]), _kb(board["simulated"]), _kb(board["in_use"] - board["simulated"]),
-            board["names"]))
-    host, runs = figures["host"]
-    lines.append("| (e) the host board, the whole session of make bench's firmware table | | %dK (%d runs) "
-                 "| | | | | |" % (host // 1024, runs))
+            board["names"])
+    lines.extend(rows[key] for key in sorted(rows))
     lines.append("")
     for key, what in (("a", "Board (a)"), ("b", "Board (b), at the MCP endpoint alone,"), ("d", "Board (d)")):
         smallest = figures[key]["smallest"]
