@@ -11,7 +11,8 @@ loaded only while an upgrade runs), `logring` (the recent log lines, resident),
 resources/* request, loaded for each read), `vision` (the camera's tools and the photo
 upload: only on a board with a camera), `wifi` (the station's upkeep, resident),
 `station` (its bring-up and the clock, loaded for that only), `fleet` (the OTA check's
-side of the application, loaded only with ota_url), `mcphttp` (the board's own MCP
+side of the application, loaded only with ota_url), `checkin` (one OTA check and what its
+answers lead to, loaded for each check), `mcphttp` (the board's own MCP
 endpoint as a service, loaded only with mcp_http), `mcpserial` (the firmware served over
 the serial line instead of a network: the bridge's --serial starts it through the raw
 REPL; main.py never loads it), `wifisetup` (the access point and
