@@ -7,11 +7,14 @@ connection's, the listing's and the rare tools' modules are gone again. And the 
 session interned stay below NAMES_MAX: a name is heap for good, and MicroPython's pools
 double as they fill, so the next pool would cost several KB at once."""
 
+import ast
 import json
+import os
 import re
 
 import pytest
 
+from tests.support import ROOT
 from tests.support.endpointharness import EndpointServer
 from tests.support.firmwareharness import TOKEN, Backend, Sim, device_session, run
 from tests.support.otacheckserver import OtaCheckServer
@@ -161,3 +164,38 @@ def test_a_board_given_an_ota_url_keeps_only_the_steady_state(tmp_path):
     assert device_modules == OTA_RESIDENT, (
         "loaded besides the resident set: %s; resident and not loaded: %s"
         % (sorted(device_modules - OTA_RESIDENT), sorted(OTA_RESIDENT - device_modules)))
+
+
+def top_level_imports(module):
+    """The device modules `module` (a name in lib/) imports at its top: what stays on the heap
+    with it (an import inside a function loads only when it runs)."""
+    path = os.path.join(ROOT, "lib", *module.split("."))
+    package = os.path.isdir(path)
+    path = os.path.join(path, "__init__.py") if package else path + ".py"
+    with open(path, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    here = module if package else module.rpartition(".")[0]
+    found = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(here.split(".")[:len(here.split(".")) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            for alias in node.names:  # `from unet import conn`: a module too, where it is one
+                name = base + "." + alias.name
+                if os.path.exists(os.path.join(ROOT, "lib", *name.split(".")) + ".py"):
+                    found.add(name)
+    return {name for name in found if name.split(".")[0] in DEVICE_PACKAGES}
+
+
+@pytest.mark.parametrize("resident", [RESIDENT, ENDPOINT_RESIDENT, OTA_RESIDENT],
+                         ids=["xiaozhi", "endpoint", "ota"])
+def test_a_resident_module_imports_only_resident_modules_at_its_top(resident):
+    # A phase's module imported at a resident module's top stays on the heap with it, even
+    # once forgotten: sys.modules (what the tests above read) no longer shows it then.
+    strays = dict((module, sorted(top_level_imports(module) - resident)) for module in sorted(resident))
+    assert not [module for module in strays if strays[module]], dict(
+        (module, names) for module, names in strays.items() if names)
