@@ -11,6 +11,7 @@ import hwsim, machine, esp32, network, camera, neopixel  # noqa: E401,E402,F401
 gc.collect()
 modules = gc.mem_alloc()
 from boards import host  # noqa: E402
+import boards.setup  # noqa: E402,F401  (what create() loads of the firmware: not the hardware's)
 gc.collect()
 before = gc.mem_alloc()
 board = host.create({}, None)
