@@ -8,8 +8,9 @@ reconnects shares); and one server, `httpd` (a small HTTP/1.1 server: the board'
 MCP endpoint is one handler of it; `httpdrefusal`, the requests it refuses itself, loaded
 at the first). Import the module you need; this file imports nothing,
 so a board loads only what it uses. It holds what lives longer than a connection: the
-two stream helpers every client uses while connected (close_quietly, read_into: a
-connected WebSocket needs nothing of conn, which a link loads per connection), and Trust,
+stream helpers every client uses while connected (close_quietly, read_into, read_exactly:
+a connected WebSocket or MQTT client needs nothing of conn, which a link loads per
+connection), and Trust,
 whom TLS trusts (an object the application keeps; its class must outlive conn)."""
 
 
@@ -26,6 +27,16 @@ async def close_quietly(writer, abort=False):
         await writer.wait_closed()
     except Exception:  # already reset by the peer: nothing left to release
         pass
+
+
+async def read_exactly(reader, n):
+    """The next `n` bytes of `reader` as a bytearray (callers may change it in place);
+    EOFError if the stream ends first."""
+    if not hasattr(reader, "readinto"):  # CPython streams
+        return bytearray(await reader.readexactly(n))
+    buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
+    await read_into(reader, memoryview(buf))
+    return buf
 
 
 async def read_into(reader, view):

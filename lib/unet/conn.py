@@ -8,8 +8,8 @@ import asyncio
 
 from umcp.compat import const
 
-# (Theirs too: conn.close_quietly, conn.Trust work as before.)
-from . import Trust, close_quietly, read_into, trust
+# (Theirs too: conn.close_quietly, conn.read_exactly, conn.Trust work as before.)
+from . import Trust, close_quietly, read_exactly, read_into, trust  # noqa: F401
 
 _DEFAULT_PORTS = {"ws": 80, "wss": 443, "http": 80, "https": 443}
 _TLS_SCHEMES = const(("wss", "https"))
@@ -153,16 +153,6 @@ async def read_line(reader, buf):
             buf.extend(bytes(min(n, _MAX_LINE - n)))
         buf[n] = byte[0]
         n += 1
-
-
-async def read_exactly(reader, n):
-    """The next `n` bytes of `reader` as a bytearray (callers may change it in place);
-    EOFError if the stream ends first."""
-    if not hasattr(reader, "readinto"):  # CPython streams
-        return bytearray(await reader.readexactly(n))
-    buf = bytearray(n)  # MicroPython: fill in place, no growing bytes
-    await read_into(reader, memoryview(buf))
-    return buf
 
 
 def line_buffer():

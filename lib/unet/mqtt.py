@@ -30,8 +30,8 @@ Errors: connect() raises OSError (network, TLS), MqttRefused (CONNACK code), Mqt
 import asyncio
 import struct
 
-from unet import conn
-from umcp.compat import const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
+from unet import close_quietly, read_exactly
+from umcp.compat import await_then_forget, const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 _CONNECT = const(0x10)
 _CONNACK = const(0x20)
@@ -169,7 +169,8 @@ class MqttClient:
         self.error = None
         self._queue = []
         self._waiting = {}
-        reader, writer = await conn.open_connection(host, port, tls, ca, timeout)
+        # The connection's code (unet.conn) is loaded for it and dropped again.
+        reader, writer = await await_then_forget("unet.conn", "open_connection", host, port, tls, ca, timeout)
         self._reader, self._writer = reader, writer
         self._copy = hasattr(writer, "transport")
         try:
@@ -249,7 +250,7 @@ class MqttClient:
         self._arrived.set()
         writer, self._writer = self._writer, None
         if writer is not None:
-            await conn.close_quietly(writer, True)
+            await close_quietly(writer, True)
 
     def _check(self):
         if not self._connected:
@@ -487,7 +488,7 @@ class MqttClient:
         pid = 0
         if qos:
             pid = struct.unpack("!H", await reader.readexactly(2))[0]
-        payload = await conn.read_exactly(reader, length - head - tlen)
+        payload = await read_exactly(reader, length - head - tlen)
         if qos:
             await self._send(struct.pack("!BBH", _PUBACK, 2, pid))
         if self.on_message is not None:

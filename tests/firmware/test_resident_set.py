@@ -191,8 +191,12 @@ def top_level_imports(module):
     return {name for name in found if name.split(".")[0] in DEVICE_PACKAGES}
 
 
-@pytest.mark.parametrize("resident", [RESIDENT, ENDPOINT_RESIDENT, OTA_RESIDENT],
-                         ids=["xiaozhi", "endpoint", "ota"])
+# Where the OTA server hands out MQTT (and UDP for audio) instead of the WebSocket.
+MQTT_RESIDENT = OTA_RESIDENT | {"xiaozhi.mqttlink", "xiaozhi.udp", "unet.mqtt"}
+
+
+@pytest.mark.parametrize("resident", [RESIDENT, ENDPOINT_RESIDENT, OTA_RESIDENT, MQTT_RESIDENT],
+                         ids=["xiaozhi", "endpoint", "ota", "mqtt"])
 def test_a_resident_module_imports_only_resident_modules_at_its_top(resident):
     # A phase's module imported at a resident module's top stays on the heap with it, even
     # once forgotten: sys.modules (what the tests above read) no longer shows it then.
