@@ -21,11 +21,11 @@ def _board(smallest, one_area=None):
 
 def test_the_table_says_each_target_met_or_missed():
     figures = {"a": _board(103, 100), "b": _board(107), "c": _board(113), "d": _board(123),
-               "f": _board(104), "host": (118 * 1024, 11)}
+               "f": _board(104), "g": _board(125), "host": (118 * 1024, 11)}
     lines = stock.table(figures)
     rows = dict((line.split(")")[0].strip("| ("), line) for line in lines if line.startswith("| ("))
     assert [line.split(")")[0].strip("| (") for line in lines if line.startswith("| (")] == [
-        "a", "b", "c", "d", "e", "f"]  # the host board's row in its place
+        "a", "b", "c", "d", "e", "f", "g"]  # the host board's row in its place
     assert "| 103K (12 runs) | 100K | 90.0 KB | 10.0 KB | 80.0 KB | 900 |" in rows["a"]
     assert "| 107K (12 runs) | - |" in rows["b"]  # not measured in one area
     assert "118K (11 runs)" in rows["e"]
@@ -33,7 +33,9 @@ def test_the_table_says_each_target_met_or_missed():
     assert said[0].startswith("Board (a)") and said[0].endswith(": met")
     assert said[1].startswith("Board (b)") and said[1].endswith(": met")
     assert said[2].startswith("Board (d)") and said[2].endswith(": MISSED")
-    assert said[3] == "The host board's whole session against it: 118K: MISSED"
+    assert said[3].startswith("Board (f)") and said[3].endswith(": met")
+    assert said[4].startswith("Board (g)") and said[4].endswith(": MISSED")
+    assert said[5] == "The host board's whole session against it: 118K: MISSED"
 
 
 def test_a_binary_that_is_not_the_measuring_form_is_refused(capsys):

@@ -38,6 +38,7 @@ RUN_TIMEOUT = 12.0
 BOOT = "partsboot.py"  # tools/bench/scripts/: the parts' chips soldered on, then main.py
 QSTR_LINE = "qstr pool: "
 AT_OTA = "ota"  # run_board's `accept` for a board given only the backend's OTA URL
+AT_OTA_MQTT = "ota-mqtt"  # the same, the OTA server handing out MQTT (an embedded broker)
 TEN_PARTS = [entry for entry in GENERIC_PARTS if entry["type"] != "oled"]
 STATUS_SCREEN = dict([entry for entry in GENERIC_PARTS if entry["type"] == "oled"][0], status=True)
 _TEN_PARTS_CALLS = [(name, arguments) for _, name, arguments in GENERIC_CALLS if not name.startswith("self.panel.")]
@@ -66,7 +67,8 @@ async def run_board(micropython, name, stage_dir, heapsize, runtime="mpy", confi
                     accept=None, qstr=True):
     """One boot of BOARDS[name] (or of `config` with `calls`, of the board at the endpoint
     accept() takes, or with `accept` AT_OTA, given only the OTA URL: the OTA server hands out
-    the WebSocket) with `heapsize` bytes of heap through the session; returns {"boot":
+    the WebSocket, or MQTT with AT_OTA_MQTT) with `heapsize` bytes of heap through the session;
+    returns {"boot":
     heap in use after onboarding, "session": after the session, "tools": count, and the
     qstr pools after each where `qstr`}. Raises GenericFailed."""
     if config is None:
@@ -74,10 +76,11 @@ async def run_board(micropython, name, stage_dir, heapsize, runtime="mpy", confi
         config = dict(config_for(board), **extra)
     token = secrets_token()
     said = []
-    backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT)
+    mqtt = {"mqtt": "embedded", "mqtt_port": 0} if accept == AT_OTA_MQTT else {}
+    backend = Backend(token, host="127.0.0.1", out=said.append, request_timeout=RUN_TIMEOUT, **mqtt)
     await backend.start()
     config = dict(config, token=token, url="ws://127.0.0.1:%d/xiaozhi/v1/" % backend.port, **LINK_CONFIG)
-    if accept == AT_OTA:  # as xiaozhi.me's boards: the OTA check says where to connect
+    if accept in (AT_OTA, AT_OTA_MQTT):  # as xiaozhi.me's boards: the OTA check says where to connect
         del config["url"], config["token"]
         config["ota_url"] = backend.ota_url
         accept = None

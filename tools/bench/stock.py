@@ -54,6 +54,8 @@ BOARDS = [
      generic.BOARDS["generic"][2], None),
     ("f", "(a) given only an OTA URL, as xiaozhi.me's boards (the OTA server hands out the link)",
      [RELAY, DHT22, BUTTON], THREE_CALLS, generic.AT_OTA),
+    ("g", "(f) with the OTA server handing out MQTT (and UDP for audio) instead",
+     [RELAY, DHT22, BUTTON], THREE_CALLS, generic.AT_OTA_MQTT),
 ]
 HOW_TO_BUILD = [
     "The stock table needs a unix port that holds a heap as the stock ESP32 image does: --stock",
@@ -154,7 +156,8 @@ def table(figures):
             board["names"])
     lines.extend(rows[key] for key in sorted(rows))
     lines.append("")
-    for key, what in (("a", "Board (a)"), ("b", "Board (b), at the MCP endpoint alone,"), ("d", "Board (d)")):
+    for key, what in (("a", "Board (a)"), ("b", "Board (b), at the MCP endpoint alone,"), ("d", "Board (d)"),
+                      ("f", "Board (f), given only an OTA URL,"), ("g", "Board (g), over MQTT from the OTA URL,")):
         smallest = figures[key]["smallest"]
         lines.append("%s against the stock board's heap: completes in %dK; target: in %dK (%d bytes): %s"
                      % (what, smallest // 1024, TARGET // 1024, STOCK_HEAP, "met" if smallest <= TARGET else "MISSED"))
