@@ -64,10 +64,23 @@ def register(server, board):
 '''
 
 
-def test_a_connected_board_keeps_only_the_steady_state(tmp_path):
+def modules_app(tmp_path):
+    """MODULES_APP as the maker's module, for the simulator's app option."""
     app = tmp_path / "maker" / "app.py"
     app.parent.mkdir()
     app.write_text(MODULES_APP)
+    return app
+
+
+def assert_keeps_only(loaded, resident):
+    """`loaded` (sys.modules' names) holds exactly `resident` of the device's packages."""
+    device_modules = {name for name in loaded if name.split(".")[0] in DEVICE_PACKAGES}
+    assert device_modules == resident, ("loaded besides the resident set: %s; resident and not loaded: %s"
+                                        % (sorted(device_modules - resident), sorted(resident - device_modules)))
+
+
+def test_a_connected_board_keeps_only_the_steady_state(tmp_path):
+    app = modules_app(tmp_path)
 
     async def scenario():
         async with device_session(tmp_path / "state", True, extra_config=BOARD, app=app) as (
@@ -86,10 +99,7 @@ def test_a_connected_board_keeps_only_the_steady_state(tmp_path):
     import asyncio
 
     loaded, log_path = asyncio.run(scenario())
-    device_modules = {name for name in loaded if name.split(".")[0] in DEVICE_PACKAGES}
-    assert device_modules == RESIDENT, ("loaded besides the resident set: %s; resident and not "
-                                        "loaded: %s" % (sorted(device_modules - RESIDENT),
-                                                        sorted(RESIDENT - device_modules)))
+    assert_keeps_only(loaded, RESIDENT)
     with open(log_path) as log:
         pools = re.findall(r"qstr pool: n_pool=\d+, n_qstr=(\d+)", log.read())
     assert pools, "the board printed no qstr pool line"
@@ -102,9 +112,7 @@ ENDPOINT_RESIDENT = (RESIDENT - {"xiaozhi", "xiaozhi.link"}) | {"mcplink", "mcpl
 
 
 def test_a_board_at_an_endpoint_keeps_only_the_steady_state(tmp_path):
-    app = tmp_path / "maker" / "app.py"
-    app.parent.mkdir()
-    app.write_text(MODULES_APP)
+    app = modules_app(tmp_path)
 
     async def scenario():
         endpoint = await EndpointServer().start()
@@ -124,10 +132,7 @@ def test_a_board_at_an_endpoint_keeps_only_the_steady_state(tmp_path):
         return json.loads(result["content"][0]["text"])
 
     loaded = run(scenario())
-    device_modules = {name for name in loaded if name.split(".")[0] in DEVICE_PACKAGES}
-    assert device_modules == ENDPOINT_RESIDENT, (
-        "loaded besides the resident set: %s; resident and not loaded: %s"
-        % (sorted(device_modules - ENDPOINT_RESIDENT), sorted(ENDPOINT_RESIDENT - device_modules)))
+    assert_keeps_only(loaded, ENDPOINT_RESIDENT)
 
 
 # The same board given only an OTA URL, as xiaozhi.me's boards are: the OTA server hands out
@@ -137,9 +142,7 @@ OTA_RESIDENT = RESIDENT | {"umcpfw.fleet"}
 
 
 def test_a_board_given_an_ota_url_keeps_only_the_steady_state(tmp_path):
-    app = tmp_path / "maker" / "app.py"
-    app.parent.mkdir()
-    app.write_text(MODULES_APP)
+    app = modules_app(tmp_path)
 
     async def scenario():
         backend = await Backend().start()
@@ -160,10 +163,7 @@ def test_a_board_given_an_ota_url_keeps_only_the_steady_state(tmp_path):
         return json.loads(result["content"][0]["text"])
 
     loaded = run(scenario())
-    device_modules = {name for name in loaded if name.split(".")[0] in DEVICE_PACKAGES}
-    assert device_modules == OTA_RESIDENT, (
-        "loaded besides the resident set: %s; resident and not loaded: %s"
-        % (sorted(device_modules - OTA_RESIDENT), sorted(OTA_RESIDENT - device_modules)))
+    assert_keeps_only(loaded, OTA_RESIDENT)
 
 
 def top_level_imports(module):
