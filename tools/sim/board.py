@@ -53,7 +53,11 @@ STAGED_HWSIM = "hwsim-mpy"  # in a staged folder: the simulated hardware's .mpy 
 INPUT_FILE = "hwsim-inputs.json"  # in the board's folder, read by tools/sim/device.py
 RECORD_FILE = "hwsim.jsonl"
 SETTINGS_FILE = "settings.json"
-STOP_GRACE_S = 3.0  # a board that ignores Ctrl-C this long is killed
+# A board that has not ended this long after its Ctrl-C is killed (and its boot goes
+# unrecorded). The firmware's clean stop says goodbye on each link and service, up to 3 s
+# each (umcpfw.app's _STOP_S): a grace of 3 s killed boards whose goodbye a busy machine
+# slowed, in the middle of their stop.
+STOP_GRACE_S = 10.0
 STOP_SETTLE_S = 0.1  # before the Ctrl-C (stop())
 READY_TIMEOUT = 60.0
 POLL_S = 0.05
@@ -321,6 +325,7 @@ class SimBoard:
                 except OSError:
                     pass  # ended meanwhile: _watch says how
         if wait and not self._ended.wait(STOP_GRACE_S):
+            self.say("still running %s s after Ctrl-C: killed (this boot is not recorded)" % STOP_GRACE_S)
             self.process.kill()
             self._ended.wait()
         return self.returncode
