@@ -193,14 +193,17 @@ def quiet_reset_reports():
 
 
 def break_is_interrupt():
-    """On Windows the simulator stops this process with Ctrl-Break (a Ctrl-C cannot reach a
-    process group of its own): taken as the KeyboardInterrupt a Ctrl-C is elsewhere."""
+    """The simulator's stop is this process's KeyboardInterrupt: Ctrl-C, even where the
+    process that started it ignored SIGINT (CPython then keeps ignoring it, and the board
+    would be killed unrecorded), and on Windows Ctrl-Break (a Ctrl-C cannot reach a process
+    group of its own)."""
     try:
         import signal
-
+    except ImportError:
+        return  # MicroPython: its own handler makes Ctrl-C the KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "SIGBREAK"):
         signal.signal(signal.SIGBREAK, signal.default_int_handler)
-    except (ImportError, AttributeError):
-        pass  # MicroPython (no signal module), or not Windows (SIGINT does it)
 
 
 def run():
