@@ -1,5 +1,6 @@
 """Images and blobs in results: base64 pieces encoded only as a transport writes them.
-Loaded by the first image result (umcp.tool) or blob resource (umcp.resource)."""
+Loaded for each image result (umcp.tool) or blob resource (umcp.resource) and forgotten
+after: the pieces keep their class until they are written."""
 
 from binascii import b2a_base64
 

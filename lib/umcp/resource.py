@@ -7,7 +7,7 @@ nothing of the server's."""
 
 import asyncio
 
-from .compat import const, dumps, get_logger, iscoroutine
+from .compat import call_then_forget, const, dumps, get_logger, iscoroutine
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
                   RESOURCE_NOT_FOUND, describe, error_frame, find, result_frame)
 from .schema import InvalidParams
@@ -194,10 +194,8 @@ def contents_pieces(uri, mime_type, value, modern=False):
         pieces.append(dumps(value))
         pieces.append(_TEXT_END_MODERN if modern else _TEXT_END)
     elif isinstance(value, (bytes, bytearray, memoryview)):
-        from .image import base64_pieces
-
         pieces.append(_BLOB)
-        pieces.extend(base64_pieces(value))
+        pieces.extend(call_then_forget("umcp.image", "base64_pieces", value))  # as tool.py's
         pieces.append(_BLOB_END_MODERN if modern else _BLOB_END)
     else:
         raise TypeError("a resource reads as str, bytes or JSON (dict, list), not %s" % type(value).__name__)

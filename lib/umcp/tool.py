@@ -1,7 +1,7 @@
 """A tool and the shaping of its result for tools/call. How a tool is listed (its
 tools/list entry) is umcp.listing's, loaded while tools are made and for each page."""
 
-from .compat import const, dumps, forget_modules
+from .compat import call_then_forget, const, dumps, forget_modules
 from .schema import NO_PROPERTIES, PropertyList
 
 # From 2025-06-18 on, tools have output schemas and results structuredContent.
@@ -133,9 +133,9 @@ def result_pieces(value, modern=False, structured=False):
     """
     end = _OK_END_MODERN if modern else _OK_END
     if isinstance(value, ImageContent):
-        from .image import image_pieces  # a board with a camera: kept once loaded
-
-        return image_pieces(value, end)
+        # Loaded for each image and forgotten (photos are rare); its pieces keep what
+        # they need of it until they are written.
+        return call_then_forget("umcp.image", "image_pieces", value, end)
     if structured:
         if not isinstance(value, dict):
             raise TypeError("the tool has an output schema but returned %s, not an object"

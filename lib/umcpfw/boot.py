@@ -176,11 +176,8 @@ def _build_server(app):
     app.tools = tools = CommonTools(server, app.board, app.settings, VERSION, app.reboot,
                                     app.device_id, app.client_id, app.trust)
     tools.log_ring = app.log_ring
-    if app.board.camera:  # its tools and the vision service: only there (heap)
-        from umcpfw.vision import VisionClient
-
-        tools.vision = VisionClient(tools, app.trust)
-        server.on_vision(tools.vision.configure)
+    if app.board.camera:  # the vision URL: umcpfw.vision's, loaded for it (and each photo)
+        server.on_vision(OnDemand("umcpfw.vision", "configure", tools))
     tools.register()
     app.board.register_tools(server)
     # device://status, system, log, photo: at a client's first resources/* request.

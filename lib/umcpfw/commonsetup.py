@@ -3,8 +3,8 @@ parameters and output schemas, as the reference firmware (xiaozhi-esp32
 main/mcp_server.cc) names and words them. Loaded once at boot and dropped again: only
 what the tools keep (their short texts and parameter lists) stays on the heap; the long
 texts are in umcpfw.commontexts and commonschemas, loaded only while a tools/list
-entry is written, and the user-only tools' code in umcpfw.systools and
-umcpfw.upgrading, loaded for each call (OnDemand)."""
+entry is written, and the user-only tools' and the camera's code in umcpfw.systools,
+umcpfw.upgrading and umcpfw.vision, loaded for each call (OnDemand)."""
 
 from umcp import INTEGER, STRING, McpTool, Property, PropertyList
 from umcp.compat import OnDemand
@@ -13,6 +13,7 @@ from umcp.tool import ModuleText
 _TEXTS = "umcpfw.commontexts"
 _SCHEMAS = "umcpfw.commonschemas"
 _SYSTOOLS = "umcpfw.systools"
+_VISION = "umcpfw.vision"
 
 # The visible tools' texts: every session lists them (the first tools/list, the session's
 # peak), so they stay on the heap with their tools rather than load at that peak.
@@ -69,7 +70,7 @@ def register(tools):
     if b.camera:
         s.add_tool("self.camera.take_photo", PHOTO_DESCRIPTION,
                    PropertyList([Property("question", STRING)]),
-                   tools.vision.take_photo, read_only=True, open_world=True)
+                   OnDemand(_VISION, "take_photo", tools), read_only=True, open_world=True)
     _register_user_only(tools, s)
 
 
@@ -94,7 +95,7 @@ def _register_user_only(tools, s):
         # user-only because xiaozhi backends read only text results.
         s.add_user_only_tool(
             "self.camera.get_photo", "Take a photo and return it as a JPEG image.",
-            PropertyList([]), tools.vision.get_photo, read_only=True, open_world=False)
+            PropertyList([]), OnDemand(_VISION, "get_photo", tools), read_only=True, open_world=False)
     if tools.board.display:
         s.add_tool(McpTool(
             "self.screen.get_info",

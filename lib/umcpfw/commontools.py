@@ -6,8 +6,7 @@ the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
 What a model calls (the status, the volume, the brightness, the theme) is here, resident.
 The user-only tools (system information, reboot, Wi-Fi setup, the assets URL, the screen's
 facts) are umcpfw.systools', the upgrade umcpfw.upgrading's: each loaded for its call
-(umcp.compat.OnDemand) and dropped after. The camera's are umcpfw.vision's, resident
-on a board with a camera only. Their registration is umcpfw.commonsetup's (boot only)."""
+(umcp.compat.OnDemand) and dropped after, as are the camera's (umcpfw.vision). Their registration is umcpfw.commonsetup's (boot only)."""
 
 import time
 
@@ -34,7 +33,8 @@ class CommonTools:
         self.ca = ca
         self.started = time.time()  # get_system_info's uptime
         self.log_ring = None  # the recent log lines (umcpfw.logring), for device://log
-        self.vision = None  # umcpfw.vision's VisionClient, on a board with a camera
+        self.vision = None  # (url, token): where photos go, as the backend said (umcpfw.vision)
+        self.vision_refused = None  # why the backend's vision URL was refused, if it was
         self.photo = None  # the last JPEG the camera took (device://photo/last), or None
         # The background upgrade's task, from its start until it fails. An upgrade inside
         # the call needs no guard: the server runs calls one at a time.

@@ -10,8 +10,8 @@ at the first). Import the module you need; this file imports nothing,
 so a board loads only what it uses. It holds what lives longer than a connection: the
 stream helpers every client uses while connected (close_quietly, read_into, read_exactly:
 a connected WebSocket or MQTT client needs nothing of conn, which a link loads per
-connection), and Trust,
-whom TLS trusts (an object the application keeps; its class must outlive conn)."""
+connection), Trust, whom TLS trusts (an object the application keeps; its class must
+outlive conn), and bearer(), the Authorization value a link or an upload sends."""
 
 
 async def close_quietly(writer, abort=False):
@@ -76,6 +76,11 @@ class Trust:
             from .tlscontext import ca_ders  # the certificate code only where there are some
 
             self.cas = ca_ders(ca)
+
+
+def bearer(token):
+    """Authorization value; like the reference, a bare token gets the "Bearer " scheme."""
+    return token if " " in token else "Bearer " + token
 
 
 def trust(ca):

@@ -17,17 +17,13 @@ import gc
 
 from umcp.compat import await_then_forget, call_then_forget, const, dumps, forget_modules, get_logger
 from umcp.jsonin import loads
+from unet import bearer
 from unet.reconnect import Reconnecting
 from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped
 
 _log = get_logger("xiaozhi")
 
 _PAYLOAD = const(b"payload")  # the envelope member that holds the MCP message
-
-def bearer(token):
-    """Authorization value; like the reference, a bare token gets the "Bearer " scheme."""
-    return token if " " in token else "Bearer " + token
-
 
 AUDIO_PARAMS = {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}
 

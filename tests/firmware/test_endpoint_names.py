@@ -24,7 +24,6 @@ from mcplink.endpoint import offered_tools
 from umcp import McpServer
 from umcp.compat import join_pieces
 from umcpfw.commontools import CommonTools
-from umcpfw.vision import VisionClient
 
 BOARDS = ["host", "esp32_s3_box3", "m5stack_cores3", "esp32s3_cam"]
 LLM_FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -60,7 +59,6 @@ def endpoint_tools(board_name, tmp_path, choice=None):
     board = boards.setup.load(board_name).create({}, settings)
     server = McpServer(name=board_name, version="9")
     tools = CommonTools(server, board, settings, "9", lambda delay: None, "24:0a:c4:12:34:56", "c")
-    tools.vision = VisionClient(tools) if board.camera else None
     tools.register()
     board.register_tools(server)
     sent = []

@@ -16,7 +16,7 @@ import pytest
 
 from tests.support import ROOT
 from tests.support.endpointharness import EndpointServer
-from tests.support.firmwareharness import TOKEN, Backend, Sim, device_session, run
+from tests.support.firmwareharness import TOKEN, Backend, Sim, VisionServer, device_session, run
 from tests.support.otacheckserver import OtaCheckServer
 
 pytestmark = pytest.mark.timeout(90)
@@ -164,6 +164,34 @@ def test_a_board_given_an_ota_url_keeps_only_the_steady_state(tmp_path):
 
     loaded = run(scenario())
     assert_keeps_only(loaded, OTA_RESIDENT)
+
+
+# A board with a camera (the host board): the camera's code and the photo upload's are the
+# calls' (umcpfw.vision, its HTTP client, umcp.image for the photo itself), gone after each;
+# what lasts is the vision URL and the last photo, on the common tools. The host board's
+# drivers and its own module are resident besides the generic board's set.
+CAMERA_LOADED_FOR_A_CALL = {"umcpfw.vision", "umcp.image", "unet.http", "unet.httpcore", "unet.conn"}
+
+
+def test_a_camera_board_keeps_no_camera_code_between_photos(tmp_path):
+    app = modules_app(tmp_path)
+
+    async def scenario():
+        with VisionServer() as vision:
+            async with device_session(tmp_path / "state", True, app=app) as (backend, sim, device):
+                await device.initialize({"url": vision.url, "token": "vision-token"})
+                loaded = [await device.call_json("test.modules")]
+                photo = await device.call("self.camera.take_photo", {"question": "what is it?"})
+                assert photo["isError"] is False and VisionServer.ANSWER in photo["content"][0]["text"]
+                assert (await device.call("self.camera.get_photo"))["content"][0]["type"] == "image"
+                loaded.append(await device.call_json("test.modules"))
+                assert len(vision.uploads) == 1
+                return loaded
+
+    after_initialize, after_photos = run(scenario())
+    assert not CAMERA_LOADED_FOR_A_CALL & set(after_initialize), after_initialize
+    assert not CAMERA_LOADED_FOR_A_CALL & set(after_photos), after_photos
+    assert "boards.host" in after_photos and after_initialize == after_photos
 
 
 def top_level_imports(module):

@@ -14,8 +14,7 @@ import machine
 from umcpfw.commontools import CommonTools
 from devsvc.settings import Settings
 from umcp import McpServer
-from umcp.compat import join_pieces
-from umcpfw.vision import VisionClient
+from umcp.compat import OnDemand, join_pieces
 
 SETTINGS_FILE = "test_common_tools_%s.json" % sys.implementation.name
 COMMON_VISIBLE = ["self.get_device_status", "self.audio_speaker.set_volume",
@@ -54,9 +53,7 @@ class Rig:
         self.server.set_sender(self._send)
         tools = CommonTools(self.server, self.board, self.settings, "9.9.9", self.reboots.append,
                             "24:0a:c4:12:34:56", "client-1")
-        if self.board.camera:  # as umcpfw.boot wires it
-            tools.vision = VisionClient(tools)
-        self.vision = tools.vision
+        self.tools = tools
         tools.register()
         self.board.register_tools(self.server)
 
@@ -292,14 +289,15 @@ async def test_urls_with_spaces_or_line_breaks_are_refused_everywhere_before_use
             assert "control character" in message or "not an HTTP URL" in message, message
         assert Settings(SETTINGS_FILE).get("asset_url") is None
         # The vision URL arrives in initialize: refused there, and the photo says why.
-        rig.server.on_vision(rig.vision.configure)  # as the app wires it
+        rig.server.on_vision(OnDemand("umcpfw.vision", "configure", rig.tools))  # as boot wires it
         await rig.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {
             "vision": {"url": "http://127.0.0.1:9/explain\r\nX-Evil: 1", "token": "t"}}})
-        assert rig.vision.url is None
+        assert rig.tools.vision is None
         message = await rig.error_text("self.camera.take_photo", {"question": "what?"})
         assert "vision URL was refused" in message and "control character" in message, message
-        rig.vision.configure("http://127.0.0.1:9/explain", "t")  # a good one is taken
-        assert rig.vision.url == "http://127.0.0.1:9/explain" and rig.vision.refused is None
+        await rig.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {
+            "vision": {"url": "http://127.0.0.1:9/explain", "token": "t"}}})  # a good one is taken
+        assert rig.tools.vision == ("http://127.0.0.1:9/explain", "t") and rig.tools.vision_refused is None
     finally:
         rig.close()
 

@@ -8,7 +8,7 @@ from umcp.compat import OnDemand, add_log_sink, get_logger, join_pieces, remove_
 from umcpfw.commontools import CommonTools
 from umcpfw.logring import LogRing
 from umcpfw.resources import PHOTO_URI
-from umcpfw.vision import VisionClient
+from umcpfw import vision
 
 
 def test_log_ring_keeps_the_last_lines_bounded():
@@ -66,7 +66,6 @@ async def test_photo_and_status_resources():
     server.set_sender(send)
     tools = CommonTools(server, _Board(), None, "9.9.9", None, "24:0a:c4:12:34:56", "client-1")
     tools.log_ring = LogRing()
-    camera = VisionClient(tools)
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))  # as boot does
 
     async def read(uri):
@@ -74,9 +73,9 @@ async def test_photo_and_status_resources():
         return frames[-1]
 
     assert (await read(PHOTO_URI))["error"]["code"] == -32002
-    assert camera.keep_photo(b"\xff\xd8jpeg\xff\xd9") is True
+    assert vision.keep_photo(tools, b"\xff\xd8jpeg\xff\xd9") is True
     assert (await read(PHOTO_URI))["result"]["contents"][0]["blob"] == "/9hqcGVn/9k="
-    camera.keep_photo(b"\xff\xd8two\xff\xd9")  # only the last one is kept
+    vision.keep_photo(tools, b"\xff\xd8two\xff\xd9")  # only the last one is kept
     assert tools.photo == b"\xff\xd8two\xff\xd9"
     status = (await read("device://status"))["result"]["contents"][0]
     assert json.loads(status["text"]) == {"network": {"type": "host"}, "audio_speaker": {"volume": 12},
