@@ -13,8 +13,9 @@ from umcp.compat import get_logger
 log = get_logger("app")
 
 
-def make_check(app):
-    """The OtaCheck of `app`'s board, at config.json's ota_url."""
+def make_check(app, hmac_key=None):
+    """The OtaCheck of `app`'s board, at config.json's ota_url; `hmac_key`: the activation
+    key (bytes), or None."""
     config = app.config
     mac = app.device_id
     info = {
@@ -30,11 +31,10 @@ def make_check(app):
     if free is not None:
         info["minimum_free_heap_size"] = str(free)
     serial = config.get("serial_number")
-    key = config.get("activation_key")
     return OtaCheck(config["ota_url"], app.settings, app.device_id, app.client_id,
                     "%s/%s" % (app.board.name, app.version), info, ca=app.trust,
                     language=config.get("language", "en-US"), serial_number=serial,
-                    hmac_key=_unhex(key) if key else None, check_mqtt=_check_mqtt,
+                    hmac_key=hmac_key, check_mqtt=_check_mqtt,
                     set_time=set_clock,
                     show_code=lambda code, message: show_activation_code(app, code, message),
                     on_firmware=lambda version, url: on_firmware(app, version, url),
@@ -94,12 +94,6 @@ def _check_mqtt(block):
     from xiaozhi.mqttlink import check_settings
 
     check_settings(block)
-
-
-def _unhex(text):
-    import binascii
-
-    return binascii.unhexlify(text)
 
 
 def _chip():

@@ -25,12 +25,13 @@ class Fleet:
         self.app = app
         self._check = None  # the check running now (devsvc.otacheck.OtaCheck), if one is
         self._activation = None  # the last check's pending activation block, if any
+        self.hmac_key = None  # config.json's activation_key, decoded: what each check signs with
         key = app.config.get("activation_key")
         if key:
             import binascii
 
             try:
-                binascii.unhexlify(key)
+                self.hmac_key = binascii.unhexlify(key)
             except (TypeError, ValueError):
                 raise ValueError("activation_key must be the device's key in hex")
 
@@ -50,7 +51,7 @@ class Fleet:
         outcome kept here, the check's code dropped after."""
         from umcpfw import checkin
 
-        self._check = check = checkin.make_check(self.app)
+        self._check = check = checkin.make_check(self.app, self.hmac_key)
         try:
             return await work(check, checkin)
         finally:
