@@ -1,7 +1,7 @@
 """The xiaozhi device protocol: the session with a backend and the transports that carry it.
 
 `link` (Link, what every transport shares: hello, envelope, routing, reconnection with
-backoff; XiaozhiLink, the WebSocket transport; `opening`, its connection and hellos,
+backoff; XiaozhiLink, the WebSocket transport; `opening`, the hellos on a new connection,
 loaded for each connection; `control`, the messages besides MCP and an unreadable one's
 answer, loaded for such a message), `mqttlink` (MqttLink, the MQTT+UDP
 transport), `udp` (the MQTT+UDP audio packet: header, AES-128-CTR, sequence rules). Imports

@@ -8,8 +8,8 @@ XiaozhiLink (here) is the WebSocket transport: pings keep the channel alive, sil
 longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqttlink.py) is
 the MQTT+UDP one. Runs on CPython and MicroPython.
 
-What a connected link does all the time is here; its connection and both hellos are
-xiaozhi.opening's, and the messages besides MCP, and an unreadable one's answer, are
+What a connected link does all the time is here; its connection is unet.ws's
+(unet.wshandshake, loaded for it), both hellos are xiaozhi.opening's, and the messages besides MCP, and an unreadable one's answer, are
 xiaozhi.control's: each loaded when needed and dropped after."""
 
 import asyncio
@@ -19,7 +19,7 @@ from umcp.compat import await_then_forget, call_then_forget, const, dumps, forge
 from umcp.jsonin import loads
 from unet import bearer
 from unet.reconnect import Reconnecting
-from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped
+from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped, connect
 
 _log = get_logger("xiaozhi")
 
@@ -34,7 +34,7 @@ class Link(Reconnecting):
 
     Every transport has: run(), stop(), connected (asyncio.Event), session_id, attempts,
     last_delay, and calls on_system(message) / on_alert(message). What opens a session
-    (xiaozhi.opening) uses: stopping, message_limit(), hello_message(), session_up()."""
+    (xiaozhi.opening) uses: hello_timeout, hello_message(), session_up()."""
 
     transport = None  # "websocket" or "udp", as the hello says
     log = _log
@@ -189,13 +189,17 @@ class XiaozhiLink(Link):
     # -- one session
 
     async def _session(self):
-        # Connecting and both hellos (xiaozhi.opening): loaded for it, dropped after.
+        # The connection (unet.ws.connect loads unet.wshandshake and conn for it), then both
+        # hellos (xiaozhi.opening): each phase's code loaded for it and dropped after.
         try:
-            ws = await await_then_forget("xiaozhi.opening", "open_session", self, _parse, _log)
+            self.ws = ws = await connect(self.url, self.headers, self.message_limit(), self.ca,
+                                         self.hello_timeout)
         finally:
-            forget_modules("unet.conn")  # the connection's own code (unet.wshandshake's)
-        if ws is None:
+            forget_modules("unet.conn")
+        if self.stopping:  # stop() came while connecting
+            await ws.close(CLOSE_NORMAL, "device stopping")
             return
+        await await_then_forget("xiaozhi.opening", "open_session", self, ws, _parse, _log)
         # Pings every ping_interval; idle_timeout without any frame: a dead channel.
         keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
