@@ -6,7 +6,6 @@ device never lists, so none of this is on its heap meanwhile. A page's entries
 (Entry) keep this module's code alive until the transport has written them."""
 
 from .compat import const, dumps
-from .names import portable
 
 # An entry's outputSchema sits between its inputSchema and its annotations.
 _OUTPUT_KEY = const(',"outputSchema":')
@@ -66,7 +65,12 @@ def entry_json(tool, portable_name=False, structured=True):
     """The tools/list entry's JSON text: `portable_name` gives the name in the form every
     client accepts (umcp.names, same length); `structured` says whether the client's
     revision has output schemas (2025-06-18 on)."""
-    entry = {"name": portable(tool.name) if portable_name else tool.name}
+    name = tool.name
+    if portable_name:  # umcp.names only for the clients that need it (not xiaozhi's)
+        from .names import portable
+
+        name = portable(name)
+    entry = {"name": name}
     description = tool.description
     if description is not None:
         if isinstance(description, tuple):
