@@ -211,6 +211,7 @@ class SimBoard:
         self.returncode = None  # once it ended: 0 when stopped, else the firmware's status
         self._deployed = False
         self._stopping = False
+        self._killed = False  # stop() had to kill it: not a clean stop
         self._ended = threading.Event()
         self._ended.set()  # not started yet
         self._lock = threading.Lock()
@@ -235,7 +236,7 @@ class SimBoard:
         self.app = None  # placed: a reboot keeps what the board has
         self.say("state dir %s" % self.root)
         with self._lock:
-            self._stopping = False
+            self._stopping = self._killed = False
             self.returncode = None
             self._ended.clear()
             self._boot()
@@ -285,7 +286,10 @@ class SimBoard:
                 if self._stopping or code != self._reset_code:
                     if not self._stopping:
                         self.say("firmware exited with status %s" % code)
-                    self.returncode = 0 if self._stopping else (code or 1)
+                    if self._killed:  # what the kill left (-9 on POSIX): never 0
+                        self.returncode = code or 1
+                    else:
+                        self.returncode = 0 if self._stopping else (code or 1)
                     self._ended.set()
                     return
                 self.say("machine.reset(): restarting the firmware")
@@ -309,8 +313,10 @@ class SimBoard:
     def stop(self, wait=True):
         """Ctrl-C, as a user stops a board (the firmware's KeyboardInterrupt: the simulated
         flash and the boot's record are saved); killed if it has not ended within
-        STOP_GRACE_S. Returns its exit status: 0 when it stopped on request, else what it
-        ended with before. `wait=False` only asks (from a signal handler)."""
+        STOP_GRACE_S. Returns its exit status: 0 when it stopped on request, the kill's
+        status when it did not (-9 on POSIX: a caller asserting 0 learns that the firmware
+        ignored its Ctrl-C), else what it ended with before. `wait=False` only asks (from a
+        signal handler)."""
         if wait and self.running and not self._stopping:
             # A moment for a board that has just answered to reach its idle wait: the unix
             # port raises Ctrl-C wherever the interpreter is, and one that lands inside the
@@ -326,6 +332,8 @@ class SimBoard:
                     pass  # ended meanwhile: _watch says how
         if wait and not self._ended.wait(STOP_GRACE_S):
             self.say("still running %s s after Ctrl-C: killed (this boot is not recorded)" % STOP_GRACE_S)
+            with self._lock:
+                self._killed = True
             self.process.kill()
             self._ended.wait()
         return self.returncode
@@ -364,9 +372,13 @@ class SimBoard:
         write_inputs(self.root, inputs)
 
     def records(self):
-        """What the drivers did, one entry per finished boot (tools/sim/device.py's line)."""
-        with open(os.path.join(self.root, RECORD_FILE)) as source:
-            return [json.loads(line) for line in source]
+        """What the drivers did, one entry per finished boot (tools/sim/device.py's line);
+        [] before any boot has finished (or when the only one was killed)."""
+        try:
+            with open(os.path.join(self.root, RECORD_FILE)) as source:
+                return [json.loads(line) for line in source]
+        except FileNotFoundError:
+            return []
 
     def settings(self):
         """The board's saved settings (settings.json)."""
