@@ -10,8 +10,9 @@ _NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def load(name):
-    """The board module boards.<name> (ImportError: no such board)."""
-    if not name or [c for c in name if c not in _NAME_CHARS] or name == "setup":
+    """The board module boards.<name> (ImportError: no such board). The package's own
+    modules (this one, __init__) are not boards (tools/board/deploy.py's BOARDS_SHARED)."""
+    if not name or [c for c in name if c not in _NAME_CHARS] or name[0] == "_" or name == "setup":
         raise ImportError("bad board name %r" % (name,))
     return getattr(__import__("boards." + name), name)
 
