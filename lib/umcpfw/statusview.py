@@ -103,12 +103,19 @@ class StatusView:
             self.shown = None
 
     async def run(self):
-        """Draw at each change (coalesced) and every _POLL_S seconds, until cancelled."""
+        """Draw at each change (coalesced) and every _POLL_S seconds, until cancelled. A
+        heap too full for a draw (a connection's peak on a board without PSRAM) skips that
+        draw: the screen is drawn again at the next look, the view never stops for it."""
         while True:
             self._changed.clear()
-            self.draw()
+            try:
+                self.draw()
+            except MemoryError:
+                self.shown = None
             try:
                 await asyncio.wait_for(self._changed.wait(), _POLL_S)
             except asyncio.TimeoutError:
                 pass
+            except MemoryError:  # no heap for the wait's task: look again after a pause
+                await asyncio.sleep(_POLL_S)
 

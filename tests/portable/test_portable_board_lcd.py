@@ -196,3 +196,44 @@ async def test_the_panel_is_the_board_s_screen_part_without_tools_after_config_s
     await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
     names = [tool["name"] for tool in sent[-1]["result"]["tools"]]
     assert sorted(names) == ["self.fan.get_state", "self.fan.turn_off", "self.fan.turn_on"]  # no self.screen.*
+
+
+class _ShortOfHeap:
+    """A screen part whose panel's first `failures` draws find the heap full."""
+
+    rows, columns, held, theme = 4, 16, False, "light"
+
+    def __init__(self, failures):
+        self.failures = failures
+        self.shown = []
+
+    def set_theme(self, theme):
+        self.theme = theme
+
+    def show(self, lines):
+        if self.failures:
+            self.failures -= 1
+            raise MemoryError("memory allocation failed, allocating 130 bytes")
+        self.shown.append(lines)
+
+
+async def test_the_status_view_outlives_a_full_heap_and_draws_at_its_next_look():
+    import asyncio
+
+    _, board, panel = _board("m5stack_cores3")
+    board.speaker.set_volume(40)
+    screen = _ShortOfHeap(2)
+    view = StatusView(screen, _App(board))
+    task = asyncio.create_task(view.run())
+    try:
+        await asyncio.sleep(0.1)
+        assert screen.failures == 1 and screen.shown == []  # the first draw failed
+        view.changed()  # the next look: a change...
+        await asyncio.sleep(0.1)
+        assert screen.failures == 0 and screen.shown == []  # ...fails too,
+        view.changed()
+        await asyncio.sleep(0.1)
+        assert screen.shown and screen.shown[-1][0] == "Online"  # and the next one draws
+        assert not task.done()  # the view never stopped
+    finally:
+        task.cancel()
