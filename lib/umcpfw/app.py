@@ -12,6 +12,7 @@ from umcp.compat import await_then_forget, call_then_forget, const, forget_modul
 VERSION = __version__  # the firmware is umcp's release
 SETTINGS_FILE = "settings.json"
 _LINK_RESTART_S = const(2)
+_STARVED_AFTER = const(3)  # attempts in a row out of heap before the log says what it means
 # The largest incoming message when config.json sets no max_message: an eighth of the heap
 # free as a session starts (a message is held as its bytes and its parsed objects at
 # once), no more than one block the heap can give then, between these bounds.
@@ -123,7 +124,25 @@ class Application:
 
     def build_link(self):
         """The link for where to connect (umcpfw.linkconfig, loaded for it)."""
-        return call_then_forget("umcpfw.linkconfig", "build_link", self)
+        link = call_then_forget("umcpfw.linkconfig", "build_link", self)
+        link.on_starved = self.starved
+        return link
+
+    def starved(self, who, count):
+        """A link's on_starved (and the link task's own): `count` attempts in a row ran out
+        of heap before connecting. Said once a streak, at _STARVED_AFTER: a board that
+        cannot even connect will not get better by itself."""
+        if count != _STARVED_AFTER:
+            return
+        import gc
+
+        heap = ""
+        if hasattr(gc, "mem_free"):  # MicroPython
+            gc.collect()
+            heap = " (%d of %d bytes of heap free now)" % (gc.mem_free(), gc.mem_free() + gc.mem_alloc())
+        log.error("%sout of memory while connecting, %d times in a row%s: this configuration "
+                  "needs more heap than the board has; fewer parts, no status screen or a "
+                  "board with PSRAM (docs/boards.md)", who, count, heap)
 
     def message_limit(self):
         """message_limit() for the link's session starting now, kept as the server's too
@@ -209,16 +228,21 @@ class Application:
         if self.fleet is not None:
             await self.fleet.first_check()
             self._ota_task = asyncio.create_task(self.fleet.periodic())
+        starved = 0  # MemoryErrors in a row that stopped the link (at its build, mostly)
         while not self.stopped:
             # The link reconnects by itself; this guards against a bug escaping it, and
             # starts a new link when the OTA check brought other server settings. Nothing
             # ends this loop but stop() or cancellation: a MemoryError here is collected
-            # and waited out.
+            # and waited out, and a streak of them said to be the configuration's size.
             try:
-                if not await self._run_link():
+                ran = await self._run_link()
+                starved = 0
+                if not ran:
                     continue  # it waited already
             except Exception as e:
                 log_exception("link stopped", e)
+                starved = starved + 1 if isinstance(e, MemoryError) else 0
+                self.starved("", starved)
             await asyncio.sleep(_LINK_RESTART_S)
 
     async def _run_link(self):

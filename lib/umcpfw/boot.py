@@ -110,6 +110,8 @@ def build(app):
                                                 app.server.max_message)
         except ValueError as e:  # its words mask the token
             raise ConfigError("config.json: %s" % e)
+        for link in app.endpoints:
+            link.on_starved = app.starved
         app.services.extend(app.endpoints)
         app.tools.endpoints = app.endpoints  # get_system_info reports them
     if config.get("mcp_http") is not None:

@@ -54,10 +54,14 @@ class Reconnecting:
     once a connection is up and _drop() for an MCP message that finds the link down.
     `log` is its logger and `who` what its lines start with. Has: connected (asyncio.Event,
     set while up), attempts (so far), last_delay (the pause before the latest), dropped
-    (MCP messages sent while down, since the last connection came up)."""
+    (MCP messages sent while down, since the last connection came up), starved
+    (connection attempts in a row that ran out of heap before the link came up); and
+    on_starved(who, starved), if set, is told each such attempt (the application says
+    what a streak means: the heap is too small for the configuration)."""
 
     log = None
     who = ""
+    on_starved = None
 
     def __init__(self, backoff_min, backoff_max, stable_after):
         self.backoff = Backoff(backoff_min, backoff_max)
@@ -69,6 +73,7 @@ class Reconnecting:
         self.attempts = 0
         self.last_delay = 0
         self.dropped = 0
+        self.starved = 0
         self.stopping = False
         self._stopped = asyncio.Event()
 
@@ -98,6 +103,10 @@ class Reconnecting:
         except Exception as e:  # whatever ended the connection, the link carries on
             if not self.stopping:
                 self._lost(e)
+                if isinstance(e, MemoryError) and self._up_since is None:
+                    self.starved += 1
+                    if self.on_starved is not None:
+                        self.on_starved(self.who, self.starved)
         finally:
             await self._hang_up()
             self._cancel_owed()
@@ -118,6 +127,7 @@ class Reconnecting:
         await self._close()
 
     def _up(self):
+        self.starved = 0
         self._up_since = ticks_ms()
         self.connected.set()
         if self.dropped:
