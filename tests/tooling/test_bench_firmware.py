@@ -215,3 +215,21 @@ def test_firmware_heap_bench_runs_the_firmware_from_a_romfs_image(tmp_path):
     image = os.path.getsize(os.path.join(stage.folder, heap.ROMFS_IMAGE))
     assert figures["image_heap"] >= image  # read into the heap on the unix port, then left out
     assert 0 < figures["connected"] < figures["after_calls"] < bench_firmware.HEAPSIZE
+
+
+# A maker's module that prints a byte no UTF-8 text holds, as a board's console may.
+NOT_UTF8_APP = '''import sys
+
+
+def register(server, board):
+    out = getattr(sys.stdout, "buffer", sys.stdout)
+    out.write(b"maker: \\xbd\\n")
+'''
+
+
+def test_the_full_session_reads_a_console_that_is_not_utf8():
+    # A firmware table run died on such a byte in a board's output (UnicodeDecodeError).
+    figures, output = asyncio.run(fullsession.run(MICROPYTHON, "micropython", 2 * 1024 * 1024,
+                                                  files={"app.py": NOT_UTF8_APP}))
+    assert figures["calls"] == len(CALLS) + len(fullsession.MORE_CALLS)
+    assert "maker: \ufffd" in output

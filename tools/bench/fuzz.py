@@ -82,7 +82,7 @@ async def fuzz_firmware(micropython, stage, heapsize, count, seed=SEED):
                              wifi={"ssid": "", "password": ""}), **LINK_CONFIG)
     board = SimBoard(config, stage.runtime, micropython, heapsize, stage=stage.folder, entry=stage.entry)
     try:
-        with open(os.path.join(board.root, "device.log"), "w+") as device_log:
+        with open(os.path.join(board.root, "device.log"), "w+", errors="replace") as device_log:
             board.log = device_log
             board.start()
             ws, session_id, limit = await server.next()

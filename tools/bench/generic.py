@@ -89,7 +89,7 @@ async def run_board(micropython, name, stage_dir, heapsize, runtime="mpy", confi
     entry = [BOOT, "qstr"] if qstr else [BOOT]
     board = SimBoard(config, runtime, micropython, heapsize, stage=stage_dir, entry=entry)
     try:
-        with open(os.path.join(board.root, "device.log"), "w+") as log:
+        with open(os.path.join(board.root, "device.log"), "w+", errors="replace") as log:
             board.log = log
             try:
                 board.start()

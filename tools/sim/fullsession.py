@@ -95,7 +95,9 @@ async def run(micropython, runtime, heapsize, stage=None, entry=None, files=None
     board = SimBoard(session_config(backend, **options), runtime, micropython, heapsize, stage=stage,
                      entry=entry)
     try:
-        with open(os.path.join(board.root, "device.log"), "w+") as device_log:
+        # What the board printed is read back as text whatever bytes it holds: a bench run
+        # of the firmware table died once on an invalid UTF-8 byte in it.
+        with open(os.path.join(board.root, "device.log"), "w+", errors="replace") as device_log:
             board.log = device_log
             for name, text in (files or {}).items():
                 with open(os.path.join(board.root, name), "w") as sink:
