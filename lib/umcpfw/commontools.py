@@ -6,7 +6,8 @@ the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
 What a model calls (the status, the volume, the brightness, the theme) is here, resident.
 The user-only tools (system information, reboot, Wi-Fi setup, the assets URL, the screen's
 facts) are umcpfw.systools', the upgrade umcpfw.upgrading's: each loaded for its call
-(umcp.compat.OnDemand) and dropped after, as are the camera's (umcpfw.vision). Their registration is umcpfw.commonsetup's (boot only)."""
+(umcp.compat.OnDemand) and dropped after, as are the camera's (umcpfw.vision). Their
+registration is umcpfw.commonsetup's (boot only)."""
 
 import time
 

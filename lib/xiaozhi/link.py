@@ -9,8 +9,9 @@ longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqttlink.py
 the MQTT+UDP one. Runs on CPython and MicroPython.
 
 What a connected link does all the time is here; its connection is unet.ws's
-(unet.wshandshake, loaded for it), both hellos are xiaozhi.opening's, and the messages besides MCP, and an unreadable one's answer, are
-xiaozhi.control's: each loaded when needed and dropped after."""
+(unet.wshandshake, loaded for it), both hellos are xiaozhi.opening's, and the messages
+besides MCP, and an unreadable one's answer, are xiaozhi.control's: each loaded when
+needed and dropped after."""
 
 import asyncio
 import gc
