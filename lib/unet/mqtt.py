@@ -31,7 +31,7 @@ import asyncio
 import struct
 
 from unet import close_quietly, read_exactly
-from umcp.compat import await_then_forget, const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
+from umcp.compat import const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 _CONNECT = const(0x10)
 _CONNACK = const(0x20)
@@ -169,8 +169,12 @@ class MqttClient:
         self.error = None
         self._queue = []
         self._waiting = {}
-        # The connection's code (unet.conn) is loaded for it and dropped again.
-        reader, writer = await await_then_forget("unet.conn", "open_connection", host, port, tls, ca, timeout)
+        # The connection's code, imported here, not at the top: a link forgets it once
+        # connected (a library leaves forgetting to its caller: docs/DESIGN.md, "The heap").
+        from . import conn
+
+        reader, writer = await conn.open_connection(host, port, tls, ca, timeout)
+        conn = None
         self._reader, self._writer = reader, writer
         self._copy = hasattr(writer, "transport")
         try:

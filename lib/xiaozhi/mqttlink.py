@@ -15,7 +15,7 @@ keepalive (240 s by default) watches the broker; any loss reconnects with the ba
 
 import asyncio
 
-from umcp.compat import dumps, get_logger, ticks_diff, ticks_ms
+from umcp.compat import dumps, forget_modules, get_logger, ticks_diff, ticks_ms
 from unet.mqtt import MqttClient, MqttError, MqttRefused
 from xiaozhi.link import Link, _describe, _parse
 from xiaozhi.udp import AudioCodec, UdpAudio
@@ -143,6 +143,8 @@ class MqttLink(Link):
             _log.error("MQTT broker %s:%d refused the device: %s (check the mqtt credentials"
                        " the OTA server gave)", self.host, self.port, e.reason)
             raise
+        finally:
+            forget_modules("unet.conn")  # the connection's code (unet.mqtt's): not resident
         self.refused = None
         if self.stopping:
             return
