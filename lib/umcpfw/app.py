@@ -96,8 +96,7 @@ class Application:
         self.serial = serial
         self.version = VERSION
         self.tools = None
-        # Where config.json has an ota_url: the OTA check's side (umcpfw.fleet), both names.
-        self.ota = self.fleet = None
+        self.ota = None  # where config.json has an ota_url: the OTA check's side (umcpfw.fleet)
         self.link = None  # built in run(), once the OTA check said where to connect
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
@@ -225,9 +224,9 @@ class Application:
             # MCP endpoints only: their links are services, serving on tasks of their own.
             while True:
                 await asyncio.sleep(3600)
-        if self.fleet is not None:
-            await self.fleet.first_check()
-            self._ota_task = asyncio.create_task(self.fleet.periodic())
+        if self.ota is not None:
+            await self.ota.first_check()
+            self._ota_task = asyncio.create_task(self.ota.periodic())
         starved = 0  # MemoryErrors in a row that stopped the link (at its build, mostly)
         while not self.stopped:
             # The link reconnects by itself; this guards against a bug escaping it, and
@@ -253,8 +252,8 @@ class Application:
         except ValueError as e:
             log.error("cannot connect: %s", e)
             await asyncio.sleep(_LINK_RESTART_S)
-            if self.fleet is not None:
-                await self.fleet.first_check()
+            if self.ota is not None:
+                await self.ota.first_check()
             return False
         await self.link.run()
         return True

@@ -76,7 +76,7 @@ def build(app):
         from umcpfw.fleet import Fleet  # only with an OTA server (heap)
 
         try:
-            app.fleet = app.ota = Fleet(app)
+            app.ota = Fleet(app)
         except ValueError as e:
             raise ConfigError("config.json: %s" % e)
     # The xiaozhi link runs where there is a server to reach: an OTA server, or a url
