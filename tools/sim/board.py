@@ -286,10 +286,8 @@ class SimBoard:
                 if self._stopping or code != self._reset_code:
                     if not self._stopping:
                         self.say("firmware exited with status %s" % code)
-                    if self._killed:  # what the kill left (-9 on POSIX): never 0
-                        self.returncode = code or 1
-                    else:
-                        self.returncode = 0 if self._stopping else (code or 1)
+                    # 0: stopped on request; a kill's status (-9 on POSIX) is never 0
+                    self.returncode = 0 if self._stopping and not self._killed else (code or 1)
                     self._ended.set()
                     return
                 self.say("machine.reset(): restarting the firmware")
