@@ -9,7 +9,7 @@ screen facts; loaded for each call), `upgrading` (self.upgrade_firmware and auto
 loaded only while an upgrade runs), `logring` (the recent log lines, resident),
 `resources` (device://status, system, log, photo/last: registered at the first
 resources/* request, loaded for each read), `vision` (the camera's tools and the photo
-upload: only on a board with a camera), `wifi` (the station's upkeep, resident),
+upload: on a board with a camera, loaded for each call), `wifi` (the station's upkeep, resident),
 `station` (its bring-up and the clock, loaded for that only), `fleet` (the OTA check's
 side of the application, loaded only with ota_url), `checkin` (one OTA check and what its
 answers lead to, loaded for each check), `mcphttp` (the board's own MCP
