@@ -1,7 +1,7 @@
 """Reading one member of a JSON text without parsing it: the failure paths. `read_id(data)`
 finds a request's id in text that umcp.jsonin.loads refused or that memory cut short
-(truncated, too deep, invalid, or only its first bytes): the top-level "id" member, when
-its value is complete, so that the server answers such a request with its id.
+(too deep, or only its first bytes): the top-level "id" member, when its value is
+complete, so that the server answers such a request with its id.
 `member(data, key)` finds one member's value (a transport looks into an envelope so).
 
 Byte by byte, never recursing, allocating nothing until the value is found: this runs
@@ -110,11 +110,13 @@ def member(data, key, start=0, partial=False):
         i += 1
 
 
-def read_id(data, inside=None):
-    """(the id, its JSON text as the client wrote it) of the request in `data` (str or
+def read_id(data, inside=None, request=False):
+    """(the id, its JSON text as the client wrote it) of the message in `data` (str or
     bytes-like, possibly truncated or invalid), or None when no top-level "id" with a
     complete value can be read there. `inside`: the key (bytes) of the member of an outer
-    object that holds the request, as an envelope's "payload"."""
+    object that holds the message, as an envelope's "payload". `request`: only if the
+    message is a request, a complete top-level "method" beside the id (a response, which
+    is never answered, has none)."""
     try:
         if isinstance(data, str):
             data = _utf8(data)
@@ -124,6 +126,8 @@ def read_id(data, inside=None):
             if span is None:
                 return None
             start = span[0]
+        if request and member(data, b"method", start) is None:
+            return None
         span = member(data, b"id", start)
         if span is None:
             return None

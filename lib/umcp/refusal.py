@@ -1,6 +1,8 @@
-"""Answers to what could not be read: -32700 with the request's id where the text shows
-one, and the id of a request echoed as the client wrote it when its decoding replaced a
-lone surrogate. McpServer loads this module for such a message and drops it again: a
+"""Answers to what could not be read: -32700, with a null id for text that is not JSON
+(JSON-RPC 2.0: an id that could not be detected is null) and with the request's id where
+well-formed text was refused for its depth or size, or memory cut it short, and the text
+shows a request's id and method; and the id of a request echoed as the client wrote it
+when its decoding replaced a lone surrogate. McpServer loads this module for such a message and drops it again: a
 well-behaved client never costs its heap."""
 
 from .compat import dumps, get_logger
@@ -8,6 +10,7 @@ from .jsonpeek import read_id
 from .rpc import PARSE_ERROR, error_frame, valid_id
 
 _REPLACED = "\ufffd"  # what umcp.jsonin puts in place of a lone surrogate
+_NOT_JSON = "invalid JSON"  # how umcp.jsonin's reason starts for text that is not JSON
 
 _log = get_logger("umcp")
 
@@ -37,14 +40,16 @@ def echo_id(request_id, id_json, raw, inside):
 
 
 async def refuse(server, session, data, reason, inside):
-    """McpServer.refuse: -32700 to `session`, with the id `data` shows (or null)."""
+    """McpServer.refuse: -32700 to `session`, with the id of the request `data` shows
+    unless `reason` says it is not JSON (else null): its id may be anything then, or a
+    response's, which must never be answered."""
     id_json = "null"
     try:
-        if data is not None:
-            found = read_id(data, inside)
-            data = None
+        if data is not None and not reason.startswith(_NOT_JSON):
+            found = read_id(data, inside, True)
             if found is not None and valid_id(found[0]):
                 id_json = id_text(found[0], found[1])
+        data = None
         _log.warning("unreadable message (id %s): %s", id_json, reason)
         await server.send(session, error_frame(id_json, PARSE_ERROR, "parse error: " + reason))
     except MemoryError:

@@ -129,8 +129,8 @@ class Session:
         await self.server.handle(payload, self, raw, inside)
 
     async def refuse(self, data, reason, inside=None):
-        """-32700 to this client for a message nobody could read, with its id where `data`
-        shows one (see McpServer.refuse)."""
+        """-32700 to this client for a message nobody could read (see McpServer.refuse
+        for its id)."""
         await self.server.refuse(data, reason, self, inside)
 
     async def parse_error(self, reason):
@@ -415,7 +415,8 @@ class McpServer:
     async def receive(self, data, session=None):
         """Serve one message as the transport read it, JSON text (str or bytes-like), from
         `session` (None: the default session): the whole message path a transport needs.
-        Text that cannot be read is answered with its id where one can be read (refuse);
+        Text that cannot be read is answered -32700 (refuse): with a null id if it is not
+        JSON, with the request's id if it was refused for depth or memory;
         a MemoryError anywhere costs that message only (-32603 to a request). Never raises
         and never waits for a tool callback."""
         if session is None:
@@ -429,8 +430,9 @@ class McpServer:
 
     async def refuse(self, data, reason, session=None, inside=None):
         """Answer a message nobody could read (`reason`: why, in umcp.jsonin's words) with
-        -32700, carrying the request's id when `data` (its text, or as much of it as
-        arrived; str or bytes-like) shows one at its top level, else a null id. `inside`:
+        -32700. Its id is null when `reason` says the text is not JSON; else the request's
+        id where `data` (its text, or as much of it as arrived; str or bytes-like) shows
+        one beside a method at its top level, else null too. `inside`:
         the key (bytes) of the envelope member that holds the message (umcp.refusal)."""
         if session is None:
             session = self.default

@@ -112,7 +112,7 @@ class Link(Reconnecting):
 
     async def _unreadable(self, data, reason):
         """A message that could not be read (`data`: its text, or as much of it as was
-        kept). MCP gets its -32700, with its id where the text shows one, as a JSON-RPC
+        kept). MCP gets its -32700 (McpServer.refuse says with which id), as a JSON-RPC
         server owes it; anything else is logged and dropped. Whether it is an "mcp"
         envelope is xiaozhi.control's to tell; with no heap to load it, the text naming
         "mcp" decides (a find, which allocates nothing)."""

@@ -45,15 +45,36 @@ async def test_vision_callback_may_be_async_or_fail(wire, caplog):
 
 # -- JSON-RPC -------------------------------------------------------------------
 
+_DEEP = "[" * 40 + "]" * 40
+
+
 @pytest.mark.parametrize("payload, echoed", [
-    (b'{"jsonrpc": "2.0", "id": 1,', 1),  # cut short after the id
-    ('{"jsonrpc":"2.0","id":"a-\\ud800","method":"ping","params":{"x":NaN}}', "a-\ud800"),
-    ('{"id":7,"jsonrpc":"2.0","method":"ping","params":' + "[" * 40 + "]" * 40 + "}", 7),  # too deep
-    ('{"params":{"id":3},"id":"top","method":', "top"),  # the top-level id, not a nested one
+    ('{"id":7,"jsonrpc":"2.0","method":"ping","params":' + _DEEP + "}", 7),  # too deep
+    ('{"params":{"id":3},"id":"top","method":"ping","more":' + _DEEP + "}", "top"),  # the top-level id
+    ('{"jsonrpc":"2.0","id":"a-\\ud800","method":"ping","params":' + _DEEP + "}", "a-\ud800"),
 ])
-async def test_unreadable_requests_are_answered_with_their_id_where_it_can_be_read(wire, payload, echoed):
+async def test_well_formed_requests_refused_for_depth_are_answered_with_their_id(wire, payload, echoed):
     sent = await wire.feed(payload)
     assert len(sent) == 1 and error_of(sent[0])[0] == -32700 and sent[0]["id"] == echoed
+    assert "nesting deeper than" in error_of(sent[0])[1]
+    assert (await wire.request("ping", id="after"))["result"] == {}
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"jsonrpc": "2.0", "id": 1,',  # cut short after the id
+    '{"jsonrpc":"2.0","id":41,"method":',
+    '{"jsonrpc":"2.0","id":"a","method":"ping","params":{"x":NaN}}',  # NaN is no JSON
+    '{"jsonrpc":"2.0","id":7,"method":"ping"} trailing',
+    '{"jsonrpc":"2.0","id":7,"method":"ping"',
+    '{"jsonrpc":"2.0","id":41,"result":',  # a response cut short: never answered with its id
+    '{"jsonrpc":"2.0","id":9,"result":' + _DEEP + "}",  # a response too deep: no method
+])
+async def test_text_that_is_not_json_is_answered_with_a_null_id(wire, payload):
+    # JSON-RPC 2.0: "If there was an error in detecting the id in the Request object (e.g.
+    # Parse error/Invalid Request), it MUST be Null." An id read out of broken text may be
+    # anything, or a response's.
+    sent = await wire.feed(payload)
+    assert len(sent) == 1 and error_of(sent[0])[0] == -32700 and sent[0]["id"] is None, sent
     assert (await wire.request("ping", id="after"))["result"] == {}
 
 

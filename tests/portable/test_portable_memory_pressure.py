@@ -169,14 +169,15 @@ async def test_ids_come_back_exactly_as_sent():
     # An escaped surrogate pair is one character, whichever way it is written back.
     sent = await client.feed('{"jsonrpc":"2.0","id":"e-\\ud83d\\ude00","method":"ping"}')
     assert sent[0]["id"] == "e-\U0001F600", sent
-    # Refused for depth, cut short or invalid: answered with the id its top level shows.
+    # Refused for depth: answered with the id its top level shows.
     deep = '{"jsonrpc":"2.0","id":"deep-1","method":"ping","params":{"x":%s}}' % ("[" * 40 + "]" * 40)
-    for text, request_id in ((deep, "deep-1"), ('{"jsonrpc":"2.0","id":41,"method":"pi', 41),
-                             ('{"jsonrpc":"2.0","id":42,"method":"ping","params":{"v":NaN}}', 42),
-                             ('{"params":{"id":1},"id":"top","x":', "top")):
+    sent = await client.feed(deep)
+    assert len(sent) == 1 and sent[0]["id"] == "deep-1" and sent[0]["error"]["code"] == -32700, sent
+    # Not JSON, cut short or invalid, or a response: a null id, whatever id the text shows.
+    for text in ('{"jsonrpc":"2.0","id":41,"method":"pi', '{"jsonrpc":"2.0","id":4',
+                 '{"jsonrpc":"2.0","id":42,"method":"ping","params":{"v":NaN}}',
+                 '{"params":{"id":1},"id":"top","x":',
+                 '{"jsonrpc":"2.0","id":43,"result":{"x":%s}}' % ("[" * 40 + "]" * 40)):
         sent = await client.feed(text)
-        assert len(sent) == 1 and sent[0]["id"] == request_id and sent[0]["error"]["code"] == -32700, (text, sent)
-    # No id to read: a null one.
-    sent = await client.feed('{"jsonrpc":"2.0","id":4')
-    assert sent[0]["id"] is None, sent
+        assert len(sent) == 1 and sent[0]["id"] is None and sent[0]["error"]["code"] == -32700, (text, sent)
     await client.still_serves()

@@ -514,8 +514,8 @@ def _assert_hostile_session(results):
     assert lone["result"]["content"] == [{"type": "text", "text": "echo: a\ufffdb"}]
     assert deep["id"] is None and deep["error"]["code"] == -32700  # no id to read in it
     assert "nesting deeper than" in deep["error"]["message"]
-    # Cut short after its id: the id was readable, so the answer carries it.
-    assert truncated["id"] == 5 and truncated["error"]["code"] == -32700
+    # Cut short after its id: not JSON, so no id is read out of it (JSON-RPC 2.0: null).
+    assert truncated["id"] is None and truncated["error"]["code"] == -32700
     assert deep_with_id["id"] == "deep-1" and deep_with_id["error"]["code"] == -32700
     assert "nesting deeper than" in deep_with_id["error"]["message"]
     # The very string the client sent (json.loads reads the escape back), in valid UTF-8.
