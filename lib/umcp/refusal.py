@@ -6,7 +6,7 @@ when its decoding replaced a lone surrogate. McpServer loads this module for suc
 well-behaved client never costs its heap."""
 
 from .compat import dumps, get_logger
-from .jsonpeek import read_id
+from .jsonpeek import id_token, read_id
 from .rpc import PARSE_ERROR, error_frame, valid_id
 
 _REPLACED = "\ufffd"  # what umcp.jsonin puts in place of a lone surrogate
@@ -32,10 +32,11 @@ def id_text(request_id, token):
 def echo_id(request_id, id_json, raw, inside):
     """The id text of a request whose string id holds U+FFFD: as the client wrote it in
     `raw` (the text the request came in; `inside`: the envelope member holding it) where
-    that text shows it, else `id_json`."""
-    found = read_id(raw, inside)
-    if found is not None and found[0] == request_id:
-        return id_text(request_id, found[1])
+    that text shows it as a string, else `id_json`. The request was parsed, so the text's
+    top-level id is the one it carries (the last, if repeated, as json reads it)."""
+    token = id_token(raw, inside)
+    if token is not None and token[:1] == '"':
+        return id_text(request_id, token)
     return id_json
 
 

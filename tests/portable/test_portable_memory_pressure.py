@@ -159,6 +159,24 @@ async def test_a_log_sink_that_raises_costs_its_line_not_the_caller():
     await Client().still_serves()
 
 
+async def test_a_long_id_with_a_lone_surrogate_comes_back_as_sent_on_a_short_heap():
+    # Its echo reads the id's text out of the message: decoding that again (four copies of
+    # a long id) failed for want of one piece of heap on a fragmented board, and the reply
+    # went out with U+FFFD in it, an id the client never sent.
+    client = Client()
+    long_id = "x" * 2000 + "\\udc00"
+    before = len(client.frames)
+    fault = Fault(umcp.jsonin, "_decode", skip=1)  # the request's own decoding succeeds
+    try:
+        await client.session.receive('{"jsonrpc":"2.0","method":"ping","id":"%s"}' % long_id)
+    finally:
+        fault.undo()
+    assert len(client.frames) == before + 1
+    text = client.frames[before]
+    assert ('"id":"%s"' % long_id) in text and '"result":{}' in text, text[-80:]
+    await client.still_serves()
+
+
 async def test_ids_come_back_exactly_as_sent():
     client = Client()
     before = len(client.frames)
