@@ -53,7 +53,7 @@ class Settings:
     def __init__(self, path="settings.json", defaults=DEFAULTS):
         self.path = path
         self.problem = None  # why the file could not be used, if it could not
-        self._defaults = defaults
+        self.defaults = defaults
         from devsvc import settingsload  # boot only: dropped again below
 
         try:

@@ -36,7 +36,7 @@ def uuid4():
 def load(settings):
     """The values of `settings` (a Settings: its path and defaults) from its file; a missing,
     unreadable or corrupt file gives the defaults, and `settings.problem` says why."""
-    values = dict(settings._defaults)
+    values = dict(settings.defaults)
     path = settings.path
     tmp = path + ".tmp"
     if not _exists(path) and _exists(tmp):
@@ -55,7 +55,7 @@ def load(settings):
     if not isinstance(loaded, dict):
         return _use_defaults(settings, values, "%s holds no JSON object" % path)
     for key, value in loaded.items():
-        default = settings._defaults.get(key)
+        default = settings.defaults.get(key)
         if default is not None and type(value) is not type(default):
             _log.warning("settings: ignoring %s=%r, expected a %s", key, value,
                          type(default).__name__)

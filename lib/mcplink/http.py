@@ -28,15 +28,15 @@ from umcp.rpc import INTERNAL_ERROR, error_code, error_frame, is_response
 from umcp.server import MODERN_VERSION, Session
 from unet.httpd import HttpServer
 
-_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
 # The headers the endpoint reads (others are skipped unread).
 _HEADERS = ("authorization", "origin", "host", "accept", "content-type", "mcp-protocol-version",
             "mcp-session-id", "mcp-method", "mcp-name")
 _JSON = (("Content-Type", "application/json"),)
-_SSE = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+SSE = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
         ("X-Accel-Buffering", "no"))
-_EVENT_OPEN = "event: message\r\ndata: "
-_EVENT_END = "\r\n\r\n"
+EVENT_OPEN = "event: message\r\ndata: "
+EVENT_END = "\r\n\r\n"
 # Loop turns a request waits for its answer before it watches for the client hanging up
 # (a task of its own each): a quick tool's call task answers within them.
 _QUICK_TURNS = const(3)
@@ -68,7 +68,7 @@ class _Session(Session):
     portable = True  # tool names every client accepts (a class attribute: no heap per request)
 
 
-class _Exchange:
+class Exchange:
     """One request's answer: a Session of its own (not among the server's clients, so it
     hears only what belongs to its request), whose messages go out on this POST.
     `modern`: a 2026-07-28 request's status(code) of an error answer (httpmodern.status),
@@ -97,7 +97,7 @@ class _Exchange:
             if is_response(pieces):
                 code = error_code(pieces)
                 if response.streaming:
-                    await response.write([_EVENT_OPEN] + list(pieces) + [_EVENT_END])
+                    await response.write([EVENT_OPEN] + list(pieces) + [EVENT_END])
                 else:
                     status = 200 if self.modern is None else self.modern(code)
                     await response.send(status, _JSON if code is not None or not self.headers
@@ -105,8 +105,8 @@ class _Exchange:
                 self.finish()
             elif self.streams:  # a notification for this request: the answer becomes a stream
                 if not response.streaming:
-                    await response.start(200, _SSE + (self.headers or ()))
-                await response.write([_EVENT_OPEN] + list(pieces) + [_EVENT_END])
+                    await response.start(200, SSE + (self.headers or ()))
+                await response.write([EVENT_OPEN] + list(pieces) + [EVENT_END])
         except OSError:
             self.finish()  # gone: the handler returns
 
@@ -187,7 +187,7 @@ class McpHttp:
             return 2, None  # token
         return None
 
-    async def _refuse(self, response, refusal, args=None, request_id="null"):
+    async def refuse(self, response, refusal, args=None, request_id="null"):
         """Answer the refusal numbered `refusal` (mcplink.httperrors: loaded at the first)."""
         from .httperrors import refuse
 
@@ -198,11 +198,11 @@ class McpHttp:
     async def handle(self, request, response):
         """unet.httpd's handler."""
         if request.path != self.path:
-            await self._refuse(response, 0, self.path)  # path
+            await self.refuse(response, 0, self.path)  # path
             return
         refusal = self._refusal(request)
         if refusal is not None:
-            await self._refuse(response, refusal[0], refusal[1])
+            await self.refuse(response, refusal[0], refusal[1])
         elif request.method == "POST":
             await self._post(request, response)
         elif request.method == "GET":
@@ -214,24 +214,24 @@ class McpHttp:
 
             await end(self, request, response)
         else:
-            await self._refuse(response, 3)  # method
+            await self.refuse(response, 3)  # method
 
     async def _post(self, request, response):
         headers = request.headers
         accept = headers.get("accept") or "*/*"
         if "application/json" not in accept and "*/*" not in accept:
-            await self._refuse(response, 4)  # accept
+            await self.refuse(response, 4)  # accept
             return
         streams = "text/event-stream" in accept or "*/*" in accept
         kind = headers.get("content-type") or ""
         if not kind.startswith("application/json") and kind.split(";")[0].strip().lower() != "application/json":
-            await self._refuse(response, 5)  # media
+            await self.refuse(response, 5)  # media
             return
         body, request.body = request.body, None
         try:
             message = loads(body or b"")
         except ValueError as e:
-            await self._refuse(response, 6, str(e))  # parse
+            await self.refuse(response, 6, str(e))  # parse
             return
         except MemoryError:  # the heap could not hold it parsed: this request only
             body = None
@@ -241,12 +241,12 @@ class McpHttp:
             return
         body = None  # the text's memory goes before the call runs
         if not isinstance(message, dict):
-            await self._refuse(response, 8)  # notone
+            await self.refuse(response, 8)  # notone
             return
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         if headers.get("mcp-protocol-version") == MODERN_VERSION or (
-                isinstance(meta, dict) and _META_VERSION in meta):
+                isinstance(meta, dict) and META_VERSION in meta):
             from .httpmodern import handle
 
             await handle(self, request, response, message, params, meta, streams)
@@ -255,12 +255,12 @@ class McpHttp:
 
             await handle(self, request, response, message, streams)
 
-    async def _unsupported(self, response, version, id_json):
+    async def unsupported(self, response, version, id_json):
         from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)
 
         await response.send(400, _JSON, unsupported_version_frame(id_json, version))
 
-    async def _answer(self, exchange, message, session=None):
+    async def answer(self, exchange, message, session=None):
         """Serve one request on its exchange; wait for the answer (a tool call's comes
         later), or for the client to hang up."""
         state = None if session is None else session.state
@@ -301,7 +301,7 @@ class McpHttp:
             if not response.sent and not response.gone:
                 # Cancelled, or its session ended: no answer comes. An event stream that ends
                 # without one is what a client expects of a request answered no more.
-                await response.start(200, _SSE)
+                await response.start(200, SSE)
         finally:
             if session is not None and exchange in session.exchanges:
                 session.exchanges.remove(exchange)

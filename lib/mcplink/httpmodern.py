@@ -13,7 +13,7 @@ from umcp.compat import const, dumps
 from umcp.rpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION, valid_id
 from umcp.server import MODERN_VERSION
 
-from .http import _META_VERSION, _Exchange
+from .http import META_VERSION, Exchange
 
 HEADER_MISMATCH = const(-32020)
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -45,12 +45,12 @@ def _problem(headers, message, params, meta, version):
     """(refusal, args) when the request's headers or _meta do not fit it (a refusal of
     mcplink.httperrors), else None."""
     method = message["method"]
-    if not isinstance(meta, dict) or _META_VERSION not in meta or _META_CAPABILITIES not in meta:
-        return 10, (_META_VERSION, _META_CAPABILITIES)  # meta
+    if not isinstance(meta, dict) or META_VERSION not in meta or _META_CAPABILITIES not in meta:
+        return 10, (META_VERSION, _META_CAPABILITIES)  # meta
     if version is None:
         return 11, None  # noversion
-    if version != meta[_META_VERSION]:
-        return 12, (version[:40], meta[_META_VERSION])  # version
+    if version != meta[META_VERSION]:
+        return 12, (version[:40], meta[META_VERSION])  # version
     if headers.get("mcp-method") != method:
         return 13, "missing" if headers.get("mcp-method") is None else "value"  # mmethod
     for named, key in _NAMED:
@@ -67,19 +67,19 @@ async def handle(endpoint, request, response, message, params, meta, streams):
     request_id = message.get("id")
     id_json = dumps(request_id) if valid_id(request_id) else "null"
     if "method" not in message:
-        await endpoint._refuse(response, 9, MODERN_VERSION, id_json)  # response
+        await endpoint.refuse(response, 9, MODERN_VERSION, id_json)  # response
         return
     if "id" not in message:  # a notification: nothing in this revision acts on one
         if version != MODERN_VERSION:
-            await endpoint._unsupported(response, version, "null")
+            await endpoint.unsupported(response, version, "null")
         else:
             await response.send(202)
         return
     problem = _problem(headers, message, params, meta, version)
     if problem is not None:
-        await endpoint._refuse(response, problem[0], problem[1], id_json)
+        await endpoint.refuse(response, problem[0], problem[1], id_json)
         return
     if version != MODERN_VERSION:
-        await endpoint._unsupported(response, version, id_json)
+        await endpoint.unsupported(response, version, id_json)
         return
-    await endpoint._answer(_Exchange(endpoint, response, streams, status), message)
+    await endpoint.answer(Exchange(endpoint, response, streams, status), message)

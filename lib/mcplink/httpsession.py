@@ -14,7 +14,7 @@ import os
 from umcp.compat import get_logger
 from umcp.server import SUPPORTED_VERSIONS
 
-from .http import _EVENT_END, _EVENT_OPEN, _SSE, _Exchange
+from .http import EVENT_END, EVENT_OPEN, SSE, Exchange
 
 _KEEPALIVE = b":\r\n\r\n"  # an SSE comment: quiet streams stay open through idle timeouts
 
@@ -37,7 +37,7 @@ class HttpSession:
         if stream is None or stream.gone:
             return  # no stream open: the spec lets these go
         try:
-            await stream.write([_EVENT_OPEN] + list(pieces) + [_EVENT_END])
+            await stream.write([EVENT_OPEN] + list(pieces) + [EVENT_END])
         except OSError:
             pass
 
@@ -48,7 +48,7 @@ class HttpSession:
             exchange.finish()
         if self.stream is not None:
             self.stream.gone = True  # its handler sees the session end
-            self.stream._conn.task.cancel()
+            self.stream.hang_up()
 
 
 async def _session(endpoint, request, response, missing, unknown):
@@ -63,7 +63,7 @@ async def _session(endpoint, request, response, missing, unknown):
                 sessions.remove(session)
                 sessions.append(session)  # most recently used last
                 return session
-    await endpoint._refuse(response, missing if wanted is None else unknown)
+    await endpoint.refuse(response, missing if wanted is None else unknown)
     return None
 
 
@@ -80,15 +80,15 @@ async def handle(endpoint, request, response, message, streams):
     """Serve one POST of the legacy revisions on McpHttp `endpoint`."""
     version = request.headers.get("mcp-protocol-version")
     if version is not None and version not in SUPPORTED_VERSIONS:
-        await endpoint._unsupported(response, version, "null")
+        await endpoint.unsupported(response, version, "null")
         return
     method = message.get("method")
     if method == "initialize" and "id" in message:
         # 128 random bits, hex (visible ASCII, as the revision asks)
         session = HttpSession(endpoint, str(binascii.hexlify(os.urandom(16)), "ascii"))
         _keep(endpoint, session)  # before the answer: the client's next request may come at once
-        exchange = _Exchange(endpoint, response, streams, None, (("Mcp-Session-Id", session.id),))
-        await endpoint._answer(exchange, message, session)
+        exchange = Exchange(endpoint, response, streams, None, (("Mcp-Session-Id", session.id),))
+        await endpoint.answer(exchange, message, session)
         if session.state.protocol is None and session in endpoint.sessions:  # refused: no session
             endpoint.sessions.remove(session)
             session.close()
@@ -106,7 +106,7 @@ async def handle(endpoint, request, response, message, streams):
                     exchange.finish()  # no answer will come: its POST ends (McpHttp._answer)
         await response.send(202)
         return
-    await endpoint._answer(_Exchange(endpoint, response, streams, None), message, session)
+    await endpoint.answer(Exchange(endpoint, response, streams, None), message, session)
 
 
 async def stream(endpoint, request, response):
@@ -115,12 +115,12 @@ async def stream(endpoint, request, response):
     if session is None:
         return
     if "text/event-stream" not in (request.headers.get("accept") or ""):
-        await endpoint._refuse(response, 20)  # sseaccept
+        await endpoint.refuse(response, 20)  # sseaccept
         return
     if session.stream is not None and not session.stream.gone:
-        await endpoint._refuse(response, 21)  # conflict
+        await endpoint.refuse(response, 21)  # conflict
         return
-    await response.start(200, _SSE)
+    await response.start(200, SSE)
     response.keepalive = _KEEPALIVE
     session.stream = response
     request.headers = None  # read: they need no heap while the stream stays open

@@ -102,10 +102,10 @@ class Sensor(parts.Part):
         kind = self.kind
         if kind == "button":
             presses = self.presses
-            if presses != self._counted:
+            if presses != self.counted:
                 parts.log.info("%s pressed (%d)", self.where, presses)
                 self.event = {"part": self.name, "event": "pressed", "presses": presses}
-                self._counted = presses
+                self.counted = presses
             return {"pressed": self.pin.value() == self.active, "presses": presses}
         if kind == "analog":
             raw = self.adc.read_u16()
@@ -120,17 +120,17 @@ class Sensor(parts.Part):
             return {"temperature_c": self.sensor.temperature(), "humidity": self.sensor.humidity()}
         return self._convert()  # ds18b20
 
-    def _edge(self, pin):
+    def edge(self, pin):
         # A button's interrupt: count and return, nothing more (a hard IRQ may not allocate).
         now = ticks_ms()
-        if self._edge_ms is None or ticks_diff(now, self._edge_ms) >= self.debounce_ms:
+        if self.edge_ms is None or ticks_diff(now, self.edge_ms) >= self.debounce_ms:
             self.presses += 1
-        self._edge_ms = now
+        self.edge_ms = now
 
     async def _convert(self):
         # A DS18B20's reading: the first sensor found on the bus (again after it went away),
         # one conversion at a time, awaited (750 ms) so that the main loop runs on.
-        async with self._lock:
+        async with self.lock:
             if self.rom is None:
                 found = self.sensors.scan()
                 if not found:

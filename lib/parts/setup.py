@@ -135,14 +135,14 @@ def _wire_sensor(part, entry, kind):
         part.active = 1 if entry["active"] == "high" else 0
         part.debounce_ms = entry["debounce_ms"]
         # Set before the interrupt is: its handler must not allocate.
-        part.presses = part._counted = 0
-        part._edge_ms = None
+        part.presses = part.counted = 0
+        part.edge_ms = None
         pull = entry["pull"]
         if pull == "none":
             part.pin = Pin(entry["pin"], Pin.IN)
         else:
             part.pin = Pin(entry["pin"], Pin.IN, Pin.PULL_UP if pull == "up" else Pin.PULL_DOWN)
-        part.pin.irq(part._edge, Pin.IRQ_RISING if part.active else Pin.IRQ_FALLING)
+        part.pin.irq(part.edge, Pin.IRQ_RISING if part.active else Pin.IRQ_FALLING)
         part.reading = part.read()
     elif kind == "analog":
         part.low = entry["min"]
@@ -174,4 +174,4 @@ def _wire_sensor(part, entry, kind):
         part.rest_ms = 1000
         part.sensors = ds18x20.DS18X20(onewire.OneWire(Pin(entry["pin"])))
         part.rom = None  # found at the first reading
-        part._lock = asyncio.Lock()  # one conversion at a time on the bus
+        part.lock = asyncio.Lock()  # one conversion at a time on the bus

@@ -198,6 +198,11 @@ class Response:
         except Exception:  # gone: the handler finds out at its next write or until_gone()
             pass
 
+    def hang_up(self):
+        """End the connection from another task (a stream whose session ended): its
+        handler is cancelled where it waits."""
+        self._conn.task.cancel()
+
     async def until_gone(self):
         """Return when the client hangs up (while the handler waits for something else).
         What it sends meanwhile (a pipelined request) is kept for the next request."""
@@ -246,7 +251,7 @@ class _Connection:
         """More bytes into the buffer; EOFError when the client closed."""
         if not self._room():
             raise _Refusal(0, MAX_LINE)  # 431: line too long
-        count = await _read_into(self.reader, self.buf, self.end, self.view)
+        count = await read_into(self.reader, self.buf, self.end, self.view)
         if not count:
             raise EOFError
         self.end += count
@@ -284,11 +289,16 @@ class _Connection:
         body[:have] = self.view[self.start:self.start + have]
         self.start += have
         while have < length:
-            count = await _read_into(self.reader, body, have)
+            count = await read_into(self.reader, body, have)
             if not count:
                 raise EOFError
             have += count
         return body
+
+    def hang_up(self):
+        """End the connection from another task (a stream whose session ended): its
+        handler is cancelled where it waits."""
+        self._conn.task.cancel()
 
     async def until_gone(self):
         """Read until the client closes; what it sends meanwhile stays for the next request
@@ -298,7 +308,7 @@ class _Connection:
                 self.response.keep_alive = False
                 self.start = self.end = 0
             try:
-                count = await _read_into(self.reader, self.buf, self.end)
+                count = await read_into(self.reader, self.buf, self.end)
             except OSError:
                 count = 0
             if not count:
@@ -416,7 +426,7 @@ except TypeError:
     _STR_PREFIX = False
 
 
-async def _read_into(reader, buf, at, view=None):
+async def read_into(reader, buf, at, view=None):
     """Read into buf[at:] (`view`: a memoryview of buf, if there is one); the count (0 at
     the end of the stream)."""
     if hasattr(reader, "readinto"):  # MicroPython: straight into the buffer

@@ -6,7 +6,7 @@ import asyncio
 
 from umcp.compat import get_logger
 
-from .httpd import Response, _read_into
+from .httpd import Response, read_into
 
 # Each by the number unet.httpd raises it with: (status, reason; %d: the figure given).
 _REFUSALS = (
@@ -51,7 +51,7 @@ async def _discard(connection, limit, timeout_s=0.25):
     try:
         while limit > 0:
             connection.start = connection.end = 0
-            count = await asyncio.wait_for(_read_into(connection.reader, connection.buf, 0), timeout_s)
+            count = await asyncio.wait_for(read_into(connection.reader, connection.buf, 0), timeout_s)
             if not count:
                 return
             limit -= count

@@ -63,7 +63,7 @@ class Link(Reconnecting):
         self.mcp = server.session(self._send_mcp, max_message=None if callable(max_message) else max_message)
 
     def _lost(self, error):
-        _log.warning("link lost: %s", _describe(error))
+        _log.warning("link lost: %s", describe(error))
 
     def message_limit(self):
         """The incoming message limit of the session starting now."""
@@ -104,7 +104,7 @@ class Link(Reconnecting):
 
     async def _route(self, data):
         """One message from the server: its text (str or bytes-like UTF-8)."""
-        message, problem = _parse(data)
+        message, problem = parse(data)
         if message is None:
             await self._unreadable(data, problem)
             return
@@ -200,7 +200,7 @@ class XiaozhiLink(Link):
         if self.stopping:  # stop() came while connecting
             await ws.close(CLOSE_NORMAL, "device stopping")
             return
-        await await_then_forget("xiaozhi.opening", "open_session", self, ws, _parse, _log)
+        await await_then_forget("xiaozhi.opening", "open_session", self, ws, parse, _log)
         # Pings every ping_interval; idle_timeout without any frame: a dead channel.
         keepalive = asyncio.create_task(ws.keep_alive(self.ping_interval, self.idle_timeout))
         try:
@@ -228,7 +228,7 @@ class XiaozhiLink(Link):
             self._drop()
 
 
-def _parse(data):
+def parse(data):
     """(the JSON object a message's text (str or bytes-like) holds, None), or (None, why
     not)."""
     try:
@@ -240,5 +240,6 @@ def _parse(data):
     return message, None
 
 
-def _describe(error):
+def describe(error):
+    """An exception for a log line: its class and its text."""
     return "%s %s" % (type(error).__name__, error)

@@ -17,7 +17,7 @@ import asyncio
 
 from umcp.compat import dumps, forget_modules, get_logger, ticks_diff, ticks_ms
 from unet.mqtt import MqttClient, MqttError, MqttRefused
-from xiaozhi.link import Link, _describe, _parse
+from xiaozhi.link import Link, describe, parse
 from xiaozhi.udp import AudioCodec, UdpAudio
 
 _log = get_logger("xiaozhi.mqtt")
@@ -116,7 +116,7 @@ class MqttLink(Link):
                 try:
                     await self._publish_json({"session_id": self.session_id, "type": "goodbye"})
                 except Exception as e:
-                    _log.info("goodbye not sent: %s", _describe(e))
+                    _log.info("goodbye not sent: %s", describe(e))
             await client.close()
 
     async def _hang_up(self):
@@ -204,13 +204,13 @@ class MqttLink(Link):
             await self._incoming(payload)
 
     def _message(self, payload):
-        message, problem = _parse(payload)  # the bytes as they came: UTF-8 is checked there
+        message, problem = parse(payload)  # the bytes as they came: UTF-8 is checked there
         if message is None:
             _log.warning("dropped %s", problem)
         return message
 
     async def _incoming(self, payload):
-        message, problem = _parse(payload)  # the bytes as they came: UTF-8 is checked there
+        message, problem = parse(payload)  # the bytes as they came: UTF-8 is checked there
         if message is None:
             await self._unreadable(payload, problem)  # the same answer as over WebSocket
             return
@@ -243,7 +243,7 @@ class MqttLink(Link):
             channel = UdpAudio(codec)
             channel.open(server, port)
         except (ValueError, TypeError, OSError) as e:
-            _log.warning("dropped a server hello with an unusable udp block: %s", _describe(e))
+            _log.warning("dropped a server hello with an unusable udp block: %s", describe(e))
             return False
         self._close_audio()
         self.udp = channel
@@ -260,7 +260,7 @@ class MqttLink(Link):
         except asyncio.CancelledError:
             raise
         except Exception as e:
-            _log.info("audio channel closed: %s", _describe(e))
+            _log.info("audio channel closed: %s", describe(e))
 
     def _close_audio(self):
         task, self._udp_task = self._udp_task, None

@@ -63,7 +63,7 @@ async def main(port):
 
     service = McpHttpService(make, "127.0.0.1", port)  # dropped when idle, as the firmware's
     serving = asyncio.create_task(service.run())
-    while service._stopped is None:  # listening
+    while not service.listening:
         await asyncio.sleep_ms(10)
     gc.collect()
     listening = gc.mem_alloc() - base

@@ -101,7 +101,7 @@ class EndpointAcceptor(DeviceHost):
             await self._receive(device)
         finally:
             device.closed.set()
-            device._fail_pending()
+            device.fail_pending()
             if self.devices.get(device.id) is device:
                 del self.devices[device.id]
             if starting is not None and not starting.done():
@@ -121,7 +121,7 @@ class EndpointAcceptor(DeviceHost):
                 except ValueError:
                     self.log("%s: dropped a frame that is not JSON" % device.id)
                     continue
-                device._on_payload(message)
+                device.on_payload(message)
         except ConnectionClosed:
             pass
 

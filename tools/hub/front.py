@@ -66,7 +66,7 @@ class DeviceFront:
         self.endpoint = EndpointAcceptor(token, **self._callbacks)
         self.server = XiaozhiServer(token, acceptors={ENDPOINT_PATH: self.endpoint}, **self._callbacks)
         self.endpoint.devices = self.server.devices  # one table, whatever the way in
-        self.otacheck = OtaCheckService(self._connection, self._firmware_url, ota_dir, activation,
+        self.otacheck = OtaCheckService(self._where_to_connect, self._firmware_url, ota_dir, activation,
                                         timezone_offset, log=log)
         self.mqtt_hub = None
         if mqtt:
@@ -141,7 +141,7 @@ class DeviceFront:
         await self.server.close()
         await self._http.close()
 
-    async def _connection(self, device_id, client_id, board):
+    async def _where_to_connect(self, device_id, client_id, board):
         """Where the check-in sends a device."""
         if self.mqtt is not None:
             return "mqtt", self.credentials.issue(device_id, self.mqtt_hub.endpoint)

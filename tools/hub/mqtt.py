@@ -248,7 +248,7 @@ class MqttServer(DeviceHost):
             if kind != "goodbye":  # no session: tell it to say hello (as the gateway does)
                 background(self._say_goodbye(name, message.get("session_id")))
         elif kind == "mcp":
-            device._on_payload(message.get("payload"))
+            device.on_payload(message.get("payload"))
         elif kind == "goodbye":
             self.end(name, "the device said goodbye", tell_device=False)
         else:
@@ -301,7 +301,7 @@ class MqttServer(DeviceHost):
                 pass
         self.udp.close(device.udp)
         device.closed.set()
-        device._fail_pending()
+        device.fail_pending()
         if self.devices.get(device.id) is device:
             del self.devices[device.id]
         starting = self._starting.pop(name, None)

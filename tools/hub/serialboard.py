@@ -305,7 +305,7 @@ class SerialBoard(DeviceHost):
             prober.cancel()
             connection.end(reason)
             device.closed.set()
-            device._fail_pending()
+            device.fail_pending()
             if self.devices.get(device.id) is device:
                 del self.devices[device.id]
             self.device = None
@@ -324,7 +324,7 @@ class SerialBoard(DeviceHost):
                     message = event[1]
                     if isinstance(message, dict) and message.get("type") == "goodbye":
                         return "the board said goodbye (it is resetting)"
-                    device._on_payload(message)
+                    device.on_payload(message)
                 elif kind == "bad":
                     self.log("serial %s: a record that is not JSON, dropped: %s" % (self.port, event[1]))
                 elif kind == "text":

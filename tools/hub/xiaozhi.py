@@ -224,7 +224,7 @@ class Device:
         async with self._calls:
             return await self.request("tools/call", params, timeout)
 
-    def _on_payload(self, payload):
+    def on_payload(self, payload):
         if not isinstance(payload, dict):
             self._owner.log("%s: dropped a non-object MCP payload" % self.id)
             return
@@ -242,7 +242,7 @@ class Device:
         else:
             self._owner.on_notification(self, payload)
 
-    def _fail_pending(self):
+    def fail_pending(self):
         for answer in self._pending.values():
             if not answer.done():
                 answer.set_exception(DeviceGone(self.id))
@@ -362,7 +362,7 @@ class XiaozhiServer(DeviceHost):
             await self._receive(device)
         finally:
             device.closed.set()
-            device._fail_pending()
+            device.fail_pending()
             if self.devices.get(device_id) is device:
                 del self.devices[device_id]
             if starting is not None and not starting.done():
@@ -398,7 +398,7 @@ class XiaozhiServer(DeviceHost):
                     continue
                 kind = message.get("type") if isinstance(message, dict) else None
                 if kind == "mcp":
-                    device._on_payload(message.get("payload"))
+                    device.on_payload(message.get("payload"))
                 elif kind == "goodbye":
                     await device.connection.close(1000, "goodbye")
                 else:

@@ -14,6 +14,7 @@ import umcp.tool, umcp.schema, umcp.resource  # noqa: E401,F401
 from boards import Board
 from boards.setup import add_parts
 import parts  # noqa: F401
+from parts.toolset import resources  # (call_then_forget drops it again: only its code is kept)
 
 entry, module = eval(open("argument.txt").read())
 hwsim.solder([entry])
@@ -29,6 +30,6 @@ add_parts(board, {"parts": [entry]})
 board.register_tools(server)
 gc.collect()
 after = gc.mem_alloc()
-board._part_resources(server) if [p for p in board.parts if p.poll_ms] else None
+resources(board.parts, server)  # the sensors' resources, as a client's first resources/* adds them
 gc.collect()
 print(after - before, gc.mem_alloc() - after)

@@ -27,7 +27,7 @@ class DHTBase:
         self._reading = None
 
     def measure(self):
-        machine._before_input()
+        machine.sim_before_input()
         sensor = _sensors.get(self._id)
         if sensor is None or sensor.failing:
             raise OSError(_ETIMEDOUT)

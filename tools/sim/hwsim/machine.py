@@ -58,7 +58,8 @@ def _pin_id(pin):
     return pin.id if isinstance(pin, Pin) else pin
 
 
-def _before_input():
+def sim_before_input():
+    """Run the sim_input_hook() function, if any: every simulated input calls this first."""
     if _input_hook is not None:
         _input_hook()
 
@@ -88,7 +89,7 @@ class Pin:
     def value(self, v=None):
         if v is None:
             if self.mode == Pin.IN:
-                _before_input()
+                sim_before_input()
                 return _level(self.id, self.pull)
             return self._value
         self._value = 1 if v else 0
@@ -279,7 +280,7 @@ class ADC:
         self._atten = value
 
     def read_u16(self):
-        _before_input()
+        sim_before_input()
         self.reads += 1
         return _state["adc"].get(self.pin, 0)
 

@@ -35,7 +35,7 @@ class OneWire:
 
     def devices(self):
         """The simulated devices answering on this bus (not MicroPython's API)."""
-        machine._before_input()
+        machine.sim_before_input()
         return [d for d in _buses.get(self._id, ()) if not d.failing]
 
     def reset(self, required=False):
