@@ -1,5 +1,5 @@
 """Espressif ESP32-S3-BOX-3: ES8311 speaker codec, 320x240 ILI9341 LCD, PWM backlight; the
-LCD is the status screen (parts.lcd.board_screen).
+LCD is the status screen (parts.setup.board_screen).
 
 Pins, addresses and the panel's settings from the reference firmware (xiaozhi-esp32
 main/boards/espressif/esp32-s3-box-3), not checked on the hardware here: SPI3_HOST (SPI(2))
@@ -18,7 +18,7 @@ from boards import Board
 from drivers.backlight import PwmBacklight
 from drivers.display import Display
 from drivers.es8311 import ES8311
-from parts.lcd import board_screen
+from umcp.compat import call_then_forget
 
 NAME = "esp32_s3_box3"
 PINS = {
@@ -63,5 +63,6 @@ def create(config, settings):
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
-    board_screen(board, PANEL, PINS, settings, _reset_panel, _PANEL_SETTINGS)
+    call_then_forget("parts.setup", "board_screen", board, PANEL, PINS, settings, _reset_panel,
+                     _PANEL_SETTINGS)
     return board

@@ -1,20 +1,12 @@
 """The start's work for a board, loaded while umcpfw.boot makes it and dropped after
-(umcpfw.app): load() finds the board module, whose create() uses add_parts(), optional() and
-restore() (imported inside create(): a resident board module must not hold them).
+(umcpfw.app): a board module's create() (which umcpfw.boot.load_board() finds) uses
+add_parts(), optional() and restore() (imported inside create(): a resident board module
+must not hold them). It loads no board module itself: a board module imports it.
 """
 
-from umcp.compat import call_then_forget, const, get_logger
+from umcp.compat import call_then_forget, get_logger
 
 _log = get_logger("boards")
-_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-def load(name):
-    """The board module boards.<name> (ImportError: no such board). The package's own
-    modules (this one, __init__) are not boards (tools/board/deploy.py's BOARDS_SHARED)."""
-    if not name or [c for c in name if c not in _NAME_CHARS] or name[0] == "_" or name == "setup":
-        raise ImportError("bad board name %r" % (name,))
-    return getattr(__import__("boards." + name), name)
 
 
 def add_parts(board, config, pins=None, builtin=(), chip=None):

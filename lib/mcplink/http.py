@@ -24,19 +24,15 @@ import asyncio
 
 from umcp.compat import const, forget_modules, get_logger
 from umcp.jsonin import loads
-from umcp.rpc import INTERNAL_ERROR, error_code, error_frame, is_response
-from umcp.server import MODERN_VERSION, Session
+from umcp.rpc import INTERNAL_ERROR, error_frame
+from umcp.server import MODERN_VERSION
 from unet.httpd import HttpServer
 
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
+from .httpexchange import JSON, META_VERSION, SSE, Exchange
+
 # The headers the endpoint reads (others are skipped unread).
 _HEADERS = ("authorization", "origin", "host", "accept", "content-type", "mcp-protocol-version",
             "mcp-session-id", "mcp-method", "mcp-name")
-_JSON = (("Content-Type", "application/json"),)
-SSE = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
-        ("X-Accel-Buffering", "no"))
-EVENT_OPEN = "event: message\r\ndata: "
-EVENT_END = "\r\n\r\n"
 # Loop turns a request waits for its answer before it watches for the client hanging up
 # (a task of its own each): a quick tool's call task answers within them.
 _QUICK_TURNS = const(3)
@@ -62,53 +58,6 @@ def _same_secret(given, expected):
             b += 32
         difference |= a ^ b
     return difference == 0
-
-
-class _Session(Session):
-    portable = True  # tool names every client accepts (a class attribute: no heap per request)
-
-
-class Exchange:
-    """One request's answer: a Session of its own (not among the server's clients, so it
-    hears only what belongs to its request), whose messages go out on this POST.
-    `modern`: a 2026-07-28 request's status(code) of an error answer (httpmodern.status),
-    None for a legacy one (always 200)."""
-
-    def __init__(self, endpoint, response, streams, modern, headers=None):
-        self.response = response
-        self.streams = streams  # the client takes text/event-stream
-        self.modern = modern
-        self.headers = headers  # extra headers of a successful answer (Mcp-Session-Id)
-        self.answered = False
-        self._done = None  # an Event, made only when the handler has to wait (a tool call)
-        self.request_id = None
-        self.session = _Session(endpoint.server, self.send, max_message=endpoint.max_message)
-
-    def finish(self):
-        self.answered = True
-        if self._done is not None:
-            self._done.set()
-
-    async def send(self, pieces):
-        response = self.response
-        if self.answered or response.gone:
-            return  # the client hung up: nobody to tell
-        try:
-            if is_response(pieces):
-                code = error_code(pieces)
-                if response.streaming:
-                    await response.write([EVENT_OPEN] + list(pieces) + [EVENT_END])
-                else:
-                    status = 200 if self.modern is None else self.modern(code)
-                    await response.send(status, _JSON if code is not None or not self.headers
-                                        else _JSON + self.headers, pieces)
-                self.finish()
-            elif self.streams:  # a notification for this request: the answer becomes a stream
-                if not response.streaming:
-                    await response.start(200, SSE + (self.headers or ()))
-                await response.write([EVENT_OPEN] + list(pieces) + [EVENT_END])
-        except OSError:
-            self.finish()  # gone: the handler returns
 
 
 class McpHttp:
@@ -236,7 +185,7 @@ class McpHttp:
         except MemoryError:  # the heap could not hold it parsed: this request only
             body = None
             # Answered here, not by mcplink.httperrors: no heap to load it with now.
-            await response.send(503, _JSON, error_frame("null", INTERNAL_ERROR,
+            await response.send(503, JSON, error_frame("null", INTERNAL_ERROR,
                                                         "Out of memory: the request was not read"))
             return
         body = None  # the text's memory goes before the call runs
@@ -258,7 +207,7 @@ class McpHttp:
     async def unsupported(self, response, version, id_json):
         from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)
 
-        await response.send(400, _JSON, unsupported_version_frame(id_json, version))
+        await response.send(400, JSON, unsupported_version_frame(id_json, version))
 
     async def answer(self, exchange, message, session=None):
         """Serve one request on its exchange; wait for the answer (a tool call's comes
@@ -291,9 +240,7 @@ class McpHttp:
             if not exchange.answered:
                 watcher = asyncio.create_task(_watch(exchange))
                 try:
-                    if not exchange.answered:
-                        exchange._done = asyncio.Event()
-                        await exchange._done.wait()
+                    await exchange.answer_out()
                 finally:
                     watcher.cancel()
                     await asyncio.sleep(0)  # its read ends before the connection reads again

@@ -13,7 +13,7 @@ from umcp.compat import const, dumps
 from umcp.rpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION, valid_id
 from umcp.server import MODERN_VERSION
 
-from .http import META_VERSION, Exchange
+from .httpexchange import META_VERSION, Exchange
 
 HEADER_MISMATCH = const(-32020)
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"

@@ -14,7 +14,7 @@ import os
 from umcp.compat import get_logger
 from umcp.server import SUPPORTED_VERSIONS
 
-from .http import EVENT_END, EVENT_OPEN, SSE, Exchange
+from .httpexchange import EVENT_END, EVENT_OPEN, SSE, Exchange
 
 _KEEPALIVE = b":\r\n\r\n"  # an SSE comment: quiet streams stay open through idle timeouts
 

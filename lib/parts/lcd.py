@@ -12,9 +12,7 @@ backlight pin, if wired, is switched on at start."""
 
 from drivers import check_theme
 from drivers.st7789 import BLACK, WHITE
-from parts import log
 from parts.screen import CELL, Screen
-from umcp.compat import call_then_forget
 
 # theme: (text, background)
 _COLORS = {"light": (BLACK, WHITE), "dark": (WHITE, BLACK)}
@@ -59,28 +57,3 @@ class Lcd(Screen):
         if colors != self.colors:
             self.colors = colors
             self.repaint()
-
-
-def board_screen(board, panel, pins, settings, reset=None, init=()):
-    """A board's own LCD (the BOX-3's, the CoreS3's, the camera board's) as its status screen:
-    an Lcd named "screen" among the board's parts (after config.json's: a screen part marked
-    "status" comes first), of a kind no tools are made for (self.screen.* stays the board's),
-    from the board module's `panel` (width, height, rotation, x_offset, y_offset, invert,
-    bgr, spi, freq, polarity, phase) and `pins` (lcd_sclk, lcd_mosi, lcd_dc; lcd_cs and
-    lcd_rst, active low, where the chip drives them). `reset`: a callable that resets the
-    panel instead of lcd_rst (an active-high line, an I/O expander's); `init`: (command,
-    bytes) pairs sent after the driver's start-up (power, gamma). A panel that does not come
-    up is logged: the board runs without a screen. Where no brightness was saved, the
-    backlight goes to the reference firmware's 75 %. Call it after boards.restore()."""
-    entry = dict(panel)
-    entry.update(name="screen", type="display", index=-1, where="the board's LCD", status=True,
-                 sck=pins["lcd_sclk"], mosi=pins["lcd_mosi"], dc=pins["lcd_dc"], cs=pins.get("lcd_cs"),
-                 rst=None if reset is not None else pins.get("lcd_rst"), bl=None, reset=reset, init=init)
-    try:
-        # Made and set up as config.json's parts are (boot work, dropped after).
-        board.parts.append(call_then_forget("parts.setup", "make", [entry])[0])
-    except (OSError, ValueError) as e:
-        log.warning("the board's LCD did not start, running without a screen: %r", e)
-        return
-    if board.backlight is not None and (settings is None or settings.get("brightness") is None):
-        board.backlight.set_brightness(75)

@@ -17,4 +17,39 @@ endpoint as a service, loaded only with mcp_http), `mcpserial` (the firmware ser
 the serial line instead of a network: the bridge's --serial starts it through the raw
 REPL; main.py never loads it), `wifisetup` (the access point and
 setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a
-board with one). /main.py starts it."""
+board with one). /main.py starts it.
+
+Here: what the application and the modules it loads share (ConfigError, log_exception(),
+WIFI_CHECK_S), so that a loaded module never imports the module that loads it."""
+
+import sys
+
+from umcp.compat import const, get_logger
+
+WIFI_CHECK_S = const(10)  # config.json's wifi_check_interval when it has none (seconds)
+
+_log = get_logger("app")
+
+
+class ConfigError(ValueError):
+    """config.json is missing or unusable; the message says what to fix."""
+
+
+def log_exception(what, e):
+    """An error line for the log (and device://log), and the traceback on the console (not
+    for a MemoryError: a traceback needs heap; the heap is collected instead)."""
+    _log.error("%s: %r", what, e)
+    if isinstance(e, MemoryError):
+        import gc
+
+        gc.collect()
+        return
+    try:
+        if hasattr(sys, "print_exception"):
+            sys.print_exception(e)
+        else:
+            import traceback
+
+            traceback.print_exception(e)
+    except Exception:
+        pass

@@ -8,9 +8,9 @@ import time
 
 from umcp import __version__
 from umcp.compat import await_then_forget, call_then_forget, const, forget_modules, get_logger, remove_log_sink
+from umcpfw import ConfigError, log_exception  # noqa: F401 (umcpfw.app.ConfigError: the start's error)
 
 VERSION = __version__  # the firmware is umcp's release
-SETTINGS_FILE = "settings.json"
 _LINK_RESTART_S = const(2)
 _STARVED_AFTER = const(3)  # attempts in a row out of heap before the log says what it means
 # The largest incoming message when config.json sets no max_message: an eighth of the heap
@@ -18,9 +18,6 @@ _STARVED_AFTER = const(3)  # attempts in a row out of heap before the log says w
 # once), no more than one block the heap can give then, between these bounds.
 MAX_MESSAGE_CAP = 32768
 MAX_MESSAGE_FLOOR = 2048
-# The maker's own module on the board (/app.py, or a package /app/): its register(server,
-# board) adds tools and resources after the board's (umcpfw.boot). make deploy APP=path copies it.
-MAKER_MODULE = "app"
 _STOP_S = 3  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
 # silent peer's socket is still closed by the link itself
 _MICROPYTHON = sys.implementation.name == "micropython"
@@ -31,30 +28,6 @@ CONFIG_FILE = "config.json"
 RESTART_AFTER_S = 60
 
 log = get_logger("app")
-
-
-class ConfigError(ValueError):
-    """config.json is missing or unusable; the message says what to fix."""
-
-
-def log_exception(what, e):
-    """An error line for the log (and device://log), and the traceback on the console (not
-    for a MemoryError: a traceback needs heap; the heap is collected instead)."""
-    log.error("%s: %r", what, e)
-    if isinstance(e, MemoryError):
-        import gc
-
-        gc.collect()
-        return
-    try:
-        if hasattr(sys, "print_exception"):
-            sys.print_exception(e)
-        else:
-            import traceback
-
-            traceback.print_exception(e)
-    except Exception:
-        pass
 
 
 def max_message_for(free):

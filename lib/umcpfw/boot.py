@@ -9,12 +9,18 @@ import json
 from boards import setup as board_setup
 from devsvc.settings import Settings
 from umcp import McpServer
-from umcp.compat import OnDemand, add_log_sink, const
-from umcpfw.app import MAKER_MODULE, SETTINGS_FILE, VERSION, ConfigError, log, log_exception, message_limit
+from umcp.compat import OnDemand, add_log_sink, const, get_logger
+from umcpfw import ConfigError, log_exception
 from umcpfw.commontools import CommonTools
 from umcpfw.logring import LogRing
 from unet import Trust
 
+SETTINGS_FILE = "settings.json"
+# The maker's own module on the board (/app.py, or a package /app/): its register(server,
+# board) adds tools and resources after the board's. make deploy APP=path copies it.
+MAKER_MODULE = "app"
+log = get_logger("app")  # the application's log: the start is its first part
+_BOARD_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 # config.json's Wi-Fi timings (umcpfw.wifi), in seconds: (key, whether null and 0 are allowed).
 _WIFI_TIMINGS = const((("wifi_setup_after", True), ("wifi_lost_setup_after", True),
                        ("wifi_check_interval", False)))
@@ -102,11 +108,11 @@ def build(app):
     # The incoming message limit: config.json's, else message_limit() as each session
     # of the link starts (and now, for the endpoints and other transports' initialize).
     app.max_message = config.get("max_message")
-    app.server.max_message = app.max_message or message_limit()
+    app.server.max_message = app.max_message or app.message_limit()
     if endpoint is not None:
         try:
             app.endpoints = endpoint.configured(config, app.server, app.device_id, "umcp/%s (%s)"
-                                                % (VERSION, app.board.name), app.trust,
+                                                % (app.version, app.board.name), app.trust,
                                                 app.server.max_message)
         except ValueError as e:  # its words mask the token
             raise ConfigError("config.json: %s" % e)
@@ -118,12 +124,20 @@ def build(app):
         app.services.append(mcp_http_service(app, config["mcp_http"]))
 
 
+def load_board(name):
+    """The board module boards.<name> (ImportError: no such board). The package's own
+    modules (boards.setup, __init__) are not boards (tools/board/deploy.py's BOARDS_SHARED)."""
+    if not name or [c for c in name if c not in _BOARD_NAME_CHARS] or name[0] == "_" or name == "setup":
+        raise ImportError("bad board name %r" % (name,))
+    return getattr(__import__("boards." + name), name)
+
+
 def _board(config, settings):
     """The board config.json names, with its parts; ConfigError names what is wrong (an
     unknown board, a part entry, a pin)."""
     name = config["board"]
     try:
-        module = board_setup.load(name)
+        module = load_board(name)
     except ImportError as e:
         raise ConfigError('config.json: board "%s": %s' % (name, e))
     try:
@@ -172,10 +186,10 @@ def _mac_address(board):
 def _build_server(app):
     # The application's own server, not a module-wide one: running the application
     # again in the same interpreter (the REPL after Ctrl-C) starts from nothing.
-    server = McpServer(app.board.name, VERSION)
+    server = McpServer(app.board.name, app.version)
     if app.config.get("max_payload"):
         server.page_limit = app.config["max_payload"]
-    app.tools = tools = CommonTools(server, app.board, app.settings, VERSION, app.reboot,
+    app.tools = tools = CommonTools(server, app.board, app.settings, app.version, app.reboot,
                                     app.device_id, app.client_id, app.trust)
     tools.log_ring = app.log_ring
     if app.board.camera:  # the vision URL: umcpfw.vision's, loaded for it (and each photo)

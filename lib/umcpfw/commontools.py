@@ -11,10 +11,9 @@ registration is umcpfw.commonsetup's (boot only)."""
 
 import time
 
-from umcp.compat import call_then_forget, const
+from umcp.compat import call_then_forget
 
 STATUS_URI = "device://status"  # umcpfw.resources: the resource the status tools change
-REBOOT_DELAY_MS = const(1000)  # as the reference: the reply leaves first
 
 
 class CommonTools:
@@ -22,6 +21,8 @@ class CommonTools:
     loaded for them) share. reboot(delay_ms) is how the app restarts the device; ca is
     what https downloads trust (a unet.Trust, or CA certificates; None: the shipped
     roots), verified unless the Trust says otherwise."""
+
+    reboot_delay_ms = 1000  # a tool's reboot, as the reference's: its reply leaves first
 
     def __init__(self, server, board, settings, version, reboot, device_id, client_id, ca=None):
         self.server = server

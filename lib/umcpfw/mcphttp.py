@@ -16,7 +16,7 @@ IDLE_S = const(2)  # without a connection or a session this long, the endpoint's
 # What the endpoint loads at its first connection, and forgets when idle (what those load
 # later, a revision family's code, the refusals' texts, they forget as the endpoint stops:
 # their names take no heap here while the service listens).
-_LOADED = ("mcplink.http", "unet.httpd")
+_LOADED = ("mcplink.http", "mcplink.httpexchange", "unet.httpd")
 
 _log = get_logger("mcp-http")
 

@@ -107,7 +107,7 @@ async def bring_up(app, wlan, ssid, password):
         reason = "Wi-Fi %s not reachable" % ssid
     from umcpfw import wifisetup  # only in that mode (heap)
 
-    await wifisetup.serve(app, reason)
+    await wifisetup.serve(app, reason, connect)
     return False
 
 

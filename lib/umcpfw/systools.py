@@ -8,7 +8,6 @@ import sys
 import time
 
 from umcp.compat import call_then_forget
-from umcpfw.commontools import REBOOT_DELAY_MS
 
 
 def _runtime():
@@ -72,7 +71,7 @@ def get_system_info(tools, args):
 
 def reboot(tools, args):
     # The reply leaves before the reset: the reboot waits on its own task.
-    tools.reboot(REBOOT_DELAY_MS)
+    tools.reboot(tools.reboot_delay_ms)
     return True
 
 
@@ -80,7 +79,7 @@ def reconfigure_wifi(tools, args):
     # A flag for the next boot, then a reboot: the setup (umcpfw.wifisetup) starts on a
     # fresh heap, and a board that loses power meanwhile boots normally again.
     tools.settings.set("wifi_setup", True)
-    tools.reboot(REBOOT_DELAY_MS)
+    tools.reboot(tools.reboot_delay_ms)
     return ("restarting into Wi-Fi setup: join the board's access point (its name and "
             "password are on its screen and in its log)")
 

@@ -7,7 +7,6 @@ PSRAM their bytecode is heap the session needs."""
 import asyncio
 
 from umcp.compat import forget_modules, get_logger
-from umcpfw.commontools import REBOOT_DELAY_MS
 from unet import conn
 
 # Imported for an upgrade and dropped after a failed one (see forget()).
@@ -51,7 +50,7 @@ async def upgrade_firmware(tools, url, sha256):
                 await tools.server.progress(written, total, "%d bytes written" % written)
 
             size = await _install(tools, url, sha256, report)
-            tools.reboot(REBOOT_DELAY_MS)
+            tools.reboot(tools.reboot_delay_ms)
             return upgraded(size)
     except BaseException:
         forget()
@@ -84,7 +83,7 @@ async def _in_background(tools, url, sha256, installed):
         return
     # upgrade_task stays set: no second upgrade may rewrite the partition set to boot.
     await tools.server.log("info", upgraded(size))
-    tools.reboot(REBOOT_DELAY_MS)
+    tools.reboot(tools.reboot_delay_ms)
 
 
 async def _install(tools, url, sha256, progress=None):

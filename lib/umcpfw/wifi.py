@@ -7,9 +7,8 @@ for the whole session. The tool that asks for the setup is a common tool
 
 import asyncio
 
-from umcp.compat import await_then_forget, const, get_logger
-
-CHECK_S = const(10)  # config.json's wifi_check_interval when it has none (seconds)
+from umcp.compat import await_then_forget, get_logger
+from umcpfw import WIFI_CHECK_S
 
 
 async def keep_connected(app, wlan, **retry):
@@ -21,7 +20,7 @@ async def keep_connected(app, wlan, **retry):
     The xiaozhi link notices the lost connection by itself and reconnects with its own
     backoff once the network is back.
     """
-    check_s = app.config.get("wifi_check_interval", CHECK_S)
+    check_s = app.config.get("wifi_check_interval", WIFI_CHECK_S)
     while True:
         await asyncio.sleep(check_s)
         try:

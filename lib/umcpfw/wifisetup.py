@@ -19,6 +19,7 @@ import os
 
 from devsvc.settings import write_atomically
 from umcp.compat import call_then_forget, get_logger
+from umcpfw import WIFI_CHECK_S
 from unet.httpd import HttpServer
 
 CONFIG_FILE = "config.json"
@@ -269,14 +270,15 @@ class WifiSetup:
         await response.send(status, _HTML, pieces)
 
 
-async def serve(app, reason):
+async def serve(app, reason, connect):
     """The application's Wi-Fi setup mode: the access point and its page, until the answer
     is saved and the board restarts. The status screen (if any) shows the access point.
     `reason`: why, in words, or the settings' flag (umcpfw.station.bring_up): True, asked
     for by self.system.reconfigure_wifi; "lost": the network lost while running
-    (umcpfw.station.recover). The configured network, if any, is tried again meanwhile (keep_trying()):
-    after a power cut the router may come back later than the board gave up on it; not
-    when the owner asked for the setup (to change the network, which may well be up)."""
+    (umcpfw.station.recover). The configured network, if any, is tried again meanwhile
+    (keep_trying(), with `connect`: umcpfw.station's, which loads this module): after a
+    power cut the router may come back later than the board gave up on it; not when the
+    owner asked for the setup (to change the network, which may well be up)."""
     from umcpfw.mcphttp import hostname_for
 
     ssid, password = app.wifi_credentials()
@@ -301,10 +303,8 @@ async def serve(app, reason):
     app.services.append(app.wifi_setup)
     retry = None
     if retried:
-        from umcpfw.wifi import CHECK_S
-
-        retry = asyncio.create_task(keep_trying(app, ssid, password,
-                                                config.get("wifi_check_interval", CHECK_S)))
+        retry = asyncio.create_task(keep_trying(app, connect, ssid, password,
+                                                config.get("wifi_check_interval", WIFI_CHECK_S)))
     try:
         await app.wifi_setup.run()
     finally:
@@ -312,13 +312,11 @@ async def serve(app, reason):
             retry.cancel()
 
 
-async def keep_trying(app, ssid, password, pause):
-    """The configured network tried again while the page waits (the ESP32 runs its access
-    point and its station together; each try scans the channels, which can hold the page
-    up for a few seconds); once it is back the board restarts onto it, as after an answer
-    (config.json as it was)."""
-    from umcpfw.station import connect
-
+async def keep_trying(app, connect, ssid, password, pause):
+    """The configured network tried again with `connect` (umcpfw.station.connect) while
+    the page waits (the ESP32 runs its access point and its station together; each try
+    scans the channels, which can hold the page up for a few seconds); once it is back the
+    board restarts onto it, as after an answer (config.json as it was)."""
     await asyncio.sleep(pause)  # after the access point's start and its scan
     await connect(app.board.wlan, ssid, password, pause_s=pause)
     _log.warning("Wi-Fi %s is back before the setup was answered: restarting", ssid)

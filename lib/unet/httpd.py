@@ -251,7 +251,7 @@ class _Connection:
         """More bytes into the buffer; EOFError when the client closed."""
         if not self._room():
             raise _Refusal(0, MAX_LINE)  # 431: line too long
-        count = await read_into(self.reader, self.buf, self.end, self.view)
+        count = await read_some(self.reader, self.buf, self.end, self.view)
         if not count:
             raise EOFError
         self.end += count
@@ -289,7 +289,7 @@ class _Connection:
         body[:have] = self.view[self.start:self.start + have]
         self.start += have
         while have < length:
-            count = await read_into(self.reader, body, have)
+            count = await read_some(self.reader, body, have)
             if not count:
                 raise EOFError
             have += count
@@ -308,7 +308,7 @@ class _Connection:
                 self.response.keep_alive = False
                 self.start = self.end = 0
             try:
-                count = await read_into(self.reader, self.buf, self.end)
+                count = await read_some(self.reader, self.buf, self.end)
             except OSError:
                 count = 0
             if not count:
@@ -426,9 +426,9 @@ except TypeError:
     _STR_PREFIX = False
 
 
-async def read_into(reader, buf, at, view=None):
-    """Read into buf[at:] (`view`: a memoryview of buf, if there is one); the count (0 at
-    the end of the stream)."""
+async def read_some(reader, buf, at, view=None):
+    """Read what has come into buf[at:] (`view`: a memoryview of buf, if there is one); the
+    count (0 at the end of the stream). (unet.read_into fills a view exactly.)"""
     if hasattr(reader, "readinto"):  # MicroPython: straight into the buffer
         while True:
             count = await reader.readinto((view or memoryview(buf))[at:])
@@ -626,4 +626,4 @@ class HttpServer:
         the first refusal)."""
         from .httpdrefusal import refuse
 
-        await refuse(self, connection, *refusal.args)
+        await refuse(self, connection, Response(connection, False), read_some, *refusal.args)

@@ -6,8 +6,6 @@ import asyncio
 
 from umcp.compat import get_logger
 
-from .httpd import Response, read_into
-
 # Each by the number unet.httpd raises it with: (status, reason; %d: the figure given).
 _REFUSALS = (
     (431, "line over %d bytes"),  # 0
@@ -29,9 +27,11 @@ _BUSY = (("Content-Type", "text/plain"), ("Retry-After", "1"))
 _log = get_logger("httpd")
 
 
-async def refuse(server, connection, number, figure=None):
-    """Answer refusal `number` on `connection` of HttpServer `server`, then read some of
-    what the client still sends (so that it gets to read the answer before the close)."""
+async def refuse(server, connection, response, read_some, number, figure=None):
+    """Answer refusal `number` on `connection` of HttpServer `server` with `response` (its
+    unet.httpd.Response), then read some of what the client still sends with `read_some`
+    (unet.httpd's), so that it gets to read the answer before the close. (unet.httpd loads
+    this module: it hands in what it needs of it.)"""
     server.refused += 1
     server.served += 1
     status, reason = _REFUSALS[number]
@@ -39,19 +39,19 @@ async def refuse(server, connection, number, figure=None):
         reason = reason % figure
     _log.info("refused a request: %d %s", status, reason)
     try:
-        await Response(connection, False).send(status, _BUSY if status == 503 else _TEXT, reason)
+        await response.send(status, _BUSY if status == 503 else _TEXT, reason)
     except Exception:
         return
-    await _discard(connection, max(4 * server.max_body, 65536))
+    await _discard(connection, read_some, max(4 * server.max_body, 65536))
 
 
-async def _discard(connection, limit, timeout_s=0.25):
+async def _discard(connection, read_some, limit, timeout_s=0.25):
     """Read and drop what the client still sends (a refused body), so that closing does
     not reset the connection before it read the answer."""
     try:
         while limit > 0:
             connection.start = connection.end = 0
-            count = await asyncio.wait_for(read_into(connection.reader, connection.buf, 0), timeout_s)
+            count = await asyncio.wait_for(read_some(connection.reader, connection.buf, 0), timeout_s)
             if not count:
                 return
             limit -= count

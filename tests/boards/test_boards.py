@@ -13,7 +13,7 @@ import machine
 import network
 import neopixel
 from boards import Board
-from boards.setup import load
+from umcpfw.boot import load_board as load
 from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight, PwmBacklight
 from drivers.camera import Camera

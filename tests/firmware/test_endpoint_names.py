@@ -17,12 +17,12 @@ import re
 
 import pytest
 
-import boards.setup
 import hwsim
 from devsvc.settings import Settings
 from mcplink.endpoint import offered_tools
 from umcp import McpServer
 from umcp.compat import join_pieces
+from umcpfw.boot import load_board
 from umcpfw.commontools import CommonTools
 
 BOARDS = ["host", "esp32_s3_box3", "m5stack_cores3", "esp32s3_cam"]
@@ -56,7 +56,7 @@ def endpoint_tools(board_name, tmp_path, choice=None):
     """The board's tools as its endpoint offers them (every tools/list page)."""
     hwsim.reset()
     settings = Settings(str(tmp_path / ("%s.json" % board_name)))
-    board = boards.setup.load(board_name).create({}, settings)
+    board = load_board(board_name).create({}, settings)
     server = McpServer(name=board_name, version="9")
     tools = CommonTools(server, board, settings, "9", lambda delay: None, "24:0a:c4:12:34:56", "c")
     tools.register()

@@ -10,7 +10,7 @@ import framebuf
 import hwsim
 import machine
 import simspi
-from boards.setup import load
+from umcpfw.boot import load_board as load
 from umcp import McpServer
 from umcp.compat import join_pieces
 from umcpfw.statusview import StatusView

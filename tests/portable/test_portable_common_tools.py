@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-import boards.setup
+from umcpfw.boot import load_board
 import esp32
 import hwsim
 import machine
@@ -42,7 +42,7 @@ class Rig:
         hwsim.reset()
         _remove(SETTINGS_FILE)
         self.settings = Settings(SETTINGS_FILE)
-        self.board = boards.setup.load("host").create({}, self.settings)
+        self.board = load_board("host").create({}, self.settings)
         for part in without:
             setattr(self.board, part, None)
         self.server = McpServer(name="host", version="9.9.9")

@@ -9,7 +9,8 @@ import machine
 import neopixel
 import onewire
 from boards import Board
-from boards.setup import add_parts, load
+from boards.setup import add_parts
+from umcpfw.boot import load_board as load
 from parts import PartError
 from parts.sensor import serve
 from parts.check import entries

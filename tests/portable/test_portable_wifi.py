@@ -175,7 +175,7 @@ async def test_the_setup_keeps_trying_the_network_and_restarts_once_it_is_back()
     wlan = _station()
     network.sim_unreachable([SSID])  # down since the start: the setup opened
     app = _SetupApp(wlan)
-    trying = asyncio.create_task(wifisetup.keep_trying(app, SSID, PASSWORD, 0.01))
+    trying = asyncio.create_task(wifisetup.keep_trying(app, station.connect, SSID, PASSWORD, 0.01))
     try:
         await asyncio.wait_for(_until(lambda: len(network.sim_connects()) >= 2), _GUARD_S)
         assert app.reboots == [] and not wlan.isconnected()  # still down: the page waits

@@ -95,7 +95,7 @@ def test_mip_installs_the_firmware_and_it_boots(served, tmp_path):
     assert (board / "main.py").exists() and (board / "lib" / "umcpfw" / "app.py").exists()
     assert not (board / "lib" / "boards" / "host.py").exists()
     hwsim = os.path.join(ROOT, "tools", "sim", "hwsim")  # the board's machine, network...
-    out = micropython("import umcpfw.app, boards.setup, parts\nfor name in %r:\n    boards.setup.load(name)\nprint('ok')"
+    out = micropython("import umcpfw.app, umcpfw.boot, parts\nfor name in %r:\n    umcpfw.boot.load_board(name)\nprint('ok')"
                       % (("generic", "esp32_s3_box3", "m5stack_cores3"),), [str(board / "lib"), hwsim],
                       cwd=str(board))
     assert out.strip() == "ok"

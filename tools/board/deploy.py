@@ -178,7 +178,7 @@ def build(args, config):
     return stage_dir
 
 
-APP_NAME = "app"  # the maker's module on the board (lib/umcpfw/app.py's MAKER_MODULE)
+APP_NAME = "app"  # the maker's module on the board (lib/umcpfw/boot.py's MAKER_MODULE)
 
 
 def stage_app(app, stage_dir, mpy_cross=None, log=print):

@@ -108,9 +108,7 @@ def solder():
     import siminputs
 
     if board in _REAL_BOARDS:
-        import boards.setup
-
-        hwsim.solder_board(boards.setup.load(board))
+        hwsim.solder_board(getattr(__import__("boards." + board), board))  # its PINS
     hwsim.solder(parts)
     siminputs.watch(INPUT_FILE)
     return hwsim
