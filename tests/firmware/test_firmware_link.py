@@ -198,8 +198,9 @@ def test_wss_is_verified_by_default_and_unverified_only_when_config_says_so(
             device = await backend.next_device()
             await assert_alive(device)
         finally:
+            status = sim.stop()  # before its backend (docs/testing.md)
             await backend.stop()
-            assert sim.stop() == 0
+        assert status == 0
         return sim
 
     async def refused(state, extra):
@@ -210,8 +211,9 @@ def test_wss_is_verified_by_default_and_unverified_only_when_config_says_so(
             await asyncio.sleep(2)  # several attempts, with the harness's short backoff
             assert backend.hellos == []
         finally:
+            status = sim.stop()  # before its backend (docs/testing.md)
             await backend.stop()
-            assert sim.stop() == 0
+        assert status == 0
         return sim
 
     def log(sim):

@@ -471,8 +471,9 @@ def test_bad_input_is_answered_and_the_board_and_its_link_carry_on(tmp_path, mic
             status = await system_info(url)
             assert status["mcp_url"] == "http://umcp-123456.local:%d/mcp" % port
         finally:
+            stopped = sim.stop()  # before its backend (docs/testing.md)
             await backend.stop()
-        assert sim.stop() == 0
+        assert stopped == 0
         record = sim.records()[-1]
         assert record["hostname"] == "umcp-123456"  # mDNS: http://umcp-123456.local/mcp
 
@@ -579,7 +580,8 @@ def test_an_idle_endpoint_leaves_the_heap_and_the_next_request_brings_it_back(tm
                 print("heap in use with the endpoint loaded:", loaded, "dropped:", heap)
             await assert_alive(device)
         finally:
+            status = sim.stop()  # before its backend (docs/testing.md)
             await backend.stop()
-        assert sim.stop() == 0
+        assert status == 0
 
     run(scenario(), timeout=120)
