@@ -58,6 +58,13 @@ SETTINGS_FILE = "settings.json"
 # each (umcpfw.app's _STOP_S): a grace of 3 s killed boards whose goodbye a busy machine
 # slowed, in the middle of their stop.
 STOP_GRACE_S = 10.0
+# A second Ctrl-C after this long (longer than the firmware's goodbyes), as a user presses it
+# again: the unix port without a GIL raises Ctrl-C from its signal handler wherever the C
+# code is (MICROPY_ASYNC_KBD_INTR), and one that lands inside a garbage collection leaves
+# the heap locked until the next one, so the firmware's next allocation raises MemoryError
+# in its place and the Ctrl-C is lost (seen: "out of memory between connections" at 2 MB).
+# A board raises it at a safe point.
+STOP_AGAIN_S = 5.0
 STOP_SETTLE_S = 0.1  # before the Ctrl-C (stop())
 READY_TIMEOUT = 60.0
 POLL_S = 0.05
@@ -311,7 +318,8 @@ class SimBoard:
     def stop(self, wait=True):
         """Ctrl-C, as a user stops a board (the firmware's KeyboardInterrupt: the simulated
         flash and the boot's record are saved); killed if it has not ended within
-        STOP_GRACE_S. Returns its exit status: 0 when it stopped on request, the kill's
+        STOP_GRACE_S after a second Ctrl-C, pressed if it is still running STOP_AGAIN_S
+        after the first. Returns its exit status: 0 when it stopped on request, the kill's
         status when it did not (-9 on POSIX: a caller asserting 0 learns that the firmware
         ignored its Ctrl-C), else what it ended with before. `wait=False` only asks (from a
         signal handler)."""
@@ -328,6 +336,12 @@ class SimBoard:
                     interrupt(self.process)
                 except OSError:
                     pass  # ended meanwhile: _watch says how
+        if wait and not self._ended.wait(STOP_AGAIN_S):
+            self.say("still running %s s after Ctrl-C: Ctrl-C again" % STOP_AGAIN_S)
+            try:
+                interrupt(self.process)
+            except OSError:
+                pass
         if wait and not self._ended.wait(STOP_GRACE_S):
             self.say("still running %s s after Ctrl-C: killed (this boot is not recorded)" % STOP_GRACE_S)
             with self._lock:
