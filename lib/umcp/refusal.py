@@ -2,8 +2,8 @@
 (JSON-RPC 2.0: an id that could not be detected is null) and with the request's id where
 well-formed text was refused for its depth or size, or memory cut it short, and the text
 shows a request's id and method; and the id of a request echoed as the client wrote it
-when its decoding replaced a lone surrogate. McpServer loads this module for such a message and drops it again: a
-well-behaved client never costs its heap."""
+when its decoding replaced a lone surrogate. McpServer loads this module for such a
+message and drops it again: a well-behaved client never costs its heap."""
 
 from .compat import dumps, get_logger
 from .jsonpeek import id_token, read_id

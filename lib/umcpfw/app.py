@@ -8,7 +8,7 @@ import time
 
 from umcp import __version__
 from umcp.compat import await_then_forget, call_then_forget, const, forget_modules, get_logger, remove_log_sink
-from umcpfw import ConfigError, log_exception  # noqa: F401 (umcpfw.app.ConfigError: the start's error)
+from umcpfw import ConfigError, log_exception
 
 VERSION = __version__  # the firmware is umcp's release
 _LINK_RESTART_S = const(2)
