@@ -110,55 +110,34 @@ def member(data, key, start=0, partial=False):
         i += 1
 
 
-def read_id(data, inside=None, request=False):
+def read_id(data, inside=None, method=False, decode=True):
     """(the id, its JSON text as the client wrote it) of the message in `data` (str or
     bytes-like, possibly truncated or invalid), or None when no top-level "id" with a
     complete value can be read there. `inside`: the key (bytes) of the member of an outer
-    object that holds the message, as an envelope's "payload". `request`: only if the
-    message is a request, a complete top-level "method" beside the id (a response, which
-    is never answered, has none)."""
+    object that holds the message, as an envelope's "payload". `method`: only beside a
+    complete top-level "method" (a request's; a response, which is never answered, has
+    none). `decode` False: (None, the text), one copy of it: decoding a long id again takes
+    four, often more than a fragmented heap has in one piece."""
     try:
-        found = _id_span(data, inside, request)
-        if found is None:
+        if isinstance(data, str):
+            data = _utf8(data)
+        start = 0
+        if inside is not None:
+            span = member(data, inside, 0, True)
+            if span is None:
+                return None
+            start = span[0]
+        if method and member(data, b"method", start) is None:
             return None
-        data, start, end = found
-        token = bytes(data[start:end])
+        span = member(data, b"id", start)
+        if span is None:
+            return None
+        if not decode:
+            return None, str(data[span[0]:span[1]], "utf-8")
+        token = bytes(data[span[0]:span[1]])
         return loads(token), str(token, "utf-8")
     except (ValueError, MemoryError):  # not JSON, or no heap even for this
         return None
-
-
-def id_token(data, inside=None):
-    """The top-level "id" member's value in `data` (as read_id reads it) as the text the
-    client wrote, a str, or None: not decoded, so a long id costs one copy of its text,
-    not the four that decoding it again takes (on a fragmented heap, often more than
-    there is in one piece)."""
-    try:
-        found = _id_span(data, inside, False)
-        if found is None:
-            return None
-        data, start, end = found
-        return str(data[start:end], "utf-8")
-    except (ValueError, MemoryError):
-        return None
-
-
-def _id_span(data, inside, request):
-    """(the text as bytes-like, start, end) of the top-level "id" value, or None."""
-    if isinstance(data, str):
-        data = _utf8(data)
-    start = 0
-    if inside is not None:
-        span = member(data, inside, 0, True)
-        if span is None:
-            return None
-        start = span[0]
-    if request and member(data, b"method", start) is None:
-        return None
-    span = member(data, b"id", start)
-    if span is None:
-        return None
-    return data, span[0], span[1]
 
 
 def _utf8(text):

@@ -6,11 +6,10 @@ when its decoding replaced a lone surrogate. McpServer loads this module for suc
 message and drops it again: a well-behaved client never costs its heap."""
 
 from .compat import dumps, get_logger
-from .jsonpeek import id_token, read_id
+from .jsonpeek import read_id
 from .rpc import PARSE_ERROR, error_frame, valid_id
 
 _REPLACED = "\ufffd"  # what umcp.jsonin puts in place of a lone surrogate
-_NOT_JSON = "invalid JSON"  # how umcp.jsonin's reason starts for text that is not JSON
 
 _log = get_logger("umcp")
 
@@ -34,9 +33,9 @@ def echo_id(request_id, id_json, raw, inside):
     `raw` (the text the request came in; `inside`: the envelope member holding it) where
     that text shows it as a string, else `id_json`. The request was parsed, so the text's
     top-level id is the one it carries (the last, if repeated, as json reads it)."""
-    token = id_token(raw, inside)
-    if token is not None and token[:1] == '"':
-        return id_text(request_id, token)
+    found = read_id(raw, inside, False, False)
+    if found is not None and found[1][:1] == '"':
+        return id_text(request_id, found[1])
     return id_json
 
 
@@ -46,7 +45,8 @@ async def refuse(server, session, data, reason, inside):
     response's, which must never be answered."""
     id_json = "null"
     try:
-        if data is not None and not reason.startswith(_NOT_JSON):
+        # umcp.jsonin's reason for text that is not JSON starts so.
+        if data is not None and not reason.startswith("invalid JSON"):
             found = read_id(data, inside, True)
             if found is not None and valid_id(found[0]):
                 id_json = id_text(found[0], found[1])
