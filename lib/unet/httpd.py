@@ -295,11 +295,6 @@ class _Connection:
             have += count
         return body
 
-    def hang_up(self):
-        """End the connection from another task (a stream whose session ended): its
-        handler is cancelled where it waits."""
-        self._conn.task.cancel()
-
     async def until_gone(self):
         """Read until the client closes; what it sends meanwhile stays for the next request
         (a full buffer of it: dropped, and the connection ends after this response)."""
