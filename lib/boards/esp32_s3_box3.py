@@ -1,5 +1,5 @@
 """Espressif ESP32-S3-BOX-3: ES8311 speaker codec, 320x240 ILI9341 LCD, PWM backlight; the
-LCD is the status screen (parts.setup.board_screen).
+LCD is the status screen (boards.setup.board_screen).
 
 Pins, addresses and the panel's settings from the reference firmware (xiaozhi-esp32
 main/boards/espressif/esp32-s3-box-3), not checked on the hardware here: SPI3_HOST (SPI(2))
@@ -18,7 +18,6 @@ from boards import Board
 from drivers.backlight import PwmBacklight
 from drivers.display import Display
 from drivers.es8311 import ES8311
-from umcp.compat import call_then_forget
 
 NAME = "esp32_s3_box3"
 PINS = {
@@ -52,7 +51,7 @@ def _reset_panel():
 
 
 def create(config, settings):
-    from boards.setup import add_parts, optional, restore  # the start's only: dropped after it
+    from boards.setup import add_parts, board_screen, optional, restore  # the start's only
 
     board = Board(NAME)
     i2c = I2C(1, sda=Pin(PINS["i2c_sda"]), scl=Pin(PINS["i2c_scl"]), freq=400000)
@@ -63,6 +62,6 @@ def create(config, settings):
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
-    call_then_forget("parts.setup", "board_screen", board, PANEL, PINS, settings, _reset_panel,
+    board_screen(board, PANEL, PINS, settings, _reset_panel,
                      _PANEL_SETTINGS)
     return board

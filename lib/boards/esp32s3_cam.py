@@ -6,7 +6,7 @@ Its speaker is a MAX98357A I2S amplifier, which has no volume control to drive: 
 here. The lamp on GPIO 14 is a relay part (lib/parts), declared as config.json's parts are:
 the reference's self.lamp.* tools.
 
-The LCD is the status screen (parts.setup.board_screen), with the reference's settings for its
+The LCD is the status screen (boards.setup.board_screen), with the reference's settings for its
 240x320 ST7789 (CONFIG_LCD_ST7789_240X320), not checked on the hardware here: SPI3_HOST
 (SPI(2)) at 40 MHz, mode 0, reset on GPIO 21 (active low), no mirror or swap, no offsets,
 RGB order, colours inverted (INVON, an IPS panel).
@@ -18,7 +18,6 @@ from boards import Board
 from drivers.backlight import PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
-from umcp.compat import call_then_forget
 
 NAME = "esp32s3_cam"
 # Modules the board's MicroPython build must have (make deploy checks them): the camera
@@ -42,7 +41,7 @@ PANEL = {"width": 240, "height": 320, "rotation": 0, "x_offset": 0, "y_offset": 
 
 
 def create(config, settings):
-    from boards.setup import add_parts, optional, restore  # the start's only: dropped after it
+    from boards.setup import add_parts, board_screen, optional, restore  # the start's only
 
     board = Board(NAME)
     board.backlight = PwmBacklight(PINS["backlight"])
@@ -51,5 +50,5 @@ def create(config, settings):
     board.wlan = network.WLAN(network.STA_IF)
     add_parts(board, config, PINS, (LAMP,), "esp32s3")
     restore(board, settings)
-    call_then_forget("parts.setup", "board_screen", board, PANEL, PINS, settings)
+    board_screen(board, PANEL, PINS, settings)
     return board

@@ -3,7 +3,7 @@
 Pins, addresses and the power-up sequence from the reference firmware (xiaozhi-esp32
 main/boards/m5stack/core-s3). The GC0308 camera is not wired up here.
 
-The LCD is the status screen (parts.setup.board_screen), with the reference's settings, not checked
+The LCD is the status screen (boards.setup.board_screen), with the reference's settings, not checked
 on the hardware here: an ILI9342C on SPI3_HOST (SPI(2)) at 40 MHz in SPI mode 2 (clock idle
 high), no chip reset line of its own: the AW9523 expander's P1.1 resets it (low 20 ms, then
 high); BGR order, colours inverted (INVON), no mirror or swap, no offsets. It needs the
@@ -19,7 +19,6 @@ from boards import Board
 from drivers.aw88298 import AW88298
 from drivers.backlight import Axp2101Backlight
 from drivers.display import Display
-from umcp.compat import call_then_forget
 
 NAME = "m5stack_cores3"
 PINS = {
@@ -97,7 +96,7 @@ def _speaker(i2c):
 
 
 def create(config, settings):
-    from boards.setup import add_parts, optional, restore  # the start's only: dropped after it
+    from boards.setup import add_parts, board_screen, optional, restore  # the start's only
 
     i2c = I2C(1, sda=Pin(PINS["i2c_sda"]), scl=Pin(PINS["i2c_scl"]), freq=400000)
     board = CoreS3(i2c)
@@ -109,6 +108,5 @@ def create(config, settings):
     add_parts(board, config, PINS, chip="esp32s3")
     restore(board, settings)
     if board.backlight is not None:  # the PMIC's rails are up: the LCD has power
-        call_then_forget("parts.setup", "board_screen", board, PANEL, PINS, settings,
-                         lambda: _reset_panel(i2c))
+        board_screen(board, PANEL, PINS, settings, lambda: _reset_panel(i2c))
     return board

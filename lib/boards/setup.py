@@ -1,7 +1,8 @@
 """The start's work for a board, loaded while umcpfw.boot makes it and dropped after
 (umcpfw.app): a board module's create() (which umcpfw.boot.load_board() finds) uses
-add_parts(), optional() and restore() (imported inside create(): a resident board module
-must not hold them). It loads no board module itself: a board module imports it.
+add_parts(), optional(), restore() and, for a board's own LCD, board_screen() (imported
+inside create(): a resident board module must not hold them). It loads no board module
+itself: a board module imports it.
 """
 
 from umcp.compat import call_then_forget, get_logger
@@ -69,3 +70,30 @@ def restore(board, settings):
             getattr(part, setter)(value)
         except (ValueError, OSError, RuntimeError) as e:  # RuntimeError: a silent screen part
             _log.warning("cannot restore %s=%r: %r", key, value, e)
+
+
+def board_screen(board, panel, pins, settings, reset=None, init=()):
+    """A board's own LCD (the BOX-3's, the CoreS3's, the camera board's) as its status screen:
+    an Lcd named "screen" among the board's parts (after config.json's: a screen part marked
+    "status" comes first), of a kind no tools are made for (self.screen.* stays the board's),
+    from the board module's `panel` (width, height, rotation, x_offset, y_offset, invert,
+    bgr, spi, freq, polarity, phase) and `pins` (lcd_sclk, lcd_mosi, lcd_dc; lcd_cs and
+    lcd_rst, active low, where the chip drives them). `reset`: a callable that resets the
+    panel instead of lcd_rst (an active-high line, an I/O expander's); `init`: (command,
+    bytes) pairs sent after the driver's start-up (power, gamma). A panel that does not come
+    up is logged: the board runs without a screen. Where no brightness was saved, the
+    backlight goes to the reference firmware's 75 %. Call it after restore()."""
+    entry = dict(panel)
+    entry.update(name="screen", type="display", index=-1, where="the board's LCD", status=True,
+                 sck=pins["lcd_sclk"], mosi=pins["lcd_mosi"], dc=pins["lcd_dc"], cs=pins.get("lcd_cs"),
+                 rst=None if reset is not None else pins.get("lcd_rst"), bl=None, reset=reset, init=init)
+    try:
+        # Made and set up as config.json's parts are (parts.setup, dropped after).
+        board.parts.append(call_then_forget("parts.setup", "make", [entry])[0])
+    except (OSError, ValueError) as e:
+        from parts import log  # (loaded with the part)
+
+        log.warning("the board's LCD did not start, running without a screen: %r", e)
+        return
+    if board.backlight is not None and (settings is None or settings.get("brightness") is None):
+        board.backlight.set_brightness(75)

@@ -1,7 +1,6 @@
 """The boot's work for config.json's parts, loaded for it and dropped again (boards.add_parts):
 once parts.check has checked the entries, each part made, its attributes set and its pins
-and drivers wired (a board's own LCD too: board_screen(), a board module's boot work).
-Nothing here runs once
+and drivers wired (a board's own LCD too: boards.setup.board_screen). Nothing here runs once
 the parts are made, so none of its code stays on the heap: the runtime classes have no
 constructors, their modules hold what the tools call, and parts.toolset registers the
 tools (which type offers which, and what each calls).
@@ -176,27 +175,3 @@ def _wire_sensor(part, entry, kind):
         part.sensors = ds18x20.DS18X20(onewire.OneWire(Pin(entry["pin"])))
         part.rom = None  # found at the first reading
         part.lock = asyncio.Lock()  # one conversion at a time on the bus
-
-
-def board_screen(board, panel, pins, settings, reset=None, init=()):
-    """A board's own LCD (the BOX-3's, the CoreS3's, the camera board's) as its status screen:
-    an Lcd named "screen" among the board's parts (after config.json's: a screen part marked
-    "status" comes first), of a kind no tools are made for (self.screen.* stays the board's),
-    from the board module's `panel` (width, height, rotation, x_offset, y_offset, invert,
-    bgr, spi, freq, polarity, phase) and `pins` (lcd_sclk, lcd_mosi, lcd_dc; lcd_cs and
-    lcd_rst, active low, where the chip drives them). `reset`: a callable that resets the
-    panel instead of lcd_rst (an active-high line, an I/O expander's); `init`: (command,
-    bytes) pairs sent after the driver's start-up (power, gamma). A panel that does not come
-    up is logged: the board runs without a screen. Where no brightness was saved, the
-    backlight goes to the reference firmware's 75 %. Call it after boards.restore()."""
-    entry = dict(panel)
-    entry.update(name="screen", type="display", index=-1, where="the board's LCD", status=True,
-                 sck=pins["lcd_sclk"], mosi=pins["lcd_mosi"], dc=pins["lcd_dc"], cs=pins.get("lcd_cs"),
-                 rst=None if reset is not None else pins.get("lcd_rst"), bl=None, reset=reset, init=init)
-    try:
-        board.parts.append(make([entry])[0])  # made and set up as config.json's parts are
-    except (OSError, ValueError) as e:
-        parts.log.warning("the board's LCD did not start, running without a screen: %r", e)
-        return
-    if board.backlight is not None and (settings is None or settings.get("brightness") is None):
-        board.backlight.set_brightness(75)

@@ -1,4 +1,4 @@
-"""The status screen on the real boards' own LCDs (parts.lcd.board_screen): the firmware runs the
+"""The status screen on the real boards' own LCDs (boards.setup.board_screen): the firmware runs the
 ESP32-S3-BOX-3's and the M5Stack CoreS3's board modules on simulated chips (hwsim's
 solder_board: their codec, PMIC and expander, and the panel on their LCD pins), on CPython
 and MicroPython, with real MCP calls over the real link; the panel's pixels (hwsim's simlcd,

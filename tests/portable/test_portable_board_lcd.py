@@ -1,4 +1,4 @@
-# The real boards' own LCDs (parts.lcd.board_screen on drivers.st7789): each board module drives its
+# The real boards' own LCDs (boards.setup.board_screen on drivers.st7789): each board module drives its
 # panel, on hwsim's simulated chips at the board's pins (hwsim.solder_board), with the
 # reference firmware's controller settings; the status view draws on it (the link, the last
 # tool, volume, brightness, the activation code; the theme as the pixels' colours); a panel
