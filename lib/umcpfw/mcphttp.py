@@ -74,16 +74,19 @@ class McpHttpService:
         self.idle_s = idle_s
         self.endpoint = None
         self.made = 0  # endpoints made so far (the code loaded as often)
-        self.listening = False
         self._server = None
         self._stopped = None
         self._dropping = None  # the task that drops an idle endpoint
+
+    @property
+    def listening(self):
+        """Whether it listens: run() opened its socket and stop() has not closed it."""
+        return self._server is not None
 
     async def run(self):
         self._server = await asyncio.start_server(self.accept, self.bind, self.port, backlog=4)
         _log.info("MCP endpoint listening on port %d", self.port)
         self._stopped = asyncio.Event()
-        self.listening = True
         try:
             await self._stopped.wait()
         finally:
@@ -126,7 +129,6 @@ class McpHttpService:
             endpoint = None
 
     async def stop(self):
-        self.listening = False
         server, self._server = self._server, None
         if server is not None:
             await close_quietly(server)
