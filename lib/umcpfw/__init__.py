@@ -19,8 +19,9 @@ REPL; main.py never loads it), `wifisetup` (the access point and
 setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a
 board with one). /main.py starts it.
 
-Here: what the application and the modules it loads share (ConfigError, log_exception(),
-WIFI_CHECK_S), so that a loaded module never imports the module that loads it."""
+Here: what the application and the modules it loads share (ConfigError, log and
+log_exception(), WIFI_CHECK_S), so that a loaded module never imports the module that
+loads it."""
 
 import sys
 
@@ -28,7 +29,7 @@ from umcp.compat import const, get_logger
 
 WIFI_CHECK_S = const(10)  # config.json's wifi_check_interval when it has none (seconds)
 
-_log = get_logger("app")
+log = get_logger("app")  # the application's log (its start's too)
 
 
 class ConfigError(ValueError):
@@ -38,7 +39,7 @@ class ConfigError(ValueError):
 def log_exception(what, e):
     """An error line for the log (and device://log), and the traceback on the console (not
     for a MemoryError: a traceback needs heap; the heap is collected instead)."""
-    _log.error("%s: %r", what, e)
+    log.error("%s: %r", what, e)
     if isinstance(e, MemoryError):
         import gc
 

@@ -9,8 +9,8 @@ import json
 from boards import setup as board_setup
 from devsvc.settings import Settings
 from umcp import McpServer
-from umcp.compat import OnDemand, add_log_sink, const, get_logger
-from umcpfw import ConfigError, log_exception
+from umcp.compat import OnDemand, add_log_sink, const
+from umcpfw import ConfigError, log, log_exception
 from umcpfw.commontools import CommonTools
 from umcpfw.logring import LogRing
 from unet import Trust
@@ -19,7 +19,6 @@ SETTINGS_FILE = "settings.json"
 # The maker's own module on the board (/app.py, or a package /app/): its register(server,
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
 MAKER_MODULE = "app"
-log = get_logger("app")  # the application's log: the start is its first part
 _BOARD_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 # config.json's Wi-Fi timings (umcpfw.wifi), in seconds: (key, whether null and 0 are allowed).
 _WIFI_TIMINGS = const((("wifi_setup_after", True), ("wifi_lost_setup_after", True),
