@@ -103,7 +103,7 @@ async def handle(endpoint, request, response, message, streams):
             for exchange in session.exchanges:
                 if exchange.request_id == wanted and type(exchange.request_id) is type(wanted):
                     await exchange.session.handle(message)
-                    exchange.finish()  # no answer will come: its POST ends (McpHttp._answer)
+                    exchange.finish()  # no answer will come: its POST ends (McpHttp.answer)
         await response.send(202)
         return
     await endpoint.answer(Exchange(endpoint, response, streams, None), message, session)
