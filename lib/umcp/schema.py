@@ -100,37 +100,76 @@ class Property:
 
     def check(self, value):
         """Return `value` as the callback gets it, or raise InvalidParams naming the bound."""
-        if self.type == BOOLEAN:
-            if isinstance(value, bool):
-                return value
-        elif self.type == STRING:
-            if isinstance(value, str):
-                if self.enum is not None and value not in self.enum:
-                    raise InvalidParams("%s: %s is not one of %s"
-                                        % (self.name, _quoted(value), ", ".join(self.enum)))
-                return value
-        elif self.type == NUMBER:
-            # A JSON true is no number; NaN and the infinities (Python's json reads them) are refused.
-            if is_number(value):
-                value = float(value)
-                if self.minimum is not None and value < self.minimum:
-                    raise InvalidParams("%s: %s is below the minimum %s" % (self.name, value, self.minimum))
-                if self.maximum is not None and value > self.maximum:
-                    raise InvalidParams("%s: %s is above the maximum %s" % (self.name, value, self.maximum))
-                return value
-            if isinstance(value, float):
-                raise InvalidParams("%s: expected a finite number, got %s" % (self.name, value))
+        return check_value(value, self.name, self.type, self.minimum, self.maximum, self.enum)
+
+    def row(self):
+        """The property as a parameter table's row (umcp.catalogue): (name, type, required,
+        default, minimum, maximum, enum)."""
+        return (self.name, self.type, self.required, self.default, self.minimum, self.maximum,
+                self.enum)
+
+
+def check_value(value, name, type, minimum=None, maximum=None, enum=None):
+    """`value` as a callback gets it for a parameter of this name, type, range and enum, or
+    InvalidParams naming the bound (Property.check; umcp.catalogue's rows)."""
+    if type == BOOLEAN:
+        if isinstance(value, bool):
+            return value
+    elif type == STRING:
+        if isinstance(value, str):
+            if enum is not None and value not in enum:
+                raise InvalidParams("%s: %s is not one of %s" % (name, _quoted(value), ", ".join(enum)))
+            return value
+    elif type == NUMBER:
+        # A JSON true is no number; NaN and the infinities (Python's json reads them) are refused.
+        if is_number(value):
+            value = float(value)
+            if minimum is not None and value < minimum:
+                raise InvalidParams("%s: %s is below the minimum %s" % (name, value, minimum))
+            if maximum is not None and value > maximum:
+                raise InvalidParams("%s: %s is above the maximum %s" % (name, value, maximum))
+            return value
+        if isinstance(value, float):
+            raise InvalidParams("%s: expected a finite number, got %s" % (name, value))
+    else:
+        # JSON Schema counts 5.0 as an integer; 5.5, inf and nan are not.
+        if isinstance(value, float) and value % 1 == 0:
+            value = int(value)
+        if is_int(value):
+            if minimum is not None and value < minimum:
+                raise InvalidParams("%s: %d is below the minimum %d" % (name, value, minimum))
+            if maximum is not None and value > maximum:
+                raise InvalidParams("%s: %d is above the maximum %d" % (name, value, maximum))
+            return value
+    raise InvalidParams("%s: expected %s, got %s" % (name, type, _kind(value)))
+
+
+def check_arguments(rows, arguments):
+    """Call arguments checked against a parameter table (rows as Property.row() gives
+    them); returned with every default filled in.
+
+    Unknown argument names are refused rather than ignored: a misspelt optional argument
+    would otherwise silently fall back to its default.
+    """
+    if arguments is None:
+        arguments = {}
+    elif not isinstance(arguments, dict):
+        raise InvalidParams("arguments must be an object")
+    for given in arguments:
+        for row in rows:
+            if row[0] == given:
+                break
         else:
-            # JSON Schema counts 5.0 as an integer; 5.5, inf and nan are not.
-            if isinstance(value, float) and value % 1 == 0:
-                value = int(value)
-            if is_int(value):
-                if self.minimum is not None and value < self.minimum:
-                    raise InvalidParams("%s: %d is below the minimum %d" % (self.name, value, self.minimum))
-                if self.maximum is not None and value > self.maximum:
-                    raise InvalidParams("%s: %d is above the maximum %d" % (self.name, value, self.maximum))
-                return value
-        raise InvalidParams("%s: expected %s, got %s" % (self.name, self.type, _kind(value)))
+            raise InvalidParams("unknown argument " + given)
+    values = {}
+    for name, type, required, default, minimum, maximum, enum in rows:
+        if name in arguments:
+            values[name] = check_value(arguments[name], name, type, minimum, maximum, enum)
+        elif required:
+            raise InvalidParams("missing required argument " + name)
+        else:
+            values[name] = default
+    return values
 
 
 class PropertyList:
@@ -160,33 +199,8 @@ class PropertyList:
         raise KeyError(name)
 
     def validate(self, arguments):
-        """Check call arguments; return them with every default filled in.
-
-        Unknown argument names are refused rather than ignored: a misspelt
-        optional argument would otherwise silently fall back to its default.
-        """
-        if arguments is None:
-            arguments = {}
-        elif not isinstance(arguments, dict):
-            raise InvalidParams("arguments must be an object")
-        for name in arguments:
-            if not self._has(name):
-                raise InvalidParams("unknown argument " + name)
-        values = {}
-        for prop in self._properties:
-            if prop.name in arguments:
-                values[prop.name] = prop.check(arguments[prop.name])
-            elif prop.required:
-                raise InvalidParams("missing required argument " + prop.name)
-            else:
-                values[prop.name] = prop.default
-        return values
-
-    def _has(self, name):
-        for prop in self._properties:
-            if prop.name == name:
-                return True
-        return False
+        """Check call arguments; return them with every default filled in (check_arguments)."""
+        return check_arguments([prop.row() for prop in self._properties], arguments)
 
 
 # The parameters of every tool that takes none (McpTool uses it for them all): one list
