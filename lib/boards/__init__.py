@@ -14,6 +14,9 @@ optional(), restore()) is `setup`'s, loaded for the start and dropped after it.
 
 from umcp.compat import call_then_forget
 
+# What the common tools need of a board (umcpfw.commonsetup): Board.features().
+FEATURES = ("speaker", "backlight", "display", "camera", "wlan")
+
 
 class Board:
     """What the firmware sees of a board; board modules fill in what they have."""
@@ -50,13 +53,26 @@ class Board:
                     break
         return status
 
+    def features(self):
+        """The common tools' hardware this board has (their names): what a tool catalogue
+        was written for (umcp.catalogue) besides the board's name and parts."""
+        return [name for name in FEATURES if getattr(self, name) is not None]
+
     def register_tools(self, server):
         """Board-only tools, registered after the common ones: the parts' (a board with
-        tools of its own calls this first); the sensors' resources come at a client's first
-        resources/* request."""
+        tools of its own calls this first). Not called where a tool catalogue holds them."""
         if self.parts:
             call_then_forget("parts.toolset", "register", self.parts, server)
-        if [part for part in self.parts if part.poll_ms]:
+
+    def serve_parts(self, server):
+        """The sensors tell `server`'s subscribers of a fresh reading, and their resources
+        come at a client's first resources/* request."""
+        sensors = False
+        for part in self.parts:
+            if part.poll_ms:
+                part.server = server
+                sensors = True
+        if sensors:
             server.add_resources_later(self._part_resources)
 
     def _part_resources(self, server):

@@ -63,28 +63,28 @@ class HostBoard(Board):
             PropertyList([Property(name, INTEGER, minimum=0, maximum=255,
                                    description=name + " level, 0-255")
                           for name in ("red", "green", "blue")]),
-            self._set_color, idempotent=True, destructive=False)
+            self.set_led_color, idempotent=True, destructive=False)
         server.add_tool(
             "self.led_strip.get_state", "The LED strip's colour and number of LEDs.",
-            PropertyList([]), self._led_state, read_only=True,
+            PropertyList([]), self.led_state, read_only=True,
             output_schema='{"type":"object","properties":{"color":{"type":"array","items":'
                           '{"type":"integer"}},"leds":{"type":"integer"}},"required":["color","leds"]}')
         server.add_tool(
             "self.host.get_temperature", "The chip's temperature in degrees Celsius.",
-            PropertyList([]), self._temperature, read_only=True,
+            PropertyList([]), self.temperature, read_only=True,
             output_schema='{"type":"object","properties":{"celsius":{"type":"number"}},'
                           '"required":["celsius"]}')
 
-    def _set_color(self, args):
+    def set_led_color(self, args):
         self.led_color = (args["red"], args["green"], args["blue"])
         self.led_strip.fill(self.led_color)
         self.led_strip.write()
         return True
 
-    def _led_state(self, args):
+    def led_state(self, args):
         return {"color": list(self.led_color), "leds": len(self.led_strip)}
 
-    def _temperature(self, args):
+    def temperature(self, args):
         return {"celsius": esp32.mcu_temperature()}
 
 

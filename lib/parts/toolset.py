@@ -67,8 +67,6 @@ def register(made, server):
                             _parameters(part, verb, shared), getattr(part, method),
                             read_only=hints[0], destructive=hints[1], idempotent=hints[2],
                             output_schema=SCHEMAS.get("%s.%s" % (kind, verb)))
-        if part.poll_ms:
-            part.server = server  # a tool's fresh reading tells the resource's subscribers
 
 
 def resources(made, server):

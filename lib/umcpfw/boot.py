@@ -195,6 +195,7 @@ def _build_server(app):
         server.on_vision(OnDemand("umcpfw.vision", "configure", tools))
     tools.register()
     app.board.register_tools(server)
+    app.board.serve_parts(server)
     # device://status, system, log, photo: at a client's first resources/* request.
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)

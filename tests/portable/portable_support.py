@@ -279,6 +279,7 @@ class ToolClient:
         self.sent = []
         self.server.set_sender(lambda pieces: self.sent.append(json.loads(join_pieces(pieces))))
         board.register_tools(self.server)
+        board.serve_parts(self.server)
         self.ids = 0
 
     async def request(self, method, params=None):

@@ -56,6 +56,7 @@ class Rig:
         self.tools = tools
         tools.register()
         self.board.register_tools(self.server)
+        self.board.serve_parts(self.server)
 
     async def _send(self, pieces):
         self.sent.append(json.loads(join_pieces(pieces)))
