@@ -3,12 +3,13 @@
 that module's options; in a clone, `python -m tools.<module>` and the make targets run
 the same code.
 
-    sim      the local backend and a simulated board: one whole session (make sim)
-    backend  the local backend for real boards, with its console and web console
-    bridge   every board that connects as one MCP server, over stdio or HTTP
-    deploy   compile the firmware and copy it with config.json onto a board
-    flash    erase a board and write a MicroPython image with esptool
-    repl     the board's REPL through mpremote
+    sim        the local backend and a simulated board: one whole session (make sim)
+    backend    the local backend for real boards, with its console and web console
+    bridge     every board that connects as one MCP server, over stdio or HTTP
+    deploy     compile the firmware and copy it with config.json onto a board
+    catalogue  write the tool catalogue for a config.json (beside it on the board)
+    flash      erase a board and write a MicroPython image with esptool
+    repl       the board's REPL through mpremote
 """
 
 import importlib
@@ -24,6 +25,7 @@ COMMANDS = {
     "backend": ("backend.__main__", "run", "the local backend for real boards, with its console and web console"),
     "bridge": ("bridge.__main__", "run", "every board that connects as one MCP server, over stdio or HTTP"),
     "deploy": ("board.deploy", "main", "compile the firmware and copy it with config.json onto a board"),
+    "catalogue": ("board.catalogue", "main", "write the tool catalogue for a config.json (beside it on the board)"),
     "flash": ("board.flash", "main", "erase a board and write a MicroPython image with esptool"),
     "repl": ("board.repl", "main", "the board's REPL through mpremote"),
 }
@@ -31,7 +33,7 @@ COMMANDS = {
 
 def usage():
     lines = ["usage: umcp COMMAND [OPTIONS]   (umcp COMMAND --help: its options)", "", "commands:"]
-    lines += ["  %-8s %s" % (name, what) for name, (_, _, what) in COMMANDS.items()]
+    lines += ["  %-9s %s" % (name, what) for name, (_, _, what) in COMMANDS.items()]
     lines += ["", "umcp --version: the release. The guides: README.md and docs/ in umcp's repository."]
     return "\n".join(lines)
 

@@ -3,8 +3,9 @@
 What a connected device runs all the time: `server` (the server: a message in, tools/call,
 ping, cancellation, the answer out), `tool` (tools and the shaping of their results),
 `schema` (properties and argument checks), `rpc` (JSON-RPC frames, codes, lookups),
-`jsonin` (bounded JSON input) and `compat` (the CPython/MicroPython shims, logging, and
-loading code for a call: call_then_forget, OnDemand). Everything else is loaded when a
+`jsonin` (bounded JSON input), `compat` (the CPython/MicroPython shims, logging, and
+loading code for a call: call_then_forget, OnDemand) and, where the board has a tool
+catalogue written on the host, `catalogue` (its records and parameter tables). Everything else is loaded when a
 request needs it and dropped after: `handshake` (the initialize answer), `paging` (one
 page of a list) with `listing` (a tool's entry: its JSON Schema, annotations and size) and
 `names` (tool names every client accepts), `resource` (resources and templates, their

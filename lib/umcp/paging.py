@@ -6,7 +6,6 @@ meanwhile."""
 
 from .compat import const, dumps
 from .rpc import CACHE_HINTS, FRAME_OPEN, INTERNAL_ERROR, error_frame, find
-from .listing import Entry, entry_bytes
 from .schema import InvalidParams
 from .tool import structured
 
@@ -20,7 +19,8 @@ _MORE_END = const('"}}')
 _MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
 
 
-def page(session, id_json, params, items, key, opening, modern, offered, tools, page_limit):
+def page(session, id_json, params, items, key, opening, modern, offered, tools, page_limit,
+         catalogue=None):
     """The pieces of one page: as many entries as fit in `page_limit` (the server's; the
     session's own first), envelope included. The entries go into the pieces as they are
     (umcp.compat.piece_utf8): each is serialized only when the transport writes it, so a
@@ -28,7 +28,11 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
     which keeps the listing's code until it is written). `key` names the attribute that
     identifies an entry: a page that has more after it gives the next entry's key as its
     nextCursor. `offered`: the session's choice of tools (see Session), or None; `tools`:
-    whether `items` are the server's tools."""
+    whether `items` are the server's tools, and `catalogue` the server's umcp.catalogue,
+    whose tools come first (read from its file one record at a time, their entries as they
+    are written; umcp.listing is loaded only for tools made at run time)."""
+    if catalogue is not None:
+        items = _Listing(catalogue, items)
     cursor = params.get("cursor")
     with_user_tools = params.get("withUserTools") is True
     start = 0
@@ -46,33 +50,33 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
     used = 0  # bytes of the entries and their commas
     with_schemas = tools and structured(session, modern)
     index = _next_listed(items, start, with_user_tools, offered)
-    while index >= 0:
+    item = items[index] if index >= 0 else None
+    while item is not None:
         after = _next_listed(items, index + 1, with_user_tools, offered)
-        entry_size = entry_bytes(items[index], with_schemas) if tools else items[index].json_bytes
+        following = items[after] if after >= 0 else None
+        entry_size = _entry_bytes(item, with_schemas) if tools else item.json_bytes
         size = used + (1 if used else 0) + entry_size
-        if after < 0:
+        if following is None:
             tail = len(page_end)
         else:
-            tail = len(_MORE_HEAD) + len(getattr(items[after], key)) + len(more_end)
+            tail = len(_MORE_HEAD) + len(getattr(following, key)) + len(more_end)
         if size + tail > budget:
             break
         if used:
             pieces.append(",")
-        entry = items[index]
         if tools:
-            entry = Entry(entry, session.portable, with_schemas)  # this client's form of it
-        pieces.append(entry)  # serialized as the transport writes it
+            item = _entry(item, session.portable, with_schemas)  # this client's form of it
+        pieces.append(item)  # serialized as the transport writes it
         used = size
-        index = after
-    if index < 0:
+        index, item = after, following
+    if item is None:
         pieces.append(page_end)
     elif used == 0:
-        item = items[index]
         return error_frame(id_json, INTERNAL_ERROR, "%s (%d bytes) does not fit in a page of %d bytes"
                            % (getattr(item, key), item.json_bytes, page_limit))
     else:
         pieces.append(_MORE_HEAD)
-        pieces.append(getattr(items[index], key))
+        pieces.append(getattr(item, key))
         pieces.append(more_end)
     return pieces
 
@@ -80,9 +84,99 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
 def _next_listed(items, start, with_user_tools, offered=None):
     for index in range(start, len(items)):
         item = items[index]
+        if item is None:
+            continue  # a catalogue's tool removed at run time
         if offered is not None:
             if offered(item):
                 return index
         elif with_user_tools or not item.user_only:
             return index
     return -1
+
+
+def _entry_bytes(tool, structured):
+    if isinstance(tool, Listed):
+        return tool.size(structured)
+    from .listing import entry_bytes
+
+    return entry_bytes(tool, structured)
+
+
+def _entry(tool, portable_name, structured):
+    """A tool's entry as a page's piece, in one client's form."""
+    if isinstance(tool, Listed):
+        return _Piece(tool.catalogue, tool.index, portable_name, tool.size(structured))
+    from .listing import Entry
+
+    return Entry(tool, portable_name, structured)
+
+
+class _Listing:
+    """The server's tools as one sequence: the catalogue's (Listed, a record read as it is
+    asked for; None for one removed), then those made at run time."""
+
+    def __init__(self, catalogue, tools):
+        self.catalogue = catalogue
+        self.tools = tools
+        self.last = None  # the page asks for an entry twice in a row: read once
+
+    def __len__(self):
+        return self.catalogue.count + len(self.tools)
+
+    def __getitem__(self, index):
+        count = self.catalogue.count
+        if index >= count:
+            return self.tools[index - count]
+        last = self.last
+        if last is None or last.index != index:
+            last = self.last = Listed(self.catalogue, index)
+        return None if last.name in self.catalogue.removed else last
+
+
+class Listed:
+    """A catalogue's tool as a page sees it (umcp.catalogue: its record `index`): its name,
+    whether it is user-only, the size of its entry."""
+
+    def __init__(self, catalogue, index):
+        from .catalogue import USER_ONLY
+
+        record = catalogue.record(index)
+        self.catalogue = catalogue
+        self.index = index
+        self.name = record[0]
+        self.user_only = bool(record[1] & USER_ONLY)
+        self.rest = record[3]
+        self.extra = record[4]
+        self.json_bytes = self.size(True)
+
+    def size(self, structured):
+        # '{"name":"' name '"' rest [extra] '}': a portable name is as long
+        return 11 + len(self.name) + self.rest + (self.extra if structured else 0)
+
+
+class _Piece:
+    """A catalogue tool's entry on a page, in one client's form (json(), json_bytes:
+    umcp.compat.piece_utf8): read from the file only as it is written."""
+
+    def __init__(self, catalogue, index, portable_name, size):
+        self.catalogue = catalogue
+        self.index = index
+        self.portable_name = portable_name
+        self.json_bytes = size  # with the output schema or without: as much is read
+
+    def json(self):
+        record = self.catalogue.record(self.index)
+        name = record[0]
+        if self.portable_name:
+            from .names import portable
+
+            name = portable(name)
+        data = bytearray(self.json_bytes)
+        head = '{"name":"%s"' % name
+        start = len(head)
+        data[:start] = head.encode()
+        with open(self.catalogue.path, "rb") as f:
+            f.seek(record[2])
+            f.readinto(memoryview(data)[start:-1])
+        data[-1] = 125  # "}"
+        return data

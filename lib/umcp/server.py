@@ -181,6 +181,8 @@ class McpServer:
         self.version = version
         self.page_limit = page_limit  # bytes of a whole tools/list frame, envelope included
         self.tools = []  # listing order: common tools first keeps the LLM's prompt cache warm
+        # The tools written on the host (umcp.catalogue), listed before `tools`, or None.
+        self.catalogue = None
         self.resources = []
         self.templates = []
         self.later = []  # add_resources_later's registrations, run at the first resources/*
@@ -216,7 +218,10 @@ class McpServer:
             tool = McpTool(tool, description, properties, callback, **hints)
         from .toolcheck import check_unique  # while tools are made only (umcp.toolcheck)
 
-        check_unique(self.tools, tool.name)
+        names = [known.name for known in self.tools]
+        if self.catalogue is not None:
+            names.extend(self.catalogue.names())
+        check_unique(names, tool.name)
         self.tools.append(tool)
         self._tools_changed()
         return tool
@@ -227,9 +232,14 @@ class McpServer:
 
     def remove_tool(self, name):
         index = self._index(name)
-        if index < 0:
-            raise KeyError(name)
-        del self.tools[index]
+        if index >= 0:
+            del self.tools[index]
+        else:
+            catalogue = self.catalogue  # its file stays as written: the tool is skipped
+            record = None if catalogue is None else catalogue.find(name)
+            if record is None:
+                raise KeyError(name)
+            catalogue.removed = tuple(catalogue.removed) + (record[0],)
         self._tools_changed()
 
     def _tools_changed(self):
@@ -568,8 +578,10 @@ class McpServer:
         choice of tools or None). Its code, and the listing's (umcp.listing), leave the
         heap once the page is sent: a client lists a few pages a session."""
         try:
+            tools = items is self.tools
             return call_then_forget("umcp.paging", "page", session, id_json, params, items, key,
-                                    opening, modern, offered, items is self.tools, self.page_limit)
+                                    opening, modern, offered, tools, self.page_limit,
+                                    self.catalogue if tools else None)
         finally:
             forget_modules("umcp.listing", "umcp.names")
 
@@ -592,10 +604,16 @@ class McpServer:
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("tools/call needs the tool name")
-        index = self._index(name)
-        if index < 0 or session.offered is not None and not session.offered(self.tools[index]):
+        # The exact name first, then its portable form (umcp.names, loaded only then).
+        index = find(self.tools, "name", name)
+        tool = self.tools[index] if index >= 0 else None
+        if tool is None and self.catalogue is not None:
+            tool = self.catalogue.tool(name)
+        if tool is None:
+            index = self._index(name)
+            tool = self.tools[index] if index >= 0 else None
+        if tool is None or session.offered is not None and not session.offered(tool):
             raise InvalidParams("unknown tool " + name)  # one this client is not offered, too
-        tool = self.tools[index]
         try:
             args = tool.properties.validate(params.get("arguments"))
         except InvalidParams as e:

@@ -33,12 +33,13 @@ def output_schema_text(name, schema):
     return text
 
 
-def check_unique(tools, name):
-    """ValueError when one of `tools` has the name `name`, or one with its portable form."""
-    for known in tools:
+def check_unique(names, name):
+    """ValueError when one of `names` (the tools' registered) is `name`, or has its portable
+    form."""
+    for known in names:
         # Two names with one portable form (self.a_b, self_a.b) could not be told
         # apart by a client that needs it: refused like a duplicate.
-        if same(known.name, name):
+        if same(known, name):
             raise ValueError("a tool named %s is already registered%s" % (
-                known.name, "" if known.name == name else " (the same as %s for clients "
+                known, "" if known == name else " (the same as %s for clients "
                 "that need names without dots)" % name))

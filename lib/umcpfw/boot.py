@@ -9,13 +9,14 @@ import json
 from boards import setup as board_setup
 from devsvc.settings import Settings
 from umcp import McpServer
-from umcp.compat import OnDemand, add_log_sink, const
+from umcp.compat import OnDemand, add_log_sink, const, forget_modules
 from umcpfw import ConfigError, log, log_exception
 from umcpfw.commontools import CommonTools
 from umcpfw.logring import LogRing
 from unet import Trust
 
 SETTINGS_FILE = "settings.json"
+CATALOGUE_FILE = "tools.cat"  # the tools written on the host (umcp.catalogue)
 # The maker's own module on the board (/app.py, or a package /app/): its register(server,
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
 MAKER_MODULE = "app"
@@ -55,6 +56,7 @@ def build(app):
     config cannot work."""
     config = app.config
     check_wifi_timings(config)
+    catalogue = read_catalogue(app)  # before the board: its parts' entries leave the config
     # The recent log lines, for device://log: from here on (a fixed-size ring).
     app.log_ring = LogRing()
     add_log_sink(app.log_ring.add)
@@ -74,7 +76,7 @@ def build(app):
         app.trust = Trust(config.get("ca"), config.get("tls_verify", True))
     except ValueError as e:
         raise ConfigError("config.json: %s" % e)
-    app.server = _build_server(app)
+    app.server = _build_server(app, catalogue)
     if app.status_view is not None:
         app.server.on_call = app.status_view.on_call
     if config.get("ota_url"):
@@ -182,7 +184,7 @@ def _mac_address(board):
     return format_mac(machine.unique_id())
 
 
-def _build_server(app):
+def _build_server(app, catalogue):
     # The application's own server, not a module-wide one: running the application
     # again in the same interpreter (the REPL after Ctrl-C) starts from nothing.
     server = McpServer(app.board.name, app.version)
@@ -193,13 +195,58 @@ def _build_server(app):
     tools.log_ring = app.log_ring
     if app.board.camera:  # the vision URL: umcpfw.vision's, loaded for it (and each photo)
         server.on_vision(OnDemand("umcpfw.vision", "configure", tools))
-    tools.register()
-    app.board.register_tools(server)
+    if not install_catalogue(app, server, catalogue):
+        tools.register()
+        app.board.register_tools(server)
     app.board.serve_parts(server)
     # device://status, system, log, photo: at a client's first resources/* request.
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)
     return server
+
+
+def read_catalogue(app, path=CATALOGUE_FILE):
+    """The header of the catalogue at `path` (umcp.catalogue, written on the host by make
+    deploy) where it was written for this firmware, board and parts, else None, said in one
+    line: the tools are then built at run time, never from a catalogue written for
+    something else. Read before the board is made (its parts' entries then leave the config);
+    install_catalogue() checks the board's hardware once it is."""
+    from umcp.catalogue import read_header
+
+    config = app.config
+    try:
+        header = read_header(path)
+    except OSError:
+        log.info("no %s: tools built at run time (make deploy writes it; it spares the heap)", path)
+        return None
+    except (ValueError, KeyError, TypeError) as e:
+        return _no_catalogue(path, "unreadable (%s)" % e)
+    for key, value, other in (("version", app.version, "another firmware version"),
+                              ("board", config["board"], "another board"),
+                              ("parts", config.get("parts"), "other parts")):
+        if header.pop(key, None) != value:
+            return _no_catalogue(path, "was written for " + other)
+    return header
+
+
+def _no_catalogue(path, why):
+    log.warning("%s %s: tools built at run time; make deploy writes it again", path, why)
+    return None
+
+
+def install_catalogue(app, server, header, path=CATALOGUE_FILE):
+    """The common, board and parts tools from the catalogue read_catalogue() accepted, where
+    the board has the hardware it was written for: True once `server` has them."""
+    if header is not None and header.get("features") != app.board.features():
+        header = _no_catalogue(path, "was written for other hardware")
+    if header is None:
+        forget_modules("umcp.catalogue")
+        return False
+    from umcp.catalogue import Catalogue
+
+    server.catalogue = Catalogue(path, header, app.tools.callback)
+    log.info("%s: %d tools", path, header["count"])
+    return True
 
 
 def add_maker_module(server, board, name=MAKER_MODULE):

@@ -11,7 +11,7 @@ registration is umcpfw.commonsetup's (boot only)."""
 
 import time
 
-from umcp.compat import call_then_forget
+from umcp.compat import OnDemand, call_then_forget
 
 STATUS_URI = "device://status"  # umcpfw.resources: the resource the status tools change
 
@@ -49,6 +49,19 @@ class CommonTools:
         """Register the common tools on the server (umcpfw.commonsetup: loaded for that,
         then dropped: it runs once, at boot)."""
         call_then_forget("umcpfw.commonsetup", "register", self)
+
+    def callback(self, target):
+        """The callback a tool catalogue's target names (umcp.catalogue; written by
+        tools/board/catalogue.py): ["tools", method] of these tools, ["board", method],
+        ["part", name, method] of a part, ["load", module, function] loaded for each call."""
+        kind = target[0]
+        if kind == "tools":
+            return getattr(self, target[1])
+        if kind == "board":
+            return getattr(self.board, target[1])
+        if kind == "part":
+            return getattr(self.board.part(target[1]), target[2])
+        return OnDemand(target[1], target[2], self)
 
     def get_device_status(self, args):
         b = self.board

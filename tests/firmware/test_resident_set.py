@@ -25,7 +25,8 @@ DEVICE_PACKAGES = ("umcp", "unet", "xiaozhi", "mcplink", "umcpfw", "devsvc", "dr
                    "boards")
 # docs/DESIGN.md, "The heap": what a connected board keeps, and nothing else.
 RESIDENT = {
-    "umcp", "umcp.compat", "umcp.jsonin", "umcp.rpc", "umcp.schema", "umcp.server", "umcp.tool",
+    "umcp", "umcp.catalogue", "umcp.compat", "umcp.jsonin", "umcp.rpc", "umcp.schema", "umcp.server",
+    "umcp.tool",
     "unet", "unet.reconnect", "unet.ws",
     "xiaozhi", "xiaozhi.link",
     "umcpfw", "umcpfw.app", "umcpfw.commontools", "umcpfw.logring", "umcpfw.wifi",

@@ -232,12 +232,12 @@ class Sim(SimBoard):
 
     def __init__(self, url, state_dir, micropython=False, max_payload=None, extra_config=None,
                  device_id=None, heapsize="2M", ota_url=None, endpoints=(), app=None, binary=None,
-                 frozen_hardware=False):
+                 frozen_hardware=False, catalogue=True):
         """url None with ota_url: config.json holds only Wi-Fi and the OTA URL; endpoints:
         MCP endpoint URLs (config.json's mcp_endpoint), with a url or without one; app: a
         maker's module; micropython: False (CPython), True (the unix port `binary`, default
         the venv's, from source) or "mpy" (the .mpy files make deploy stages; with
-        frozen_hardware, the simulated hardware frozen in `binary`)."""
+        frozen_hardware, the simulated hardware frozen in `binary`); catalogue: SimBoard's."""
         self.state_dir = str(state_dir)
         self.log_path = os.path.join(self.state_dir, "sim.log")
         config = config_for("host", url, TOKEN if url else None, ota_url=ota_url, device_id=device_id,
@@ -251,7 +251,7 @@ class Sim(SimBoard):
             runtime = "micropython" if micropython is True else "mpy-frozen-hardware" if frozen_hardware else "mpy"
         super().__init__(config, runtime, os.path.abspath(binary or MICROPYTHON) if micropython else None,
                          heapsize if micropython else None, root=self.state_dir,
-                         app=str(app) if app else None, say=self._say)
+                         app=str(app) if app else None, say=self._say, catalogue=catalogue)
 
     def _say(self, line):
         self.log.write("[sim] %s\n" % line)

@@ -111,8 +111,8 @@ class McpWire:
                     # A listed entry (a page's tool or resource) or a piece of an image's
                     # base64, serialized when written:
                     # the size it announces is the size it writes.
-                    text = piece.json()  # str (an entry), or bytes (an image's base64)
-                    assert len(text if isinstance(text, bytes) else text.encode()) == piece.json_bytes, piece
+                    text = piece.json()  # str (an entry), bytes (an image's base64), bytearray (a catalogue's entry)
+                    assert len(text if isinstance(text, (bytes, bytearray)) else text.encode()) == piece.json_bytes, piece
             text = join_pieces(pieces)
             message = json.loads(text)
             self.checker.sent(message)

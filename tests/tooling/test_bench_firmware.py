@@ -197,11 +197,12 @@ def test_the_frozen_stage_is_main_py_alone(tmp_path, monkeypatch):
     assert SimBoard({}, stage.runtime, MICROPYTHON).command()[1]["MICROPYPATH"] == ".frozen"
     monkeypatch.setenv("UMCP_MICROPYTHON_FROZEN", "/opt/mp/frozen")
     assert heap.default_frozen() == "/opt/mp/frozen"
-    # The board's folder holds main.py and config.json, as make deploy leaves a frozen build
-    # (the venv's port has no firmware frozen in: it stops at main.py's first import).
+    # The board's folder holds main.py, config.json and its tool catalogue, as make deploy
+    # leaves a frozen build (the venv's port has no firmware frozen in: it stops at main.py's
+    # first import).
     board = SimBoard({"board": "host"}, stage.runtime, MICROPYTHON, root=str(tmp_path / "board")).start()
     try:
-        assert sorted(os.listdir(board.root)) == ["config.json", "main.py"]
+        assert sorted(os.listdir(board.root)) == ["config.json", "main.py", "tools.cat"]
         assert board.wait(20) not in (None, 0)  # it ended: nothing to import
     finally:
         board.stop()

@@ -215,6 +215,29 @@ def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
     assert config["board"] == "devkit" and config["token"] == "t"
     out = capsys.readouterr().out
     assert "[1/4]" in out and "[4/4]" in out and "10/10 main.py" in out
+    assert "deploy: no tool catalogue (the firmware did not start up to its tools" in out
+
+
+def test_deploy_writes_the_tool_catalogue_for_its_config(recorder, tmp_path, capsys):
+    """The repository's firmware, a generic board with parts: tools.cat goes beside
+    config.json, written for that board and those parts (a tree whose firmware cannot start,
+    above, gets none and says so)."""
+    parts = [{"type": "relay", "name": "lamp", "pin": 2}, {"type": "dht", "name": "room", "pin": 27}]
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"wifi": {"ssid": "home", "password": "pw"}, "board": "generic",
+                                  "chip": "esp32", "url": "ws://x:8000/xiaozhi/v1/", "token": "t",
+                                  "parts": parts}))
+    stage = tmp_path / "build"
+    assert deploy.main(["--port", "/dev/ttyACM0", "--board", "generic", "--config", str(config),
+                        "--build-dir", str(stage), "--mpremote", str(recorder)]) == 0
+    copied = recorder.recorded()[1]
+    assert str(stage / "tools.cat") in copied and str(stage / "config.json") in copied
+    with open(stage / "tools.cat", "rb") as f:
+        header = json.loads(f.readline())
+        names = [json.loads(f.readline())[0] for _ in range(header["count"])]
+    assert header["board"] == "generic" and header["parts"] == parts
+    assert names[0] == "self.get_device_status" and "self.lamp.turn_on" in names and "self.room.read" in names
+    assert "no tool catalogue" not in capsys.readouterr().out
 
 
 def test_deploy_romfs_writes_lib_into_the_romfs_partition(tree, recorder, monkeypatch, capsys):

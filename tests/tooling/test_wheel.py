@@ -81,15 +81,31 @@ def test_only_what_the_host_programs_need_is_installed(installed):
 def test_umcp_and_each_command_say_how_they_are_used(installed):
     done = run(installed, installed.umcp, "--help")
     assert done.returncode == 0, done.stderr
-    for name in ("sim", "backend", "bridge", "deploy", "flash", "repl"):
+    for name in ("sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl"):
         assert "\n  %s " % name in done.stdout
-    assert set(COMMANDS) == {"sim", "backend", "bridge", "deploy", "flash", "repl"}
+    assert set(COMMANDS) == {"sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl"}
     for name in COMMANDS:
         helped = run(installed, installed.umcp, name, "--help")
         assert helped.returncode == 0 and helped.stdout.startswith("usage: umcp %s " % name), helped.stdout
     assert run(installed, installed.umcp, "--version").stdout.startswith("umcp 0.")
     wrong = run(installed, installed.umcp, "simulate")
     assert wrong.returncode == 2 and wrong.stderr.startswith("umcp: no command 'simulate'")
+
+
+def test_umcp_catalogue_writes_the_tools_of_a_config(installed, tmp_path):
+    """For a board whose firmware came by mip: the catalogue the installed copy's firmware
+    writes, as the clone's deploy writes it."""
+    config = dict(CONFIG, board="generic", chip="esp32", parts=[{"type": "relay", "name": "lamp", "pin": 2}])
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    done = run(installed, installed.umcp, "catalogue", "--config", str(tmp_path / "config.json"),
+               "--out", str(tmp_path / "tools.cat"))
+    assert done.returncode == 0 and "tools.cat written for board generic" in done.stdout, done.stdout + done.stderr
+    from tools.board import catalogue
+
+    assert (tmp_path / "tools.cat").read_bytes() == catalogue.catalogue_for(config)
+    (tmp_path / "config.json").write_text("{")
+    broken = run(installed, installed.umcp, "catalogue", "--config", str(tmp_path / "config.json"))
+    assert broken.returncode == 1 and broken.stderr.startswith("catalogue: "), broken.stderr
 
 
 def test_umcp_sim_prints_make_sims_session(installed):

@@ -37,6 +37,7 @@ import sys
 import tempfile
 
 from ..paths import INSTALLED, ROOT, hint
+from . import catalogue
 
 MIN_VERSION = (1, 24, 0)
 # What the firmware imports on every board; a board module adds its own in REQUIRES.
@@ -173,9 +174,21 @@ def build(args, config):
     stage_dir = args.build_dir or os.path.join(args.root, "build", "deploy", args.board)
     log = functools.partial(print, flush=True)
     stage(args.root, args.board, stage_dir, config, args.mpy_cross, log)
+    stage_catalogue(args.root, stage_dir, config)
     if args.app:
         stage_app(args.app, stage_dir, args.mpy_cross, log)
     return stage_dir
+
+
+def stage_catalogue(root, stage_dir, config):
+    """The tool catalogue (tools.board.catalogue) beside config.json: the board then keeps
+    no tool objects for its common, board and parts tools. Where the host cannot start the
+    firmware up to its tools, said, and the board builds them at run time."""
+    try:
+        catalogue.write(config, os.path.join(stage_dir, catalogue.CATALOGUE_FILE), root)
+    except catalogue.CatalogueError as error:
+        print("deploy: no tool catalogue (%s): the board builds its tools at run time, which "
+              "takes more heap" % error, flush=True)
 
 
 APP_NAME = "app"  # the maker's module on the board (lib/umcpfw/boot.py's MAKER_MODULE)

@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 
+from ..board import catalogue as catalogue_module
 from ..childprocess import interrupt, own_process_group
 from ..mpy import micropython_env
 from ..paths import FIRMWARE, HWSIM, LIB, ROOT
@@ -194,7 +195,7 @@ class SimBoard:
     """A simulated board in a child process (the module's docstring says how)."""
 
     def __init__(self, config, runtime="cpython", micropython=None, heapsize=None, root=None,
-                 stage=None, entry=None, app=None, log=None, say=None):
+                 stage=None, entry=None, app=None, log=None, say=None, catalogue=True):
         """`config`: config.json's content; `heapsize`: MicroPython's -X heapsize (bytes, or
         text such as "512k"); `log`: a file for the firmware's output (default: this
         process's stderr); `say(line)` hears what the launcher does (a boot, a reset)."""
@@ -203,6 +204,7 @@ class SimBoard:
         if runtime != "cpython" and not micropython:
             raise ValueError("runtime %r needs a MicroPython unix port" % runtime)
         self.config = config
+        self.catalogue = catalogue
         self.runtime = runtime
         self.micropython = micropython
         self.heapsize = heapsize
@@ -251,10 +253,23 @@ class SimBoard:
         return self
 
     def configure(self, config):
-        """config.json (what a user would write before deploying); read at the next boot."""
+        """config.json (what a user would write before deploying) and, as make deploy writes
+        it, its tool catalogue (tools.board.catalogue); read at the next boot. `catalogue`
+        (the constructor's): True, for this config; False, none; a config, the catalogue an
+        earlier deploy wrote for that one. A config the firmware cannot start with gets no catalogue: the firmware
+        says what is wrong."""
         self.config = config
         with open(os.path.join(self.root, "config.json"), "w") as sink:
             json.dump(config, sink, indent=1)
+        path = os.path.join(self.root, catalogue_module.CATALOGUE_FILE)
+        try:
+            if not self.catalogue:
+                raise catalogue_module.CatalogueError("none asked for")
+            catalogue_module.write(config if self.catalogue is True else self.catalogue, path)
+        except catalogue_module.CatalogueError as e:
+            self.say("no tool catalogue: %s" % e)
+            if os.path.exists(path):
+                os.remove(path)
 
     def command(self):
         """The command line and environment that boot the firmware once."""

@@ -204,7 +204,57 @@ def break_is_interrupt():
         signal.signal(signal.SIGBREAK, signal.default_int_handler)
 
 
+def write_tool_facts(path):
+    """`device.py --tools PATH`: the firmware's start up to its tools (umcpfw.boot, on the
+    simulated hardware, without a catalogue), then what tools/board/catalogue.py writes a
+    catalogue from, as JSON lines in PATH: what the catalogue is for, then each tool's
+    name, flags, entry texts (with and without what 2025-06-18 adds), callback target and
+    parameter table. Runs nothing else (CPython only)."""
+    from umcp.catalogue import STRUCTURED, USER_ONLY
+    from umcp.listing import entry_json
+    from umcpfw.app import Application
+    from umcpfw.boot import read_config
+
+    config = read_config("config.json")
+    parts = config.get("parts")  # (the board's start drops it from the config)
+    app = Application(config)
+    lines = [{"version": app.version, "board": config["board"], "parts": parts,
+              "features": app.board.features()}]
+    for tool in app.server.tools:
+        lines.append({"name": tool.name,
+                      "flags": (USER_ONLY if tool.user_only else 0)
+                      | (STRUCTURED if tool.output_schema is not None else 0),
+                      "plain": entry_json(tool, False, False), "full": entry_json(tool, False, True),
+                      "target": _target(tool, app), "rows": [prop.row() for prop in tool.properties]})
+    with open(path, "w") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+
+
+def _target(tool, app):
+    """How the firmware finds a tool's callback again (umcpfw.commontools.CommonTools.callback)."""
+    from umcp.compat import OnDemand
+
+    callback = tool.callback
+    if isinstance(callback, OnDemand) and callback.owner is app.tools:
+        return ["load", callback.module, callback.function]
+    owner, method = getattr(callback, "__self__", None), getattr(callback, "__name__", "")
+    if owner is not None and not method.startswith("_") and getattr(owner, method, None) == callback:
+        if owner is app.tools:
+            return ["tools", method]
+        if owner is app.board:
+            return ["board", method]
+        if any(part is owner for part in app.board.parts):
+            return ["part", owner.name, method]
+    raise ValueError("tool %s: its callback is no public method of the common tools, the board or "
+                     "a part, nor loaded for its call: a catalogue cannot name it" % tool.name)
+
+
 def run():
+    if sys.argv[1:2] == ["--tools"]:
+        solder()
+        write_tool_facts(sys.argv[2])
+        return
     break_is_interrupt()
     quiet_reset_reports()
     load_flash()

@@ -1,0 +1,123 @@
+"""Tools as data: a board's tools written once on the host (tools/board/catalogue.py: make
+deploy and the simulator write it beside config.json) into a file the server pages its
+tools/list from and reads a call's parameter table from, so that no tool object, schema
+or naming code is on the heap for them. The server keeps a Catalogue (McpServer.catalogue)
+and tools added at run time (a maker's add_tool()) as objects after it.
+
+The file, `tools.cat` (UTF-8, nothing to decode on the device but a record's JSON):
+
+    {"umcp-tools": 1, "count": N, "width": W, ...what it was written for...}\\n
+    N records of W bytes each (a JSON array, space-padded, ending in \\n):
+        [name, flags, offset, rest, extra, call]
+    the texts, T bytes: `offset` bytes after the records, `rest` bytes, then `extra`, then
+    `call`
+
+The tool's tools/list entry is '{"name":"<name>"' + the `rest` bytes + "}", with the
+output schema and the rest of what clients of 2025-06-18 and later get (`extra` bytes)
+before that "}"; the `call` bytes are [target, parameter table] as JSON: `target` is what
+the catalogue's `resolve(target)` turns into the tool's callback (the firmware's), the
+table's rows are umcp.schema.Property.row()'s. flags: USER_ONLY, STRUCTURED.
+
+Whoever installs a catalogue checks the header against what it was written for (umcpfw.boot:
+the firmware's version, the board, its parts): a record only says where its texts are.
+"""
+
+from .compat import const
+from .jsonin import loads
+from .schema import check_arguments
+
+FORMAT = 1
+USER_ONLY = const(1)
+STRUCTURED = const(2)  # has an output schema: its results carry structuredContent
+
+
+def read_header(path):
+    """The header of the catalogue at `path` (a dict; "start": where its records begin),
+    OSError when it cannot be read, ValueError when it is no catalogue of this format or its
+    size is not the header's (a copy cut short)."""
+    with open(path, "rb") as f:
+        header = loads(f.readline())
+        if not isinstance(header, dict) or header.get("umcp-tools") != FORMAT:
+            raise ValueError("not a tool catalogue of format %d" % FORMAT)
+        header["start"] = f.tell()  # the records follow the header's line
+        f.seek(0, 2)
+        if f.tell() != header["start"] + header["count"] * header["width"] + header["texts"]:
+            raise ValueError("not the size its header gives: cut short?")
+    return header
+
+
+class CatalogueTool:
+    """A catalogue's tool for one call: what the server needs of a tool (name, user_only,
+    output_schema, callback, properties.validate())."""
+
+    def __init__(self, name, flags, callback, rows):
+        self.name = name
+        self.user_only = bool(flags & USER_ONLY)
+        self.output_schema = True if flags & STRUCTURED else None
+        self.callback = callback
+        self.rows = rows
+        self.properties = self  # validate() is the table's
+
+    def validate(self, arguments):
+        return check_arguments(self.rows, arguments)
+
+
+class Catalogue:
+    """The catalogue at `path` (its header read: read_header()), its targets made callbacks
+    by `resolve(target)`. Tools removed at run time (McpServer.remove_tool) stay in the file
+    and are skipped."""
+
+    removed = ()
+
+    def __init__(self, path, header, resolve):
+        self.path = path
+        self.count = header["count"]
+        self.width = header["width"]
+        self.start = header["start"]
+        self.texts = self.start + self.count * self.width
+        self.resolve = resolve
+
+    def record(self, index, f=None):
+        """Record `index`: [name, flags, offset, rest, extra, call], its offset from the
+        file's start; `f`: the file, open."""
+        if f is None:
+            with open(self.path, "rb") as f:
+                return self.record(index, f)
+        f.seek(self.start + index * self.width)
+        record = loads(f.read(self.width))
+        record[2] += self.texts
+        return record
+
+    def names(self):
+        """The names of its tools not removed, in listing order (add_tool's check)."""
+        found = []
+        with open(self.path, "rb") as f:
+            for index in range(self.count):
+                name = self.record(index, f)[0]
+                if name not in self.removed:
+                    found.append(name)
+        return found
+
+    def find(self, name):
+        """The record of the tool called `name`, or whose portable form it is (umcp.names:
+        loaded only when no name is `name`), or None."""
+        for near in (False, True):
+            if near:
+                from .names import same  # a client of portable names
+            with open(self.path, "rb") as f:
+                for index in range(self.count):
+                    record = self.record(index, f)
+                    known = record[0]
+                    if known not in self.removed and (same(known, name) if near else known == name):
+                        return record
+        return None
+
+    def tool(self, name):
+        """A CatalogueTool for a call of `name`, or None when there is no such tool."""
+        record = self.find(name)
+        if record is None:
+            return None
+        with open(self.path, "rb") as f:
+            f.seek(record[2] + record[3] + record[4])
+            target, rows = loads(f.read(record[5]))
+        return CatalogueTool(record[0], record[1], self.resolve(target), rows)
