@@ -18,8 +18,10 @@ before that "}"; the `call` bytes are [target, parameter table] as JSON: `target
 the catalogue's `resolve(target)` turns into the tool's callback (the firmware's), the
 table's rows are umcp.schema.Property.row()'s. flags: USER_ONLY, STRUCTURED.
 
-Whoever installs a catalogue checks the header against what it was written for (umcpfw.boot:
-the firmware's version, the board, its parts): a record only says where its texts are.
+Whoever installs a catalogue reads its header and checks it against what it was written
+for (umcpfw.boot: the firmware's version, the board, its parts, its hardware; and the
+file's size): a record only says where its texts are. Only what a call and a page read is
+here, resident.
 """
 
 from .compat import const
@@ -29,21 +31,6 @@ from .schema import check_arguments
 FORMAT = 1
 USER_ONLY = const(1)
 STRUCTURED = const(2)  # has an output schema: its results carry structuredContent
-
-
-def read_header(path):
-    """The header of the catalogue at `path` (a dict; "start": where its records begin),
-    OSError when it cannot be read, ValueError when it is no catalogue of this format or its
-    size is not the header's (a copy cut short)."""
-    with open(path, "rb") as f:
-        header = loads(f.readline())
-        if not isinstance(header, dict) or header.get("umcp-tools") != FORMAT:
-            raise ValueError("not a tool catalogue of format %d" % FORMAT)
-        header["start"] = f.tell()  # the records follow the header's line
-        f.seek(0, 2)
-        if f.tell() != header["start"] + header["count"] * header["width"] + header["texts"]:
-            raise ValueError("not the size its header gives: cut short?")
-    return header
 
 
 class CatalogueTool:
@@ -63,8 +50,8 @@ class CatalogueTool:
 
 
 class Catalogue:
-    """The catalogue at `path` (its header read: read_header()), its targets made callbacks
-    by `resolve(target)`. Tools removed at run time (McpServer.remove_tool) stay in the file
+    """The catalogue at `path` (its header read: umcpfw.boot.catalogue_header()), its targets
+    made callbacks by `resolve(target)`. Tools removed at run time (McpServer.remove_tool) stay in the file
     and are skipped."""
 
     removed = ()
@@ -87,16 +74,6 @@ class Catalogue:
         record = loads(f.read(self.width))
         record[2] += self.texts
         return record
-
-    def names(self):
-        """The names of its tools not removed, in listing order (add_tool's check)."""
-        found = []
-        with open(self.path, "rb") as f:
-            for index in range(self.count):
-                name = self.record(index, f)[0]
-                if name not in self.removed:
-                    found.append(name)
-        return found
 
     def find(self, name):
         """The record of the tool called `name`, or whose portable form it is (umcp.names:

@@ -218,10 +218,7 @@ class McpServer:
             tool = McpTool(tool, description, properties, callback, **hints)
         from .toolcheck import check_unique  # while tools are made only (umcp.toolcheck)
 
-        names = [known.name for known in self.tools]
-        if self.catalogue is not None:
-            names.extend(self.catalogue.names())
-        check_unique(names, tool.name)
+        check_unique(self, tool.name)
         self.tools.append(tool)
         self._tools_changed()
         return tool

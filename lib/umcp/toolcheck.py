@@ -33,13 +33,25 @@ def output_schema_text(name, schema):
     return text
 
 
-def check_unique(names, name):
-    """ValueError when one of `names` (the tools' registered) is `name`, or has its portable
-    form."""
-    for known in names:
+def check_unique(server, name):
+    """ValueError when one of `server`'s tools (its objects', its catalogue's) is called
+    `name`, or by its portable form."""
+    for known in _names(server):
         # Two names with one portable form (self.a_b, self_a.b) could not be told
         # apart by a client that needs it: refused like a duplicate.
         if same(known, name):
             raise ValueError("a tool named %s is already registered%s" % (
                 known, "" if known == name else " (the same as %s for clients "
                 "that need names without dots)" % name))
+
+
+def _names(server):
+    for tool in server.tools:
+        yield tool.name
+    catalogue = server.catalogue
+    if catalogue is not None:
+        with open(catalogue.path, "rb") as f:
+            for index in range(catalogue.count):
+                name = catalogue.record(index, f)[0]
+                if name not in catalogue.removed:
+                    yield name

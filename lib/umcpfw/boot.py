@@ -211,11 +211,9 @@ def read_catalogue(app, path=CATALOGUE_FILE):
     line: the tools are then built at run time, never from a catalogue written for
     something else. Read before the board is made (its parts' entries then leave the config);
     install_catalogue() checks the board's hardware once it is."""
-    from umcp.catalogue import read_header
-
     config = app.config
     try:
-        header = read_header(path)
+        header = catalogue_header(path)
     except OSError:
         log.info("no %s: tools built at run time (make deploy writes it; it spares the heap)", path)
         return None
@@ -226,6 +224,24 @@ def read_catalogue(app, path=CATALOGUE_FILE):
                               ("parts", config.get("parts"), "other parts")):
         if header.pop(key, None) != value:
             return _no_catalogue(path, "was written for " + other)
+    return header
+
+
+def catalogue_header(path):
+    """The header of the catalogue at `path` (umcp.catalogue: a dict; "start": where its
+    records begin), OSError when it cannot be read, ValueError when it is no catalogue of
+    umcp.catalogue's FORMAT or its size is not the header's (a copy cut short). (Here, not
+    in umcp.catalogue, which stays resident: only the start reads a header.)"""
+    from umcp.catalogue import FORMAT
+
+    with open(path, "rb") as f:
+        header = json.loads(f.readline())
+        if not isinstance(header, dict) or header.get("umcp-tools") != FORMAT:
+            raise ValueError("not a tool catalogue of format %d" % FORMAT)
+        header["start"] = f.tell()  # the records follow the header's line
+        f.seek(0, 2)
+        if f.tell() != header["start"] + header["count"] * header["width"] + header["texts"]:
+            raise ValueError("not the size its header gives: cut short?")
     return header
 
 

@@ -14,8 +14,8 @@ from tests.support.mcpwire import McpWire
 from tools.board import catalogue as host_catalogue
 from tools.sim.board import config_for
 from umcp import INTEGER, McpServer, Property, PropertyList
-from umcp.catalogue import Catalogue, read_header
-from umcpfw.boot import load_board
+from umcp.catalogue import Catalogue
+from umcpfw.boot import catalogue_header, load_board
 from umcpfw.commontools import CommonTools
 
 PARTS = [{"type": "relay", "name": "lamp", "pin": 2},
@@ -36,7 +36,7 @@ def _server(tmp_path, name, catalogue):
     if catalogue:
         path = str(tmp_path / "tools.cat")
         host_catalogue.write(CONFIG, path)
-        server.catalogue = Catalogue(path, read_header(path), tools.callback)
+        server.catalogue = Catalogue(path, catalogue_header(path), tools.callback)
     else:
         tools.register()
         board.register_tools(server)
@@ -164,7 +164,7 @@ async def test_a_catalogue_tool_removed_is_neither_listed_nor_called(pair):
 def test_the_catalogue_says_what_it_was_written_for(tmp_path):
     path = str(tmp_path / "tools.cat")
     host_catalogue.write(CONFIG, path)
-    header = read_header(path)
+    header = catalogue_header(path)
     assert header["board"] == "host" and header["parts"] == PARTS
     assert header["features"] == ["speaker", "backlight", "display", "camera"]
     with open(path, "rb") as f:
