@@ -26,7 +26,7 @@ here, resident.
 
 from .compat import const
 from .jsonin import loads
-from .schema import check_arguments
+from .args import check_arguments
 
 FORMAT = 1
 USER_ONLY = const(1)

@@ -5,7 +5,7 @@ and the heap serves the session better without it meanwhile."""
 
 from .compat import dumps, get_logger, iscoroutine
 from .rpc import describe, result_frame
-from .schema import InvalidParams
+from .args import InvalidParams
 
 _log = get_logger("umcp")
 

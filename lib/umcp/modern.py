@@ -5,7 +5,7 @@ loads it."""
 
 from .compat import const, dumps
 from .rpc import LOG_LEVELS, UNSUPPORTED_VERSION, error_frame, result_frame
-from .schema import InvalidParams
+from .args import InvalidParams
 
 _META_LOG_LEVEL = const("io.modelcontextprotocol/logLevel")
 

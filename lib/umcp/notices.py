@@ -9,7 +9,7 @@ import gc
 
 from .compat import dumps, get_logger
 from .rpc import LOG_LEVELS
-from .schema import InvalidParams
+from .args import InvalidParams
 
 _log = get_logger("umcp")
 

@@ -6,8 +6,8 @@ meanwhile."""
 
 from .compat import const, dumps
 from .rpc import CACHE_HINTS, FRAME_OPEN, INTERNAL_ERROR, error_frame, find
-from .schema import InvalidParams
-from .tool import structured
+from .args import InvalidParams
+from .result import structured
 
 _PAGE_END = const("]}}")
 _PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"

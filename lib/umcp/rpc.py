@@ -3,7 +3,7 @@ small lookups the method handlers share. A leaf of umcp: `server` and `resource`
 build their answers here, and it imports nothing of theirs."""
 
 from .compat import const, dumps
-from .schema import is_int
+from .args import is_int
 
 PARSE_ERROR = const(-32700)
 INVALID_REQUEST = const(-32600)

@@ -35,8 +35,8 @@ from .jsonin import loads
 from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
                   LOG_LEVELS, METHOD_NOT_FOUND, describe, error_frame, find, result_frame,
                   valid_id)
-from .schema import InvalidParams
-from .tool import McpTool, error_result_pieces, result_pieces, structured
+from .args import InvalidParams
+from .result import error_result_pieces, result_pieces, structured
 
 # The versions an initialize handshake negotiates (the legacy era).
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -214,6 +214,8 @@ class McpServer:
 
     def add_tool(self, tool, description=None, properties=None, callback=None, **hints):
         """Register an McpTool, or build one from the same arguments McpTool takes."""
+        from .tool import McpTool  # where tools are made at run time only (umcp.tool)
+
         if not isinstance(tool, McpTool):
             tool = McpTool(tool, description, properties, callback, **hints)
         from .toolcheck import check_unique  # while tools are made only (umcp.toolcheck)
@@ -225,6 +227,8 @@ class McpServer:
 
     def add_user_only_tool(self, name, description, properties, callback, **hints):
         """A tool for the user's console only: listed just with `withUserTools`."""
+        from .tool import McpTool
+
         return self.add_tool(McpTool(name, description, properties, callback, user_only=True, **hints))
 
     def remove_tool(self, name):

@@ -9,7 +9,7 @@ CommonTools (`tools`): `vision` (the URL and token the backend sent, or None),
 import gc
 
 from umcp.compat import call_then_forget, const, forget_modules, get_logger
-from umcp.tool import ImageContent
+from umcp.result import ImageContent
 from unet import bearer
 
 _TIMEOUT_S = const(30)

@@ -13,7 +13,7 @@ from mcp.types import CallToolResult, Tool
 from umcp import BOOLEAN, INTEGER, NUMBER, STRING, ImageContent, McpTool, Property, PropertyList
 from umcp.compat import join_pieces
 from umcp.listing import entry_json
-from umcp.tool import error_result_pieces, result_pieces
+from umcp.result import error_result_pieces, result_pieces
 
 
 def noop(args):

@@ -25,8 +25,11 @@ DEVICE_PACKAGES = ("umcp", "unet", "xiaozhi", "mcplink", "umcpfw", "devsvc", "dr
                    "boards")
 # docs/DESIGN.md, "The heap": what a connected board keeps, and nothing else.
 RESIDENT = {
-    "umcp", "umcp.catalogue", "umcp.compat", "umcp.jsonin", "umcp.rpc", "umcp.schema", "umcp.server",
-    "umcp.tool",
+    "umcp", "umcp.args", "umcp.catalogue", "umcp.compat", "umcp.jsonin", "umcp.result", "umcp.rpc",
+    "umcp.server",
+    # The maker's module below makes a tool at run time (McpTool, Property): without one, a
+    # board whose tools are in its catalogue loads neither.
+    "umcp.schema", "umcp.tool",
     "unet", "unet.reconnect", "unet.ws",
     "xiaozhi", "xiaozhi.link",
     "umcpfw", "umcpfw.app", "umcpfw.commontools", "umcpfw.logring", "umcpfw.wifi",

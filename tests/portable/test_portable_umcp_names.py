@@ -8,7 +8,7 @@ from umcp.compat import join_pieces
 from umcp.names import MAX_PORTABLE, is_portable, portable, same
 from umcp.schema import InvalidParams
 from umcp.listing import entry_json, property_schema
-from umcp.tool import result_pieces
+from umcp.result import result_pieces
 from portable_support import raises, settle
 
 STATUS_SCHEMA = '{"type":"object","properties":{"volume":{"type":"integer"}},"required":["volume"]}'

@@ -7,7 +7,7 @@ from binascii import a2b_base64
 from umcp import BOOLEAN, INTEGER, NUMBER, STRING, ImageContent, InvalidParams, McpTool, Property, PropertyList
 from umcp.compat import join_pieces
 from umcp.listing import entry_json, input_schema, property_schema
-from umcp.tool import error_result_pieces, result_pieces
+from umcp.result import error_result_pieces, result_pieces
 
 
 def noop(args):
