@@ -111,11 +111,15 @@ def piece_utf8(piece):
     """The UTF-8 bytes of one piece of an outgoing message: a str's (on MicroPython a view
     of the str itself, no copy), a bytes-like object as it is, or a listed entry's: an
     object with `json()` and `json_bytes` (McpTool, McpResource: a tools/list page hands
-    out its entries so, and each is serialized only as a transport writes it)."""
+    out its entries so, and each is serialized only as a transport writes it), or a pair
+    (reader, key) whose reader has json(key) and json_bytes(key) (a tool catalogue's
+    entry: umcp.paging)."""
     if isinstance(piece, str):
         if _MICROPYTHON:
             return memoryview(piece)
         return piece.encode()
+    if isinstance(piece, tuple):
+        return piece[0].json(piece[1])
     if hasattr(piece, "json_bytes"):
         return piece_utf8(piece.json())
     return piece
@@ -123,6 +127,8 @@ def piece_utf8(piece):
 
 def piece_size(piece):
     """The UTF-8 bytes one piece takes (see piece_utf8), without serializing an entry."""
+    if isinstance(piece, tuple):
+        return piece[0].json_bytes(piece[1])
     if hasattr(piece, "json_bytes"):
         return piece.json_bytes
     return len(piece_utf8(piece))

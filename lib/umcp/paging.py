@@ -31,8 +31,9 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
     whether `items` are the server's tools, and `catalogue` the server's umcp.catalogue,
     whose tools come first (read from its file one record at a time, their entries as they
     are written; umcp.listing is loaded only for tools made at run time)."""
+    with_schemas = tools and structured(session, modern)
     if catalogue is not None:
-        items = _Listing(catalogue, items)
+        items = _Listing(catalogue, items, session.portable, with_schemas)
     cursor = params.get("cursor")
     with_user_tools = params.get("withUserTools") is True
     start = 0
@@ -48,7 +49,6 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
               - len(id_json.encode()))
     pieces = [FRAME_OPEN, id_json, opening]
     used = 0  # bytes of the entries and their commas
-    with_schemas = tools and structured(session, modern)
     index = _next_listed(items, start, with_user_tools, offered)
     item = items[index] if index >= 0 else None
     while item is not None:
@@ -96,7 +96,7 @@ def _next_listed(items, start, with_user_tools, offered=None):
 
 def _entry_bytes(tool, structured):
     if isinstance(tool, Listed):
-        return tool.size(structured)
+        return tool.json_bytes  # in the page's form already
     from .listing import entry_bytes
 
     return entry_bytes(tool, structured)
@@ -105,19 +105,23 @@ def _entry_bytes(tool, structured):
 def _entry(tool, portable_name, structured):
     """A tool's entry as a page's piece, in one client's form."""
     if isinstance(tool, Listed):
-        return _Piece(tool.catalogue, tool.index, portable_name, tool.size(structured))
+        return tool.piece
     from .listing import Entry
 
     return Entry(tool, portable_name, structured)
 
 
 class _Listing:
-    """The server's tools as one sequence: the catalogue's (Listed, a record read as it is
-    asked for; None for one removed), then those made at run time."""
+    """The server's tools as one sequence for one page: the catalogue's (Listed, a record
+    read as it is asked for; None for one removed), then those made at run time. It also
+    reads the catalogue's entries in the page's form as the transport writes them: a
+    catalogue entry's piece is (this listing, its index) (umcp.compat.piece_utf8)."""
 
-    def __init__(self, catalogue, tools):
+    def __init__(self, catalogue, tools, portable_name, structured):
         self.catalogue = catalogue
         self.tools = tools
+        self.portable_name = portable_name
+        self.structured = structured
         self.last = None  # the page asks for an entry twice in a row: read once
 
     def __len__(self):
@@ -128,50 +132,25 @@ class _Listing:
         if index >= count:
             return self.tools[index - count]
         last = self.last
-        if last is None or last.index != index:
-            last = self.last = Listed(self.catalogue, index)
+        if last is None or last.piece[1] != index:
+            last = self.last = Listed(self, index, self.catalogue.record(index))
         return None if last.name in self.catalogue.removed else last
 
-
-class Listed:
-    """A catalogue's tool as a page sees it (umcp.catalogue: its record `index`): its name,
-    whether it is user-only, the size of its entry."""
-
-    def __init__(self, catalogue, index):
-        from .catalogue import USER_ONLY
-
-        record = catalogue.record(index)
-        self.catalogue = catalogue
-        self.index = index
-        self.name = record[0]
-        self.user_only = bool(record[1] & USER_ONLY)
-        self.rest = record[3]
-        self.extra = record[4]
-        self.json_bytes = self.size(True)
-
-    def size(self, structured):
+    def size(self, record):
         # '{"name":"' name '"' rest [extra] '}': a portable name is as long
-        return 11 + len(self.name) + self.rest + (self.extra if structured else 0)
+        return 11 + len(record[0]) + record[3] + (record[4] if self.structured else 0)
 
+    def json_bytes(self, index):
+        return self.size(self.catalogue.record(index))
 
-class _Piece:
-    """A catalogue tool's entry on a page, in one client's form (json(), json_bytes:
-    umcp.compat.piece_utf8): read from the file only as it is written."""
-
-    def __init__(self, catalogue, index, portable_name, size):
-        self.catalogue = catalogue
-        self.index = index
-        self.portable_name = portable_name
-        self.json_bytes = size  # with the output schema or without: as much is read
-
-    def json(self):
-        record = self.catalogue.record(self.index)
+    def json(self, index):
+        record = self.catalogue.record(index)
         name = record[0]
         if self.portable_name:
             from .names import portable
 
             name = portable(name)
-        data = bytearray(self.json_bytes)
+        data = bytearray(self.size(record))
         head = '{"name":"%s"' % name
         start = len(head)
         data[:start] = head.encode()
@@ -180,3 +159,16 @@ class _Piece:
             f.readinto(memoryview(data)[start:-1])
         data[-1] = 125  # "}"
         return data
+
+
+class Listed:
+    """A catalogue's tool as a page looks at it: its name, whether it is user-only, its
+    entry's size in the page's form, and its piece."""
+
+    def __init__(self, listing, index, record):
+        from .catalogue import USER_ONLY
+
+        self.name = record[0]
+        self.user_only = bool(record[1] & USER_ONLY)
+        self.json_bytes = listing.size(record)
+        self.piece = (listing, index)

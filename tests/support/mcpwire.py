@@ -107,12 +107,15 @@ class McpWire:
         try:
             assert isinstance(pieces, (list, tuple))
             for piece in pieces:
-                if not isinstance(piece, (str, bytes, bytearray, memoryview)):
+                if isinstance(piece, tuple):  # a catalogue's entry: (reader, key)
+                    text = piece[0].json(piece[1])
+                    assert len(text) == piece[0].json_bytes(piece[1]), piece
+                elif not isinstance(piece, (str, bytes, bytearray, memoryview)):
                     # A listed entry (a page's tool or resource) or a piece of an image's
                     # base64, serialized when written:
                     # the size it announces is the size it writes.
-                    text = piece.json()  # str (an entry), bytes (an image's base64), bytearray (a catalogue's entry)
-                    assert len(text if isinstance(text, (bytes, bytearray)) else text.encode()) == piece.json_bytes, piece
+                    text = piece.json()  # str (an entry), or bytes (an image's base64)
+                    assert len(text if isinstance(text, bytes) else text.encode()) == piece.json_bytes, piece
             text = join_pieces(pieces)
             message = json.loads(text)
             self.checker.sent(message)
