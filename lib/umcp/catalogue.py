@@ -6,7 +6,7 @@ and tools added at run time (a maker's add_tool()) as objects after it.
 
 The file, `tools.cat` (UTF-8, nothing to decode on the device but a record's JSON):
 
-    {"umcp-tools": 1, "count": N, "width": W, ...what it was written for...}\\n
+    {"umcp-tools": 1, "count": N, "width": W, "texts": T, ...what it was written for...}\\n
     N records of W bytes each (a JSON array, space-padded, ending in \\n):
         [name, flags, offset, rest, extra, call]
     the texts, T bytes: `offset` bytes after the records, `rest` bytes, then `extra`, then
@@ -24,9 +24,9 @@ file's size): a record only says where its texts are. Only what a call and a pag
 here, resident.
 """
 
+from .args import check_arguments
 from .compat import const
 from .jsonin import loads
-from .args import check_arguments
 
 FORMAT = 1
 USER_ONLY = const(1)
@@ -51,8 +51,8 @@ class CatalogueTool:
 
 class Catalogue:
     """The catalogue at `path` (its header read: umcpfw.boot.catalogue_header()), its targets
-    made callbacks by `resolve(target)`. Tools removed at run time (McpServer.remove_tool) stay in the file
-    and are skipped."""
+    made callbacks by `resolve(target)`. Tools removed at run time (McpServer.remove_tool)
+    stay in the file and are skipped."""
 
     removed = ()
 
