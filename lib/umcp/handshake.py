@@ -3,9 +3,9 @@ the server's identity, and the vision endpoint a client may offer. McpServer loa
 module for each initialize request and drops it again: a client sends one per session,
 and the heap serves the session better without it meanwhile."""
 
+from .args import InvalidParams
 from .compat import dumps, get_logger, iscoroutine
 from .rpc import describe, result_frame
-from .args import InvalidParams
 
 _log = get_logger("umcp")
 

@@ -3,9 +3,9 @@ a request's log level. McpServer imports this module at the first request that n
 one: a device whose clients all speak the legacy revisions (a xiaozhi backend) never
 loads it."""
 
+from .args import InvalidParams
 from .compat import const, dumps
 from .rpc import LOG_LEVELS, UNSUPPORTED_VERSION, error_frame, result_frame
-from .args import InvalidParams
 
 _META_LOG_LEVEL = const("io.modelcontextprotocol/logLevel")
 

@@ -7,9 +7,9 @@ loads it. Reaches the server through its public names (umcp.server's docstring).
 import asyncio
 import gc
 
+from .args import InvalidParams
 from .compat import dumps, get_logger
 from .rpc import LOG_LEVELS
-from .args import InvalidParams
 
 _log = get_logger("umcp")
 

@@ -4,9 +4,9 @@ McpServer loads this module for each page and drops it again (umcp.listing with 
 client lists a few pages a session, and the heap serves the session better without them
 meanwhile."""
 
+from .args import InvalidParams
 from .compat import const, dumps
 from .rpc import CACHE_HINTS, FRAME_OPEN, INTERNAL_ERROR, error_frame, find
-from .args import InvalidParams
 from .result import structured
 
 _PAGE_END = const("]}}")

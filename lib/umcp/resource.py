@@ -7,10 +7,10 @@ nothing of the server's."""
 
 import asyncio
 
+from .args import InvalidParams
 from .compat import call_then_forget, const, dumps, get_logger, iscoroutine
 from .rpc import (CACHE_HINTS, EMPTY_RESULT, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
                   RESOURCE_NOT_FOUND, describe, error_frame, find, result_frame)
-from .args import InvalidParams
 
 # At most this many resources/subscribe URIs are remembered per client (each costs its string).
 MAX_SUBSCRIPTIONS = const(8)

@@ -2,8 +2,8 @@
 small lookups the method handlers share. A leaf of umcp: `server` and `resource` both
 build their answers here, and it imports nothing of theirs."""
 
-from .compat import const, dumps
 from .args import is_int
+from .compat import const, dumps
 
 PARSE_ERROR = const(-32700)
 INVALID_REQUEST = const(-32600)

@@ -30,12 +30,12 @@ import asyncio
 import gc
 
 from . import __version__
+from .args import InvalidParams
 from .compat import await_then_forget, call_then_forget, const, dumps, forget_modules, get_logger, iscoroutine
 from .jsonin import loads
 from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
                   LOG_LEVELS, METHOD_NOT_FOUND, describe, error_frame, find, result_frame,
                   valid_id)
-from .args import InvalidParams
 from .result import error_result_pieces, result_pieces, structured
 
 # The versions an initialize handshake negotiates (the legacy era).
