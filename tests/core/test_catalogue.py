@@ -233,3 +233,11 @@ def test_a_missing_or_broken_catalogue_is_named_and_not_used(tmp_path, caplog):
     header = read_catalogue(app, path)
     assert header is not None and not install_catalogue(app, McpServer(), header, path)
     assert "was written for other hardware" in caplog.text and server.catalogue is None
+
+
+def test_a_firmware_that_cannot_reach_its_tools_is_named_on_the_host(monkeypatch):
+    with pytest.raises(host_catalogue.CatalogueError, match="ConfigError: config.json needs"):
+        host_catalogue.tool_facts({"board": "generic", "chip": "esp32", "wifi": {"ssid": "home"}})
+    monkeypatch.setattr(host_catalogue, "START_TIMEOUT_S", 0.01)
+    with pytest.raises(host_catalogue.CatalogueError, match="did not reach its tools within"):
+        host_catalogue.tool_facts(CONFIG)

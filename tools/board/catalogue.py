@@ -23,6 +23,7 @@ CATALOGUE_FILE = "tools.cat"  # on the board, beside config.json (umcpfw.boot)
 FORMAT = 1  # umcp.catalogue.FORMAT
 DEVICE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim", "device.py")
 _HEAD = '{"name":'
+START_TIMEOUT_S = 120  # the firmware's start up to its tools takes about half a second
 
 
 class CatalogueError(Exception):
@@ -40,8 +41,12 @@ def tool_facts(config, root=ROOT):
         paths = [os.path.join(root, "firmware"), os.path.join(root, "lib"), HWSIM]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths),
                    PYTHONDONTWRITEBYTECODE="1")
-        done = subprocess.run([sys.executable, "-S", DEVICE, "--tools", facts], cwd=folder, env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        try:
+            done = subprocess.run([sys.executable, "-S", DEVICE, "--tools", facts], cwd=folder, env=env,
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=START_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise CatalogueError("the firmware did not reach its tools within %d s" % START_TIMEOUT_S)
         if done.returncode != 0:
             said = (done.stderr or done.stdout).strip().splitlines()
             raise CatalogueError("the firmware did not start up to its tools: %s"
