@@ -1,7 +1,7 @@
 """Call arguments checked against a tool's parameters: their types, InvalidParams, and
-check_arguments() over a parameter table (rows as umcp.schema.Property.row() gives them,
-or as a tool catalogue holds them: umcp.catalogue). What a connected device runs for each
-call, resident; the parameters as objects (Property, PropertyList) are umcp.schema's, for
+check_arguments() over umcp.schema's Property objects or a parameter table's rows (as a
+tool catalogue holds them: umcp.catalogue). What a connected device runs for each call,
+resident; the parameters as objects (Property, PropertyList) are umcp.schema's, for
 tools made at run time."""
 
 BOOLEAN = "boolean"
@@ -85,9 +85,11 @@ def check_value(value, name, type, minimum=None, maximum=None, enum=None):
     raise InvalidParams("%s: expected %s, got %s" % (name, type, _kind(value)))
 
 
-def check_arguments(rows, arguments):
-    """Call arguments checked against a parameter table (rows as Property.row() gives
-    them); returned with every default filled in.
+def check_arguments(params, arguments):
+    """Call arguments checked against a tool's parameters, returned with every default
+    filled in. `params`: umcp.schema's Property objects, or a parameter table's rows as a
+    tool catalogue holds them (lists: name, type, required, default, minimum, maximum,
+    enum; umcp.catalogue); either is read where it is, nothing allocated but the values.
 
     Unknown argument names are refused rather than ignored: a misspelt optional argument
     would otherwise silently fall back to its default.
@@ -97,13 +99,23 @@ def check_arguments(rows, arguments):
     elif not isinstance(arguments, dict):
         raise InvalidParams("arguments must be an object")
     for given in arguments:
-        for row in rows:
-            if row[0] == given:
+        for param in params:
+            if (param[0] if isinstance(param, list) else param.name) == given:
                 break
         else:
             raise InvalidParams("unknown argument " + given)
     values = {}
-    for name, type, required, default, minimum, maximum, enum in rows:
+    for param in params:
+        if isinstance(param, list):
+            name, type, required, default, minimum, maximum, enum = param
+        else:
+            name = param.name
+            type = param.type
+            required = param.required
+            default = param.default
+            minimum = param.minimum
+            maximum = param.maximum
+            enum = param.enum
         if name in arguments:
             values[name] = check_value(arguments[name], name, type, minimum, maximum, enum)
         elif required:

@@ -97,7 +97,7 @@ class PropertyList:
 
     def validate(self, arguments):
         """Check call arguments; return them with every default filled in (check_arguments)."""
-        return check_arguments([prop.row() for prop in self._properties], arguments)
+        return check_arguments(self._properties, arguments)
 
 
 # The parameters of every tool that takes none (McpTool uses it for them all): one list
