@@ -240,7 +240,7 @@ class McpServer:
             record = None if catalogue is None else catalogue.find(name)
             if record is None:
                 raise KeyError(name)
-            catalogue.removed = tuple(catalogue.removed) + (record[0],)
+            catalogue.removed += (record[0],)
         self._tools_changed()
 
     def _tools_changed(self):
@@ -590,13 +590,16 @@ class McpServer:
         """The tool called `name`, or whose portable form it is (add_tool keeps those
         unique), or -1."""
         index = find(self.tools, "name", name)
-        if index < 0:
-            from .names import same  # a client of portable names (umcp.names)
+        return index if index >= 0 else self._portable_index(name)
 
-            for i in range(len(self.tools)):
-                if same(self.tools[i].name, name):
-                    return i
-        return index
+    def _portable_index(self, name):
+        """The tool whose portable form `name` is, or -1 (loads umcp.names)."""
+        from .names import same  # a client of portable names (umcp.names)
+
+        for i in range(len(self.tools)):
+            if same(self.tools[i].name, name):
+                return i
+        return -1
 
     # -- tools/call ---------------------------------------------------------
 
@@ -611,7 +614,7 @@ class McpServer:
         if tool is None and self.catalogue is not None:
             tool = self.catalogue.tool(name)
         if tool is None:
-            index = self._index(name)
+            index = self._portable_index(name)
             tool = self.tools[index] if index >= 0 else None
         if tool is None or session.offered is not None and not session.offered(tool):
             raise InvalidParams("unknown tool " + name)  # one this client is not offered, too
