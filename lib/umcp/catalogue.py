@@ -75,26 +75,28 @@ class Catalogue:
         record[2] += self.texts
         return record
 
-    def find(self, name):
+    def find(self, name, f=None):
         """The record of the tool called `name`, or whose portable form it is (umcp.names:
-        loaded only when no name is `name`), or None."""
+        loaded only when no name is `name`), or None; `f`: the file, open."""
+        if f is None:
+            with open(self.path, "rb") as f:
+                return self.find(name, f)
         for near in (False, True):
             if near:
                 from .names import same  # a client of portable names
-            with open(self.path, "rb") as f:
-                for index in range(self.count):
-                    record = self.record(index, f)
-                    known = record[0]
-                    if known not in self.removed and (same(known, name) if near else known == name):
-                        return record
+            for index in range(self.count):
+                record = self.record(index, f)
+                known = record[0]
+                if known not in self.removed and (same(known, name) if near else known == name):
+                    return record
         return None
 
     def tool(self, name):
         """A CatalogueTool for a call of `name`, or None when there is no such tool."""
-        record = self.find(name)
-        if record is None:
-            return None
-        with open(self.path, "rb") as f:
+        with open(self.path, "rb") as f:  # once a call: its record, then its table
+            record = self.find(name, f)
+            if record is None:
+                return None
             f.seek(record[2] + record[3] + record[4])
             target, rows = loads(f.read(record[5]))
         return CatalogueTool(record[0], record[1], self.resolve(target), rows)
