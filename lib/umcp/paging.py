@@ -118,6 +118,9 @@ class _Listing:
     catalogue entry's piece is (this listing, its index) (umcp.compat.piece_utf8)."""
 
     def __init__(self, catalogue, tools, portable_name, structured):
+        from .catalogue import USER_ONLY  # (loaded with the catalogue): once a page
+
+        self.user_only_flag = USER_ONLY
         self.catalogue = catalogue
         self.tools = tools
         self.portable_name = portable_name
@@ -166,9 +169,7 @@ class Listed:
     entry's size in the page's form, and its piece."""
 
     def __init__(self, listing, index, record):
-        from .catalogue import USER_ONLY
-
         self.name = record[0]
-        self.user_only = bool(record[1] & USER_ONLY)
+        self.user_only = bool(record[1] & listing.user_only_flag)
         self.json_bytes = listing.size(record)
         self.piece = (listing, index)
