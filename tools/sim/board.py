@@ -256,8 +256,8 @@ class SimBoard:
         """config.json (what a user would write before deploying) and, as make deploy writes
         it, its tool catalogue (tools.board.catalogue); read at the next boot. `catalogue`
         (the constructor's): True, for this config; False, none; a config, the catalogue an
-        earlier deploy wrote for that one. A config the firmware cannot start with gets no catalogue: the firmware
-        says what is wrong."""
+        earlier deploy wrote for that one. A config the firmware cannot start with gets no
+        catalogue: the firmware says what is wrong."""
         self.config = config
         with open(os.path.join(self.root, "config.json"), "w") as sink:
             json.dump(config, sink, indent=1)
