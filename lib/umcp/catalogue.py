@@ -6,17 +6,29 @@ and tools added at run time (a maker's add_tool()) as objects after it.
 
 The file, `tools.cat` (UTF-8, nothing to decode on the device but a record's JSON):
 
-    {"umcp-tools": 1, "count": N, "width": W, "texts": T, ...what it was written for...}\\n
-    N records of W bytes each (a JSON array, space-padded, ending in \\n):
+    {"umcp-tools": 2, "count": N, "pages": P, "width": W, "texts": T, ...what it was
+    written for...}\\n
+    N tool records, then P page records, W bytes each (a JSON array, space-padded, ending
+    in \\n):
         [name, flags, offset, rest, extra, call]
-    the texts, T bytes: `offset` bytes after the records, `rest` bytes, then `extra`, then
-    `call`
+        [cursor, form, offset, length, longer]
+    the texts, T bytes (`offset` counts from their start)
 
-The tool's tools/list entry is '{"name":"<name>"' + the `rest` bytes + "}", with the
-output schema and the rest of what clients of 2025-06-18 and later get (`extra` bytes)
-before that "}"; the `call` bytes are [target, parameter table] as JSON: `target` is what
-the catalogue's `resolve(target)` turns into the tool's callback (the firmware's), the
-table's rows are umcp.schema.Property.row()'s. flags: USER_ONLY, STRUCTURED.
+A tool's tools/list entry is '{"name":"<name>"' + its `rest` bytes + "}", with the output
+schema and the rest of what clients of 2025-06-18 and later get (`extra` bytes) before
+that "}"; the `call` bytes are [target, parameter table] as JSON: `target` is what the
+catalogue's `resolve(target)` turns into the tool's callback (the firmware's), the table's
+rows are umcp.schema.Property.row()'s. flags: USER_ONLY, STRUCTURED.
+
+A page record is a whole tools/list page in one `form` (STRUCTURED: with what 2025-06-18
+adds; WITH_USER_TOOLS: asked withUserTools), from its `cursor` ("" for the first) to its
+end: the `length` bytes after the id of '{"jsonrpc":"2.0","id":<id>', nextCursor
+included. It is the page umcp.paging would cut where the frame's room (the page limit less
+the envelope and the id) is at least `length` and, unless `longer` is 0 (the last page),
+less than `longer` (the page with one more entry): the usual tools/list, a backend's, is
+then read from the file as it is written, with no paging code loaded. Other pages (names
+in the portable form, a maker's tools, a page limit that cuts elsewhere) are cut by
+umcp.paging from the tool records.
 
 Whoever installs a catalogue reads its header and checks it against what it was written
 for (umcpfw.boot: the firmware's version, the board, its parts, its hardware; and the
@@ -27,10 +39,14 @@ here, resident.
 from .args import check_arguments
 from .compat import const
 from .jsonin import loads
+from .result import structured
+from .rpc import FRAME_OPEN
 
-FORMAT = 1
+FORMAT = 2
 USER_ONLY = const(1)
-STRUCTURED = const(2)  # has an output schema: its results carry structuredContent
+STRUCTURED = const(2)  # a tool: has an output schema; a page: the entries with it
+WITH_USER_TOOLS = const(4)  # a page: of a tools/list asked withUserTools
+_CHUNK = const(256)  # bytes of a page read at a time, as the transport writes them
 
 
 class CatalogueTool:
@@ -59,14 +75,15 @@ class Catalogue:
     def __init__(self, path, header, resolve):
         self.path = path
         self.count = header["count"]
+        self.pages = header["pages"]
         self.width = header["width"]
         self.start = header["start"]
-        self.texts = self.start + self.count * self.width
+        self.texts = self.start + (self.count + self.pages) * self.width
         self.resolve = resolve
 
     def record(self, index, f=None):
-        """Record `index`: [name, flags, offset, rest, extra, call], its offset from the
-        file's start; `f`: the file, open."""
+        """Record `index` (a tool's, then the pages'), its offset from the file's start;
+        `f`: the file, open."""
         if f is None:
             with open(self.path, "rb") as f:
                 return self.record(index, f)
@@ -100,3 +117,40 @@ class Catalogue:
             f.seek(record[2] + record[3] + record[4])
             target, rows = loads(f.read(record[5]))
         return CatalogueTool(record[0], record[1], self.resolve(target), rows)
+
+    def page(self, session, id_json, params, page_limit):
+        """The pieces of the tools/list page asked by `params` in `session`'s form (not in
+        the portable form, nor of 2026-07-28: the server asks only then), read from its
+        page record as the transport writes them, where it is the page umcp.paging would
+        cut (see above); None otherwise. `page_limit`: the server's."""
+        cursor = params.get("cursor")
+        form = ((WITH_USER_TOOLS if params.get("withUserTools") is True else 0)
+                | (STRUCTURED if structured(session, False) else 0))
+        room = ((session.page_limit or page_limit) - session.overhead - len(FRAME_OPEN)
+                - len(id_json.encode()))
+        with open(self.path, "rb") as f:
+            for index in range(self.count, self.count + self.pages):
+                record = self.record(index, f)
+                if record[1] == form and record[0] == ("" if cursor is None else cursor):
+                    break
+            else:
+                return None
+        offset, length, longer = record[2], record[3], record[4]
+        if length > room or (longer and room >= longer):
+            return None
+        pieces = [FRAME_OPEN, id_json]
+        end = offset + length
+        while offset < end:
+            pieces.append((self, (offset, min(_CHUNK, end - offset))))
+            offset += _CHUNK
+        return pieces
+
+    def json_bytes(self, span):
+        return span[1]
+
+    def json(self, span):
+        """The file's bytes at `span` (offset, length): a piece of a page, read as the
+        transport writes it (umcp.compat.piece_utf8)."""
+        with open(self.path, "rb") as f:
+            f.seek(span[0])
+            return f.read(span[1])

@@ -9,13 +9,14 @@ from .compat import const, dumps
 from .rpc import CACHE_HINTS, FRAME_OPEN, INTERNAL_ERROR, error_frame, find
 from .result import structured
 
-_PAGE_END = const("]}}")
+# A page's ends (the host writes a catalogue's pages with them too: umcp.catalogue).
+PAGE_END = const("]}}")
 _PAGE_END_MODERN = "]" + CACHE_HINTS + "}}"
 # A page that has more after it ends with '],"nextCursor":"<key>"}}'. Keys (tool
 # names, resource URIs and URI templates) are plain ASCII that JSON needs not
 # escape, so the key goes in as it is and this plus its length is the tail's size.
-_MORE_HEAD = const('],"nextCursor":"')
-_MORE_END = const('"}}')
+MORE_HEAD = const('],"nextCursor":"')
+MORE_END = const('"}}')
 _MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
 
 
@@ -41,8 +42,8 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
         start = find(items, key, cursor) if isinstance(cursor, str) else -1
         if start < 0:
             raise InvalidParams("invalid cursor %s" % dumps(cursor))
-    page_end = _PAGE_END_MODERN if modern else _PAGE_END
-    more_end = _MORE_END_MODERN if modern else _MORE_END
+    page_end = _PAGE_END_MODERN if modern else PAGE_END
+    more_end = _MORE_END_MODERN if modern else MORE_END
     page_limit = session.page_limit or page_limit
     # A string id may hold non-ASCII characters, which MicroPython's json leaves unescaped.
     budget = (page_limit - session.overhead - len(FRAME_OPEN) - len(opening)
@@ -59,7 +60,7 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
         if following is None:
             tail = len(page_end)
         else:
-            tail = len(_MORE_HEAD) + len(getattr(following, key)) + len(more_end)
+            tail = len(MORE_HEAD) + len(getattr(following, key)) + len(more_end)
         if size + tail > budget:
             break
         if used:
@@ -75,7 +76,7 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
         return error_frame(id_json, INTERNAL_ERROR, "%s (%d bytes) does not fit in a page of %d bytes"
                            % (getattr(item, key), item.json_bytes, page_limit))
     else:
-        pieces.append(_MORE_HEAD)
+        pieces.append(MORE_HEAD)
         pieces.append(getattr(item, key))
         pieces.append(more_end)
     return pieces

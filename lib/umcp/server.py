@@ -58,7 +58,8 @@ MAX_QUEUED_CALLS = const(8)
 # to the limit already.
 BUSY = const(-32000)
 
-_TOOLS_OPEN = const(',"result":{"tools":[')
+# A tools/list result's opening (the host writes a catalogue's pages with it: umcp.catalogue).
+TOOLS_OPEN = const(',"result":{"tools":[')
 
 # Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
 # (resources/subscribe and unsubscribe: umcp.resource answers so).
@@ -533,7 +534,7 @@ class McpServer:
             if method == "tools/call":
                 reply = self._call_tool(session, request_id, id_json, params, modern, log_level)
             elif method == "tools/list":
-                reply = self.page(session, id_json, params, self.tools, "name", _TOOLS_OPEN, modern,
+                reply = self.page(session, id_json, params, self.tools, "name", TOOLS_OPEN, modern,
                                   session.offered)
             elif method.startswith("resources/"):
                 from .resource import request
@@ -577,12 +578,19 @@ class McpServer:
         """The pieces of one page of `items` (umcp.paging.page; `key` names the attribute
         that identifies an entry, `opening` the result's opening, `offered` the session's
         choice of tools or None). Its code, and the listing's (umcp.listing), leave the
-        heap once the page is sent: a client lists a few pages a session."""
+        heap once the page is sent: a client lists a few pages a session. A catalogue's page
+        as a backend asks for it comes from its file with none of that code (Catalogue.page)."""
+        tools = items is self.tools
+        catalogue = self.catalogue
+        if (tools and catalogue is not None and offered is None
+                and not (modern or session.portable or items or catalogue.removed)):
+            pieces = catalogue.page(session, id_json, params, self.page_limit)
+            if pieces is not None:
+                return pieces
         try:
-            tools = items is self.tools
             return call_then_forget("umcp.paging", "page", session, id_json, params, items, key,
                                     opening, modern, offered, tools, self.page_limit,
-                                    self.catalogue if tools else None)
+                                    catalogue if tools else None)
         finally:
             forget_modules("umcp.listing", "umcp.names")
 

@@ -240,7 +240,8 @@ def catalogue_header(path):
             raise ValueError("not a tool catalogue of format %d" % FORMAT)
         header["start"] = f.tell()  # the records follow the header's line
         f.seek(0, 2)
-        if f.tell() != header["start"] + header["count"] * header["width"] + header["texts"]:
+        records = header["count"] + header["pages"]
+        if f.tell() != header["start"] + records * header["width"] + header["texts"]:
             raise ValueError("not the size its header gives: cut short?")
     return header
 

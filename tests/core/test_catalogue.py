@@ -15,6 +15,9 @@ from tools.board import catalogue as host_catalogue
 from tools.sim.board import config_for
 from umcp import INTEGER, McpServer, Property, PropertyList
 from umcp.catalogue import Catalogue
+from umcp.paging import MORE_END, MORE_HEAD, PAGE_END
+from umcp.rpc import FRAME_OPEN
+from umcp.server import TOOLS_OPEN
 from umcpfw.boot import catalogue_header, load_board
 from umcpfw.commontools import CommonTools
 
@@ -25,8 +28,9 @@ PARTS = [{"type": "relay", "name": "lamp", "pin": 2},
 CONFIG = config_for("host", "ws://127.0.0.1:9/xiaozhi/v1/", "token", parts=PARTS)
 
 
-def _server(tmp_path, name, catalogue):
-    """The host board with PARTS, its tools from the catalogue or built at run time."""
+def _server(tmp_path, name, catalogue, page_limit=None):
+    """The host board with PARTS, its tools from the catalogue or built at run time (its
+    pages cut for `page_limit`, or for the server's own)."""
     hwsim.reset()
     hwsim.solder(PARTS)
     settings = Settings(str(tmp_path / ("%s.json" % name)))
@@ -35,7 +39,12 @@ def _server(tmp_path, name, catalogue):
     tools = CommonTools(server, board, settings, "9", lambda delay: None, "24:0a:c4:12:34:56", "c")
     if catalogue:
         path = str(tmp_path / "tools.cat")
-        host_catalogue.write(CONFIG, path)
+        if page_limit is None:
+            host_catalogue.write(CONFIG, path)
+        else:
+            about, listing, facts = host_catalogue.tool_facts(CONFIG)
+            with open(path, "wb") as f:
+                f.write(host_catalogue.layout(about, dict(listing, page_limit=page_limit), facts))
         server.catalogue = Catalogue(path, catalogue_header(path), tools.callback)
     else:
         tools.register()
@@ -177,10 +186,65 @@ def test_the_catalogue_says_what_it_was_written_for(tmp_path):
 def test_a_callback_a_catalogue_cannot_name_is_refused_on_the_host():
     facts = {"name": "self.x", "flags": 0, "plain": '{"name":"self.x","inputSchema":{}}',
              "full": '{"name":"self.x","inputSchema":{}}', "target": ["tools", "x"], "rows": []}
-    assert host_catalogue.layout({"version": "1"}, [facts]).startswith(b'{"umcp-tools":1')
+    listing = {"frame_open": FRAME_OPEN, "open": TOOLS_OPEN, "end": PAGE_END, "more_head": MORE_HEAD,
+               "more_end": MORE_END, "page_limit": 8000}
+    assert host_catalogue.layout({"version": "1"}, listing, [facts]).startswith(b'{"umcp-tools":2')
     odd = dict(facts, plain='{"inputSchema":{},"name":"self.x"}')  # not head + rest
     with pytest.raises(host_catalogue.CatalogueError, match="self.x"):
-        host_catalogue.layout({"version": "1"}, [odd])
+        host_catalogue.layout({"version": "1"}, listing, [odd])
+
+
+async def _listed(server, version):
+    """The pages of tools/list and of tools/list withUserTools, each frame's text."""
+    wire = McpWire(server, server.default.overhead)
+    await wire.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                      "clientInfo": {"name": "t", "version": "1"}}, id=1)
+    first = len(wire.frames)
+    pages = await _pages(wire) + await _pages(wire, {"withUserTools": True})
+    assert not wire.failures
+    return pages, wire.frames[first:]
+
+
+def _spied(server, monkeypatch):
+    """Whether each tools/list page of `server` came from its catalogue's page records."""
+    served = []
+    page = server.catalogue.page
+
+    def spy(*args):
+        pieces = page(*args)
+        served.append(pieces is not None)
+        return pieces
+
+    monkeypatch.setattr(server.catalogue, "page", spy)
+    return served
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18"])
+async def test_the_pages_written_on_the_host_are_those_paging_cuts(tmp_path, monkeypatch, version):
+    # Cut on the host for a page limit of 1500 and its envelope and id: every page is read
+    # from the file, and each frame is the one the server that built its tools sends.
+    built = _server(tmp_path, "built", False)
+    written = _server(tmp_path, "catalogue", True, page_limit=1500)
+    served = _spied(written, monkeypatch)
+    for server in (built, written):
+        server.page_limit = 1500
+        server.default.overhead = host_catalogue.PAGE_RESERVE - 2  # the ids have two digits
+    expected, frames = await _listed(built, version)
+    assert await _listed(written, version) == (expected, frames)
+    assert len(expected) > 4 and served == [True] * len(expected)
+    assert max(len(frame.encode()) for frame in frames) + host_catalogue.PAGE_RESERVE - 2 <= 1500
+
+
+@pytest.mark.anyio
+async def test_pages_cut_for_another_page_limit_are_cut_by_paging(tmp_path, monkeypatch):
+    # Cut on the host for 1500 bytes, served at 8000: the pages come from the tool records.
+    built = _server(tmp_path, "built", False)
+    written = _server(tmp_path, "catalogue", True, page_limit=1500)
+    served = _spied(written, monkeypatch)
+    expected = await _listed(built, "2024-11-05")
+    assert await _listed(written, "2024-11-05") == expected
+    assert len(expected[0]) == 2 and served == [False, False]
 
 
 def _app(config=CONFIG, version=None):

@@ -20,7 +20,11 @@ import tempfile
 from ..paths import HWSIM, ROOT
 
 CATALOGUE_FILE = "tools.cat"  # on the board, beside config.json (umcpfw.boot)
-FORMAT = 1  # umcp.catalogue.FORMAT
+FORMAT = 2  # umcp.catalogue.FORMAT
+USER_ONLY, STRUCTURED, WITH_USER_TOOLS = 1, 2, 4  # umcp.catalogue's flags and page forms
+# A page is cut for this many bytes of envelope and id (a xiaozhi session's envelope is
+# about 70): it is the board's answer wherever the real ones leave the same cut.
+PAGE_RESERVE = 80
 DEVICE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim", "device.py")
 _HEAD = '{"name":'
 START_TIMEOUT_S = 120  # the firmware's start up to its tools takes about half a second
@@ -31,7 +35,8 @@ class CatalogueError(Exception):
 
 
 def tool_facts(config, root=ROOT):
-    """(what the catalogue is for, each tool's facts) from the firmware in `root` (its lib/
+    """(what the catalogue is for, a page's texts, each tool's facts) from the firmware in
+    `root` (its lib/
     and firmware/) started with `config` (config.json's content) on the simulated hardware;
     CatalogueError with the firmware's last words when it cannot start."""
     with tempfile.TemporaryDirectory(prefix="umcp-catalogue-") as folder:
@@ -53,12 +58,13 @@ def tool_facts(config, root=ROOT):
                                  % (said[-1] if said else "exit status %d" % done.returncode))
         with open(facts) as f:
             lines = [json.loads(line) for line in f]
-    return lines[0], lines[1:]
+    return lines[0], lines[1], lines[2:]
 
 
-def layout(about, tools):
-    """The catalogue's bytes: the header (FORMAT, `about`, count, record width, the texts'
-    bytes), the fixed-width records, the texts (umcp.catalogue)."""
+def layout(about, listing, tools):
+    """The catalogue's bytes: the header (FORMAT, `about`, the counts of tool and page
+    records, the record width, the texts' bytes), the fixed-width records, the texts
+    (umcp.catalogue). `listing`: a tools/list page's texts and the page limit."""
     records, texts, offset = [], [], 0
     for tool in tools:
         name, plain, full = tool["name"], tool["plain"], tool["full"]
@@ -73,14 +79,49 @@ def layout(about, tools):
         records.append([name, tool["flags"], offset, len(rest), len(extra), len(call)])
         texts.extend((rest, extra, call))
         offset += len(rest) + len(extra) + len(call)
-    lines = [_compact(record) for record in records]
+    pages = []
+    for form in (0, STRUCTURED, WITH_USER_TOOLS, STRUCTURED | WITH_USER_TOOLS):
+        for cursor, text, longer in _pages(listing, tools, form):
+            pages.append([cursor, form, offset, len(text), longer])
+            texts.append(text)
+            offset += len(text)
+    lines = [_compact(record) for record in records + pages]
     width = max([len(line) for line in lines], default=0) + 1
     header = dict({"umcp-tools": FORMAT}, **about)
-    header.update(count=len(records), width=width, texts=offset)
+    header.update(count=len(records), pages=len(pages), width=width, texts=offset)
     out = [(_compact(header) + "\n").encode()]
     out.extend((line.ljust(width - 1) + "\n").encode() for line in lines)
     out.extend(texts)
     return b"".join(out)
+
+
+def _pages(listing, tools, form):
+    """(cursor, text, longer) of each tools/list page in `form` cut as umcp.paging cuts it
+    for a frame of the page limit with PAGE_RESERVE bytes of envelope and id: `text` is the
+    page after its id, `longer` the bytes it would take with one more entry (0: the last
+    page). They stop before an entry too big for a page (umcp.paging answers that one)."""
+    listed = [tool for tool in tools if form & WITH_USER_TOOLS or not tool["flags"] & USER_ONLY]
+    entries = [(tool["full"] if form & STRUCTURED else tool["plain"]).encode() for tool in listed]
+    names = [tool["name"] for tool in listed]
+
+    def text(start, end):
+        tail = (listing["end"] if end == len(listed)
+                else listing["more_head"] + names[end] + listing["more_end"])
+        return listing["open"].encode() + b",".join(entries[start:end]) + tail.encode()
+
+    room = listing["page_limit"] - len(listing["frame_open"]) - PAGE_RESERVE
+    start = 0
+    while True:
+        end = start + 1 if start < len(listed) else start
+        if len(text(start, end)) > room and end > start:
+            return  # too big for a page: umcp.paging answers so
+        while end < len(listed) and len(text(start, end + 1)) <= room:
+            end += 1
+        longer = len(text(start, end + 1)) if end < len(listed) else 0
+        yield names[start] if start else "", text(start, end), longer
+        if end == len(listed):
+            return
+        start = end
 
 
 def _compact(value):

@@ -207,11 +207,15 @@ def break_is_interrupt():
 def write_tool_facts(path):
     """`device.py --tools PATH`: the firmware's start up to its tools (umcpfw.boot, on the
     simulated hardware, without a catalogue), then what tools/board/catalogue.py writes a
-    catalogue from, as JSON lines in PATH: what the catalogue is for, then each tool's
-    name, flags, entry texts (with and without what 2025-06-18 adds), callback target and
-    parameter table. Runs nothing else (CPython only)."""
+    catalogue from, as JSON lines in PATH: what the catalogue is for, a tools/list page's
+    texts and the server's page limit, then each tool's name, flags, entry texts (with and
+    without what 2025-06-18 adds), callback target and parameter table. Runs nothing else
+    (CPython only)."""
     from umcp.catalogue import STRUCTURED, USER_ONLY
     from umcp.listing import entry_json
+    from umcp.paging import MORE_END, MORE_HEAD, PAGE_END
+    from umcp.rpc import FRAME_OPEN
+    from umcp.server import TOOLS_OPEN
     from umcpfw.app import Application
     from umcpfw.boot import read_config
 
@@ -219,7 +223,9 @@ def write_tool_facts(path):
     parts = config.get("parts")  # (the board's start drops it from the config)
     app = Application(config)
     lines = [{"version": app.version, "board": config["board"], "parts": parts,
-              "features": app.board.features()}]
+              "features": app.board.features()},
+             {"frame_open": FRAME_OPEN, "open": TOOLS_OPEN, "end": PAGE_END, "more_head": MORE_HEAD,
+              "more_end": MORE_END, "page_limit": app.server.page_limit}]
     for tool in app.server.tools:
         lines.append({"name": tool.name,
                       "flags": (USER_ONLY if tool.user_only else 0)
