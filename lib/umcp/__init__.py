@@ -8,7 +8,8 @@ call: call_then_forget, OnDemand) and, where the board has a tool catalogue writ
 the host, `catalogue` (its records and parameter tables). Tools made at run time (a
 maker's, or all of a board's without a catalogue) load `tool` (McpTool, ModuleText) and
 `schema` (Property, PropertyList), kept while they exist. Everything else is loaded when
-a request needs it and dropped after: `handshake` (the initialize answer), `paging` (one
+a request needs it and dropped after: `jsonfix` (an incoming message's \\u escapes
+and deep nesting checked), `handshake` (the initialize answer), `paging` (one
 page of a list) with `listing` (a tool's entry: its JSON Schema, annotations and size)
 and `names` (tool names every client accepts), `resource` (resources and templates,
 their registration and the resources/* requests; kept once loaded), `modern` (revision

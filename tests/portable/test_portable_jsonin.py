@@ -212,3 +212,15 @@ def test_the_heap_returns_to_its_baseline_after_refusals():
         assert loads(b'{"q":"\\ud83d\\ude00\\ud83d"}') == {"q": EMOJI + FFFD}
     gc.collect()
     assert gc.mem_alloc() - before <= 64, gc.mem_alloc() - before
+
+
+def test_only_an_escaped_or_deep_message_loads_the_repairs_and_only_for_itself():
+    from umcp import compat
+
+    sys.modules.pop("umcp.jsonfix", None)
+    assert loads('{"a":[1,2],"b":"plain \xe9"}') == {"a": [1, 2], "b": "plain \xe9"}
+    assert "umcp.jsonfix" not in sys.modules
+    assert loads('{"t":"\\ud83d\\ude00"}') == {"t": EMOJI}
+    refuses("[" * 40 + "]" * 40, "nesting deeper than 32")
+    # Dropped again where modules are forgotten (MicroPython): the next such message loads it.
+    assert ("umcp.jsonfix" in sys.modules) is not compat.FORGET
