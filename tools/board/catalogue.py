@@ -82,6 +82,8 @@ def layout(about, listing, tools):
     pages = []
     for form in (0, STRUCTURED, WITH_USER_TOOLS, STRUCTURED | WITH_USER_TOOLS):
         for cursor, text, longer in _pages(listing, tools, form):
+            if not text.isascii():  # (CPython's JSON is): the board sends it in cuts of 256
+                raise CatalogueError("a tools/list page is not ASCII: %r" % text[:80])
             pages.append([cursor, form, offset, len(text), longer])
             texts.append(text)
             offset += len(text)
