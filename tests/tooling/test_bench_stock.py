@@ -36,6 +36,9 @@ def test_the_table_says_each_target_met_or_missed():
     assert said[3].startswith("Board (f)") and said[3].endswith(": met")
     assert said[4].startswith("Board (g)") and said[4].endswith(": MISSED")
     assert said[5] == "The host board's whole session against it: 118K: MISSED"
+    spare = "Board (a) with 16 KB of the stock heap to spare: completes in %dK; target: in 96K: %s"
+    assert spare % (103, "MISSED") in lines
+    assert spare % (96, "met") in stock.table(dict(figures, a=_board(96)))
 
 
 def test_a_binary_that_is_not_the_measuring_form_is_refused(capsys):

@@ -34,6 +34,9 @@ from ..sim.board import BoardFailed, config_for, has_frozen_hardware
 
 STOCK_HEAP = 111936  # the stock image's heap on an ESP32 without PSRAM: two areas of ~56 KB
 TARGET = 112 * 1024  # board (a) completes in -X heapsize=112K
+# ... and in this, leaving 16 KB of the stock heap to what a real network stack and a
+# burst of messages take (issue 29)
+TARGET_SPARE = 96 * 1024
 GENEROUS = 256 * 1024  # the run whose heap in use is reported
 STEP = 1024
 LOWEST = 32 * 1024  # below any board's need: the bisection's floor
@@ -161,6 +164,9 @@ def table(figures):
         smallest = figures[key]["smallest"]
         lines.append("%s against the stock board's heap: completes in %dK; target: in %dK (%d bytes): %s"
                      % (what, smallest // 1024, TARGET // 1024, STOCK_HEAP, "met" if smallest <= TARGET else "MISSED"))
+    smallest = figures["a"]["smallest"]
+    lines.append("Board (a) with 16 KB of the stock heap to spare: completes in %dK; target: in %dK: %s"
+                 % (smallest // 1024, TARGET_SPARE // 1024, "met" if smallest <= TARGET_SPARE else "MISSED"))
     lines.append("The host board's whole session against it: %dK: %s" % (
         host // 1024, "met" if host <= TARGET else "MISSED"))
     return lines
