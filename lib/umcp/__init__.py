@@ -16,7 +16,8 @@ their registration and the resources/* requests; kept once loaded), `modern` (re
 2026-07-28's server/discover, version error and log level), `notices` (notifications,
 log lines, progress, list changes; kept once loaded), `refusal` (answers to what could
 not be read) with `jsonpeek` (one member of unreadable text), `image` (base64 pieces of
-an image or a blob), and, while tools are made only, `toolcheck` and `propcheck` (a new
+an image or a blob), `chunks` (a result's text in small pieces where the heap has no
+block as long as it), and, while tools are made only, `toolcheck` and `propcheck` (a new
 tool's and property's checks).
 
 Its names load their module at first use (`from umcp import McpServer` works as ever,

@@ -36,7 +36,8 @@ def result_pieces(value, modern=False, structured=False):
     out as Base64Piece pieces (ASCII, nothing to escape), each encoded only as it is
     written. A string is
     sent as is; anything else (bool, int, None, dict, list) as its JSON text, which
-    is what the xiaozhi backend parses. Raises TypeError for what JSON cannot carry.
+    is what the xiaozhi backend parses; where the heap has no block as long as that text,
+    as pieces of it (umcp.chunks). Raises TypeError for what JSON cannot carry.
     `modern`: the request came in revision 2026-07-28's form. `structured`: the tool
     has an output schema and the client's revision knows it: the dict goes out as
     `structuredContent` too (its one JSON text in both places); a value that is not a
@@ -47,15 +48,21 @@ def result_pieces(value, modern=False, structured=False):
         # Loaded for each image and forgotten (photos are rare); its pieces keep what
         # they need of it until they are written.
         return call_then_forget("umcp.image", "image_pieces", value, end)
-    if structured:
-        if not isinstance(value, dict):
-            raise TypeError("the tool has an output schema but returned %s, not an object"
-                            % type(value).__name__)
-        text = dumps(value)
-        return ('{"content":[{"type":"text","text":', dumps(text), '}],"structuredContent":', text,
-                end[2:])
-    text = value if isinstance(value, str) else dumps(value)
-    return ('{"content":[{"type":"text","text":', dumps(text), end)
+    if structured and not isinstance(value, dict):
+        raise TypeError("the tool has an output schema but returned %s, not an object"
+                        % type(value).__name__)
+    try:
+        if structured:
+            text = dumps(value)
+            return ('{"content":[{"type":"text","text":', dumps(text), '}],"structuredContent":',
+                    text, end[2:])
+        text = value if isinstance(value, str) else dumps(value)
+        return ('{"content":[{"type":"text","text":', dumps(text), end)
+    except MemoryError:
+        # No block of heap as long as the text (a long-running heap has small holes):
+        # the same text in small pieces (umcp.chunks, loaded for this result).
+        text = None
+        return call_then_forget("umcp.chunks", "result_chunks", value, end, structured)
 
 
 def error_result_pieces(message, modern=False):

@@ -8,6 +8,7 @@ import asyncio
 import json
 
 import umcp.jsonin
+import umcp.result
 import umcp.server
 from portable_support import Fault
 from umcp import STRING, McpServer, Property, PropertyList
@@ -98,6 +99,38 @@ async def test_no_heap_for_a_tool_result_answers_in_short():
     finally:
         fault.undo()
     assert fault.fired == 1 and len(sent) == 1 and short_of_memory(sent[0], 7), sent
+    await client.still_serves()
+
+
+STATUS = {"board": "generic", "parts": {"lamp": {"power": True, "label": 'a "desk" lamp\\'},
+                                      "room": {"temperature_c": 21.5, "humidity": None},
+                                      "\u5ba2\u5385": {"lines": ["caf\xe9", "\U0001F600", "a\nb"], "empty": {}}},
+          "history": [[1, 2.5], [], [{"x": False}]], "note": "x" * 300}
+
+
+async def test_no_block_for_a_results_text_sends_it_in_pieces():
+    # A long-running heap may have no block as long as a result's JSON text but room in
+    # small holes: the same text goes out in pieces (umcp.chunks), in both result forms.
+    client = Client()
+    client.server.add_tool("status", "The status", None, lambda args: STATUS)
+    client.server.add_tool("typed", "Typed", None, lambda args: STATUS, output_schema={"type": "object"})
+    client.server.add_tool("text", "Text", None, lambda args: "\"quoted\" \u5ba2 " + "y" * 400)
+    await client.request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    for name, structured in (("status", False), ("typed", True), ("text", False)):
+        fault = Fault(umcp.result, "dumps", when=lambda args: len(args[0]) > 100)
+        try:
+            sent = await client.request(name, "tools/call", {"name": name, "arguments": {}})
+        finally:
+            fault.undo()
+        assert fault.fired == 1 and len(sent) == 1 and sent[0]["id"] == name, sent
+        result = sent[0]["result"]
+        text = result["content"][0]["text"]
+        if name == "text":
+            assert text == "\"quoted\" \u5ba2 " + "y" * 400
+        else:
+            assert json.loads(text) == STATUS
+        assert result.get("structuredContent") == (STATUS if structured else None)
+        assert result["isError"] is False
     await client.still_serves()
 
 
