@@ -82,7 +82,9 @@ def layout(about, listing, tools):
     pages = []
     for form in (0, STRUCTURED, WITH_USER_TOOLS, STRUCTURED | WITH_USER_TOOLS):
         for cursor, text, longer in _pages(listing, tools, form):
-            if not text.isascii():  # (CPython's JSON is): the board sends it in cuts of 256
+            # CPython's JSON is ASCII; the board sends a page in cuts of 256 bytes, which a
+            # transport may decode one at a time (umcp.compat.join_pieces).
+            if not text.isascii():
                 raise CatalogueError("a tools/list page is not ASCII: %r" % text[:80])
             pages.append([cursor, form, offset, len(text), longer])
             texts.append(text)
