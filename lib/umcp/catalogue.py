@@ -118,20 +118,20 @@ class Catalogue:
             target, rows = loads(f.read(record[5]))
         return CatalogueTool(record[0], record[1], self.resolve(target), rows)
 
-    def page(self, session, id_json, params, page_limit):
+    def page(self, session, id_json, params, room):
         """The pieces of the tools/list page asked by `params` in `session`'s form (not in
         the portable form, nor of 2026-07-28: the server asks only then), read from its
         page record as the transport writes them, where it is the page umcp.paging would
-        cut (see above); None otherwise. `page_limit`: the server's."""
+        cut for `room` (what the frame leaves the result: see above); None otherwise."""
         cursor = params.get("cursor")
+        if cursor is None:
+            cursor = ""  # the first page's record
         form = ((WITH_USER_TOOLS if params.get("withUserTools") is True else 0)
                 | (STRUCTURED if structured(session, False) else 0))
-        room = ((session.page_limit or page_limit) - session.overhead - len(FRAME_OPEN)
-                - len(id_json.encode()))
         with open(self.path, "rb") as f:
             for index in range(self.count, self.count + self.pages):
                 record = self.record(index, f)
-                if record[1] == form and record[0] == ("" if cursor is None else cursor):
+                if record[1] == form and record[0] == cursor:
                     break
             else:
                 return None

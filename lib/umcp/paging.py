@@ -21,9 +21,10 @@ _MORE_END_MODERN = '"' + CACHE_HINTS + "}}"
 
 
 def page(session, id_json, params, items, key, opening, modern, offered, tools, page_limit,
-         catalogue=None):
-    """The pieces of one page: as many entries as fit in `page_limit` (the server's; the
-    session's own first), envelope included. The entries go into the pieces as they are
+         room, catalogue=None):
+    """The pieces of one page: as many entries as fit in `page_limit` (the session's, else
+    the server's), envelope included: `room` is what the frame leaves the result after its
+    envelope and id (McpServer.page). The entries go into the pieces as they are
     (umcp.compat.piece_utf8): each is serialized only when the transport writes it, so a
     page never holds more than one entry's text (a tool goes in as a umcp.listing.Entry,
     which keeps the listing's code until it is written). `key` names the attribute that
@@ -44,10 +45,7 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
             raise InvalidParams("invalid cursor %s" % dumps(cursor))
     page_end = _PAGE_END_MODERN if modern else PAGE_END
     more_end = _MORE_END_MODERN if modern else MORE_END
-    page_limit = session.page_limit or page_limit
-    # A string id may hold non-ASCII characters, which MicroPython's json leaves unescaped.
-    budget = (page_limit - session.overhead - len(FRAME_OPEN) - len(opening)
-              - len(id_json.encode()))
+    budget = room - len(opening)
     pieces = [FRAME_OPEN, id_json, opening]
     used = 0  # bytes of the entries and their commas
     index = _next_listed(items, start, with_user_tools, offered)

@@ -580,16 +580,21 @@ class McpServer:
         choice of tools or None). Its code, and the listing's (umcp.listing), leave the
         heap once the page is sent: a client lists a few pages a session. A catalogue's page
         as a backend asks for it comes from its file with none of that code (Catalogue.page)."""
+        page_limit = session.page_limit or self.page_limit
+        # What the frame leaves the result: a string id may hold non-ASCII characters, which
+        # MicroPython's json leaves unescaped.
+        room = page_limit - session.overhead - len(FRAME_OPEN) - len(id_json.encode())
         tools = items is self.tools
         catalogue = self.catalogue
+        # A catalogue alone (no tool made at run time, none removed), as a backend asks.
         if (tools and catalogue is not None and offered is None
-                and not (modern or session.portable or items or catalogue.removed)):
-            pieces = catalogue.page(session, id_json, params, self.page_limit)
+                and not (modern or session.portable or self.tools or catalogue.removed)):
+            pieces = catalogue.page(session, id_json, params, room)
             if pieces is not None:
                 return pieces
         try:
             return call_then_forget("umcp.paging", "page", session, id_json, params, items, key,
-                                    opening, modern, offered, tools, self.page_limit,
+                                    opening, modern, offered, tools, page_limit, room,
                                     catalogue if tools else None)
         finally:
             forget_modules("umcp.listing", "umcp.names")
