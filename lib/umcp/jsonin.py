@@ -54,8 +54,6 @@ else:
         return _decode_str(buf if isinstance(buf, str) else str(buf, "utf-8"))
 
 
-
-
 def loads(data, max_depth=MAX_DEPTH):
     """The object a JSON text (str, bytes, bytearray or memoryview) encodes.
 
