@@ -38,6 +38,7 @@ import tempfile
 
 from ..paths import INSTALLED, ROOT, hint
 from . import catalogue
+from .ports import SHORTCUTS
 
 MIN_VERSION = (1, 24, 0)
 # What the firmware imports on every board; a board module adds its own in REQUIRES.
@@ -311,13 +312,9 @@ def run(command, title, capture=False):
     return done.stdout or ""
 
 
-# mpremote's own shortcuts (u0 = connect /dev/ttyUSB0, a0 = /dev/ttyACM0, c0 = COM0):
-# commands of their own, not arguments of `connect`.
-SHORTCUTS = tuple(kind + str(n) for kind in "uac" for n in range(4))
-
-
 def connect_args(port):
-    """The mpremote arguments that select `port`: a shortcut, or connect PORT (also auto)."""
+    """The mpremote arguments that select `port`: a shortcut (a command of mpremote's own,
+    not an argument of `connect`), or connect PORT (also auto)."""
     return [port] if port in SHORTCUTS else ["connect", port]
 
 
