@@ -78,7 +78,7 @@ class DeviceFront:
                                            routes=self.otacheck.routes() + list(routes)))
         self.serial = []
         if serial:
-            from tools.hub.serialboard import SerialBoard  # pyserial only for serial ports
+            from .serialboard import SerialBoard  # pyserial only for serial ports
 
             self.serial = [SerialBoard(port, self.devices, **self._callbacks) for port in serial]
 
