@@ -17,8 +17,8 @@ JSON text holds no raw control character, so RS, ACK, LF and Ctrl-C (0x03: it
 interrupts the board, the host's way to end the session) never occur inside a message.
 The length: a board's stdin reads as many bytes as asked or waits (it cannot say how
 many are there), so a window is read in one call instead of a byte at a time. The
-windows: a board's stdin buffer is small (260 bytes on an ESP32, 2048 on the QEMU
-board) and what overflows it while code runs is lost.
+windows: a board's stdin buffer is small (260 bytes on an ESP32) and what overflows it
+while code runs is lost.
 Runs on CPython and MicroPython; loaded only while the session runs."""
 
 import asyncio

@@ -19,7 +19,7 @@
   Wi-Fi setup page's.
 - `simtranscript`: what make sim's transcript must show.
 - `platforms`: pip's resolution of the run-time pins for other platforms.
-- `qemu`: the QEMU board's rig for the tests; `makerapp.py` the maker's module it deploys.
+- `serialrig`: the serial-line boards' rig for the tests (tools.sim.ptyboard); `makerapp.py` the maker's module it deploys.
 - `commitmsg`: the house's commit messages, checked (the commit-msg hook of .githooks/).
 - `mpyclients`: client scripts run under the MicroPython unix port (`run_script`).
 

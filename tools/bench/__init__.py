@@ -10,7 +10,7 @@ over WebSocket and MQTT; `firmware` the whole firmware's heap in each form
 measuring form; `unixfrozenmanifest` and `unixhwsimmanifest` build its binaries);
 `generic` the generic board and each part type (`generictable` prints it); `bridge` the
 bridge against its floor and under load; `serial` a board on its serial line through the
-bridge (the QEMU board) and the serial session's heap (`serialheap`, its device side);
+bridge (the pty board) and the serial session's heap (`serialheap`, its device side);
 `fleet` many devices against one backend (`fleetdevices`, their process).
 docs/benchmarks.md says what each table measures. Every simulated board is a
 tools.sim.board.SimBoard; no host program imports this package (it is not installed)."""

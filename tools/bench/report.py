@@ -12,7 +12,7 @@ firmware uses in the unix port through a full session (tools/bench/firmware.py),
 (tools/bench/stock.py). Then the bridge's figures
 (tools/bench/bridge.py: a call through it against the same call straight to the device,
 and many clients on several devices), and a board on its serial line through the bridge
-(tools/bench/serial.py: the QEMU board's round trips, the serial session's heap beside the
+(tools/bench/serial.py: the pty board's round trips, the serial session's heap beside the
 xiaozhi link's). Last, the web console's speed.
 Figures, not a test: nothing here asserts on time.
 
@@ -136,7 +136,7 @@ TITLES = {
     "generic": "The generic board: ten parts beside the host board, and each part type's cost",
     "stock": "The stock plain ESP32: the smallest heap in two 56 KB areas, a few boards",
     "bridge": "The bridge: one call against the floor, and many clients",
-    "serial": "A board on its serial line (bridge --serial, the QEMU board): round trips and heap",
+    "serial": "A board on its serial line (bridge --serial, the pty board): round trips and heap",
     "web": "Web console: 20 devices",
 }
 
