@@ -119,3 +119,45 @@ def test_a_config_json_with_a_mistake_is_said_at_the_repl_without_a_reset_loop(s
         console_.write(b"print(6 * 7)\r")
         assert b"42" in console_.read_until(b">>> ")
         assert b"soft reboot" not in console_.read_for(2)  # the board stays at its prompt
+
+
+def test_the_installed_repl_is_the_boards_prompt_and_ctrl_close_bracket_leaves(serial_rig, installed_wheel):
+    """`umcp repl --port PTY` as pip installs it, in a terminal of its own (mpremote's repl
+    wants one): Ctrl-C stops the firmware, a line typed runs on the board, Ctrl-] leaves."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    board = serial_rig.board("plain").board
+    terminal, their_side = pty.openpty()
+    repl = subprocess.Popen([installed_wheel.umcp, "repl", "--port", board.pty], cwd=str(installed_wheel.cwd),
+                            env=installed_wheel.env, stdin=their_side, stdout=their_side, stderr=their_side)
+    os.close(their_side)
+    seen = b""
+
+    def until(text, timeout=20):
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while text not in seen:
+            assert time.monotonic() < deadline, seen.decode("utf-8", "replace")
+            if select.select([terminal], [], [], 0.1)[0]:
+                try:
+                    seen += os.read(terminal, 4096)
+                except OSError:
+                    break
+        seen = seen[seen.index(text) + len(text):]
+
+    try:
+        until(b"Connected to MicroPython")
+        os.write(terminal, b"\x03")
+        until(b">>> ")
+        os.write(terminal, b"print(6 * 7)\r")
+        until(b"42")
+        os.write(terminal, b"\x1d")  # Ctrl-]: mpremote leaves
+        assert repl.wait(20) == 0
+    finally:
+        if repl.poll() is None:
+            repl.kill()
+        os.close(terminal)
