@@ -13,7 +13,8 @@ _INF = float("inf")
 
 
 class InvalidParams(ValueError):
-    """Arguments that do not fit a tool's schema (JSON-RPC -32602)."""
+    """Raised for arguments that do not fit a tool's parameters. The client gets -32602
+    (an ``isError`` result from revision 2025-11-25 on) with its message."""
 
 
 def is_int(value):
