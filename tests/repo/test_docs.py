@@ -299,6 +299,38 @@ def test_each_device_module_states_its_contract_in_a_docstring(path):
     assert len(docstring.split()) >= 8, "%s has no docstring saying what it is for" % os.path.relpath(path, ROOT)
 
 
+def python_modules():
+    """Every module of lib/, firmware/, tools/ and tests/support/."""
+    found = []
+    for top in (LIB, os.path.join(ROOT, "firmware"), TOOLS, SUPPORT):
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+            found += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
+    return found
+
+
+def docstring_lines(source):
+    """How many lines a module's docstring spans (0 without one)."""
+    docstring = ast.get_docstring(ast.parse(source), clean=False)
+    return len(docstring.strip("\n").splitlines()) if docstring else 0
+
+
+@pytest.mark.parametrize("path", python_modules(), ids=lambda p: os.path.relpath(p, ROOT))
+def test_each_module_docstring_is_at_most_15_lines(path):
+    # A module's docstring says what it is for and its contract; the rest belongs in its
+    # classes' docstrings or on a docs/ page.
+    with open(path, encoding="utf-8") as f:
+        lines = docstring_lines(f.read())
+    assert lines <= DOCSTRING_LINES, "%s: a module docstring of %d lines (at most %d)" % (
+        os.path.relpath(path, ROOT), lines, DOCSTRING_LINES)
+
+
+def test_the_docstring_counter_counts_lines():
+    assert docstring_lines('"""One line."""\nx = 1\n') == 1
+    assert docstring_lines('"""First.\n\nThird.\n"""\n') == 3
+    assert docstring_lines("x = 1\n") == 0
+
+
 def test_the_pages_carry_no_branch_names_or_branch_history():
     pattern = re.compile(r"\bi\d+dev\b|\bthis branch\b|\bon branch\b|\buntil it is merged\b", re.I)
     hits = []
