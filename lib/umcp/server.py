@@ -71,19 +71,24 @@ def _same_id(a, b):
 
 
 class Session:
-    """One client of the server: where its messages go and what it negotiated.
+    """One client of the server: where its messages go and what it negotiated. Made by
+    `McpServer.session()`; the transport calls `receive()` for each message the client
+    sent and `close()` when the client is gone.
 
-    Made by `McpServer.session()`; the transport calls `receive()` for each message the
-    client sent and `close()` when the client is gone. `send(pieces)` (plain or async)
-    carries one JSON-RPC message to the client: a list or tuple of str and bytes-like
-    pieces of JSON text (`compat.join_pieces` makes them one str). `overhead`: the bytes
-    the transport's envelope adds to a message; `page_limit`: the largest list frame,
-    envelope included (None: the server's); `max_message`: the largest message the
-    transport accepts, announced in initialize (None: the server's); `offered`: which
-    tools this client sees and may call, `offered(tool) -> bool`, each listed whatever
-    `withUserTools` says (None: every tool, the user-only ones listed on `withUserTools`).
-    A transport whose clients need tool names of `^[a-zA-Z0-9_-]{1,64}$` sets `portable`
-    (umcp.names): tools/list gives them so; tools/call takes either form on every session.
+    :param server: The McpServer.
+    :param send: ``send(pieces)``, a plain or async function, carries one JSON-RPC
+                 message to the client: a list or tuple of str and bytes-like pieces of
+                 JSON text (``compat.join_pieces`` makes them one str).
+    :param overhead: The bytes the transport's envelope adds to a message.
+    :param page_limit: The largest list frame, envelope included (None: the server's).
+    :param max_message: The largest message the transport accepts, announced in
+                        initialize (None: the server's).
+    :param offered: ``offered(tool) -> bool``: the tools this client sees and may call,
+                    each listed whatever ``withUserTools`` says (None: every tool, the
+                    user-only ones listed on ``withUserTools``).
+
+    A transport whose clients need tool names of ``^[a-zA-Z0-9_-]{1,64}$`` sets
+    ``portable`` (umcp.names): tools/list gives them so; tools/call takes either form.
     """
 
     # Class defaults: a session keeps only what differs (each attribute is heap for as
