@@ -1,21 +1,18 @@
 """make bench's serial table: a board on its serial line through the bridge (alone:
 python -m tools.bench.serial [--micropython PATH] [--calls N]).
 
-1. Round trips on a pty board (tools/sim/ptyboard.py: the MicroPython unix port behind a
-   pty): the firmware put there as `make deploy ROMFS=1` stages it, the bridge taking it
-   with --serial, and one tools/call (self.get_device_status) through the bridge over
-   streamable HTTP (2026-07-28), against the same call to a board that reaches the same
-   bridge over WebSocket (the simulated host board's firmware in the MicroPython unix
-   port). Floor: the serial line alone, about the call's bytes to the board and back, read
-   as the session reads a frame and written back by MicroPython's asyncio, no JSON, no
-   MCP. A pty is no UART: the ratio is a figure, not a target.
-2. Heap, in the unix port given (a 32-bit build has an ESP32's object sizes), the .mpy
-   files as make deploy stages them (tools/bench/serialheap.py): what the serial session
-   keeps while it serves a client, beside what the xiaozhi link over WebSocket keeps, and
-   the serial session's entry module. Before the bridge starts it, the session takes no
-   heap: the firmware never imports it (.importlinter, contract serial-on-demand).
+1. Round trips on a pty board (tools/sim/ptyboard.py), the firmware staged as `make
+   deploy ROMFS=1` stages it and taken by the bridge with --serial: one tools/call
+   through the bridge over streamable HTTP, against the same call to the simulated host
+   board over WebSocket, beside the floor of the serial line alone. A pty is no UART: the
+   ratio is a figure, not a target.
+2. Heap, in the unix port given, from the .mpy files (tools/bench/serialheap.py): what
+   the serial session keeps while it serves a client, beside what the xiaozhi link over
+   WebSocket keeps, and the session's entry module. Before the bridge starts it, the
+   session takes no heap (.importlinter, contract serial-on-demand).
 
-Figures, not a test: nothing asserts on them.
+What each figure is: docs/benchmarks.md, "A board on its serial line". Nothing asserts
+on them.
 """
 
 import argparse

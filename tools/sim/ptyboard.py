@@ -7,23 +7,11 @@ deploy, repl and `bridge --serial` open as they open an ESP32's /dev/ttyUSB0.
     board.mpremote("fs", "ls")   # the real mpremote on it
     board.stop()                 # power off
 
-`python -m tools.sim.ptyboard FOLDER` runs one in the foreground and prints its pty.
-
-What a maker's board does and this one does too: the raw REPL and raw paste (the unix
-port's own pyexec), Ctrl-C interrupting what runs, Ctrl-D at the friendly REPL and in the
-raw REPL a soft reset ("MPY: soft reboot"; boot.py, then main.py but in the raw REPL),
-machine.reset() a hard one (an ESP32 ROM's "rst:0xc" line), boot.py and main.py run from
-its own filesystem (tools/sim/hwsim/ptyboot.py mounts the folder alone at /), a ROMFS
-partition that `mpremote romfs deploy` writes and the next start mounts at /rom, and the
-simulated hardware (tools/sim/hwsim) as its C modules. What it is not: 64-bit objects
-(the heap figures of docs/bench/ come from 32-bit builds), a VfsPosix folder instead of
-LittleFS, sockets of the host (its network module is the simulated one: it connects at
-once), no UART flow limits (the stdin buffer is the pty's, not an ESP32's 260 bytes).
-
-The supervisor (run()) sits between the pty the user opens and a second pty that is the
-child's controlling terminal (its line discipline turns Ctrl-C into SIGINT while code
-runs, as an ESP32's UART interrupt does), starts the child again when it ends, and tells
-the two kinds of reset apart by the child's exit status."""
+`python -m tools.sim.ptyboard FOLDER` runs one in the foreground and prints its pty. What
+it shares with an ESP32 and what it is not: docs/testing.md, "The serial-line board".
+The supervisor (run()) sits between the pty the user opens and the child's own terminal,
+starts the child again when it ends (a soft or a hard reset, told apart by its exit
+status) and turns Ctrl-C into SIGINT while code runs."""
 
 import argparse
 import os
