@@ -8,6 +8,7 @@ refusals, word for word those of make deploy. No test-only package may come alon
 import asyncio
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -76,6 +77,41 @@ def test_only_what_the_host_programs_need_is_installed(installed):
             "os.path.isfile(os.path.join(p.FIRMWARE, 'main.py')))")
     done = run(installed, installed.python, "-c", code)
     assert done.stdout.split() == ["None", "True", "umcp_host", "True", "True"], done.stdout + done.stderr
+
+
+# An import of the clone's package name, at any indentation (one inside a function too).
+CLONE_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+tools(?:\.|[ \t]|$)", re.M)
+
+
+def test_no_module_of_the_installed_package_imports_tools(installed):
+    """Installed, the host code is umcp_host: a module that imports `tools.` fails there
+    only when that line runs (as `bridge --serial` did)."""
+    where = run(installed, installed.python, "-c", "import os, umcp_host; print(os.path.dirname(umcp_host.__file__))")
+    package = where.stdout.strip()
+    assert os.path.isdir(package), where.stdout + where.stderr
+    scanned, offenders = 0, []
+    for folder, _, files in os.walk(package):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as source:
+                    text = source.read()
+                scanned += 1
+                offenders += ["%s: %s" % (os.path.relpath(path, package), match.group(0).strip())
+                              for match in CLONE_IMPORT.finditer(text)]
+    assert scanned > 100 and offenders == [], offenders
+    assert CLONE_IMPORT.search("def f():\n        from tools.hub.serialboard import SerialBoard\n")
+
+
+def test_umcp_bridge_refuses_a_serial_port_that_is_not_there(installed):
+    """One line naming the port (and those that are there), exit status 1, before anything
+    listens or opens."""
+    port = "COM97" if os.name == "nt" else "/dev/ttyNOPE"
+    done = run(installed, installed.umcp, "bridge", "--serial", port, timeout=30)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bridge: no serial port %s" % port), done.stderr
+    assert done.stdout == ""
 
 
 def test_umcp_and_each_command_say_how_they_are_used(installed):

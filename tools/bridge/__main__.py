@@ -26,6 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from ..board.ports import port_problem
 from ..hub.front import reachable_host
 from ..hub.httpserver import HttpServer
 from ..hub.vision import OpenAIVision
@@ -216,9 +217,16 @@ async def main(args):
 
 
 def run(argv=None, prog="python3 -m tools.bridge"):
-    """The command: `python -m tools.bridge ...`, `umcp bridge ...`."""
+    """The command: `python -m tools.bridge ...`, `umcp bridge ...`. A --serial port that is
+    not there is refused before anything starts: one line, exit status 1."""
+    args = parse_args(argv, prog)
+    for port in args.serial:
+        problem = port_problem(port)
+        if problem:
+            sys.stderr.write("bridge: %s\n" % problem)
+            return 1
     try:
-        asyncio.run(main(parse_args(argv, prog)))
+        asyncio.run(main(args))
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM: closed already
         pass
     return 0
