@@ -10,6 +10,7 @@ the same code.
     catalogue  write the tool catalogue for a config.json (beside it on the board)
     flash      erase a board and write a MicroPython image with esptool
     repl       the board's REPL through mpremote
+    boards     the boards, chips and part types a config.json may name
 """
 
 import importlib
@@ -28,6 +29,7 @@ COMMANDS = {
     "catalogue": ("board.catalogue", "main", "write the tool catalogue for a config.json (beside it on the board)"),
     "flash": ("board.flash", "main", "erase a board and write a MicroPython image with esptool"),
     "repl": ("board.repl", "main", "the board's REPL through mpremote"),
+    "boards": ("board.boards", "main", "the boards, chips and part types a config.json may name"),
 }
 
 
