@@ -150,6 +150,24 @@ def test_umcp_sim_prints_make_sims_session(installed):
     check_whole_session(done.stdout)
 
 
+def test_umcp_sim_runs_a_makers_config_as_the_docs_try_it(installed, tmp_path):
+    """The docs' "try it" step, from another folder, without a terminal: the session of the
+    config's board and parts, printed, exit status 0; a bad one: one line, exit status 1."""
+    from tests.sim.test_sim_maker import MAKER, check_maker_session
+
+    (tmp_path / "config.json").write_text(json.dumps(MAKER))
+    done = run(installed, installed.umcp, "sim", "--board", "generic", "--config", str(tmp_path / "config.json"),
+               timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    check_maker_session(done.stdout)
+    wrong = run(installed, installed.umcp, "sim", "--board", "nosuch")
+    assert wrong.returncode == 1 and wrong.stderr.startswith("sim: no board 'nosuch'; boards: "), wrong.stderr
+    assert len(wrong.stderr.splitlines()) == 1
+    hidden = run(installed, installed.python, "-m", "umcp_host.sim", "--help")
+    assert hidden.returncode == 0 and hidden.stdout.startswith("usage: python3 -m umcp_host.sim "), hidden.stdout
+    assert "umcp sim --board NAME --config FILE" in " ".join(hidden.stdout.split()) and "tools." not in hidden.stdout
+
+
 def test_umcp_bridge_over_stdio_serves_a_board_to_the_sdk_client_in_both_modes(installed):
     port = free_port()
     board = subprocess.Popen([installed.python, "-m", "umcp_host.sim", "--url", "ws://127.0.0.1:%d/xiaozhi/v1/" % port,

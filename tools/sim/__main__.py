@@ -1,5 +1,7 @@
 """python3 -m tools.sim: run the unchanged firmware on a simulated board (the host board
-unless --board names another) against a backend of your choice, until Ctrl-C.
+unless --board names another) against a backend of your choice, until Ctrl-C. Installed, it
+is `python -m umcp_host.sim`; a maker's way to try a board is `umcp sim` (tools.sim.demo:
+the local backend with it, one whole session).
 
 The board is a tools.sim.board.SimBoard: the firmware in a child process (CPython, or a
 MicroPython unix-port binary with --micropython; with --mpy the .mpy files `make deploy`
@@ -15,11 +17,17 @@ import os
 import signal
 import sys
 
+from ..paths import PACKAGE, hint
 from .board import SimBoard, check_runtime_options, config_for, has_frozen_hardware
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m tools.sim", description=__doc__.split("\n")[0])
+    try_it = hint("make sim, or python3 -m tools.sim.demo --board NAME --config FILE",
+                  "umcp sim --board NAME --config FILE")
+    p = argparse.ArgumentParser(prog="python3 -m %s.sim" % PACKAGE, description="Run the unchanged firmware on a simulated board (the host board unless "
+                                            "--board names another) against a backend of your choice, until Ctrl-C.",
+                                epilog="One simulated board against a backend you run. To try a board with "
+                                       "your config.json, the local backend and a whole session: %s." % try_it)
     p.add_argument("--url", help="xiaozhi WebSocket URL (ws:// or wss://)")
     p.add_argument("--token", help="access token sent as Authorization: Bearer")
     p.add_argument("--ota-url", help="the OTA server to ask where to connect (then --url and "
@@ -138,7 +146,7 @@ def main(argv=None):
         board.start()  # says "state dir ..." once config.json is written
     except Exception as e:  # deploy.DeployError: the .mpy files could not be staged
         board.close()
-        sys.exit("tools.sim: cannot stage the .mpy files: %s" % e)
+        sys.exit("sim: cannot stage the .mpy files: %s" % e)
     try:
         while board.wait(0.2) is None and not asked:
             pass
