@@ -114,6 +114,17 @@ def test_umcp_bridge_refuses_a_serial_port_that_is_not_there(installed):
     assert done.stdout == ""
 
 
+# What only a clone has: a module path (tools.cat is a file name), a make target, make's VAR=.
+CLONE_WORDS = re.compile(r"-m tools\b|\btools\.(?!cat\b)\w|\bmake [a-z]|\b(PORT|BOARD|CHIP|FIRMWARE|ROMFS|APP)=")
+
+
+def test_the_package_metadata_names_the_repository(installed):
+    shown = run(installed, installed.python, "-c",
+                "import importlib.metadata as m; print('\\n'.join(m.metadata('umcp').get_all('Project-URL') or []))")
+    urls = dict(line.split(", ", 1) for line in shown.stdout.splitlines())
+    assert urls.get("Repository", "").startswith("https://"), shown.stdout + shown.stderr
+
+
 def test_umcp_and_each_command_say_how_they_are_used(installed):
     done = run(installed, installed.umcp, "--help")
     assert done.returncode == 0, done.stderr
@@ -123,6 +134,11 @@ def test_umcp_and_each_command_say_how_they_are_used(installed):
     for name in COMMANDS:
         helped = run(installed, installed.umcp, name, "--help")
         assert helped.returncode == 0 and helped.stdout.startswith("usage: umcp %s " % name), helped.stdout
+        # In the installed command's own words: no module path of the clone, no make target.
+        words = " ".join(helped.stdout.split())
+        assert not CLONE_WORDS.search(words), (name, CLONE_WORDS.search(words).group(0), words)
+    assert not CLONE_WORDS.search(" ".join(done.stdout.split())), done.stdout
+    assert CLONE_WORDS.search("usage: python3 -m tools.board.deploy") and CLONE_WORDS.search("pass FIRMWARE=path")
     assert run(installed, installed.umcp, "--version").stdout.startswith("umcp 0.")
     wrong = run(installed, installed.umcp, "simulate")
     assert wrong.returncode == 2 and wrong.stderr.startswith("umcp: no command 'simulate'")

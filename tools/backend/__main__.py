@@ -6,14 +6,16 @@ import functools
 import json
 import sys
 
+from ..paths import module_prog
 from .backend import Backend
 from .console import HELP, Console, stdin_lines
 from ..hub.front import LOOPBACK, devices_token
 from ..hub.vision import OpenAIVision
 
 
-def parse_args(argv=None, prog="python3 -m tools.backend"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+def parse_args(argv=None, prog=module_prog("backend")):
+    parser = argparse.ArgumentParser(prog=prog, description="A local xiaozhi-compatible backend for umcp devices: "
+                                     "they connect over WebSocket (or MQTT); its console and web console drive them.")
     parser.add_argument("--port", type=int, default=8000, help="WebSocket port (default 8000)")
     parser.add_argument("--token", help="token devices must present (default on the network: a fresh one, "
                                         "printed for their config.json; on 127.0.0.1: none)")
@@ -91,7 +93,7 @@ async def main(args):
         await backend.close()
 
 
-def run(argv=None, prog="python3 -m tools.backend"):
+def run(argv=None, prog=module_prog("backend")):
     """The command: `python -m tools.backend ...`, `umcp backend ...`."""
     try:
         asyncio.run(main(parse_args(argv, prog)))

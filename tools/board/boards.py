@@ -13,7 +13,7 @@ import os
 import sys
 
 from .. import devicelib  # noqa: F401 (lib/ on sys.path: the parts' check)
-from ..paths import LIB
+from ..paths import LIB, module_prog
 
 BOARDS_DIR = os.path.join(LIB, "boards")
 SHARED = ("__init__.py", "setup.py")  # lib/boards/ modules that are not boards (deploy's BOARDS_SHARED)
@@ -72,7 +72,7 @@ def listing():
     return lines
 
 
-def main(argv=None, prog="python3 -m tools.board.boards"):
+def main(argv=None, prog=module_prog("board.boards")):
     """The command: `umcp boards`."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.parse_args(argv)

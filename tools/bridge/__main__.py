@@ -29,13 +29,15 @@ from pydantic import ValidationError
 from ..board.ports import port_problem
 from ..hub.front import LOOPBACK, devices_token, reachable_host
 from ..hub.httpserver import HttpServer
+from ..paths import module_prog
 from ..hub.vision import OpenAIVision
 from .bridge import Bridge
 from .naming import parse_aliases
 
 
-def parse_args(argv=None, prog="python3 -m tools.bridge"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog=module_prog("bridge")):
+    parser = argparse.ArgumentParser(prog=prog, description="Every umcp device that connects, and every board on a "
+                                     "--serial port, as one MCP server over stdio or streamable HTTP.")
     parser.add_argument("--port", type=int, help="WebSocket port devices connect to (default 8000; with "
                                                    "--serial alone, a free one on 127.0.0.1)")
     parser.add_argument("--token", help="token devices must present (default on the network: a fresh one, "
@@ -237,7 +239,7 @@ async def main(args):
         await bridge.close()
 
 
-def run(argv=None, prog="python3 -m tools.bridge"):
+def run(argv=None, prog=module_prog("bridge")):
     """The command: `python -m tools.bridge ...`, `umcp bridge ...`. A --serial port that is
     not there is refused before anything starts: one line, exit status 1."""
     args = parse_args(argv, prog)

@@ -42,7 +42,7 @@ def parse_args(argv=None):
     p.add_argument("--micropython", metavar="BIN", help="run under this MicroPython unix port")
     p.add_argument("--heapsize", help="MicroPython heap size, e.g. 512k (with --micropython)")
     p.add_argument("--mpy", action="store_true",
-                   help="run the .mpy files make deploy copies to a board (with --micropython)")
+                   help="run the .mpy files deploy copies to a board (with --micropython)")
     p.add_argument("--frozen-hardware", action="store_true",
                    help="with --mpy: take the simulated hardware frozen in the --micropython binary "
                    "(a unix port built with tools/bench/unixhwsimmanifest.py) instead of compiling "
@@ -58,7 +58,7 @@ def parse_args(argv=None):
                    help="JSON object merged into config.json (e.g. reconnect timings; \"parts\" "
                    "with --board generic)")
     p.add_argument("--app", metavar="PATH", help="a maker's module (a .py file, or a package's "
-                   "folder): copied into the state dir as app.py (app/), as make deploy APP= does")
+                   "folder): copied into the state dir as app.py (app/), as deploy --app does")
     args = p.parse_args(argv)
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")

@@ -31,6 +31,7 @@ import tempfile
 
 from ..backend import Backend
 from ..hub.endpoint import at_endpoint
+from ..paths import module_prog
 from .board import BoardFailed, SimBoard, check_runtime_options, config_for, write_inputs
 from .calls import CALLS, GENERIC_CALLS, GENERIC_INPUTS, GENERIC_PARTS
 
@@ -45,16 +46,17 @@ class BadInput(Exception):
     """A --board or --config the simulator cannot use: the one line that says why."""
 
 
-def parse_args(argv=None, prog="python3 -m tools.sim.demo"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog=module_prog("sim.demo")):
+    parser = argparse.ArgumentParser(prog=prog, description="The local backend and a simulated board on loopback: "
+                                     "one real session, printed.")
     parser.add_argument("--max-payload", type=int, default=PAGE_LIMIT, help="device tools/list page limit")
     parser.add_argument("--micropython", metavar="BIN", help="run the device under this MicroPython unix port")
-    parser.add_argument("--mpy", action="store_true", help="with --micropython: run the .mpy files make deploy copies")
+    parser.add_argument("--mpy", action="store_true", help="with --micropython: run the .mpy files deploy copies to a board")
     parser.add_argument("--mqtt", action="store_true",
-                        help="as a xiaozhi fleet does it (make sim-mqtt): the device has only the backend's "
+                        help="as a xiaozhi fleet does it: the device has only the backend's "
                              "OTA URL, checks in there and connects over MQTT through the embedded broker")
     parser.add_argument("--generic", action="store_true",
-                        help="the generic board with a part of each type but the SPI LCD (make sim-generic)")
+                        help="the generic board with a part of each type but the SPI LCD")
     parser.add_argument("--board", metavar="NAME",
                         help="the board to simulate, any of lib/boards (umcp boards lists them; default "
                              "config.json's \"board\", else host)")
@@ -325,7 +327,7 @@ def over_xiaozhi(device):
     return not at_endpoint(device)
 
 
-def main(argv=None, prog="python3 -m tools.sim.demo"):
+def main(argv=None, prog=module_prog("sim.demo")):
     out = functools.partial(print, flush=True)
     args = parse_args(argv, prog)
     try:
