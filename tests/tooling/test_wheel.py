@@ -1,9 +1,12 @@
 """The installed command (pyproject.toml): the wheel built from this tree, installed into a
 fresh venv with its declared dependencies only, run from another folder, as `pip install`,
 `pip install git+...` or uvx give it to a maker: `umcp --help` and each command's, `umcp
-sim` (make sim's transcript), `umcp bridge` over stdio driven by the SDK client in both
-modes with a simulated board of the installed copy connected, and `umcp deploy`'s
-refusals, word for word those of make deploy. No test-only package may come along."""
+sim` (make sim's transcript, and a maker's config.json), `umcp bridge` over stdio driven by
+the SDK client in both modes with a simulated board of the installed copy connected, and
+with a board on a serial line (--serial; a port that is not there refused), `umcp deploy`'s
+refusals, word for word those of make deploy. No module of the package imports the clone's
+package name `tools`, no help text speaks of it or of make, and the metadata names the
+repository. No test-only package may come along."""
 
 import asyncio
 import json
@@ -123,6 +126,27 @@ def test_the_package_metadata_names_the_repository(installed):
                 "import importlib.metadata as m; print('\\n'.join(m.metadata('umcp').get_all('Project-URL') or []))")
     urls = dict(line.split(", ", 1) for line in shown.stdout.splitlines())
     assert urls.get("Repository", "").startswith("https://"), shown.stdout + shown.stderr
+
+
+def test_umcp_bridge_serves_a_board_on_its_serial_line_to_the_sdk_client(installed, tmp_path):
+    """`umcp bridge --serial PORT` as a desktop client's config starts it: the board's tools
+    in the first listing, a call to it (the firmware's serial session behind a pty:
+    tests/support/serialfake.py)."""
+    from tests.bridge.test_bridge_serial_first_list import ALIAS, CONFIG
+    from tests.support.serialfake import SerialFake
+
+    with SerialFake(tmp_path, CONFIG) as board:
+        server = StdioServerParameters(command=installed.umcp, cwd=str(installed.cwd), env=installed.env,
+                                       args=["bridge", "--serial", board.pty])
+
+        async def session():
+            async with Client(server, read_timeout_seconds=60) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                assert ALIAS + "__lamp_turn_on" in names, names
+                called = await client.call_tool(ALIAS + "__lamp_turn_on", {})
+                assert not called.is_error and called.content[0].text == "true", called
+
+        asyncio.run(session())
 
 
 def test_umcp_and_each_command_say_how_they_are_used(installed):
