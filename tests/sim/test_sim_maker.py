@@ -57,6 +57,7 @@ def test_a_makers_config_on_the_generic_board(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     check_maker_session(done.stdout)
     assert "192.168.1.20" not in done.stdout  # the simulator's own backend, not config.json's
+    assert "demo: config.json's wifi, url, token: the simulator's own here" in done.stdout
 
 
 @pytest.mark.parametrize("board", ["host", "esp32_s3_box3", "esp32s3_cam", "m5stack_cores3"])

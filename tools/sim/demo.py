@@ -92,8 +92,8 @@ def board_names():
 
 
 def maker_config(args):
-    """(the board, config.json's keys from --config the board gets) for the options; raises
-    BadInput with the one line to say."""
+    """(the board, the keys of --config's config.json) for the options; raises BadInput with
+    the one line to say."""
     keys = {}
     if args.config:
         try:
@@ -121,7 +121,7 @@ def maker_config(args):
             check.entries(keys["parts"], keys.get("chip"))
         except PartError as e:
             raise BadInput("--config: %s: %s" % (args.config, e))
-    return board, {key: value for key, value in keys.items() if key not in SIMULATOR_KEYS}
+    return board, keys
 
 
 def json_kind(value):
@@ -200,7 +200,13 @@ async def session(args, out):
         endpoint_call = ("turn the lamp off", "self.lamp.turn_off", {})
         config.update(parts=GENERIC_PARTS)
         calls = GENERIC_CALLS
-    config.update(args.board_keys)
+    config.update((key, value) for key, value in args.board_keys.items() if key not in SIMULATOR_KEYS)
+    own = [key for key in SIMULATOR_KEYS if key in args.board_keys and key not in ("board", "mcp_http")]
+    if own:
+        out("demo: config.json's %s: the simulator's own here (its backend on loopback)" % ", ".join(own))
+    if "mcp_http" in args.board_keys and args.mcp_http is None:
+        out("demo: config.json's mcp_http is left out: --mcp-http PORT (and --auth none) serves MCP over "
+            "HTTP on 127.0.0.1")
     if args.mcp_http is not None:
         config["mcp_http"], said = mcp_http_config(args)
         out(said)
