@@ -7,6 +7,8 @@ nothing listens beyond loopback without a token unless the user asks for it.
   a device or tool provider that comes without it, from the network address, gets 401,
   one with it gets in.
 - --no-token serves the network without one, and says what that exposes.
+- A --serial port the bridge cannot take (not there; mpremote's `auto` or `u0`) is one line
+  and exit status 1, before anything listens.
 
 The network address is this machine's own non-loopback one (the one its default route
 leaves by, tools.hub.front.reachable_host): the test connects to it as another machine on
@@ -124,6 +126,16 @@ def test_no_token_serves_the_network_and_says_what_it_exposes(lan):
         warning = bridge.until(r"warning: --no-token: anyone who reaches port \d+ may attach a device.*")
         assert "reach your assistant" in warning.group(0) and "devices must present" not in bridge.said
         assert asyncio.run(handshake("ws://%s:%s/xiaozhi/v1/" % (lan, devices.group(2)))) == 101
+
+
+@pytest.mark.parametrize("port", ["/dev/ttyNOPE", "auto", "u0"])
+def test_a_serial_port_the_bridge_cannot_take_is_one_line_before_anything_listens(port):
+    done = subprocess.run([sys.executable, "-m", "tools.bridge", "--serial", port], cwd=ROOT, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=30)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 1 and len(lines) == 1 and done.stdout == "", done.stderr
+    expected = "bridge: no serial port /dev/ttyNOPE" if port == "/dev/ttyNOPE" else "bridge: --serial %s: name the port" % port
+    assert lines[0].startswith(expected), lines
 
 
 def test_no_token_and_a_token_cannot_go_together():

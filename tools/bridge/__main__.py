@@ -26,7 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from ..board.ports import port_problem
+from ..board.ports import SHORTCUTS, port_problem
 from ..hub.front import LOOPBACK, devices_token, reachable_host
 from ..hub.httpserver import HttpServer
 from ..paths import module_prog
@@ -244,6 +244,10 @@ def run(argv=None, prog=module_prog("bridge")):
     not there is refused before anything starts: one line, exit status 1."""
     args = parse_args(argv, prog)
     for port in args.serial:
+        if port == "auto" or port in SHORTCUTS:
+            sys.stderr.write("bridge: --serial %s: name the port itself (/dev/ttyUSB0, /dev/ttyACM0, COM3) or a "
+                             "pyserial URL; mpremote's auto and u0/a0/c0 are deploy's and repl's\n" % port)
+            return 1
         problem = port_problem(port)
         if problem:
             sys.stderr.write("bridge: %s\n" % problem)
