@@ -3,13 +3,14 @@
 that module's options; in a clone, `python -m tools.<module>` and the make targets run
 the same code.
 
-    sim        the local backend and a simulated board: one whole session (make sim)
+    sim        the local backend and a simulated board (yours: --board, --config): one session
     backend    the local backend for real boards, with its console and web console
     bridge     every board that connects as one MCP server, over stdio or HTTP
     deploy     compile the firmware and copy it with config.json onto a board
     catalogue  write the tool catalogue for a config.json (beside it on the board)
     flash      erase a board and write a MicroPython image with esptool
     repl       the board's REPL through mpremote
+    boards     the boards, chips and part types a config.json may name
 """
 
 import importlib
@@ -21,13 +22,14 @@ from .paths import LIB
 
 # command: (module of this package, its entry, what it does)
 COMMANDS = {
-    "sim": ("sim.demo", "main", "the local backend and a simulated board: one whole session (make sim)"),
+    "sim": ("sim.demo", "main", "the local backend and a simulated board (yours: --board, --config): one session"),
     "backend": ("backend.__main__", "run", "the local backend for real boards, with its console and web console"),
     "bridge": ("bridge.__main__", "run", "every board that connects as one MCP server, over stdio or HTTP"),
     "deploy": ("board.deploy", "main", "compile the firmware and copy it with config.json onto a board"),
     "catalogue": ("board.catalogue", "main", "write the tool catalogue for a config.json (beside it on the board)"),
     "flash": ("board.flash", "main", "erase a board and write a MicroPython image with esptool"),
     "repl": ("board.repl", "main", "the board's REPL through mpremote"),
+    "boards": ("board.boards", "main", "the boards, chips and part types a config.json may name"),
 }
 
 

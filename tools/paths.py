@@ -27,6 +27,13 @@ def module_command(module, python=None):
     return [python or sys.executable, "-m", PACKAGE + "." + module], os.path.dirname(HOST)
 
 
+def module_prog(module):
+    """How `python -m` runs the host module `module` ("board.deploy") of this copy, for a usage
+    line: `python3 -m tools.board.deploy` in a clone, `python3 -m umcp_host.board.deploy`
+    installed (where `umcp deploy` passes its own prog instead)."""
+    return "python3 -m %s.%s" % (PACKAGE, module)
+
+
 def hint(make, umcp):
     """What a message tells the user to run: the make target in a clone (`make`), the
     installed command (`umcp`) in an installed copy."""

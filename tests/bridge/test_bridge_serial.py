@@ -8,9 +8,10 @@ WebSocket, takes it again after a reset, and leaves it running main.py when it e
 Every line the bridge writes on stdout is checked against the SDK's types
 (tests/support/wiretap.py); its log (stderr) is read for what it says about each port.
 
-Bad input: a port that is not there, a busy one, one where nothing answers, a board
-without umcp, a firmware of another release, and the cable pulled (the board stopped) mid-call,
-all behind one bridge that keeps serving its other boards."""
+Bad input: a busy port, one where nothing answers, a board without umcp, a firmware of
+another release, and the cable pulled (the board stopped) mid-call, all behind one bridge
+that keeps serving its other boards (a port that is not there at the start is refused in
+one line: tests/tooling/test_wheel.py)."""
 
 import json
 import os
@@ -18,6 +19,7 @@ import socket
 import sys
 
 import anyio
+import mcp_types as types
 import pytest
 import serial
 from mcp import Client
@@ -29,6 +31,7 @@ from tests.support.serialrig import CONFIG, RUNNING, console
 from tests.support.toolnames import check_tool_names
 from tests.support import ROOT
 from tools.sim.board import SimBoard, config_for
+from tools.bridge.slots import SERIAL_WAIT_S
 from tools.sim.ptyboard import PtyBoard, default_micropython
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.anyio]
@@ -190,8 +193,7 @@ def micropython_version():
 
 @pytest.fixture
 def bad_ports(tmp_path):
-    """Five ports that cannot serve: not there, one where nothing answers (a pty nobody
-    reads), a busy one (held by another program), a board without umcp (MicroPython as it
+    """Four ports that cannot serve: one where nothing answers (a pty nobody reads), a busy one (held by another program), a board without umcp (MicroPython as it
     comes), a firmware of another release (its umcp/__init__.py only): {what: port}."""
     bare, older = PtyBoard(tmp_path / "bare", "bare"), PtyBoard(tmp_path / "older", "older")
     fds, holder = [], None
@@ -206,7 +208,7 @@ def bad_ports(tmp_path):
         busy_master, busy = os.openpty()
         fds = [silent_master, silent, busy_master, busy]
         holder = serial.Serial(os.ttyname(busy), 115200, exclusive=True)
-        yield {"missing": str(tmp_path / "ttyUSB7"), "silent": os.ttyname(silent), "busy": os.ttyname(busy),
+        yield {"silent": os.ttyname(silent), "busy": os.ttyname(busy),
                "bare": bare.pty, "older": older.pty}
     finally:
         if holder is not None:
@@ -223,8 +225,7 @@ async def test_bad_ports_get_one_line_each_and_the_bridge_serves_on(serial_rig, 
     over WebSocket throughout."""
     spare = serial_rig.board("spare").board
     bridge = SerialBridge(tmp_path, installed_wheel, list(bad_ports.values()) + [spare.pty])
-    lines = {"missing": "%s is not there" % bad_ports["missing"],
-             "silent": "%s: no MicroPython REPL answered" % bad_ports["silent"],
+    lines = {"silent": "%s: no MicroPython REPL answered" % bad_ports["silent"],
              "busy": "%s is busy: another program has it open" % bad_ports["busy"],
              "bare": "%s: MicroPython %s without umcp: deploy the firmware" % (bad_ports["bare"], micropython_version()),
              "older": "%s: the board runs umcp 0.2.9, this bridge %s: deploy this release"
@@ -264,9 +265,67 @@ async def test_bad_ports_get_one_line_each_and_the_bridge_serves_on(serial_rig, 
             states = {entry["port"]: entry["state"] for entry in listed}
             assert states[bad_ports["bare"]].startswith("gave up") and "without umcp" in states[bad_ports["bare"]]
             assert states[bad_ports["busy"]].startswith("gave up") and "is busy" in states[bad_ports["busy"]]
-            assert states[bad_ports["missing"]] == states[spare.pty] == "waiting for the port"
-            await anyio.sleep(3)  # the ports that are not there are looked for again meanwhile, quietly
+            assert states[spare.pty] == "waiting for the port"
+            await anyio.sleep(3)  # the port that went away is looked for again meanwhile, quietly
     said = bridge.said()
     for line in list(lines.values()) + ["%s went away" % spare.pty]:
         assert said.count(line) == 1, (line, said)
     assert bridge.checked() > 5
+
+
+def serial_only(tmp_path, installed, port):
+    """The installed `umcp bridge --serial PORT` alone, as a desktop client's config starts
+    it (loopback only, no token): (its SDK parameters, its log)."""
+    log = tmp_path / "bridge.log"
+    params = StdioServerParameters(command="sh", cwd=str(installed.cwd), env=dict(installed.env, BRIDGE_LOG=str(log)),
+                                   args=["-c", 'exec "$@" 2>>"$BRIDGE_LOG"', "sh", installed.umcp, "bridge",
+                                         "--serial", port])
+    return params, log
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_first_listing_holds_the_board(serial_rig, installed_wheel, tmp_path, mode):
+    """A client that lists once, right after it connects, gets the board's tools: the first
+    listing waits for the boards named with --serial (SERIAL_WAIT_S, said in the log)."""
+    board = serial_rig.board("romfs").board
+    params, log = serial_only(tmp_path, installed_wheel, board.pty)
+    async with Client(params, read_timeout_seconds=READ_TIMEOUT, mode=mode) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {ALIAS + "__get_device_status", ALIAS + "__lab_echo", "bridge__list_devices"} <= names, (
+            names, log.read_text())
+        status = await client.call_tool(ALIAS + "__get_device_status", {})
+        assert json.loads(status.content[0].text)["board"] == "generic"
+    said = log.read_text()
+    assert "waiting up to %g s for the board on %s" % (SERIAL_WAIT_S, board.pty) in said
+    assert "is serving" in said and "not serving after" not in said
+
+
+async def test_a_board_that_starts_after_the_wait_brings_list_changed(serial_rig, installed_wheel, tmp_path):
+    """A board whose firmware starts later than the wait (a maker's module that takes its
+    time): the first listing has the bridge's tools alone and the log says why; the
+    board's come with list_changed."""
+    slow = tmp_path / "slow_app.py"
+    slow.write_text("import time\n\ndef register(server, board):\n    time.sleep(%d)\n" % (SERIAL_WAIT_S + 3))
+    board = serial_rig.flashed(tmp_path, "slow", app=str(slow))
+    changed = anyio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    board.start()
+    try:
+        params, log = serial_only(tmp_path, installed_wheel, board.pty)
+        async with Client(params, read_timeout_seconds=READ_TIMEOUT, mode="legacy", message_handler=on_message) as client:
+            first = {tool.name for tool in (await client.list_tools()).tools}
+            assert "bridge__list_devices" in first and not any(name.startswith(ALIAS) for name in first), first
+            assert "the board on %s is not serving after %g s" % (board.pty, SERIAL_WAIT_S) in log.read_text()
+            with anyio.fail_after(READ_TIMEOUT):
+                while True:
+                    await changed.wait()
+                    changed = anyio.Event()
+                    names = {tool.name for tool in (await client.list_tools()).tools}
+                    if ALIAS + "__get_device_status" in names:
+                        break
+    finally:
+        board.stop()

@@ -246,6 +246,16 @@ class SerialRig:
                        "+", "reset")
         time.sleep(0.5)  # mpremote's reset returns before the board has reset
 
+    def flashed(self, folder, name, app=None):
+        """A new PtyBoard (not started) whose flash holds the plain board's firmware as its
+        deploy staged it, and `app` (a file) as the maker's module."""
+        self.board("plain")
+        flash = os.path.join(str(folder), name)
+        shutil.copytree(os.path.join(self.folder, "plain-checkout", "build", "deploy", "generic"), flash)
+        if app is not None:
+            shutil.copyfile(app, os.path.join(flash, "app.py"))
+        return PtyBoard(flash, name)
+
     def _romfs_stage(self):
         """The romfs board's staged firmware, built again here as deploy builds it."""
         from tools.board import deploy

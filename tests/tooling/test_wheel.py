@@ -1,13 +1,17 @@
 """The installed command (pyproject.toml): the wheel built from this tree, installed into a
 fresh venv with its declared dependencies only, run from another folder, as `pip install`,
 `pip install git+...` or uvx give it to a maker: `umcp --help` and each command's, `umcp
-sim` (make sim's transcript), `umcp bridge` over stdio driven by the SDK client in both
-modes with a simulated board of the installed copy connected, and `umcp deploy`'s
-refusals, word for word those of make deploy. No test-only package may come along."""
+sim` (make sim's transcript, and a maker's config.json), `umcp bridge` over stdio driven by
+the SDK client in both modes with a simulated board of the installed copy connected (a
+board on a serial line: tests/bridge/test_bridge_serial.py), `--serial` with a port that
+is not there refused, `umcp deploy`'s refusals, word for word those of make deploy. No
+module of the package imports the clone's package name `tools`, and no help text speaks
+of it or of make. No test-only package may come along."""
 
 import asyncio
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -78,15 +82,59 @@ def test_only_what_the_host_programs_need_is_installed(installed):
     assert done.stdout.split() == ["None", "True", "umcp_host", "True", "True"], done.stdout + done.stderr
 
 
+# An import of the clone's package name, at any indentation (one inside a function too).
+CLONE_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+tools(?:\.|[ \t]|$)", re.M)
+
+
+def test_no_module_of_the_installed_package_imports_tools(installed):
+    """Installed, the host code is umcp_host: a module that imports `tools.` fails there
+    only when that line runs (as `bridge --serial` did)."""
+    where = run(installed, installed.python, "-c", "import os, umcp_host; print(os.path.dirname(umcp_host.__file__))")
+    package = where.stdout.strip()
+    assert os.path.isdir(package), where.stdout + where.stderr
+    scanned, offenders = 0, []
+    for folder, _, files in os.walk(package):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as source:
+                    text = source.read()
+                scanned += 1
+                offenders += ["%s: %s" % (os.path.relpath(path, package), match.group(0).strip())
+                              for match in CLONE_IMPORT.finditer(text)]
+    assert scanned > 100 and offenders == [], offenders
+    assert CLONE_IMPORT.search("def f():\n        from tools.hub.serialboard import SerialBoard\n")
+
+
+def test_umcp_bridge_refuses_a_serial_port_that_is_not_there(installed):
+    """One line naming the port (and those that are there), exit status 1, before anything
+    listens or opens."""
+    port = "COM97" if os.name == "nt" else "/dev/ttyNOPE"
+    done = run(installed, installed.umcp, "bridge", "--serial", port, timeout=30)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bridge: no serial port %s" % port), done.stderr
+    assert done.stdout == ""
+
+
+# What only a clone has: a module path (tools.cat is a file name), a make target, make's VAR=.
+CLONE_WORDS = re.compile(r"-m tools\b|\btools\.(?!cat\b)\w|\bmake [a-z]|\b(PORT|BOARD|CHIP|FIRMWARE|ROMFS|APP)=")
+
+
 def test_umcp_and_each_command_say_how_they_are_used(installed):
     done = run(installed, installed.umcp, "--help")
     assert done.returncode == 0, done.stderr
-    for name in ("sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl"):
+    for name in ("sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl", "boards"):
         assert "\n  %s " % name in done.stdout
-    assert set(COMMANDS) == {"sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl"}
+    assert set(COMMANDS) == {"sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl", "boards"}
     for name in COMMANDS:
         helped = run(installed, installed.umcp, name, "--help")
         assert helped.returncode == 0 and helped.stdout.startswith("usage: umcp %s " % name), helped.stdout
+        # In the installed command's own words: no module path of the clone, no make target.
+        words = " ".join(helped.stdout.split())
+        assert not CLONE_WORDS.search(words), (name, CLONE_WORDS.search(words).group(0), words)
+    assert not CLONE_WORDS.search(" ".join(done.stdout.split())), done.stdout
+    assert CLONE_WORDS.search("usage: python3 -m tools.board.deploy") and CLONE_WORDS.search("pass FIRMWARE=path")
     assert run(installed, installed.umcp, "--version").stdout.startswith("umcp 0.")
     wrong = run(installed, installed.umcp, "simulate")
     assert wrong.returncode == 2 and wrong.stderr.startswith("umcp: no command 'simulate'")
@@ -112,6 +160,24 @@ def test_umcp_sim_prints_make_sims_session(installed):
     done = run(installed, installed.umcp, "sim", timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     check_whole_session(done.stdout)
+
+
+def test_umcp_sim_runs_a_makers_config_as_the_docs_try_it(installed, tmp_path):
+    """The docs' "try it" step, from another folder, without a terminal: the session of the
+    config's board and parts, printed, exit status 0; a bad one: one line, exit status 1."""
+    from tests.sim.test_sim_maker import MAKER, check_maker_session
+
+    (tmp_path / "config.json").write_text(json.dumps(MAKER))
+    done = run(installed, installed.umcp, "sim", "--board", "generic", "--config", str(tmp_path / "config.json"),
+               timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    check_maker_session(done.stdout)
+    wrong = run(installed, installed.umcp, "sim", "--board", "nosuch")
+    assert wrong.returncode == 1 and wrong.stderr.startswith("sim: no board 'nosuch'; boards: "), wrong.stderr
+    assert len(wrong.stderr.splitlines()) == 1
+    hidden = run(installed, installed.python, "-m", "umcp_host.sim", "--help")
+    assert hidden.returncode == 0 and hidden.stdout.startswith("usage: python3 -m umcp_host.sim "), hidden.stdout
+    assert "umcp sim --board NAME --config FILE" in " ".join(hidden.stdout.split()) and "tools." not in hidden.stdout
 
 
 def test_umcp_bridge_over_stdio_serves_a_board_to_the_sdk_client_in_both_modes(installed):

@@ -6,15 +6,22 @@ import functools
 import json
 import sys
 
+from ..paths import module_prog
 from .backend import Backend
 from .console import HELP, Console, stdin_lines
+from ..hub.front import LOOPBACK, devices_token
 from ..hub.vision import OpenAIVision
 
 
-def parse_args(argv=None, prog="python3 -m tools.backend"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+def parse_args(argv=None, prog=module_prog("backend")):
+    parser = argparse.ArgumentParser(prog=prog, description="A local xiaozhi-compatible backend for umcp devices: "
+                                     "they connect over WebSocket (or MQTT); its console and web console drive them.")
     parser.add_argument("--port", type=int, default=8000, help="WebSocket port (default 8000)")
-    parser.add_argument("--token", help="token devices must present (default: none required)")
+    parser.add_argument("--token", help="token devices must present (default on the network: a fresh one, "
+                                        "printed for their config.json; on 127.0.0.1: none)")
+    parser.add_argument("--no-token", action="store_true",
+                        help="serve devices on the network without a token: anyone who reaches the port may "
+                             "attach a device or offer tools at the MCP endpoint (a trusted network only)")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default all)")
     parser.add_argument("--http-port", type=int, default=8003,
                         help="vision/OTA HTTP port (default 8003, 0 picks a free one)")
@@ -45,7 +52,11 @@ def parse_args(argv=None, prog="python3 -m tools.backend"):
     parser.add_argument("--state", metavar="FILE",
                         help="remember activations and the MQTT secret (issued credentials stay valid) across restarts")
     parser.add_argument("--timezone-offset", type=int, default=0, help="minutes, in the OTA answer's server_time")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.no_token and args.token:
+        parser.error("--no-token and --token: keep one of them")
+    args.token, args.token_made = devices_token(args.host, args.token, args.no_token)
+    return args
 
 
 async def main(args):
@@ -64,8 +75,12 @@ async def main(args):
                       mqtt_pidfile=args.mqtt_pidfile, activation=args.activation or bool(keys),
                       activation_keys=keys, timezone_offset=args.timezone_offset, state_path=args.state)
     await backend.start()
-    if not args.token:
-        out("backend: warning: no --token, any device that reaches this port may connect")
+    if args.token_made:
+        out("backend: no --token given: devices must present the token %s (in their config.json: "
+            "\"token\": \"%s\"); --no-token serves them without one" % (args.token, args.token))
+    elif not args.token and args.host not in LOOPBACK:
+        out("backend: warning: --no-token: anyone who reaches port %d may attach a device or offer tools "
+            "at the MCP endpoint" % backend.port)
     out(HELP)
     console = Console(backend, out)
     try:
@@ -78,7 +93,7 @@ async def main(args):
         await backend.close()
 
 
-def run(argv=None, prog="python3 -m tools.backend"):
+def run(argv=None, prog=module_prog("backend")):
     """The command: `python -m tools.backend ...`, `umcp backend ...`."""
     try:
         asyncio.run(main(parse_args(argv, prog)))

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from ..paths import HWSIM, ROOT
+from ..paths import HWSIM, ROOT, module_prog
 
 CATALOGUE_FILE = "tools.cat"  # on the board, beside config.json (umcpfw.boot)
 FORMAT = 2  # umcp.catalogue.FORMAT
@@ -152,7 +152,7 @@ def write(config, path, root=ROOT):
     os.replace(path + ".new", path)
 
 
-def main(argv=None, prog="python3 -m tools.board.catalogue"):
+def main(argv=None, prog=module_prog("board.catalogue")):
     """Write the catalogue for a config.json: for a board whose firmware came another way
     than make deploy (mpremote mip install), then `mpremote cp tools.cat :`."""
     parser = argparse.ArgumentParser(prog=prog, description=main.__doc__.split(":")[0])

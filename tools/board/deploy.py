@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from ..paths import INSTALLED, ROOT, hint
+from ..paths import INSTALLED, ROOT, hint, module_prog
 from . import catalogue
 from .ports import SHORTCUTS
 
@@ -56,8 +56,9 @@ def mpy_cross_options():
     return ["-O" + (os.environ.get("UMCP_MPY_OPT") or "3")]
 
 
-def parse_args(argv=None, prog="python3 -m tools.board.deploy"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog=module_prog("board.deploy")):
+    parser = argparse.ArgumentParser(prog=prog, description="Compile the firmware and copy it with config.json "
+                                     "onto a board.")
     parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0, auto, or an mpremote shortcut (u0, a0, c0)")
     parser.add_argument("--board", required=True, help="board module in boards/, e.g. esp32_s3_box3")
     parser.add_argument("--config", help="config.json to copy (default: %s)"
@@ -347,7 +348,7 @@ def deploy(args):
     print("deploy: done; watch it boot with `%s`" % (hint("make repl PORT=%s", "umcp repl --port %s") % args.port))
 
 
-def main(argv=None, prog="python3 -m tools.board.deploy"):
+def main(argv=None, prog=module_prog("board.deploy")):
     try:
         deploy(parse_args(argv, prog))
     except DeployError as error:

@@ -21,7 +21,7 @@ import struct
 import subprocess
 import sys
 
-from ..paths import hint
+from ..paths import hint, module_prog
 from .deploy import beside_python
 
 # Where the MicroPython image starts: after the second-stage bootloader on the original
@@ -100,8 +100,9 @@ def romfs_image(path, chip):
     return out
 
 
-def parse_args(argv=None, prog="python3 -m tools.board.flash"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+def parse_args(argv=None, prog=module_prog("board.flash")):
+    parser = argparse.ArgumentParser(prog=prog, description="Erase a board and write a MicroPython image "
+                                     "with esptool.")
     parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB0")
     parser.add_argument("--chip", required=True, choices=sorted(OFFSETS))
     parser.add_argument("--firmware", required=True, help="MicroPython .bin for this chip")
@@ -123,11 +124,12 @@ def commands(args):
     return steps
 
 
-def main(argv=None, prog="python3 -m tools.board.flash"):
+def main(argv=None, prog=module_prog("board.flash")):
     args = parse_args(argv, prog)
     if not args.firmware or not os.path.isfile(args.firmware):
         sys.stderr.write("flash: no firmware image %r: download the MicroPython .bin for %s from "
-                         "https://micropython.org/download/ and pass FIRMWARE=path\n" % (args.firmware, args.chip))
+                         "https://micropython.org/download/ and pass %s\n"
+                         % (args.firmware, args.chip, hint("FIRMWARE=path", "--firmware PATH")))
         return 2
     if args.romfs:
         try:

@@ -9,12 +9,12 @@ import shlex
 import subprocess
 import sys
 
-from ..paths import hint
+from ..paths import hint, module_prog
 from .deploy import beside_python, connect_args
 
 
-def main(argv=None, prog="python3 -m tools.board.repl"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+def main(argv=None, prog=module_prog("board.repl")):
+    parser = argparse.ArgumentParser(prog=prog, description="The board's REPL through mpremote (Ctrl-] leaves).")
     parser.add_argument("--port", required=True, help="serial port, auto, or an mpremote shortcut (u0, a0, c0)")
     parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
     args = parser.parse_args(argv)

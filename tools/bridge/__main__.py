@@ -26,18 +26,28 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from ..hub.front import reachable_host
+from ..board.ports import SHORTCUTS, port_problem
+from ..hub.front import LOOPBACK, devices_token, reachable_host
 from ..hub.httpserver import HttpServer
+from ..paths import module_prog
 from ..hub.vision import OpenAIVision
 from .bridge import Bridge
 from .naming import parse_aliases
 
 
-def parse_args(argv=None, prog="python3 -m tools.bridge"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
-    parser.add_argument("--port", type=int, default=8000, help="WebSocket port devices connect to")
-    parser.add_argument("--token", help="token devices must present")
-    parser.add_argument("--host", default="0.0.0.0", help="address to listen on for devices (default all)")
+def parse_args(argv=None, prog=module_prog("bridge")):
+    parser = argparse.ArgumentParser(prog=prog, description="Every umcp device that connects, and every board on a "
+                                     "--serial port, as one MCP server over stdio or streamable HTTP.")
+    parser.add_argument("--port", type=int, help="WebSocket port devices connect to (default 8000; with "
+                                                   "--serial alone, a free one on 127.0.0.1)")
+    parser.add_argument("--token", help="token devices must present (default on the network: a fresh one, "
+                                        "printed for their config.json)")
+    parser.add_argument("--no-token", action="store_true",
+                        help="serve devices on the network without a token: anyone who reaches the port may "
+                             "attach a device or offer tools at the MCP endpoint, and those tools reach your "
+                             "assistant (a trusted network only)")
+    parser.add_argument("--host", help="address to listen on for devices (default all, 0.0.0.0; with --serial "
+                                       "and no other option for devices, 127.0.0.1: this machine only)")
     parser.add_argument("--http", type=int, metavar="HTTP_PORT",
                         help="serve streamable HTTP at http://127.0.0.1:HTTP_PORT/mcp instead of stdio")
     parser.add_argument("--http-host", default="127.0.0.1", metavar="ADDRESS",
@@ -81,6 +91,15 @@ def parse_args(argv=None, prog="python3 -m tools.bridge"):
         args.aliases = parse_aliases(args.alias)
     except ValueError as error:
         parser.error(str(error))
+    if args.no_token and args.token:
+        parser.error("--no-token and --token: keep one of them")
+    if args.host is None:
+        # A bridge started for serial boards alone serves no device on the network.
+        asked = (args.port, args.token, args.no_token, args.mqtt, args.device_http_port)
+        args.host = "127.0.0.1" if args.serial and not any(asked) else "0.0.0.0"
+    if args.port is None:
+        args.port = 0 if args.host in LOOPBACK and args.serial else 8000
+    args.token, args.token_made = devices_token(args.host, args.token, args.no_token)
     if args.http_auth == "none" and args.http_token:
         parser.error("--http-auth none and --http-token: keep one of them")
     if args.http_host not in LOOPBACK and args.http_auth == "token" and not args.http_token:
@@ -88,8 +107,6 @@ def parse_args(argv=None, prog="python3 -m tools.bridge"):
                      "or --http-auth none on a trusted network" % args.http_host)
     return args
 
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def own_names(bind, extra=()):
@@ -206,6 +223,13 @@ async def main(args):
                     expect=args.expect, mqtt=args.mqtt, mqtt_port=args.mqtt_port,
                     device_http_port=args.device_http_port, serial=args.serial)
     await bridge.start()
+    if args.token_made:
+        log("no --token given: devices must present the token %s (in their config.json: \"token\": \"%s\"; "
+            "tool providers connect to %s); --no-token serves them without one"
+            % (args.token, args.token, bridge.front.endpoint_url))
+    elif args.token is None and args.host not in LOOPBACK:
+        log("warning: --no-token: anyone who reaches port %d may attach a device at %s or offer tools at the "
+            "MCP endpoint, and those tools reach your assistant" % (bridge.port, bridge.front.websocket_url))
     try:
         if args.http is not None:
             await serve_http(bridge, args.http, args.http_host, args.http_token, args.http_name)
@@ -215,10 +239,21 @@ async def main(args):
         await bridge.close()
 
 
-def run(argv=None, prog="python3 -m tools.bridge"):
-    """The command: `python -m tools.bridge ...`, `umcp bridge ...`."""
+def run(argv=None, prog=module_prog("bridge")):
+    """The command: `python -m tools.bridge ...`, `umcp bridge ...`. A --serial port that is
+    not there is refused before anything starts: one line, exit status 1."""
+    args = parse_args(argv, prog)
+    for port in args.serial:
+        if port == "auto" or port in SHORTCUTS:
+            sys.stderr.write("bridge: --serial %s: name the port itself (/dev/ttyUSB0, /dev/ttyACM0, COM3) or a "
+                             "pyserial URL; mpremote's auto and u0/a0/c0 are deploy's and repl's\n" % port)
+            return 1
+        problem = port_problem(port)
+        if problem:
+            sys.stderr.write("bridge: %s\n" % problem)
+            return 1
     try:
-        asyncio.run(main(parse_args(argv, prog)))
+        asyncio.run(main(args))
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM: closed already
         pass
     return 0

@@ -8,6 +8,13 @@ from .naming import BRIDGE, default_alias, unique_alias
 from ..hub.xiaozhi import DeviceError, DeviceGone, ProtocolViolation, background
 
 DEVICE_PROTOCOL_VERSION = "2025-06-18"
+# How long the first listing waits for the boards named with --serial, so that a client that
+# lists once (many do) sees their tools. Taking a board (Ctrl-C, the raw REPL, a soft reset,
+# the probe) and the firmware's start take about 3 s on an ESP32; 10 s leave room for a slow
+# start without holding a client long for a board that is not coming (one that comes later
+# is announced with list_changed, as any device that connects).
+SERIAL_WAIT_S = 10.0
+POLL_S = 0.25  # how often a waiting list looks at where the serial ports stand
 
 
 class Slot:
@@ -57,6 +64,8 @@ class DeviceSlots:
         self.on_listed = None
         self.on_changed = None
         self.ports = list  # -> the serial ports' status() (the bridge's --serial boards)
+        self.serial_wait = SERIAL_WAIT_S
+        self._serial_until = None  # when the first listing stops waiting for the serial boards
         self._changed = asyncio.Condition()
 
     def slot(self, device_id):
@@ -153,16 +162,52 @@ class DeviceSlots:
         if self.on_changed is not None:
             await self.on_changed()
 
+    def waiting_ports(self):
+        """The --serial ports whose board is not online yet and may still come (the bridge
+        has not given up on it)."""
+        waiting = []
+        for status in self.ports():
+            if status["state"].startswith("gave up"):
+                continue
+            slot = self.slots.get(status["device_id"]) if status["device_id"] else None
+            if slot is None or not slot.online:
+                waiting.append(status["port"])
+        return waiting
+
     async def wait_settled(self, timeout=None):
         """Until no connected device is still onboarding and at least `expect` devices are
-        online (at most `timeout`, default device_wait)."""
-        def settled():
+        online (at most `timeout`, default device_wait); the first listing (and those that
+        come while it waits) also until every --serial board is online or given up on, at
+        most serial_wait: said in the log."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (timeout or self.device_wait)
+        if self._serial_until is None:
+            ports = self.waiting_ports()
+            self._serial_until = loop.time() + self.serial_wait if ports else 0
+            for port in ports:
+                self.log("waiting up to %g s for the board on %s" % (self.serial_wait, port))
+
+        def devices_settled():
             return not self.onboarding() and len(self.online()) >= self.expect
-        try:
-            async with self._changed:
-                await asyncio.wait_for(self._changed.wait_for(settled), timeout or self.device_wait)
-        except asyncio.TimeoutError:
-            pass
+
+        async with self._changed:
+            while True:
+                now = loop.time()
+                until = deadline if not devices_settled() else 0
+                if now < self._serial_until and self.waiting_ports():
+                    until = max(until, self._serial_until)
+                if now >= until:
+                    break
+                try:  # woken by a device's change; the ports' states are looked at each POLL_S
+                    await asyncio.wait_for(self._changed.wait(), min(until - now, POLL_S))
+                except asyncio.TimeoutError:
+                    pass
+        waiting = self.waiting_ports() if self._serial_until else []
+        if self._serial_until and (not waiting or loop.time() >= self._serial_until):
+            self._serial_until = 0  # the first listing is over: no list waits for them again
+            for port in waiting:
+                self.log("the board on %s is not serving after %g s: listed without it (its tools "
+                         "come with list_changed when it does)" % (port, self.serial_wait))
         # `expect` is for the first listing only: later a board that is off must not make
         # every list wait.
         self.expect = 0

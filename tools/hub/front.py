@@ -13,6 +13,7 @@ device where to connect: MQTT credentials while the hub runs, else the WebSocket
 token.
 """
 
+import secrets
 import socket
 
 from .endpoint import PATH as ENDPOINT_PATH
@@ -21,6 +22,22 @@ from .httpserver import HttpServer
 from .otacheck import CHECK_PATH, OtaCheckService
 from .vision import VisionService, create_app, vision_url
 from .xiaozhi import PATH, XiaozhiServer
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def devices_token(host, token=None, open_lan=False):
+    """The token devices (and tool providers at the MCP endpoint) must present to a hub
+    listening on `host`, by the rule that nothing listens beyond loopback without a token
+    unless the user asks for it.
+
+    token: the one the user gave (kept); open_lan: the user asked to serve the network
+    without a token (--no-token). Returns (the token or None, True when it was made up
+    here with secrets.token_urlsafe: the caller prints it for the boards' config.json)."""
+    if token or open_lan or host in LOOPBACK:
+        return token or None, False
+    return secrets.token_urlsafe(16), True
 
 
 def reachable_host(host):

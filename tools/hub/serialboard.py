@@ -23,6 +23,7 @@ from websockets.exceptions import ConnectionClosed
 
 from .. import devicelib  # noqa: F401 (lib/ on sys.path: umcp's version)
 import umcp  # noqa: E402
+from ..paths import hint
 from .serialline import (BAUD, EOT, FRAME_S, PortError, RecordReader, SerialConnection, SerialLine,
                          SerialLinkClosed)
 from .xiaozhi import Device, DeviceHost
@@ -194,7 +195,7 @@ class SerialBoard(DeviceHost):
                 continue
         else:
             raise Refused("no MicroPython REPL answered within %g s (is MicroPython on the board? "
-                          "make flash)" % ANSWER_S)
+                          "%s)" % (ANSWER_S, hint("make flash", "umcp flash")))
         await line.write(EOT)  # Ctrl-D at the raw prompt: a soft reset, a fresh heap
         try:
             await line.until(b"soft reboot\r\n", ANSWER_S)
@@ -207,15 +208,18 @@ class SerialBoard(DeviceHost):
             raise Refused("it did not answer the probe: %s" % (_last_line(error or output) or "nothing"))
         micropython, version = found[0][len(PROBE_TAG):].strip().split(":", 1)
         if not version:
-            raise Refused("MicroPython %s without umcp: deploy the firmware (make deploy PORT=%s BOARD=...)"
-                          % (micropython, self.port))
+            raise Refused("MicroPython %s without umcp: deploy the firmware (%s)" % (micropython, self._deploy()))
         if version != umcp.__version__:
-            raise Refused("the board runs umcp %s, this bridge %s: deploy this release (make deploy "
-                          "PORT=%s BOARD=...)" % (version, umcp.__version__, self.port))
+            raise Refused("the board runs umcp %s, this bridge %s: deploy this release (%s)"
+                          % (version, umcp.__version__, self._deploy()))
         await self._exec(line, START, follow=False)
         self._in_program = True
         self.state = "starting the session"
         return await self._hello(line)
+
+    def _deploy(self):
+        """The deploy command for this port, in the words of this copy (make or umcp)."""
+        return hint("make deploy PORT=%s BOARD=...", "umcp deploy --port %s --board ...") % self.port
 
     async def _exec(self, line, code, follow=True):
         """`code` run in the raw REPL: (its output, its error output) as text; with

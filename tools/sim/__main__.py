@@ -1,5 +1,7 @@
 """python3 -m tools.sim: run the unchanged firmware on a simulated board (the host board
-unless --board names another) against a backend of your choice, until Ctrl-C.
+unless --board names another) against a backend of your choice, until Ctrl-C. Installed, it
+is `python -m umcp_host.sim`; a maker's way to try a board is `umcp sim` (tools.sim.demo:
+the local backend with it, one whole session).
 
 The board is a tools.sim.board.SimBoard: the firmware in a child process (CPython, or a
 MicroPython unix-port binary with --micropython; with --mpy the .mpy files `make deploy`
@@ -15,11 +17,17 @@ import os
 import signal
 import sys
 
+from ..paths import PACKAGE, hint
 from .board import SimBoard, check_runtime_options, config_for, has_frozen_hardware
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m tools.sim", description=__doc__.split("\n")[0])
+    try_it = hint("make sim, or python3 -m tools.sim.demo --board NAME --config FILE",
+                  "umcp sim --board NAME --config FILE")
+    p = argparse.ArgumentParser(prog="python3 -m %s.sim" % PACKAGE, description="Run the unchanged firmware on a simulated board (the host board unless "
+                                            "--board names another) against a backend of your choice, until Ctrl-C.",
+                                epilog="One simulated board against a backend you run. To try a board with "
+                                       "your config.json, the local backend and a whole session: %s." % try_it)
     p.add_argument("--url", help="xiaozhi WebSocket URL (ws:// or wss://)")
     p.add_argument("--token", help="access token sent as Authorization: Bearer")
     p.add_argument("--ota-url", help="the OTA server to ask where to connect (then --url and "
@@ -34,7 +42,7 @@ def parse_args(argv=None):
     p.add_argument("--micropython", metavar="BIN", help="run under this MicroPython unix port")
     p.add_argument("--heapsize", help="MicroPython heap size, e.g. 512k (with --micropython)")
     p.add_argument("--mpy", action="store_true",
-                   help="run the .mpy files make deploy copies to a board (with --micropython)")
+                   help="run the .mpy files deploy copies to a board (with --micropython)")
     p.add_argument("--frozen-hardware", action="store_true",
                    help="with --mpy: take the simulated hardware frozen in the --micropython binary "
                    "(a unix port built with tools/bench/unixhwsimmanifest.py) instead of compiling "
@@ -50,7 +58,7 @@ def parse_args(argv=None):
                    help="JSON object merged into config.json (e.g. reconnect timings; \"parts\" "
                    "with --board generic)")
     p.add_argument("--app", metavar="PATH", help="a maker's module (a .py file, or a package's "
-                   "folder): copied into the state dir as app.py (app/), as make deploy APP= does")
+                   "folder): copied into the state dir as app.py (app/), as deploy --app does")
     args = p.parse_args(argv)
     if args.heapsize and not args.micropython:
         p.error("--heapsize needs --micropython")
@@ -138,7 +146,7 @@ def main(argv=None):
         board.start()  # says "state dir ..." once config.json is written
     except Exception as e:  # deploy.DeployError: the .mpy files could not be staged
         board.close()
-        sys.exit("tools.sim: cannot stage the .mpy files: %s" % e)
+        sys.exit("sim: cannot stage the .mpy files: %s" % e)
     try:
         while board.wait(0.2) is None and not asked:
             pass

@@ -220,7 +220,7 @@ class SimBoard:
         if self.runtime in STAGED and not self._deployed:
             stage_dir = self.stage_dir or shared_stage(self.config.get("board", "host"), self.runtime)
             shutil.copytree(stage_dir, self.root, dirs_exist_ok=True)
-            self.say("running the .mpy files make deploy would copy, staged in %s" % stage_dir)
+            self.say("running the .mpy files deploy would copy, staged in %s" % stage_dir)
         elif self.runtime == "frozen" and not self._deployed:
             # Beside a build with everything frozen, make deploy copies main.py alone.
             shutil.copyfile(os.path.join(FIRMWARE, "main.py"), os.path.join(self.root, "main.py"))
