@@ -147,7 +147,7 @@ def parse_close(data):
     if not _sendable(code):
         raise _Fail(CLOSE_PROTOCOL_ERROR, "close code %d may not be sent" % code)
     try:
-        reason = str(data[2:], "utf-8")
+        reason = _text(data[2:])
     except UnicodeError:
         raise _Fail(CLOSE_INVALID_DATA, "close reason is not UTF-8")
     return code, reason
@@ -194,7 +194,7 @@ class WebSocket:
         if opcode == _OP_BINARY:
             return payload
         try:
-            return str(payload, "utf-8")
+            return _text(payload)
         except UnicodeError:
             await self._fail(CLOSE_INVALID_DATA, "text message is not UTF-8")
         except MemoryError:  # the text's copy: the bytes are all there, the stream in step
@@ -557,11 +557,46 @@ def _check_utf8(payload):
     view = memoryview(payload)
     n = len(payload)
     start = 0
+    wide = False  # a piece held more than ASCII: its lead bytes are checked (_check_forms)
     while start < n:
         end = min(start + _UTF8_STEP, n)
         while end < n and end > start and payload[end] & 0xC0 == 0x80:
             end -= 1  # a character goes on: end before it
         if end == start:  # continuation bytes all along: not UTF-8
             end = min(start + _UTF8_STEP, n)
-        str(view[start:end], "utf-8")
+        wide = len(str(view[start:end], "utf-8")) != end - start or wide
         start = end
+    if wide:
+        _check_forms(payload)
+
+
+def _text(data):
+    """A bytes-like's UTF-8 text as str; UnicodeError unless it is UTF-8 (RFC 3629: no
+    encoded surrogate, overlong form or code point above U+10FFFF)."""
+    text = str(data, "utf-8")
+    if len(text) != len(data):  # more than ASCII
+        _check_forms(data)
+    return text
+
+
+# The lead bytes (never continuation bytes) whose forms MicroPython's decoder lets through
+# though RFC 3629 forbids them: C0 and C1 only ever start overlong forms, E0 and F0 do with
+# a second byte below A0 and 90, ED starts a surrogate with one from A0, F4 a code point
+# above U+10FFFF with one from 90, and F5-F7 always do.
+_LEADS = (b"\xc0", b"\xc1", b"\xe0", b"\xed", b"\xf0", b"\xf4", b"\xf5", b"\xf6", b"\xf7")
+
+
+def _check_forms(data):
+    """Raise UnicodeError if `data` (bytes-like that MicroPython's str() decodes: each lead
+    byte has its continuation bytes) holds an encoded surrogate, an overlong form or a code
+    point above U+10FFFF (CPython's decoder refuses them itself). Each lead byte is sought
+    with find(), in C: text without them costs nine scans and no allocation."""
+    for lead in _LEADS:
+        at = data.find(lead)
+        while at >= 0:
+            first, second = lead[0], data[at + 1]
+            if (first == 0xE0 and second < 0xA0 or first == 0xED and second >= 0xA0
+                    or first == 0xF0 and second < 0x90 or first == 0xF4 and second >= 0x90
+                    or first not in (0xE0, 0xED, 0xF0, 0xF4)):
+                raise UnicodeError("not UTF-8 (RFC 3629)")
+            at = data.find(lead, at + 2)
