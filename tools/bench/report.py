@@ -176,7 +176,11 @@ def main(argv=None):
         parts = parse_parts(args.only)
     except ValueError as e:
         parser.error(str(e))
-    facts = record.machine_facts(args.micropython, args.frozen, wasm=True) if args.record else None
+    facts = None
+    if args.record:
+        facts = record.machine_facts(args.micropython, args.frozen, wasm=True,
+                                     stock=args.stock if "stock" in parts else None,
+                                     hardware_frozen=args.hardware_frozen)
     run = record.Record()
     core = {}
     for part in parts:
