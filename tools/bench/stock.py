@@ -25,6 +25,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from . import firmware, generic, heap
@@ -122,12 +123,22 @@ def measure(micropython, one_area=None):
     stage_dir = tempfile.mkdtemp(prefix="umcp-bench-stock-")
     try:
         generic.stage("generic", stage_dir, RUNTIME)
-        figures = dict((key, measure_board(micropython, one_area, stage_dir, parts, calls, accept))
-                       for key, _, parts, calls, accept in BOARDS)
+        figures = {}
+        for key, _, parts, calls, accept in BOARDS:
+            figures[key] = measure_board(micropython, one_area, stage_dir, parts, calls, accept)
+            _progress("(%s) %dK" % (key, figures[key]["smallest"] // 1024))
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
     figures["host"] = measure_host(micropython)
+    _progress("(e) %dK" % (figures["host"][0] // 1024))
     return figures
+
+
+def _progress(text):
+    """A board's figure as it is found, on stderr (the table waits for every board; a
+    record holds stdout only)."""
+    sys.stderr.write("stock: %s\n" % text)
+    sys.stderr.flush()
 
 
 def _kb(value):
