@@ -147,7 +147,9 @@ def parse_close(data):
     if not _sendable(code):
         raise _Fail(CLOSE_PROTOCOL_ERROR, "close code %d may not be sent" % code)
     try:
-        reason = _text(data[2:])
+        reason = str(data[2:], "utf-8")
+        if len(reason) != len(data) - 2:  # more than ASCII
+            _check_forms(data[2:])
     except UnicodeError:
         raise _Fail(CLOSE_INVALID_DATA, "close reason is not UTF-8")
     return code, reason
@@ -194,7 +196,10 @@ class WebSocket:
         if opcode == _OP_BINARY:
             return payload
         try:
-            return _text(payload)
+            text = str(payload, "utf-8")
+            if len(text) != len(payload):  # more than ASCII
+                _check_forms(payload)
+            return text
         except UnicodeError:
             await self._fail(CLOSE_INVALID_DATA, "text message is not UTF-8")
         except MemoryError:  # the text's copy: the bytes are all there, the stream in step
@@ -570,33 +575,24 @@ def _check_utf8(payload):
         _check_forms(payload)
 
 
-def _text(data):
-    """A bytes-like's UTF-8 text as str; UnicodeError unless it is UTF-8 (RFC 3629: no
-    encoded surrogate, overlong form or code point above U+10FFFF)."""
-    text = str(data, "utf-8")
-    if len(text) != len(data):  # more than ASCII
-        _check_forms(data)
-    return text
-
-
-# The lead bytes (never continuation bytes) whose forms MicroPython's decoder lets through
-# though RFC 3629 forbids them: C0 and C1 only ever start overlong forms, E0 and F0 do with
-# a second byte below A0 and 90, ED starts a surrogate with one from A0, F4 a code point
-# above U+10FFFF with one from 90, and F5-F7 always do.
-_LEADS = (b"\xc0", b"\xc1", b"\xe0", b"\xed", b"\xf0", b"\xf4", b"\xf5", b"\xf6", b"\xf7")
-
-
 def _check_forms(data):
     """Raise UnicodeError if `data` (bytes-like that MicroPython's str() decodes: each lead
-    byte has its continuation bytes) holds an encoded surrogate, an overlong form or a code
-    point above U+10FFFF (CPython's decoder refuses them itself). Each lead byte is sought
-    with find(), in C: text without them costs nine scans and no allocation."""
-    for lead in _LEADS:
-        at = data.find(lead)
+    byte has its continuation bytes) holds what RFC 3629 forbids and MicroPython's decoder
+    lets through: an encoded surrogate, an overlong form or a code point above U+10FFFF
+    (CPython's decoder refuses them itself). Each lead byte that may start one is sought
+    with find(), in C, and the byte after it checked against its range."""
+    # A lead byte, then the lowest and highest second byte it allows (none: FF, 00).
+    forms = (b"\xc0\xff\x00\xc1\xff\x00"  # C0, C1: only overlong forms
+             b"\xe0\xa0\xbf"  # E0: overlong below A0
+             b"\xed\x80\x9f"  # ED: a surrogate from A0
+             b"\xf0\x90\xbf"  # F0: overlong below 90
+             b"\xf4\x80\x8f"  # F4: above U+10FFFF from 90
+             b"\xf5\xff\x00\xf6\xff\x00\xf7\xff\x00")  # F5-F7: only above U+10FFFF
+    needle = bytearray(1)  # the lead byte sought
+    for i in range(0, len(forms), 3):
+        needle[0] = forms[i]
+        at = data.find(needle)
         while at >= 0:
-            first, second = lead[0], data[at + 1]
-            if (first == 0xE0 and second < 0xA0 or first == 0xED and second >= 0xA0
-                    or first == 0xF0 and second < 0x90 or first == 0xF4 and second >= 0x90
-                    or first not in (0xE0, 0xED, 0xF0, 0xF4)):
-                raise UnicodeError("not UTF-8 (RFC 3629)")
-            at = data.find(lead, at + 2)
+            if not forms[i + 1] <= data[at + 1] <= forms[i + 2]:
+                raise UnicodeError
+            at = data.find(needle, at + 2)
