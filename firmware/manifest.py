@@ -1,9 +1,7 @@
-# Freezes umcp into a custom MicroPython build, so its bytecode runs from flash and the
-# heap stays free for data. From a MicroPython checkout with ESP-IDF 5.x set up:
-#   cd ports/esp32
-#   make BOARD=ESP32_GENERIC_S3 FROZEN_MANIFEST=/abs/path/to/umcp/firmware/manifest.py
-# Relative paths below are relative to this file (firmware/). main.py stays on the
-# board's filesystem (make deploy copies it with config.json); it imports the frozen app.
+# Freezes umcp into a custom MicroPython build of your own (this file as its frozen
+# manifest), so its bytecode runs from flash and the heap stays free for data. Relative
+# paths below are relative to this file (firmware/). main.py stays on the board's
+# filesystem (make deploy copies it with config.json); it imports the frozen app.
 # Another manifest may include this one for a single board:
 #   include("/abs/path/to/umcp/firmware/manifest.py", board="esp32_s3_box3")
 import os

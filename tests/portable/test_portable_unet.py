@@ -156,6 +156,23 @@ def test_bad_close_frames_are_protocol_errors():
     assert _close_failure(b"\x03\xe8\xe4\xb8") == 1007  # ... it ends mid-character
 
 
+# RFC 3629 forbids these though each lead byte has its continuation bytes (RFC 6455 8.1: 1007):
+# an encoded UTF-16 surrogate, overlong forms, code points above U+10FFFF.
+_NOT_UTF8 = (b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xc0\xaf", b"\xc1\xbf", b"\xe0\x80\xaf",
+             b"\xe0\x9f\xbf", b"\xf0\x80\x80\xaf", b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80",
+             b"\xf5\x80\x80\x80", b"\xf7\xbf\xbf\xbf", b"\xff", b"\xe2\x82")
+# ... and their neighbours, which are UTF-8.
+_UTF8 = (b"\xed\x9f\xbf", b"\xee\x80\x80", b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80",
+         b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xc3\xa9", b"")
+
+
+def test_encoded_surrogates_and_overlong_forms_in_a_close_reason_are_1007():
+    for wrong in _NOT_UTF8:
+        assert _close_failure(b"\x03\xe8a" + wrong + b"z") == 1007, wrong
+    for right in _UTF8:
+        assert unet.ws.parse_close(b"\x03\xe8a" + right + b"z") == (1000, str(b"a" + right + b"z", "utf-8")), right
+
+
 class _Urandom:
     """os.urandom for the WebAssembly build, which lacks it (and sockets): masking keys."""
 
@@ -266,3 +283,66 @@ async def test_a_send_cancelled_inside_a_frame_ends_the_connection():
     else:
         raise AssertionError("a message went out behind half a frame")
     assert len(writer.writes) == 1
+
+
+class _FrameReader:
+    """A stream reader holding the bytes a server sent: frames, then the end of the stream."""
+
+    def __init__(self, data):
+        self.data = data
+        self.pos = 0
+
+    async def readexactly(self, n):
+        if self.pos + n > len(self.data):
+            raise EOFError
+        self.pos += n
+        return self.data[self.pos - n:self.pos]
+
+    async def read(self, n):
+        self.pos += n
+        return self.data[self.pos - n:self.pos]
+
+
+class _ClosingWriter(_RecordingWriter):
+    def close(self):
+        pass
+
+    async def wait_closed(self):
+        pass
+
+
+def _text_frame(payload):
+    """An unmasked (server) text frame."""
+    if len(payload) < 126:
+        return bytes((0x81, len(payload))) + payload
+    return b"\x81\x7e" + struct.pack("!H", len(payload)) + payload
+
+
+async def _text_message(payload, method):
+    """What WebSocket.recv() or .receive() (`method`) makes of a text message carrying
+    `payload`: ("text", the text) or ("closed", our close code, the code sent)."""
+    writer = _ClosingWriter()
+    ws = unet.ws.WebSocket(_FrameReader(_text_frame(payload)), writer, 32768)
+    try:
+        got = await getattr(ws, method)()
+    except unet.ws.ConnectionClosed as e:
+        sent = [_unframe(w) for w in writer.writes]
+        assert len(sent) == 1 and sent[0][0] == 0x88, sent
+        return "closed", e.code, struct.unpack("!H", sent[0][1][:2])[0]
+    assert writer.writes == []
+    if method == "receive":
+        assert got[0] is True and bytes(got[1]) == payload
+        return "text", str(payload, "utf-8")
+    return "text", got
+
+
+async def test_encoded_surrogates_and_overlong_forms_in_a_text_message_close_with_1007():
+    # Also past the first piece the check decodes (256 bytes), after other non-ASCII.
+    long = b"\xc3\xa9" + b"x" * 300
+    for method in ("recv", "receive"):
+        for wrong in _NOT_UTF8:
+            for payload in (wrong, b"ab" + wrong + b"cd", long + wrong, b"\xe4\xb8\xad" + wrong):
+                assert await _text_message(payload, method) == ("closed", 1007, 1007), (method, payload)
+        for right in _UTF8:
+            for payload in (right, b"ab" + right + b"cd", long + right + right, b"plain ASCII"):
+                assert await _text_message(payload, method) == ("text", str(payload, "utf-8")), (method, payload)

@@ -108,10 +108,15 @@ def test_bench_main_records_the_parts_it_ran(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(report, "core_table", lambda micropython: (print("core table") or True, {}))
     monkeypatch.setattr(report.bench_link, "print_link", lambda micropython: print("link table") or True)
     monkeypatch.setattr(report.firmwaretable, "print_firmware", lambda *args: print("firmware failed") or False)
+    for name in ("UMCP_MICROPYTHON", "UMCP_MICROPYTHON_FROZEN", "UMCP_MICROPYTHON_HWSIM", "UMCP_MICROPYTHON_STOCK"):
+        monkeypatch.delenv(name, raising=False)
     target = tmp_path / "bench" / "latest.md"
     assert report.main(["--only", "firmware,core,link", "--record", str(target)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("core table\nlink table\nfirmware failed\n")
+    said, rest = out.split("\n", 1)  # first what the binary is, from running it
+    assert said == "MicroPython unix port: MicroPython v1.29.0-preview, 64-bit, the heap in one area, " \
+                   "asyncio frozen in: %s" % os.path.join(ROOT, ".venv", "bin", "micropython")
+    assert rest.startswith("core table\nlink table\nfirmware failed\n")
     assert out.endswith("written: %s\n" % target)
     text = target.read_text()
     assert text.startswith("# make bench: `python -m tools.bench --only core,link,firmware`\n")
@@ -119,6 +124,17 @@ def test_bench_main_records_the_parts_it_ran(tmp_path, monkeypatch, capsys):
     assert "Did not run through (the section says why): %s." % report.TITLES["firmware"] in text
     for part, printed in (("core", "core table"), ("link", "link table"), ("firmware", "firmware failed")):
         assert "## %s\n\n```text\n%s\n```" % (report.TITLES[part], printed) in text
+
+
+def test_the_run_names_the_binaries_it_measures_with_and_the_stock_one_only_for_its_table():
+    venv = os.path.join(ROOT, ".venv", "bin", "micropython")
+    args = report.argparse.Namespace(micropython=venv, frozen=None, hardware_frozen="/opt/hw", stock="/opt/split")
+    assert report.binaries(args, ["core"]) == [("MicroPython unix port", venv), ("hardware frozen", "/opt/hw")]
+    assert report.binaries(args, ["core", "stock"])[-1] == ("stock table", "/opt/split")
+    facts = dict(record.machine_facts(venv, stock=venv))
+    assert facts["MicroPython, stock table"] == (
+        "MicroPython v1.29.0-preview, 64-bit, the heap in one area, asyncio frozen in: %s" % venv)
+    assert record.instrument_build("/nonexistent/micropython") == "/nonexistent/micropython: did not run"
 
 
 def test_bench_main_refuses_an_unknown_part(capsys):

