@@ -147,7 +147,7 @@ class _Child:
         if not signals or self.holding or self.to_child:
             self.write(b"\x03")
             return
-        deadline = time.monotonic() + 0.5
+        deadline = time.monotonic() + 3  # "R" is also runnable: a loaded machine may take a while
         while time.monotonic() < deadline and _state(self.process.pid) == "R":
             time.sleep(0.001)
         try:
