@@ -1,5 +1,7 @@
 """The umcp firmware application: `app` (settings, board, MCP server and link on one
-loop), `boot` (what app builds once at the start: loaded for that only), `linkconfig`
+loop), `boot` (what app builds once at the start: loaded for that only), `configcheck`
+(config.json's keys, their kinds and conflicts: checked at the start, loaded for that
+only; umcp deploy runs it on the host), `linkconfig`
 (where the board connects, and the link for it: loaded for each), `commontools` (the
 self.* tools a model calls: status, volume, brightness, theme), `commonsetup` (their
 registration, loaded at boot only), `commontexts` and `commonschemas` (their long

@@ -27,6 +27,7 @@ go to a temporary folder, removed afterwards.
 
 import argparse
 import ast
+import difflib
 import functools
 import json
 import os
@@ -36,9 +37,13 @@ import subprocess
 import sys
 import tempfile
 
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: the firmware's own config check)
 from ..paths import INSTALLED, ROOT, hint
 from . import catalogue
 from .ports import SHORTCUTS
+
+from parts import check as parts_check  # noqa: E402 (lib/ is on sys.path from here)
+from umcpfw import configcheck, linkconfig  # noqa: E402
 
 MIN_VERSION = (1, 24, 0)
 # What the firmware imports on every board; a board module adds its own in REQUIRES.
@@ -142,7 +147,7 @@ def check_inputs(args):
         raise DeployError("%s is not valid JSON: %s" % (config_path, error)) from None
     problem = config_problem(config)
     if problem:
-        raise DeployError("%s %s (see README.md)" % (config_path, problem))
+        raise DeployError("%s%s" % (config_path, problem))
     if not (config.get("wifi") or {}).get("ssid"):
         print("deploy: config.json names no Wi-Fi: the board opens its own access point and a "
               "setup page at its start (docs/boards.md#wi-fi-set-up-on-the-board)")
@@ -158,16 +163,47 @@ def default_config(root):
 
 
 def config_problem(config):
-    """What keeps config.json from working on a board, as the firmware decides it, or None.
-    Where to connect: the OTA server's URL (it gives the rest), a fixed url and token, MCP
-    endpoints, or none but the board's own HTTP endpoint (mcp_http); a config without Wi-Fi may leave all of that to the board's setup page."""
-    if config.get("url") and not config.get("token"):
-        return "has a url but no token"
-    has_server = (config.get("ota_url") or config.get("url") or config.get("mcp_endpoint")
-                  or config.get("mcp_http") is not None)
-    if not has_server and (config.get("wifi") or {}).get("ssid"):
-        return "lacks where to connect: ota_url, url and token, mcp_endpoint, or mcp_http"
+    """What keeps config.json's content `config` from working on a board, as the firmware
+    decides it (umcpfw.configcheck, parts.check, umcpfw.linkconfig), as the end of a line
+    that follows the file's name (": ..." or " ..."), or None. Where to connect: the OTA
+    server's URL (it gives the rest), a fixed url and token, MCP endpoints, or none but the
+    board's own HTTP endpoint (mcp_http); a config without Wi-Fi may leave all of that to
+    the board's setup page."""
+    try:
+        unknown = configcheck.check(config)
+        parts_fit(config)
+    except ValueError as error:  # ConfigError, PartError: "config.json: ...", "config.json parts[0] ..."
+        said = str(error)
+        return said[len("config.json"):] if said.startswith("config.json") else ": " + said
+    for key in unknown:
+        near = difflib.get_close_matches(key, list(configcheck.KEYS), 1)
+        return ': unknown key "%s"%s' % (key, ': did you mean "%s"?' % near[0] if near else
+                                         " (the keys are in docs/boards.md#configjson)")
+    missing = linkconfig.missing(config, (None, None))
+    if missing == "token":
+        return " has a url but no token (see README.md)"
+    if missing and (config.get("wifi") or {}).get("ssid"):
+        return " lacks where to connect: ota_url, url and token, mcp_endpoint, or mcp_http (see README.md)"
     return None
+
+
+def parts_fit(config):
+    """PartError (parts.check's, naming the entry) for config.json's "parts" when no chip
+    takes them: the chip config.json names, else each chip umcp knows the pins of. Which
+    chip the board has, and the pins its own module uses, the board checks at its start."""
+    parts, chip = config.get("parts"), config.get("chip")
+    if chip is not None and chip not in parts_check.CHIPS:
+        parts_check.entries(parts, chip)  # refused: the chip is not one umcp knows
+    first = None
+    for chip in [chip] + sorted(parts_check.CHIPS):
+        try:
+            parts_check.entries(parts, chip)
+            return
+        except ValueError as error:
+            first = first or error
+            if chip is not None and chip == config.get("chip"):
+                raise  # the chip config.json names is the board's
+    raise first
 
 
 def build(args, config):
