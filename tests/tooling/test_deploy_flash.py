@@ -28,11 +28,13 @@ sys.exit(int(os.environ.get("FAKE_STATUS", "0")))
 
 
 class Recorder:
-    """The stand-in program: str() is its path, recorded() the command lines it saw."""
+    """The stand-in program: str() is its path, recorded() the command lines it saw; `port`
+    a serial line that is there (a pty's), for the board it stands in for."""
 
-    def __init__(self, path, log):
+    def __init__(self, path, log, port):
         self.path = path
         self.log = log
+        self.port = port
 
     def __str__(self):
         return str(self.path)
@@ -49,7 +51,10 @@ def recorder(tmp_path, monkeypatch):
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("FAKE_LOG", str(log))
     monkeypatch.setenv("FAKE_PROBE", "umcp-probe:1.24.1:")
-    return Recorder(program, log)
+    controller, line = os.openpty()
+    yield Recorder(program, log, os.ttyname(line))
+    os.close(controller)
+    os.close(line)
 
 
 # ---- flash -----------------------------------------------------------------------
@@ -177,8 +182,8 @@ def tree(tmp_path):
     return root
 
 
-def run_deploy(tree, recorder, *extra, port="/dev/ttyACM0"):
-    return deploy.main(["--port", port, "--board", "devkit", "--root", str(tree),
+def run_deploy(tree, recorder, *extra, port=None):
+    return deploy.main(["--port", port or recorder.port, "--board", "devkit", "--root", str(tree),
                         "--mpremote", str(recorder)] + list(extra))
 
 
@@ -188,15 +193,31 @@ def run_deploy(tree, recorder, *extra, port="/dev/ttyACM0"):
     ("auto", ["connect", "auto"]),
     ("/dev/ttyUSB3", ["connect", "/dev/ttyUSB3"]),
 ])
-def test_deploy_selects_the_port_as_mpremote_understands_it(tree, recorder, port, selects):
-    assert run_deploy(tree, recorder, port=port) == 0
-    assert [call[:len(selects)] for call in recorder.recorded()] == [selects] * 3
+def test_deploy_selects_the_port_as_mpremote_understands_it(port, selects):
+    assert deploy.connect_args(port) == selects
+
+
+def test_deploy_runs_mpremote_on_the_port(tree, recorder):
+    assert run_deploy(tree, recorder) == 0
+    assert [call[:2] for call in recorder.recorded()] == [["connect", recorder.port]] * 3
+
+
+@pytest.mark.parametrize("port", ["/dev/umcp-no-such-port", "u3"])
+def test_deploy_and_repl_name_a_port_that_is_not_there_before_anything_else(tree, recorder, capsys, port):
+    assert run_deploy(tree, recorder, port=port) == 1
+    out, err = capsys.readouterr()
+    device = port if port.startswith("/") else "/dev/ttyUSB3"
+    assert err.splitlines() == [err.splitlines()[0]] and err.startswith("deploy: no serial port %s" % device), err
+    assert "[1/4]" not in out and not (tree / "build").exists()
+    assert repl.main(["--port", port, "--mpremote", str(recorder)]) == 1
+    assert capsys.readouterr().err.startswith("repl: no serial port %s" % device)
+    assert recorder.recorded() == []
 
 
 def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
     assert run_deploy(tree, recorder) == 0
     stage = tree / "build" / "deploy" / "devkit"
-    connect = ["connect", "/dev/ttyACM0"]
+    connect = ["connect", recorder.port]
     calls = recorder.recorded()
     assert [call[:3] for call in calls] == [connect + ["exec"], connect + ["fs"], connect + ["reset"]]
     assert calls[1] == connect + ["fs", "cp", "-r", str(stage / "config.json"),
@@ -228,7 +249,7 @@ def test_deploy_writes_the_tool_catalogue_for_its_config(recorder, tmp_path, cap
                                   "chip": "esp32", "url": "ws://x:8000/xiaozhi/v1/", "token": "t",
                                   "parts": parts}))
     stage = tmp_path / "build"
-    assert deploy.main(["--port", "/dev/ttyACM0", "--board", "generic", "--config", str(config),
+    assert deploy.main(["--port", recorder.port, "--board", "generic", "--config", str(config),
                         "--build-dir", str(stage), "--mpremote", str(recorder)]) == 0
     copied = recorder.recorded()[1]
     assert str(stage / "tools.cat") in copied and str(stage / "config.json") in copied
@@ -245,7 +266,7 @@ def test_deploy_romfs_writes_lib_into_the_romfs_partition(tree, recorder, monkey
     assert run_deploy(tree, recorder, "--romfs") == 0
     stage = tree / "build" / "deploy" / "devkit"
     image = str(stage) + ".romfs"
-    connect = ["connect", "/dev/ttyACM0"]
+    connect = ["connect", recorder.port]
     calls = recorder.recorded()
     assert "vfs.rom_ioctl(1)" in calls[0][3]  # the probe asks for ROMFS partitions
     assert calls[1:] == [
@@ -335,14 +356,13 @@ def test_deploy_takes_tools_from_the_environment(tree, recorder, monkeypatch):
 
 # ---- repl ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("port, selects", [("u1", ["u1"]), ("/dev/ttyACM0", ["connect", "/dev/ttyACM0"])])
-def test_repl_opens_mpremote_on_the_port(recorder, port, selects):
-    assert repl.main(["--port", port, "--mpremote", str(recorder)]) == 0
-    assert recorder.recorded() == [selects + ["repl"]]
+def test_repl_opens_mpremote_on_the_port(recorder):
+    assert repl.main(["--port", recorder.port, "--mpremote", str(recorder)]) == 0
+    assert recorder.recorded() == [["connect", recorder.port, "repl"]]
 
 
-def test_repl_names_a_missing_mpremote(tmp_path, capsys):
-    assert repl.main(["--port", "u0", "--mpremote", str(tmp_path / "no-such-mpremote")]) == 1
+def test_repl_names_a_missing_mpremote(tmp_path, recorder, capsys):
+    assert repl.main(["--port", recorder.port, "--mpremote", str(tmp_path / "no-such-mpremote")]) == 1
     assert "no-such-mpremote not found" in capsys.readouterr().err
 
 

@@ -1,5 +1,9 @@
 """make deploy PORT=/dev/ttyUSB0 BOARD=<board>
 
+First config.json is checked (the firmware's own check, umcpfw.configcheck and parts.check)
+and the port must be there (tools.board.ports): a mistake is one line, and nothing is
+compiled. Then it
+
 1. compiles the device files with mpy-cross into build/deploy/<board>/, laid out as the
    board wants them (docs/DESIGN.md): firmware/main.py (and boot.py) at / as .py, every
    package of lib/ under /lib, of lib/boards only BOARDS_SHARED and the chosen board. A
@@ -40,7 +44,7 @@ import tempfile
 from .. import devicelib  # noqa: F401 (lib/ on sys.path: the firmware's own config check)
 from ..paths import INSTALLED, ROOT, hint
 from . import catalogue
-from .ports import SHORTCUTS
+from .ports import SHORTCUTS, port_problem
 
 from parts import check as parts_check  # noqa: E402 (lib/ is on sys.path from here)
 from umcpfw import configcheck, linkconfig  # noqa: E402
@@ -374,6 +378,9 @@ def deploy(args):
             args.build_dir = os.path.join(scratch, args.board)
             return deploy(args)
     config = check_inputs(args)
+    problem = port_problem(args.port)  # before seconds of compiling
+    if problem:
+        raise DeployError(problem)
     mpremote = shlex.split(args.mpremote) + connect_args(args.port)
     print("[1/4] compiling for %s" % args.board, flush=True)
     stage_dir = build(args, config)
