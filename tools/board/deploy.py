@@ -10,7 +10,10 @@ compiled. Then it
    module loose in lib/ is refused: on the board it could shadow a maker's own;
 2. asks the board what it has and stops with a clear message if something is missing
    (nothing is installed behind your back);
-3. copies the files and config.json with mpremote, then resets the board.
+3. asks the board for the SHA-256 of the files it has, then copies those that differ
+   (each named as it goes; a second deploy copies only what changed) with mpremote, and
+   resets the board. The end says the time, the files and the bytes copied (a stock
+   ESP32's UART at 115,200 baud moves about 10 KB/s).
 
 With --app PATH (make deploy APP=path) the maker's own module goes along: a .py file as
 /app.py, or a package's folder as /app/, as source (a traceback then names its lines),
@@ -33,6 +36,7 @@ import argparse
 import ast
 import difflib
 import functools
+import hashlib
 import json
 import os
 import shlex
@@ -40,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from .. import devicelib  # noqa: F401 (lib/ on sys.path: the firmware's own config check)
 from ..paths import INSTALLED, ROOT, hint
@@ -341,15 +346,26 @@ def check_board(args, mpremote):
     print("  MicroPython %s, every module the board needs is there" % version)
 
 
-def run(command, title, capture=False):
+def run(command, title, capture=False, lines=None):
+    """Run `command`; DeployError naming `title` when it fails. capture: return its output;
+    lines: hand it each line of its output as it comes (mpremote, a Python program, is
+    told to write it unbuffered)."""
     try:
-        done = subprocess.run(command, stdout=subprocess.PIPE if capture else None, text=True)
+        if lines is None:
+            done = subprocess.run(command, stdout=subprocess.PIPE if capture else None, text=True)
+            status = done.returncode
+        else:
+            with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1,
+                                  env=dict(os.environ, PYTHONUNBUFFERED="1")) as child:
+                for line in child.stdout:
+                    lines(line.rstrip("\n"))
+            status = child.returncode
     except FileNotFoundError:
         raise DeployError("%s not found (%s, or set UMCP_MPREMOTE / UMCP_MPY_CROSS)"
                           % (command[0], hint("run `make setup`", "install umcp again"))) from None
-    if done.returncode != 0:
-        raise DeployError("%s failed (status %d)" % (title, done.returncode))
-    return done.stdout or ""
+    if status != 0:
+        raise DeployError("%s failed (status %d)" % (title, status))
+    return "" if lines is not None else done.stdout or ""
 
 
 def connect_args(port):
@@ -377,6 +393,7 @@ def deploy(args):
         with tempfile.TemporaryDirectory(prefix="umcp-deploy-") as scratch:
             args.build_dir = os.path.join(scratch, args.board)
             return deploy(args)
+    started = time.monotonic()
     config = check_inputs(args)
     problem = port_problem(args.port)  # before seconds of compiling
     if problem:
@@ -386,19 +403,104 @@ def deploy(args):
     stage_dir = build(args, config)
     print("[2/4] checking the board at %s" % args.port, flush=True)
     check_board(args, mpremote)
-    entries = [os.path.join(stage_dir, name) for name in sorted(os.listdir(stage_dir))]
+    skip = ()
     if args.romfs:
         image = romfs_image(args, stage_dir)
         print("[3/4] writing %s into the board's ROMFS partition, then main.py and config.json" % image,
               flush=True)
         run(mpremote + ["romfs", "deploy", image], "writing the ROMFS partition")
-        entries = [entry for entry in entries if os.path.basename(entry) != "lib"]
+        skip = ("lib",)
     else:
-        print("[3/4] copying %s to the board" % stage_dir, flush=True)
-    run(mpremote + ["fs", "cp", "-r"] + entries + [":"], "copying")  # mpremote prints each file
+        print("[3/4] copying what changed to the board", flush=True)
+    files = staged_files(stage_dir, skip)
+    copied = copy_changed(mpremote, files)
     print("[4/4] resetting the board", flush=True)
     run(mpremote + ["reset"], "reset")
-    print("deploy: done; watch it boot with `%s`" % (hint("make repl PORT=%s", "umcp repl --port %s") % args.port))
+    print("deploy: done in %.1f s: %s; watch it boot with `%s`"
+          % (time.monotonic() - started, copied, hint("make repl PORT=%s", "umcp repl --port %s") % args.port))
+
+
+def staged_files(stage_dir, skip=()):
+    """(local path, path on the board) of every file in `stage_dir`, sorted by the board's
+    path, leaving out the top-level folders in `skip`."""
+    files = []
+    for folder, subfolders, names in os.walk(stage_dir):
+        relative = os.path.relpath(folder, stage_dir).replace(os.sep, "/")
+        if relative.split("/")[0] in skip:
+            subfolders[:] = []
+            continue
+        for name in names:
+            target = name if relative == "." else relative + "/" + name
+            files.append((os.path.join(folder, name), target))
+    return sorted(files, key=lambda pair: pair[1])
+
+
+HASH_TAG = "umcp-sha256:"
+
+
+def hash_script(targets):
+    """MicroPython code that prints HASH_TAG, the path and its SHA-256 (hex) for each of the
+    board paths `targets` it has (one buffer for all reads: no garbage per file); nothing
+    where the board has no hashlib.sha256 (everything is copied then)."""
+    return ("import hashlib,binascii\nb=bytearray(512)\nm=memoryview(b)\nfor p in %r:\n"
+            " try:\n  f=open(p,'rb')\n  h=hashlib.sha256()\n except Exception:\n  continue\n"
+            " while 1:\n  n=f.readinto(b)\n  if not n:\n   break\n  h.update(m[:n])\n f.close()\n"
+            " print('%s'+p,binascii.hexlify(h.digest()).decode())\n" % (list(targets), HASH_TAG))
+
+
+def mkdir_script(folders):
+    """MicroPython code that makes each of the board folders `folders` (parents first)."""
+    return "import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass\n" % (list(folders),)
+
+
+def copy_changed(mpremote, files):
+    """Copy the (local path, board path) `files` whose bytes the board does not have yet,
+    each named as it goes; returns what was copied, in words for the last line."""
+    output = run(mpremote + ["exec", hash_script(target for _, target in files)],
+                 "asking the board for its files' hashes", capture=True)
+    on_board = {}
+    for line in output.splitlines():
+        if line.startswith(HASH_TAG):
+            path, _, digest = line[len(HASH_TAG):].rpartition(" ")
+            on_board[path] = digest
+    changed = []
+    for source, target in files:
+        with open(source, "rb") as f:
+            data = f.read()
+        if on_board.get(target) != hashlib.sha256(data).hexdigest():
+            changed.append((source, target, len(data)))
+    total = sum(size for _, _, size in changed)
+    unchanged = len(files) - len(changed)
+    if not changed:
+        print("  the board has every file already (%d)" % len(files), flush=True)
+        return "nothing copied, %d files unchanged" % unchanged
+    # About 10 KB/s: a stock ESP32's UART at 115,200 baud (USB-native boards are faster).
+    print("  %d of %d files changed, %s: about %d s at 115,200 baud"
+          % (len(changed), len(files), kilobytes(total), max(1, round(total / 10240))), flush=True)
+    folders = sorted({"/".join(target.split("/")[:depth]) for _, target, _ in changed
+                      for depth in range(1, target.count("/") + 1)}, key=lambda d: (d.count("/"), d))
+    command = list(mpremote)
+    if folders:
+        command += ["exec", mkdir_script(folders), "+"]
+    for number, (source, target, size) in enumerate(changed):
+        command += (["+"] if number else []) + ["fs", "cp", "-f", source, ":" + target]
+    names = {(source, target): (number, size) for number, (source, target, size) in enumerate(changed, 1)}
+
+    def progress(line):
+        # mpremote says "cp SOURCE :TARGET" as it starts each file.
+        source, _, target = line[3:].rpartition(" :") if line.startswith("cp ") else ("", "", "")
+        if (source, target) in names:
+            number, size = names[(source, target)]
+            line = "  copying %d/%d %s (%s)" % (number, len(changed), target, kilobytes(size))
+        print(line, flush=True)
+
+    run(command, "copying", lines=progress)
+    return "%d file%s copied, %s (%d unchanged)" % (len(changed), "" if len(changed) == 1 else "s",
+                                                    kilobytes(total), unchanged)
+
+
+def kilobytes(size):
+    return "%.1f KB" % (size / 1024)
 
 
 def main(argv=None, prog="python3 -m tools.board.deploy"):
