@@ -10,6 +10,7 @@ the same code.
     catalogue  write the tool catalogue for a config.json (beside it on the board)
     flash      erase a board and write a MicroPython image with esptool
     repl       the board's REPL through mpremote
+    doctor     the serial ports; on a board: its MicroPython, heap, firmware and config.json
 """
 
 import importlib
@@ -28,6 +29,7 @@ COMMANDS = {
     "catalogue": ("board.catalogue", "main", "write the tool catalogue for a config.json (beside it on the board)"),
     "flash": ("board.flash", "main", "erase a board and write a MicroPython image with esptool"),
     "repl": ("board.repl", "main", "the board's REPL through mpremote"),
+    "doctor": ("board.doctor", "main", "the serial ports; on a board: its MicroPython, heap, firmware and config.json"),
 }
 
 

@@ -81,9 +81,9 @@ def test_only_what_the_host_programs_need_is_installed(installed):
 def test_umcp_and_each_command_say_how_they_are_used(installed):
     done = run(installed, installed.umcp, "--help")
     assert done.returncode == 0, done.stderr
-    for name in ("sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl"):
+    for name in ("sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl", "doctor"):
         assert "\n  %s " % name in done.stdout
-    assert set(COMMANDS) == {"sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl"}
+    assert set(COMMANDS) == {"sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl", "doctor"}
     for name in COMMANDS:
         helped = run(installed, installed.umcp, name, "--help")
         assert helped.returncode == 0 and helped.stdout.startswith("usage: umcp %s " % name), helped.stdout
