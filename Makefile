@@ -9,7 +9,7 @@ PORT   ?= /dev/ttyUSB0
 BOARD  ?= esp32_s3_box3
 CHIP   ?= esp32s3
 BAUD   ?= 460800
-# make test's pytest workers (pytest-xdist): most tests wait on devices, browsers and QEMU.
+# make test's pytest workers (pytest-xdist): most tests wait on devices, browsers and boards.
 TEST_WORKERS ?= 2
 
 .PHONY: help setup test test-mosquitto test-contract test-compile test-device test-host sim sim-mqtt sim-generic bench bench-fleet soak deploy flash repl clean
@@ -65,9 +65,6 @@ test-host: setup
 	    "the browser tests (tests/backend/test_web_console.py, tests/firmware/test_wifi_setup_browser.py)" \
 	    "need it and will FAIL;" \
 	    "install it (Debian/Ubuntu: apt-get install chromium chromium-driver) or set UMCP_CHROMIUM"
-	@command -v qemu-system-arm >/dev/null 2>&1 || echo "make test: no qemu-system-arm found: the QEMU" \
-	    "board's tests (tests/tooling/test_qemu_deploy.py, tests/bridge/test_bridge_serial.py) need it" \
-	    "and will FAIL; install it (Debian/Ubuntu: apt-get install qemu-system-arm)"
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 # The MQTT tests again against Debian's mosquitto (apt-get install mosquitto) instead of

@@ -55,7 +55,7 @@ def certs(tmp_path_factory):
     return make_certs(tmp_path_factory.mktemp("certs"))
 
 
-_qemu = []  # the QEMU rig, once started
+_rigs = []  # the serial-line boards' rig, once started
 _background = {}  # fixture name: tests.support.background.Background, once started
 
 
@@ -79,10 +79,10 @@ BACKGROUND = {"installed_wheel": _install_wheel, "platform_matrix": _platform_ma
 
 # Under pytest-xdist (make test runs two workers) every worker collects every test; one
 # worker runs all the tests of PREPARED_FILES, the files whose tests wait for a
-# preparation (a QEMU rig takes a core's worth of CPU: one is enough), and prepares them when
+# preparation (the serial boards' rig deploys four boards: one is enough), and prepares them when
 # its first such test asks; the others run file by file (module fixtures set up once).
 PREPARED = "prepared"
-PREPARED_FILES = ("tests/tooling/test_qemu_deploy.py", "tests/bridge/test_bridge_serial.py",
+PREPARED_FILES = ("tests/tooling/test_serial_deploy.py", "tests/bridge/test_bridge_serial.py",
                   "tests/tooling/test_wheel.py", "tests/tooling/test_platforms.py")
 _used = set()  # the preparations the collected tests use
 
@@ -106,19 +106,22 @@ def _in_xdist_worker():
 
 def _prepare():
     """Start the preparations the collected tests use, once."""
-    if "qemu_rig" in _used and not _qemu:
-        from tests.support.qemu import QemuRig
-
-        _qemu.append(QemuRig(tempfile.mkdtemp(prefix="umcp-qemu-")).start())
     from tests.support.background import Background
 
+    if "serial_rig" in _used:
+        _used.add("installed_wheel")  # the rig deploys with the installed command
     for name, work in BACKGROUND.items():
         if name in _used and name not in _background:
             _background[name] = Background(work, name).start()
+    if "serial_rig" in _used and not _rigs:
+        from tests.support.serialrig import SerialRig
+
+        _rigs.append(SerialRig(tempfile.mkdtemp(prefix="umcp-serial-"),
+                               _background["installed_wheel"].result).start())
 
 
 def pytest_collection_finish(session):
-    """The QEMU boards (tests/support/qemu.py) take half a minute to prepare, and so do the
+    """The serial-line boards (tests/support/serialrig.py) take half a minute to prepare, and so do the
     BACKGROUND preparations: when a selected test uses one, it starts now, and is prepared
     while the tests before it run (under xdist: when the worker that runs them starts the
     first)."""
@@ -129,25 +132,26 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    for rig in _qemu:
+    for rig in _rigs:
         rig.stop()
         if exitstatus == 0:
             shutil.rmtree(rig.folder, ignore_errors=True)
-        else:  # its boards' logs and deploys, for whoever looks into a failure
-            sys.stderr.write("\nthe QEMU boards' folder: %s\n" % rig.folder)
+        else:  # its boards' flash and deploys, for whoever looks into a failure
+            sys.stderr.write("\nthe serial boards' folder: %s\n" % rig.folder)
 
 
 @pytest.fixture(scope="session")
-def qemu_rig():
-    """The QEMU boards (QemuRig), started as the session's tests were collected."""
+def serial_rig():
+    """The serial-line boards (SerialRig), started as the session's tests were collected."""
     _prepare()
-    return _qemu[0]
+    return _rigs[0]
 
 
 @pytest.fixture(scope="session")
 def installed_wheel():
     """The wheel installed in a venv of its own (tests/support/wheelinstall.py), prepared in
     the background from collection on."""
+    _prepare()
     return _background["installed_wheel"].result()
 
 
@@ -173,12 +177,12 @@ def pytest_collection_modifyitems(config, items):
     elsewhere, not skipped; there, a missing mosquitto fails them. Under xdist, a test that
     waits for a preparation must be in PREPARED_FILES."""
     if _in_xdist_worker():
-        preparations = {"qemu_rig"} | set(BACKGROUND)
+        preparations = {"serial_rig"} | set(BACKGROUND)
         strays = [item.nodeid for item in items if preparations & set(getattr(item, "fixturenames", ()))
                   and item.nodeid.split("::")[0] not in PREPARED_FILES]
         if strays:
             raise pytest.UsageError("tests/conftest.py: add to PREPARED_FILES the files of %s (they wait for "
-                                    "a QEMU rig or a BACKGROUND preparation)" % ", ".join(strays))
+                                    "the serial rig or a BACKGROUND preparation)" % ", ".join(strays))
     if WITH_MOSQUITTO:
         return
     kept = [item for item in items if item.get_closest_marker("mosquitto") is None]

@@ -1,17 +1,12 @@
-"""The OTA check and activation of a xiaozhi device (the reference's main/ota.cc).
+"""The OTA check and activation of a xiaozhi device (the reference's main/ota.cc): OtaCheck.
 
 The device POSTs a description of itself to its `ota_url` with the reference's headers
-and acts on each part of the answer:
-
-- `server_time {timestamp (ms), timezone_offset (minutes)}`: sets the clock (set_time).
-- `firmware {version, url[, force]}`: a newer version (or force 1) with a url is an offer;
-  the caller upgrades (auto_upgrade) or only shows it.
-- `activation {message, code, challenge, timeout_ms}`: shows the code (show_code, always
-  logged), then POSTs {algorithm, serial_number, challenge, hmac} to <ota_url>/activate
-  until the server stops answering 202, within timeout_ms; then checks again.
-- `websocket {url, token}` or `mqtt {endpoint, client_id, ...}`: the transport to use,
-  saved atomically in the settings ("transport") so a board that reboots offline uses the
-  last good one.
+and acts on each part of the answer: `server_time` sets the clock; `firmware` {version,
+url[, force]} is an upgrade offer (the caller upgrades or only shows it); `activation`
+shows the code, then POSTs {algorithm, serial_number, challenge, hmac} to
+<ota_url>/activate until the server stops answering 202; `websocket` or `mqtt` is the
+transport to use, saved atomically in the settings so that a board that reboots offline
+uses the last good one (docs/backend.md, "The OTA check and activation", has the fields).
 
 A malformed answer (not JSON, a part of the wrong shape) is logged with what was wrong
 and dropped as a whole: nothing of it is acted on and the saved settings stay.

@@ -1,20 +1,12 @@
-"""SPI colour LCD controllers of the MIPI DCS family: ST7789 (240x240, 240x320, 135x240
-panels), ILI9341 and ILI9342C (320x240: the ESP32-S3-BOX-3's, the M5Stack CoreS3's). They
-share the commands used here: CASET, RASET, RAMWR, MADCTL, COLMOD, SLPOUT, DISPON, INVON.
+"""SPI colour LCD controllers of the MIPI DCS family (ST7789): ST7789 (240x240, 240x320,
+135x240 panels), ILI9341 and ILI9342C (320x240: the ESP32-S3-BOX-3's, the M5Stack
+CoreS3's). They share the commands used here: CASET, RASET, RAMWR, MADCTL, COLMOD,
+SLPOUT, DISPON, INVON.
 
-No frame buffer of the panel's size (a 320x240 RGB565 frame is 150 KB): text is drawn one
-line of 8x8 characters at a time into a 1-bit line buffer (width/8 bytes a row), turned
-into colour STRIP_ROWS rows at a time in one small RGB565 strip (framebuf's blit with a
-two-colour palette) and sent into one RAMWR window per line. fill_rect streams the strip
-filled with one colour. Everything is allocated once, in the constructor.
-
-Pixels go out big-endian, as the controller reads them (COLMOD 16 bits): framebuf's RGB565
-keeps them little-endian, so the colours put into it are byte-swapped first.
-
-The panel's own orientation is `width` x `height` (its glass), at `x_offset`/`y_offset` in
-the controller's memory (240x320, or 320x240 for a panel wider than high: the ILI9342C);
-`rotation` (0, 90, 180, 270 degrees clockwise) turns the picture, MADCTL's MV/MX/MY doing
-the work, so that text reads upright on a panel mounted turned.
+No frame buffer of the panel's size: text is drawn one line of 8x8 characters at a time
+into a 1-bit line buffer, turned into colour a few rows at a time in one small RGB565
+strip and sent into one RAMWR window per line. Everything is allocated once, in the
+constructor; the class says how orientation and colours are handled.
 """
 
 import framebuf
@@ -57,6 +49,21 @@ def _swapped(color):
 
 
 class ST7789:
+    """One panel on its SPI bus.
+
+    Text goes into a 1-bit line buffer (width/8 bytes a row), turned into colour
+    STRIP_ROWS rows at a time in one RGB565 strip (framebuf's blit with a two-colour
+    palette); fill_rect streams the strip filled with one colour. Pixels go out
+    big-endian, as the controller reads them (COLMOD 16 bits): framebuf's RGB565 keeps
+    them little-endian, so the colours put into it are byte-swapped first.
+
+    The panel's own orientation is `width` x `height` (its glass), at `x_offset` and
+    `y_offset` in the controller's memory (240x320, or 320x240 for a panel wider than
+    high: the ILI9342C); `rotation` (0, 90, 180, 270 degrees clockwise) turns the
+    picture, MADCTL's MV/MX/MY doing the work, so that text reads upright on a panel
+    mounted turned.
+    """
+
     def __init__(self, spi, dc, cs=None, rst=None, width=240, height=240, x_offset=0,
                  y_offset=0, rotation=0, invert=True, bgr=False):
         """`spi`: a machine.SPI; `dc`, `cs`, `rst`: machine.Pin outputs (cs and rst may be

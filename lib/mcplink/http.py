@@ -2,23 +2,17 @@
 reach the application's McpServer at http://<board>/mcp, beside the xiaozhi link.
 
 Both revision families, each in a module of its own loaded at its first request (a
-client speaks one: the other's code never takes heap) and forgotten with this one:
-- 2026-07-28 (mcplink.httpmodern): every POST stands alone, the revision in its _meta.
-- 2024-11-05 .. 2025-11-25 (mcplink.httpsession): `initialize` opens a session
-  (Mcp-Session-Id); a GET opens its stream, DELETE ends it.
-A request's answer is application/json, or text/event-stream once the server sends a
-notification for it before the result (progress, the call's log messages). Closing a
-2026-07-28 request's connection cancels its call; a legacy call goes on (the revision
-says a disconnection is not a cancellation) and its answer is dropped.
+client speaks one) and forgotten with this one: 2026-07-28 (mcplink.httpmodern: every
+POST stands alone) and 2024-11-05 .. 2025-11-25 (mcplink.httpsession: `initialize` opens
+a session, a GET its stream, DELETE ends it). An answer is application/json, or
+text/event-stream once a notification for the request comes before the result. Closing
+a 2026-07-28 request's connection cancels its call; a legacy call goes on.
 
-Every request needs `Authorization: Bearer <token>` (else 401). A request that carries
-an Origin (a browser's) is served only when it is http://<Host> and Host is one of the
-board's own names (its address, <hostname>.local, <hostname>, localhost, 127.0.0.1), or
-when the Origin is listed in `origins` (else 403): a web page cannot reach the board
-through DNS rebinding. Without a token (config.json's "auth": "none", for a client
-such as Home Assistant that sends none) every request's Host must be one of those names
-too (else 403): DNS rebinding is then all a web page would need. Tools are listed by
-their portable names (umcp.names)."""
+Every request needs `Authorization: Bearer <token>` (else 401) unless config.json says
+"auth": "none"; a request's Origin, and without a token its Host, must be the board's
+own (else 403), so that a web page cannot reach it through DNS rebinding (the rules:
+docs/device.md, "MCP over HTTP on the board"). Tools are listed by their portable names.
+"""
 
 import asyncio
 

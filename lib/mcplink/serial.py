@@ -1,25 +1,17 @@
 """MCP over the board's serial line: the REPL's stdin and stdout, on the USB cable, with
 the board's own output (log lines, a maker's print()) on the same line. What
-`python -m tools.bridge --serial PORT` talks to; umcpfw.mcpserial starts it through
-the raw REPL. One Session of the application's server, as every transport.
+`umcp bridge --serial PORT` talks to; umcpfw.mcpserial starts it through the raw REPL.
+One Session of the application's server, as every transport; loaded only while the
+session runs, on CPython and MicroPython.
 
-On the line (SerialLink.PROTOCOL 1):
-  board -> host  RS (0x1E), one compact JSON text, LF: a record (RFC 7464's JSON text
-                 sequence). The hello first, then JSON-RPC messages, each written at
-                 once (no await between its pieces, so no log line lands inside it), a
-                 goodbye when the board stops it. ACK (0x06): the board read a window.
-                 Anything else is the board's own output.
-  host -> board  RS, the message's length in ASCII digits, LF, the message, LF. At most
-                 WINDOW bytes of the message before the board's ACK for them: the head
-                 goes with the first window, the closing LF with the last. Length 0 is a
-                 probe (ACKed, nothing served).
-JSON text holds no raw control character, so RS, ACK, LF and Ctrl-C (0x03: it
-interrupts the board, the host's way to end the session) never occur inside a message.
-The length: a board's stdin reads as many bytes as asked or waits (it cannot say how
-many are there), so a window is read in one call instead of a byte at a time. The
-windows: a board's stdin buffer is small (260 bytes on an ESP32, 2048 on the QEMU
-board) and what overflows it while code runs is lost.
-Runs on CPython and MicroPython; loaded only while the session runs."""
+On the line (SerialLink.PROTOCOL 1; docs/bridge.md, "A board on the USB cable"): the
+board writes records, RS (0x1E), one compact JSON text, LF (RFC 7464): the hello, each
+JSON-RPC message at once (no await between its pieces, so no log line lands inside it),
+a goodbye. The host writes RS, the length in ASCII digits, LF, the message, LF, at most
+WINDOW bytes before the board's ACK (0x06): a board's stdin reads as many bytes as asked
+and drops what overflows its small buffer while code runs. Length 0 is a probe (ACKed,
+nothing served); Ctrl-C (0x03) interrupts the board, the host's way to end the session.
+"""
 
 import asyncio
 import gc

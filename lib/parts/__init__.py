@@ -1,15 +1,13 @@
 """Peripherals a board takes from config.json's "parts": small classes with their tools
 (and, for sensors, a resource that tells subscribers of a change).
 
-What a part does at run time is in the module of its kind, resident while the firmware
-runs: `output` (relay, pwm, strip, servo, buzzer: one class), `sensor` (button, analog,
-battery, dht, ds18b20: one class, and serve() that reads them), `oled` (I2C SSD1306), `lcd`
-(SPI ST7789/ILI9341), both on `screen` (what text screens share). How parts
-are made and what they offer clients is boot work, in modules the board loads for it and
-drops again (boards.add_parts, Board.register_tools), one at a time: `check` (the entries
-checked before any hardware is touched), `setup` (the parts made, their pins and drivers
-wired) and `toolset` (their tools registered; the sensors' resources, at a client's first
-resources/*). A runtime module is imported only when config.json names one of its types.
+What a part does at run time is in the module of its kind, imported only when config.json
+names one of its types and then resident: `output` (relay, pwm, strip, servo, buzzer),
+`sensor` (button, analog, battery, dht, ds18b20, and serve() that reads them), `oled`
+(I2C SSD1306) and `lcd` (SPI ST7789/ILI9341), both on `screen`. Making the parts is boot
+work, in modules loaded for it and dropped again one at a time: `check` (the entries
+checked before any hardware is touched), `setup` (the parts made and wired) and `toolset`
+(their tools registered; the sensors' resources at a client's first resources/*):
 
     entries = check.entries(config_parts, chip, taken)  # PartError: one line naming the entry
     made = setup.make(entries); toolset.register(made, server)

@@ -1,21 +1,14 @@
-"""Sensors at run time: parts read on a schedule into a resource, device://parts/<name>,
-whose subscribers hear of each change; serve() is their upkeep (parts.setup makes them,
-parts.toolset says which tools call what). In one module because they are alike and small.
+"""Sensors at run time: button, analog, battery, dht and ds18b20 parts, read on a schedule
+into a resource, device://parts/<name>, whose subscribers hear of each change; serve() is
+their upkeep (parts.setup makes them, parts.toolset says which tools call what). In one
+module because they are alike and small.
 
-- button: a button or contact input (a door switch, a reed contact): no tool; its state is
-  the resource ({"pressed", "presses"}). A press is caught by the pin's interrupt (however
-  short), counted, logged and told to every client as a log notification.
-- analog: an ADC input (a potentiometer, a light or soil sensor) over its full range (0 to
-  about 3.1 V) scaled to min..max in the maker's unit: read; subscribers hear of a change
-  of `step` or more (default: 1 % of the range).
-- battery: a battery's voltage through a resistor divider, as a level in percent (linear
-  from empty_v to full_v): get_level; the board's status shows the level as the CoreS3's.
-- dht: a DHT11 or DHT22 (AM2302), through MicroPython's dht module: read.
-- ds18b20: a 1-Wire thermometer, through MicroPython's onewire and ds18x20 modules (the
-  first sensor found on the pin); a reading takes 750 ms of conversion, awaited, so the
-  main loop runs on meanwhile: read.
-A sensor that does not answer makes its tool return an error saying so (and the resource
-carries it); the device carries on.
+A button's press is caught by the pin's interrupt however short, counted, logged and told
+to every client as a log notification; an analog input tells subscribers of a move of
+`step` or more; a DS18B20's conversion is awaited, so the main loop runs on meanwhile. A
+sensor that does not answer makes its tool return an error saying so (and the resource
+carries it); the device carries on. Each type's options, tools and readings:
+docs/boards.md, "The generic board and its parts", and docs/device.md.
 """
 
 import asyncio

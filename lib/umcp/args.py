@@ -13,7 +13,8 @@ _INF = float("inf")
 
 
 class InvalidParams(ValueError):
-    """Arguments that do not fit a tool's schema (JSON-RPC -32602)."""
+    """Raised for arguments that do not fit a tool's parameters. The client gets -32602
+    (an ``isError`` result from revision 2025-11-25 on) with its message."""
 
 
 def is_int(value):
@@ -86,13 +87,17 @@ def check_value(value, name, type, minimum=None, maximum=None, enum=None):
 
 
 def check_arguments(params, arguments):
-    """Call arguments checked against a tool's parameters, returned with every default
-    filled in. `params`: umcp.schema's Property objects, or a parameter table's rows as a
-    tool catalogue holds them (lists: name, type, required, default, minimum, maximum,
-    enum; umcp.catalogue); either is read where it is, nothing allocated but the values.
+    """Check a call's arguments against a tool's parameters. Unknown argument names are
+    refused rather than ignored: a misspelt optional argument would otherwise silently
+    fall back to its default.
 
-    Unknown argument names are refused rather than ignored: a misspelt optional argument
-    would otherwise silently fall back to its default.
+    :param params: umcp.schema's Property objects, or a parameter table's rows as a tool
+                   catalogue holds them (name, type, required, default, minimum, maximum,
+                   enum); either is read where it is, nothing allocated but the values.
+    :param arguments: The call's ``arguments``: a dict, or None for none.
+    :returns: A dict of every parameter, defaults filled in.
+    :raises InvalidParams: For arguments that are not an object, or a missing, unknown or
+                           unfitting argument.
     """
     if arguments is None:
         arguments = {}

@@ -1,39 +1,12 @@
-"""Tools as data: a board's tools written once on the host (tools/board/catalogue.py: make
-deploy and the simulator write it beside config.json) into a file the server pages its
-tools/list from and reads a call's parameter table from, so that no tool object, schema
-or naming code is on the heap for them. The server keeps a Catalogue (McpServer.catalogue)
-and tools added at run time (a maker's add_tool()) as objects after it.
+"""Tools as data: a board's tools, written once on the host into `tools.cat`
+(tools/board/catalogue.py), served from the file without a tool object, schema or naming
+code on the heap. The server keeps one Catalogue (McpServer.catalogue); tools added at run
+time (a maker's add_tool()) are objects listed after it.
 
-The file, `tools.cat` (UTF-8, nothing to decode on the device but a record's JSON):
-
-    {"umcp-tools": 2, "count": N, "pages": P, "width": W, "texts": T, ...what it was
-    written for...}\\n
-    N tool records, then P page records, W bytes each (a JSON array, space-padded, ending
-    in \\n):
-        [name, flags, offset, rest, extra, call]
-        [cursor, form, offset, length, longer]
-    the texts, T bytes (`offset` counts from their start)
-
-A tool's tools/list entry is '{"name":"<name>"' + its `rest` bytes + "}", with the output
-schema and the rest of what clients of 2025-06-18 and later get (`extra` bytes) before
-that "}"; the `call` bytes are [target, parameter table] as JSON: `target` is what the
-catalogue's `resolve(target)` turns into the tool's callback (the firmware's), the table's
-rows are umcp.schema.Property.row()'s. flags: USER_ONLY, STRUCTURED.
-
-A page record is a whole tools/list page in one `form` (STRUCTURED: with what 2025-06-18
-adds; WITH_USER_TOOLS: asked withUserTools), from its `cursor` ("" for the first) to its
-end: the `length` bytes after the id of '{"jsonrpc":"2.0","id":<id>', nextCursor
-included. It is the page umcp.paging would cut where the frame's room (the page limit less
-the envelope and the id) is at least `length` and, unless `longer` is 0 (the last page),
-less than `longer` (the page with one more entry): the usual tools/list, a backend's, is
-then read from the file as it is written, with no paging code loaded. Other pages (names
-in the portable form, a maker's tools, a page limit that cuts elsewhere) are cut by
-umcp.paging from the tool records.
-
-Whoever installs a catalogue reads its header and checks it against what it was written
-for (umcpfw.boot: the firmware's version, the board, its parts, its hardware; and the
-file's size): a record only says where its texts are. Only what a call and a page read is
-here, resident.
+A call reads its tool's record and parameter table; a tools/list page whose form and room
+match a page record is read from the file as the transport writes it. The file's format:
+docs/boards.md, "The tool catalogue (tools.cat)". Whoever installs a catalogue checks its
+header first (umcpfw.boot). Only what a call and a page read is here, resident.
 """
 
 from .args import check_arguments

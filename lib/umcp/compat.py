@@ -64,9 +64,13 @@ def forget_modules(*names):
 
 
 def call_then_forget(module, function, *args, **kwargs):
-    """`module`.`function`(*args, **kwargs), the module imported for the call and forgotten
-    once it returns (forget_modules): code a rare task needs is on the heap only while
-    it runs."""
+    """Call a function of a module imported for the call and forgotten once it returns
+    (forget_modules), so that code a rare task needs is on the heap only while it runs.
+
+    :param module: The module, "package.module".
+    :param function: The function's name; ``args`` and ``kwargs`` are passed to it.
+    :returns: What the function returns.
+    """
     call = getattr(__import__(module, None, None, (function,)), function)
     try:
         return call(*args, **kwargs)
@@ -76,10 +80,16 @@ def call_then_forget(module, function, *args, **kwargs):
 
 
 class OnDemand:
-    """A callback whose code is loaded for each call and dropped after (call_then_forget):
-    `module`.`function`(`owner`, *the call's arguments). For a tool or a resource a
-    session seldom calls: the object (about 40 bytes) is on the heap, not the code. A
-    coroutine function's module stays alive until its coroutine ends."""
+    """A callback whose code is loaded for each call and dropped after
+    (call_then_forget), for a tool or resource a session seldom calls: only this small
+    object stays on the heap, not the code. A coroutine function's module stays loaded
+    until its coroutine ends.
+
+    :param module: The module that holds the function, "package.module".
+    :param function: The function's name; it is called as
+                     ``function(owner, *the call's arguments)``.
+    :param owner: What the function gets first (the application, a board, a part).
+    """
 
     def __init__(self, module, function, owner):
         self.module = module

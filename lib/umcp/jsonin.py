@@ -1,29 +1,17 @@
 """JSON decoding for what arrives over the link: bounded depth, valid text.
 
-`loads(data)` is `json.loads` with three guarantees on CPython and MicroPython:
+`loads(data)` is `json.loads` with these guarantees on CPython and MicroPython:
 
 - Every string it returns is valid Unicode that encodes to valid UTF-8: an escaped
-  surrogate pair ("\\ud83d\\ude00", how CPython's json.dumps sends every emoji)
-  becomes the one character it stands for, and a lone surrogate escape becomes
-  U+FFFD. (MicroPython's json turns both into CESU bytes that the backend refuses
-  with close code 1007; CPython's makes strs that cannot be encoded.) A \\u not
-  followed by four hex digits is refused: MicroPython would decode it to garbage.
+  surrogate pair ("\\ud83d\\ude00", how CPython's json.dumps sends every emoji) becomes
+  the one character it stands for, and a lone surrogate escape becomes U+FFFD
+  (MicroPython's json would make CESU bytes the backend refuses). A \\u not followed by
+  four hex digits is refused: MicroPython would decode it to garbage.
 - Nesting deeper than `max_depth` is refused before the parser sees it.
-- Whatever goes wrong is a ValueError with a short message (a MemoryError too,
-  after the partial result is dropped), so the caller answers -32700.
-
-NaN, Infinity and -Infinity are refused on both runtimes (JSON has no such
-literals; CPython's json accepts them, MicroPython's does not).
-
-Reading one member of text that `loads` refused or that memory cut short is
-umcp.jsonpeek's (the failure paths).
-
-The common message costs a few C-level scans beyond json.loads: one find for
-"\\u" and four counts of brackets, and on MicroPython, whose own UTF-8 check looks only
-at the shape of each character, one find for each lead byte that UTF-8 never has or
-limits further. Only a message that has a \\u escape, more brackets than `max_depth`,
-or such a lead byte pays for a Python-level pass over the suspects (for the first two,
-umcp.jsonfix's, loaded for that message).
+- NaN, Infinity and -Infinity are refused on both runtimes (JSON has no such literals).
+- Whatever goes wrong is a ValueError with a short message (a MemoryError too, after
+  the partial result is dropped), so the caller answers -32700; reading one member of
+  such text is umcp.jsonpeek's.
 """
 
 import json
@@ -54,6 +42,12 @@ else:
         return _decode_str(buf if isinstance(buf, str) else str(buf, "utf-8"))
 
 
+# The common message costs a few C-level scans beyond json.loads: one find for "\u" and
+# four counts of brackets, and on MicroPython, whose own UTF-8 check looks only at the
+# shape of each character, one find for each lead byte that UTF-8 never has or limits
+# further. Only a message that has a \u escape, more brackets than `max_depth`, or such a
+# lead byte pays for a Python-level pass over the suspects (for the first two,
+# umcp.jsonfix's, loaded for that message).
 def loads(data, max_depth=MAX_DEPTH):
     """The object a JSON text (str, bytes, bytearray or memoryview) encodes.
 

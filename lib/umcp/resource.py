@@ -80,9 +80,17 @@ class _Listed:
 
 
 class McpResource(_Listed):
-    """A resource at a fixed URI. `read()` (plain or coroutine function) returns its
-    contents: a str (text), a bytes-like object (a blob, sent as base64) or a dict or
-    list (JSON text)."""
+    """A resource at a fixed URI (McpServer.add_resource makes one).
+
+    :param uri: Its URI, with a scheme (``device://status``).
+    :param name: Its name, as resources/list shows it.
+    :param read: ``read()``, a plain or coroutine function, returns the contents: a str
+                 (text), a bytes-like object (a blob, sent as base64) or a dict or list
+                 (JSON text).
+    :param description: A description for clients (optional).
+    :param mime_type: The contents' MIME type (optional).
+    :raises ValueError: When an argument is not valid.
+    """
 
     locator = ("uri", "uri")  # (its key in a list entry, the attribute holding it)
 
@@ -94,11 +102,18 @@ class McpResource(_Listed):
 
 
 class McpResourceTemplate(_Listed):
-    """Resources whose URIs fit an RFC 6570 level-1 template (`device://sensor/{id}`).
+    """Resources whose URIs fit an RFC 6570 level-1 template, such as
+    ``device://sensor/{id}`` (McpServer.add_resource_template makes one).
 
-    `read(variables)` gets a dict of the variables' values as they appear in the URI
-    (each non-empty, without '/', '?' or '#'), and returns contents as McpResource's
-    `read()` does; raising KeyError means no such resource.
+    :param uri_template: The template: simple ``{name}`` variables, a literal between two.
+    :param name: Its name, as resources/templates/list shows it.
+    :param read: ``read(variables)`` gets a dict of the variables' values as they appear
+                 in the URI (each non-empty, without '/', '?' or '#') and returns
+                 contents as McpResource's ``read()`` does; raising KeyError means there
+                 is no such resource.
+    :param description: A description for clients (optional).
+    :param mime_type: The contents' MIME type (optional).
+    :raises ValueError: When the template or another argument is not valid.
     """
 
     locator = ("uriTemplate", "uri_template")

@@ -9,7 +9,12 @@ _STRUCTURED_FROM = const("2025-06-18")
 
 
 class ImageContent:
-    """An image a tool returns; it becomes an MCP image content block."""
+    """An image a tool returns: its result becomes an MCP image content block, the data
+    sent as base64 in pieces.
+
+    :param data: The image, a bytes-like object.
+    :param mime_type: Its MIME type.
+    """
 
     def __init__(self, data, mime_type="image/jpeg"):
         self.data = data

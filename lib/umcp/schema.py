@@ -17,12 +17,18 @@ _REQUIRED = _Required()
 
 
 class Property:
-    """One named parameter of a tool: boolean, integer, number or string.
+    """One named parameter of a tool.
 
-    A property without a default is required. Only integers and numbers take a
-    range, only strings an `enum` (the values allowed, a tuple of strings), and a
-    default must fit them: each mistake raises ValueError when the tool is built.
-    A NUMBER's callback gets a float (an int argument counts).
+    :param name: The argument's name.
+    :param type: BOOLEAN, INTEGER, NUMBER or STRING. A NUMBER reaches the callback as a
+                 float (an int argument counts).
+    :param default: The value when the call leaves the argument out; without one the
+                    property is required. It must fit the range and enum.
+    :param minimum: The smallest value allowed (integers and numbers only).
+    :param maximum: The largest value allowed (integers and numbers only).
+    :param description: What the argument means, for the model (optional).
+    :param enum: The values allowed, a tuple of strings (strings only).
+    :raises ValueError: When the arguments do not fit together, at once.
     """
 
     # What most properties leave unset, as class attributes: an instance keeps only what it
@@ -59,7 +65,12 @@ class Property:
                 self.default = default
 
     def check(self, value):
-        """Return `value` as the callback gets it, or raise InvalidParams naming the bound."""
+        """Check one argument against this property.
+
+        :param value: The argument as the call gave it.
+        :returns: The value as the callback gets it (a NUMBER's as a float).
+        :raises InvalidParams: When it does not fit, naming the bound it breaks.
+        """
         return check_value(value, self.name, self.type, self.minimum, self.maximum, self.enum)
 
     def row(self):
@@ -70,7 +81,11 @@ class Property:
 
 
 class PropertyList:
-    """The ordered parameters of one tool; names are unique."""
+    """The ordered parameters of one tool, each name once.
+
+    :param properties: The Property objects, in the order tools/list shows them.
+    :raises ValueError: When one is not a Property or a name repeats.
+    """
 
     def __init__(self, properties=()):
         self._properties = []
@@ -78,6 +93,11 @@ class PropertyList:
             self.add(prop)
 
     def add(self, prop):
+        """Add a parameter after the others.
+
+        :param prop: A Property.
+        :raises ValueError: When it is not a Property or its name is taken.
+        """
         from .propcheck import check_addable  # while tools are made only (umcp.propcheck)
 
         check_addable(self._properties, prop, Property)
@@ -96,7 +116,12 @@ class PropertyList:
         raise KeyError(name)
 
     def validate(self, arguments):
-        """Check call arguments; return them with every default filled in (check_arguments)."""
+        """Check a call's arguments against these parameters.
+
+        :param arguments: The call's ``arguments`` (a dict, or None for none).
+        :returns: A dict of every parameter, defaults filled in.
+        :raises InvalidParams: For a missing, unknown or unfitting argument.
+        """
         return check_arguments(self._properties, arguments)
 
 

@@ -1,29 +1,18 @@
-"""McpServer: the MCP methods a device serves, over JSON-RPC 2.0, transport-agnostic.
+"""McpServer and Session: the MCP methods a device serves over JSON-RPC 2.0, whatever
+the transport.
 
-Each client is a Session: a transport makes one (`server.session(send)`), feeds its
-`receive()` one message at a time, and the session's `send` carries its replies and
-notifications out. Several transports serve the same tools at once (the xiaozhi link,
-an MCP endpoint, HTTP clients), each client with its own negotiated revision, log
-level, subscriptions and request ids. Outgoing messages are never joined into one
-string: `send` gets their pieces (an image's base64 among them) and a streaming
-transport writes them where they are. Tool calls run one at a time, in arrival order
-across all sessions, each in its own asyncio task, so `receive()` keeps answering
-ping, tools/list and cancellation while a slow tool works.
+A transport makes a Session for each client (`server.session(send)`) and feeds its
+`receive()` one message at a time; `send` carries the replies and notifications out as
+pieces, never joined. Each client keeps its own revision (an initialize handshake for
+2024-11-05 .. 2025-11-25, or revision 2026-07-28 per request from `params._meta`), log
+level, subscriptions and request ids. Tool calls run one at a time in arrival order across
+all sessions, each on its own task, while ping, tools/list and cancellation are answered.
 
-Two eras of the protocol are served side by side: the legacy one (an `initialize`
-handshake negotiates 2024-11-05 .. 2025-11-25) and revision 2026-07-28, where
-each request names its version in `params._meta` and no handshake happens. The
-era is decided per request, from that one `_meta` key, without allocating.
-
-This module is the part a connected device runs all the time: reading a message,
-tools/call, ping, cancellation, the answer going out. Every other method and every
-rare path is in a module of its own, loaded when a request needs it (`handshake`,
-`paging`, `resource`, `modern`, `notices`, `refusal`), which reaches the server
-through the public names below, not through its private ones:
-`tools`, `resources`, `templates`, `later` (the registered entries, in listing order),
-`sessions` (the clients), `vision` (on_vision's callback), `announcing` (list-change
-notifications on their way), `send()`, `current_call()`, `initialized()`, `page()`,
-`answer_out_of_memory()`.
+This is what a connected device runs all the time. Every other method and rare path is a
+module loaded when a request needs it (`handshake`, `paging`, `resource`, `modern`,
+`notices`, `refusal`), which reaches the server only through these public names: `tools`,
+`resources`, `templates`, `later`, `sessions`, `vision`, `announcing`, `send()`,
+`current_call()`, `initialized()`, `page()`, `answer_out_of_memory()`.
 """
 
 import asyncio
@@ -82,19 +71,24 @@ def _same_id(a, b):
 
 
 class Session:
-    """One client of the server: where its messages go and what it negotiated.
+    """One client of the server: where its messages go and what it negotiated. Made by
+    `McpServer.session()`; the transport calls `receive()` for each message the client
+    sent and `close()` when the client is gone.
 
-    Made by `McpServer.session()`; the transport calls `receive()` for each message the
-    client sent and `close()` when the client is gone. `send(pieces)` (plain or async)
-    carries one JSON-RPC message to the client: a list or tuple of str and bytes-like
-    pieces of JSON text (`compat.join_pieces` makes them one str). `overhead`: the bytes
-    the transport's envelope adds to a message; `page_limit`: the largest list frame,
-    envelope included (None: the server's); `max_message`: the largest message the
-    transport accepts, announced in initialize (None: the server's); `offered`: which
-    tools this client sees and may call, `offered(tool) -> bool`, each listed whatever
-    `withUserTools` says (None: every tool, the user-only ones listed on `withUserTools`).
-    A transport whose clients need tool names of `^[a-zA-Z0-9_-]{1,64}$` sets `portable`
-    (umcp.names): tools/list gives them so; tools/call takes either form on every session.
+    :param server: The McpServer.
+    :param send: ``send(pieces)``, a plain or async function, carries one JSON-RPC
+                 message to the client: a list or tuple of str and bytes-like pieces of
+                 JSON text (``compat.join_pieces`` makes them one str).
+    :param overhead: The bytes the transport's envelope adds to a message.
+    :param page_limit: The largest list frame, envelope included (None: the server's).
+    :param max_message: The largest message the transport accepts, announced in
+                        initialize (None: the server's).
+    :param offered: ``offered(tool) -> bool``: the tools this client sees and may call,
+                    each listed whatever ``withUserTools`` says (None: every tool, the
+                    user-only ones listed on ``withUserTools``).
+
+    A transport whose clients need tool names of ``^[a-zA-Z0-9_-]{1,64}$`` sets
+    ``portable`` (umcp.names): tools/list gives them so; tools/call takes either form.
     """
 
     # Class defaults: a session keeps only what differs (each attribute is heap for as
@@ -117,12 +111,22 @@ class Session:
         self.max_message = max_message
 
     def set_sender(self, send, overhead=0):
+        """Change where this client's messages go.
+
+        :param send: ``send(pieces)``, a plain or async function (see Session).
+        :param overhead: The bytes the transport's envelope adds to a message.
+        """
         self.send = send
         self.overhead = overhead
 
     async def receive(self, data):
-        """Serve one message from this client as its transport read it, JSON text (str or
-        bytes-like): the whole message path (see McpServer.receive)."""
+        """Serve one message from this client: the whole message path (McpServer.receive).
+
+        :param data: The message as the transport read it, JSON text (str or bytes-like).
+
+        Never raises for what the client sent: every answer, an error included, goes out
+        through the session's ``send``.
+        """
         await self.server.receive(data, self)
 
     async def handle(self, payload, raw=None, inside=None):
@@ -143,8 +147,11 @@ class Session:
         return self.server.cancel_calls(self)
 
     def close(self):
-        """The client is gone: its calls are cancelled, and nothing more is sent to it.
-        Returns how many calls were cancelled."""
+        """Forget this client, once its transport knows it is gone: its calls are
+        cancelled, and nothing more is sent to it.
+
+        :returns: How many calls were cancelled.
+        """
         count = self.cancel_calls()
         sessions = self.server.sessions
         if self in sessions:
@@ -177,6 +184,15 @@ class _Call:
 
 
 class McpServer:
+    """An MCP server: the tools and resources a device offers, served to every client of
+    every transport at once.
+
+    :param name: The server's name, as initialize and server/discover report it.
+    :param version: The server's version, likewise (umcp's own by default).
+    :param page_limit: The largest tools/list (or other list) frame in bytes, the
+                       transport's envelope included; a session may set a smaller one.
+    """
+
     def __init__(self, name="umcp", version=__version__, page_limit=8000):
         self.name = name
         self.version = version
@@ -206,7 +222,18 @@ class McpServer:
         self.on_call = None
 
     def session(self, send=None, overhead=0, page_limit=None, max_message=None, offered=None):
-        """A new client's Session (see Session); it gets notifications until closed."""
+        """Make a Session for a new client of a transport; it gets notifications until
+        it is closed.
+
+        :param send: ``send(pieces)`` carries one message to the client (see Session).
+        :param overhead: The bytes the transport's envelope adds to each message.
+        :param page_limit: This client's largest list frame (None: the server's).
+        :param max_message: The largest message the transport accepts, announced in
+                            initialize (None: the server's ``max_message``).
+        :param offered: ``offered(tool) -> bool``: the tools this client sees and may
+                        call (None: all of them).
+        :returns: The new Session.
+        """
         session = Session(self, send, overhead, page_limit, max_message, offered)
         self.sessions.append(session)
         return session
@@ -214,7 +241,17 @@ class McpServer:
     # -- registration -------------------------------------------------------
 
     def add_tool(self, tool, description=None, properties=None, callback=None, **hints):
-        """Register an McpTool, or build one from the same arguments McpTool takes."""
+        """Register a tool that clients can list and call.
+
+        :param tool: An McpTool, or the new tool's name: the tool is then built from
+                     this call's arguments, which are McpTool's.
+        :param description: The tool's description (when ``tool`` is a name).
+        :param properties: Its parameters, a PropertyList or a sequence of Property.
+        :param callback: ``callback(args)``, plain or coroutine function (see McpTool).
+        :param hints: McpTool's keyword arguments (``user_only``, ``title``, ...).
+        :returns: The registered McpTool.
+        :raises ValueError: When the tool is not valid or its name is already taken.
+        """
         from .tool import McpTool  # where tools are made at run time only (umcp.tool)
 
         if not isinstance(tool, McpTool):
@@ -227,12 +264,24 @@ class McpServer:
         return tool
 
     def add_user_only_tool(self, name, description, properties, callback, **hints):
-        """A tool for the user's console only: listed just with `withUserTools`."""
+        """Register a tool for the user's console only: it is listed to a client only
+        when its tools/list asks ``withUserTools``, and a model never sees it.
+
+        The arguments are those of ``add_tool()`` with a name.
+
+        :returns: The registered McpTool.
+        :raises ValueError: As ``add_tool()``.
+        """
         from .tool import McpTool
 
         return self.add_tool(McpTool(name, description, properties, callback, user_only=True, **hints))
 
     def remove_tool(self, name):
+        """Remove a tool; initialized clients hear that the list changed.
+
+        :param name: The tool's name (a catalogue's tool is skipped from then on).
+        :raises KeyError: When no tool has that name.
+        """
         index = self._index(name)
         if index >= 0:
             del self.tools[index]
@@ -254,30 +303,66 @@ class McpServer:
     # resources/* request, so a device without any pays nothing for it.
 
     def add_resource(self, uri, name=None, read=None, description=None, mime_type=None):
-        """Register an McpResource, or build one from the arguments McpResource takes."""
+        """Register a resource at a fixed URI.
+
+        :param uri: An McpResource, or the new resource's URI: the resource is then
+                    built from this call's arguments, which are McpResource's.
+        :param name: Its name, as resources/list shows it.
+        :param read: ``read()``, plain or coroutine function, returns the contents: a
+                     str (text), a bytes-like object (a blob) or a dict or list (JSON).
+        :param description: A description for clients (optional).
+        :param mime_type: The contents' MIME type (optional).
+        :returns: The registered McpResource.
+        :raises ValueError: When the URI or another argument is not valid, or a
+                            resource at that URI is already registered.
+        """
         from .resource import add_resource
 
         return add_resource(self, uri, name, read, description, mime_type)
 
     def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
-        """Register an McpResourceTemplate, or build one from its arguments."""
+        """Register resources whose URIs fit a template, such as
+        ``device://sensor/{id}`` (RFC 6570, level 1).
+
+        :param uri_template: An McpResourceTemplate, or the template.
+        :param name: Its name, as resources/templates/list shows it.
+        :param read: ``read(variables)`` gets a dict of the variables' values and
+                     returns contents as ``add_resource()``'s ``read()`` does; raising
+                     KeyError means there is no such resource.
+        :param description: A description for clients (optional).
+        :param mime_type: The contents' MIME type (optional).
+        :returns: The registered McpResourceTemplate.
+        :raises ValueError: When the template or another argument is not valid.
+        """
         from .resource import add_template
 
         return add_template(self, uri_template, name, read, description, mime_type)
 
     def add_resources_later(self, register):
-        """`register(server)` adds resources (add_resource, add_resource_template) when a
-        client first sends a resources/* request: until then neither they nor umcp.resource's
-        code take heap (a session may never ask). Initialize announces the resources
-        capability meanwhile, and the late registration announces no list change."""
+        """Register resources only when a client first sends a resources/* request:
+        until then neither they nor umcp.resource's code take heap (a session may never
+        ask). Initialize announces the resources capability meanwhile, and the late
+        registration announces no list change.
+
+        :param register: ``register(server)`` calls ``add_resource()`` and
+                         ``add_resource_template()``.
+        """
         self.later.append(register)
 
     def remove_resource(self, uri):
+        """Remove the resource at ``uri``.
+
+        :raises KeyError: When there is none.
+        """
         from .resource import remove
 
         remove(self, uri, False)
 
     def remove_resource_template(self, uri_template):
+        """Remove the resource template ``uri_template``.
+
+        :raises KeyError: When there is none.
+        """
         from .resource import remove
 
         remove(self, uri_template, True)
@@ -290,8 +375,13 @@ class McpServer:
         return find_resource(self, uri)
 
     def resource_updated(self, uri):
-        """Tell the clients that subscribed to `uri` that it changed (from a task: needs
-        the loop). Costs nothing when nobody subscribed; returns whether one will be told."""
+        """Tell the clients that subscribed to a resource that it changed. Call it from
+        a task (the notification needs the loop); it costs nothing when nobody
+        subscribed.
+
+        :param uri: The resource's URI.
+        :returns: Whether a client will be told.
+        """
         told = False
         for session in self.sessions:
             if uri in session.subscriptions:
@@ -317,7 +407,12 @@ class McpServer:
         self.default.set_sender(send, overhead)
 
     def on_vision(self, fn):
-        """`fn(url, token)` gets the vision endpoint an initialize request offers."""
+        """Register the function that receives the vision endpoint a client's initialize
+        request offers (xiaozhi's capabilities.vision). Usable as a decorator.
+
+        :param fn: ``fn(url, token)``.
+        :returns: ``fn``.
+        """
         self.vision = fn
         return fn
 
@@ -331,17 +426,28 @@ class McpServer:
             await notices.notify(self, method, params, session)
 
     async def log(self, level, data, logger=None):
-        """A notifications/message, to the client of the running call when that call's task
-        logs it, else (outside a call, or from a task of its own) to every client; each
-        unless it set a higher level (see umcp.notices.log). ValueError for an unknown level."""
+        """Send a log line (notifications/message): to the client of the running call
+        when that call's task logs it, else to every client; each client only at or
+        above the level it set.
+
+        :param level: One of LOG_LEVELS ("debug" ... "emergency").
+        :param data: What to log: a str or anything JSON can hold.
+        :param logger: The logger's name (optional).
+        :raises ValueError: For an unknown level.
+        """
         notices = self._notices("notifications/message")
         if notices is not None:
             await notices.log(self, level, data, logger)
 
     async def progress(self, progress, total=None, message=None):
-        """Report progress of the running call; True if a notification went out. Only a
-        call whose request carried `_meta.progressToken` gets progress, and the value must
-        grow each time (the spec says so), else nothing is sent."""
+        """Report the progress of the running call, from its task. Only a call whose
+        request carried ``_meta.progressToken`` gets progress.
+
+        :param progress: How far it got; it must grow each time, else nothing is sent.
+        :param total: The value ``progress`` reaches at the end (optional).
+        :param message: A short text for the user (optional).
+        :returns: True when a notification went out.
+        """
         notices = self._notices("notifications/progress")
         return notices is not None and await notices.progress(self, progress, total, message)
 

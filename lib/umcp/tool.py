@@ -11,19 +11,25 @@ _SHARED_HINTS = []  # one tuple for each set of hints in use: most tools share a
 
 
 class ModuleText:
-    """A tool's description or output schema kept as a global of a module that is loaded
-    only while the text is read (read(): imported, read, dropped again on MicroPython):
-    a .mpy module's string constants are heap objects for as long as it is loaded, so
-    long texts that only a tools/list entry needs stay off the heap in between. Worth
-    it for texts of a few hundred bytes (the object itself takes about 40). (Here, not in
-    umcp.listing, which reads them: an object outlives the module that is dropped, and
-    its class would keep that module's code on the heap.)"""
+    """A tool's description or output schema kept as a global of a module loaded only
+    while the text is read, so that a long text only a tools/list entry needs stays off
+    the heap in between (a loaded .mpy module's strings are heap objects). Worth it for
+    texts of a few hundred bytes. (It lives here, not in umcp.listing, which reads it:
+    an object outlives a dropped module, and its class would keep that module's code.)
+
+    :param module: The module holding the text, "package.module".
+    :param name: The name of the global that holds it.
+    """
 
     def __init__(self, module, name):
         self.module = module  # "package.module"
         self.name = name
 
     def read(self):
+        """Import the module, read the text and forget the module again.
+
+        :returns: The text.
+        """
         module = __import__(self.module, None, None, (self.name,))
         try:
             return getattr(module, self.name)
@@ -33,24 +39,26 @@ class ModuleText:
 
 
 class McpTool:
-    """A named, described callback with typed parameters.
+    """A tool a client can list and call: a named, described callback with typed
+    parameters. Its tools/list entry is written when a page is, never kept: only its
+    size stays on the heap (a tool never changes once made).
 
-    `callback(args)` gets a dict holding every declared property (defaults filled
-    in); it may be a plain or a coroutine function. Its tools/list entry is
-    serialized when a page is built, not kept: the description is the one string
-    the caller gave (in flash, when frozen), and only the entry's size stays on the
-    heap (tools never change after construction, so the size holds).
-
-    `description` may also be a (template, values) tuple, formatted (`template % values`)
-    only when the entry is serialized: tools made per part or per instance then share one
-    template and keep no formatted string on the heap; or a ModuleText, read
-    only when the entry is serialized.
-
-    `output_schema`: the JSON Schema (an object's) of what the callback returns, as a
-    dict or as its JSON text (kept as text: a literal is in flash when frozen, and a
-    str takes less heap than the dicts). Clients of 2025-06-18 and later then get it
-    in the entry, and each result also as `structuredContent`; the callback must
-    return a dict. A ModuleText (its text checked here) is kept as it is.
+    :param name: The tool's name: 1 to 64 characters of A-Z a-z 0-9 _ - and .
+    :param description: What it does, for the model: a str; a (template, values) tuple,
+                        formatted only when the entry is written (tools made per part
+                        share one template); or a ModuleText, read only then.
+    :param properties: Its parameters: a PropertyList, a sequence of Property, or None.
+    :param callback: ``callback(args)`` gets a dict of every parameter (defaults filled
+                     in); a plain or coroutine function, or a umcp.compat.OnDemand. What
+                     it returns is the result (a str, a dict, an ImageContent, ...).
+    :param user_only: Listed only to a tools/list that asks ``withUserTools``.
+    :param title: A title for people (optional); ``read_only``, ``destructive``,
+                  ``idempotent`` and ``open_world`` are the MCP annotations' hints.
+    :param output_schema: The JSON Schema of an object the callback returns, a dict or
+                          its JSON text (kept as text), or a ModuleText: clients of
+                          2025-06-18 and later get it, and each result also as
+                          ``structuredContent``; the callback must then return a dict.
+    :raises ValueError: When the name, the callback or the output schema is not valid.
     """
 
     output_schema = None  # JSON text; the class's None costs a tool without one no heap

@@ -1,29 +1,19 @@
-"""The umcp firmware application: `app` (settings, board, MCP server and link on one
-loop), `boot` (what app builds once at the start: loaded for that only), `configcheck`
-(config.json's keys, their kinds and conflicts: checked at the start, loaded for that
-only; umcp deploy runs it on the host), `linkconfig`
-(where the board connects, and the link for it: loaded for each), `commontools` (the
-self.* tools a model calls: status, volume, brightness, theme), `commonsetup` (their
-registration, loaded at boot only), `commontexts` and `commonschemas` (their long
-descriptions and output schemas, loaded only while a tools/list entry is written),
-`systools` (the user-only tools: system information, reboot, Wi-Fi setup, assets URL,
-screen facts; loaded for each call), `upgrading` (self.upgrade_firmware and auto_upgrade,
-loaded only while an upgrade runs), `logring` (the recent log lines, resident),
-`resources` (device://status, system, log, photo/last: registered at the first
-resources/* request, loaded for each read), `vision` (the camera's tools and the photo
-upload: on a board with a camera, loaded for each call), `wifi` (the station's upkeep, resident),
-`station` (its bring-up and the clock, loaded for that only), `fleet` (the OTA check's
-side of the application, loaded only with ota_url), `checkin` (one OTA check and what its
-answers lead to, loaded for each check), `mcphttp` (the board's own MCP
-endpoint as a service, loaded only with mcp_http), `mcpserial` (the firmware served over
-the serial line instead of a network: the bridge's --serial starts it through the raw
-REPL; main.py never loads it), `wifisetup` (the access point and
-setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a
-board with one). /main.py starts it.
+"""The umcp firmware application, which /main.py starts: `app` (settings, board, MCP server
+and link on one loop).
+
+Resident besides: `commontools` (the self.* tools a model calls), `logring` (the recent
+log lines), `wifi` (the station's upkeep). Loaded for a phase: `boot` (what app builds
+once), `configcheck` (config.json checked at the start; deploy's check too), `station`
+(the Wi-Fi bring-up and the clock), `linkconfig` (each link built), `commonsetup` (the
+common tools' registration), `commontexts` and `commonschemas` (while a tools/list entry
+is written). Loaded for a call, a read or a mode: `systools` (the
+user-only tools), `upgrading`, `resources`, `vision`, `fleet` and `checkin` (the OTA
+check, with ota_url), `mcphttp` (with mcp_http), `mcpserial` (the bridge's --serial),
+`wifisetup`, `statusview`. docs/DESIGN.md's map says what each holds and when it loads.
 
 Here: what the application and the modules it loads share (ConfigError, log and
-log_exception(), WIFI_CHECK_S), so that a loaded module never imports the module that
-loads it."""
+log_exception(), WIFI_CHECK_S), so that a loaded module never imports the one loading it.
+"""
 
 import sys
 

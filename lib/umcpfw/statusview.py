@@ -1,20 +1,13 @@
-"""The status screen: what the board is doing, in a few lines of text on a small screen
-(an OLED or LCD part with "status": true). Imported only on a board that has one.
+"""The status screen (StatusView): what the board is doing, in a few lines of text on a
+small screen (an OLED or LCD part with "status": true). Imported only on a board that
+has one.
 
 It shows the connection state, the activation code while one is pending (nothing else
 then: the owner needs it), the Wi-Fi setup's access point and password while that mode
 runs, the last tool called and whether it worked, the volume and the brightness. The
-theme (light/dark) is the panel's: set_theme() on the screen.
-
-Updates never make anyone wait: changed() only sets an Event; the view's own task draws,
-once for any number of changes that came meanwhile, and only when the text differs from
-what the panel shows. It also looks every _POLL_S seconds, for the link's state.
-
-The screen: any object with `rows`, `columns`, show(lines) (OSError/RuntimeError when
-the panel does not answer), `theme` and set_theme(theme), and `held` (True while a
-maker's text is on it: the view leaves the panel alone until it is cleared), as
-parts.screen.Screen is. The theme is the board's display's (a board's own Display, or
-the screen itself where the board has none: umcpfw.boot sets it up)."""
+theme (light/dark) is the panel's. Updates never make anyone wait: changed() only sets
+an Event, and the view's own task draws once for any number of changes meanwhile.
+"""
 
 import asyncio
 
@@ -26,6 +19,17 @@ _log = get_logger("status")
 
 
 class StatusView:
+    """The status view on one screen, for the application `app`.
+
+    It draws only when the text differs from what the panel shows, and also looks every
+    _POLL_S seconds, for the link's state. The screen: any object with `rows`,
+    `columns`, show(lines) (OSError/RuntimeError when the panel does not answer),
+    `theme` and set_theme(theme), and `held` (True while a maker's text is on it: the
+    view leaves the panel alone until it is cleared), as parts.screen.Screen is. The
+    theme is the board's display's (a board's own Display, or the screen itself where
+    the board has none: umcpfw.boot sets it up).
+    """
+
     # Class attributes: an instance holds its own only once they change.
     tool = None  # (short name, ok) of the last tool call
     setup = None  # (access point, password, address) while Wi-Fi setup runs

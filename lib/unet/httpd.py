@@ -1,28 +1,18 @@
-"""A small HTTP/1.1 server on asyncio streams, for CPython 3.11+ and MicroPython 1.24+.
+"""A small HTTP/1.1 server on asyncio streams (HttpServer), for CPython 3.11+ and
+MicroPython 1.24+.
 
 Generic: it reads a request (line, the headers its handler asked for, a body of bounded
 size), calls the handler with it and a Response, and keeps the connection for the next
-request. The MCP endpoint (mcplink.http) is one handler; a setup page can be another:
+request. The MCP endpoint (mcplink.http) is one handler, the Wi-Fi setup page another:
 
     async def handler(request, response):
-        if request.path != "/":
-            await response.send(404)
-            return
         await response.send(200, (("Content-Type", "text/plain"),), "hello")
 
     httpd = HttpServer(handler, keep=("host",), max_body=4096)
     await httpd.run("0.0.0.0", 80)           # until httpd.stop()
 
-Bounds, each answered without calling the handler and freed at once: a request line or
-header line over MAX_LINE bytes or more than MAX_HEADERS lines (431), a body over
-max_body (413, not read), a chunked body (411: Content-Length is required), a request
-line that is not one (400), an HTTP version other than 1.0/1.1 (505); more than
-max_requests requests at once (503, Retry-After); a head or body not complete within
-request_timeout, or a connection idle for idle_timeout (closed). A connection beyond
-max_connections closes the longest idle one, or is answered 503. (Those answers are
-unet.httpdrefusal's, loaded at the first: no heap for them while clients behave.) Every connection's
-memory is its stream, a read buffer (BUF_START bytes, grown to MAX_LINE for a long
-line) and, while a request is served, the headers kept and its body."""
+What it refuses without calling the handler, and what a connection keeps: HttpServer.
+"""
 
 import asyncio
 
@@ -443,7 +433,19 @@ class HttpServer:
     among `streams` instead: the handler bounds those); max_connections:
     open connections (idle keep-alive ones are closed first); request_timeout: seconds
     for a request's head and body to arrive; idle_timeout: seconds a kept-alive
-    connection may wait for its next request."""
+    connection may wait for its next request.
+
+    Bounds, each answered without calling the handler and freed at once: a request line
+    or header line over MAX_LINE bytes or more than MAX_HEADERS lines (431), a body over
+    max_body (413, not read), a chunked body (411: Content-Length is required), a
+    request line that is not one (400), an HTTP version other than 1.0/1.1 (505); more
+    than max_requests requests at once (503, Retry-After); a head or body not complete
+    within request_timeout, or a connection idle for idle_timeout (closed). A connection
+    beyond max_connections closes the longest idle one, or is answered 503. (Those
+    answers are unet.httpdrefusal's, loaded at the first: no heap for them while clients
+    behave.) Every connection's memory is its stream, a read buffer (BUF_START bytes,
+    grown to MAX_LINE for a long line) and, while a request is served, the headers kept
+    and its body."""
 
     def __init__(self, handler, keep=(), max_body=16384, max_requests=4, max_connections=8,
                  request_timeout=10, idle_timeout=15):

@@ -1,27 +1,10 @@
-"""A small asyncio MQTT 3.1.1 client, for CPython 3.11+ and MicroPython 1.24+.
+"""A small asyncio MQTT 3.1.1 client (MqttClient), for CPython 3.11+ and MicroPython 1.24+.
 
-What it guarantees:
-- CONNECT/CONNACK (client id, username, password, clean session, keepalive); a refusal
-  raises MqttRefused carrying the return code (1..5) and its meaning.
-- SUBSCRIBE/SUBACK (a 0x80 failure raises MqttError), PUBLISH at QoS 0 and 1 (QoS 1
-  waits for the PUBACK of its packet id), incoming PUBLISH at QoS 0 and 1 (QoS 1 is
-  acknowledged), PINGREQ/PINGRESP, DISCONNECT.
-- A silent peer (half-open TCP, a broker that stopped answering) is detected within
-  1.125 x keepalive: the client pings after keepalive/2 without incoming traffic and
-  gives up after a whole keepalive without any; the connection is then closed and
-  every waiter gets MqttError("... no traffic ...").
-- Memory stays bounded: an incoming PUBLISH whose remaining length exceeds max_packet,
-  or whose topic is longer than 256 bytes, is read through in small pieces and dropped
-  (logged, counted in `dropped`; the connection stays up); any other oversized packet,
-  or a malformed length field, closes the connection before anything of it is
-  buffered; at most max_queue received messages wait for recv() (more are dropped
-  with a warning: the reader never blocks, or a slow consumer would stall PINGRESP
-  and PUBACK handling and kill the link).
-- Each packet of up to `write_buf` bytes leaves in one writer.write() call, built in
-  one reused buffer; bigger ones go out in write_buf-sized writes. TCP_NODELAY is set
-  where the socket allows it (unet.conn.open_connection does, once per connect).
-- Reconnecting is the caller's job: after any failure `connected` is False, the
-  reason is in `error`, and a new connect() may be made on the same object.
+It connects (client id, credentials, clean session, keepalive), subscribes, publishes and
+receives at QoS 0 and 1, and pings. Its contract, detailed on MqttClient: a silent peer
+is detected within 1.125 x keepalive; memory stays bounded (oversized packets are
+dropped or close the connection, at most max_queue messages wait for recv()); each
+packet leaves in one write where it fits write_buf; reconnecting is the caller's job.
 
 Errors: connect() raises OSError (network, TLS), MqttRefused (CONNACK code), MqttError
 (timeout, protocol). Everything after connect raises MqttError once the link is down.
@@ -120,6 +103,31 @@ def _string_field(value):
 
 
 class MqttClient:
+    """One MQTT 3.1.1 connection to a broker, made again by connect() after a failure.
+
+    - CONNECT/CONNACK (client id, username, password, clean session, keepalive); a
+      refusal raises MqttRefused carrying the return code (1..5) and its meaning.
+    - SUBSCRIBE/SUBACK (a 0x80 failure raises MqttError), PUBLISH at QoS 0 and 1 (QoS 1
+      waits for the PUBACK of its packet id), incoming PUBLISH at QoS 0 and 1 (QoS 1 is
+      acknowledged), PINGREQ/PINGRESP, DISCONNECT.
+    - A silent peer (half-open TCP, a broker that stopped answering) is detected within
+      1.125 x keepalive: the client pings after keepalive/2 without incoming traffic and
+      gives up after a whole keepalive without any; the connection is then closed and
+      every waiter gets MqttError("... no traffic ...").
+    - Memory stays bounded: an incoming PUBLISH whose remaining length exceeds
+      max_packet, or whose topic is longer than 256 bytes, is read through in small
+      pieces and dropped (logged, counted in `dropped`; the connection stays up); any
+      other oversized packet, or a malformed length field, closes the connection before
+      anything of it is buffered; at most max_queue received messages wait for recv()
+      (more are dropped with a warning: the reader never blocks, or a slow consumer
+      would stall PINGRESP and PUBACK handling and kill the link).
+    - Each packet of up to `write_buf` bytes leaves in one writer.write() call, built in
+      one reused buffer; bigger ones go out in write_buf-sized writes. TCP_NODELAY is
+      set where the socket allows it (unet.conn.open_connection does, once per connect).
+    - Reconnecting is the caller's job: after any failure `connected` is False, the
+      reason is in `error`, and a new connect() may be made on the same object.
+    """
+
     def __init__(self, client_id, username=None, password=None, keepalive=240,
                  clean_session=True, max_packet=16384, max_send=None, max_queue=8,
                  write_buf=1024, on_message=None):

@@ -1,23 +1,8 @@
-"""The xiaozhi MQTT+UDP audio channel: packet format, AES-128-CTR, sequence rules.
-Runs unchanged on CPython 3.11+ and MicroPython 1.24+.
+"""The xiaozhi MQTT+UDP audio channel: AudioCodec (the packets, AES-128-CTR, the sequence
+rules) and UdpAudio (the socket), unchanged on CPython 3.11+ and MicroPython 1.24+.
 
-Packet (reference: 78/xiaozhi-esp32 docs/mqtt-udp.md, main/protocols/mqtt_protocol.cc):
-
-    type 0x01 | flags | payload_len (2, BE) | ssrc (4) | timestamp (4, BE) | sequence (4, BE)
-    then payload_len bytes of AES-128-CTR ciphertext
-
-The 16-byte header is also the initial CTR counter block. The reference builds an
-outgoing header by taking the server's 16-byte `nonce` (from the hello's "udp" object,
-hex) and overwriting bytes 2-3 with the payload length, 8-11 with the timestamp and
-12-15 with the sequence; bytes 0-1 (type, flags) and 4-7 (ssrc) stay as the server sent
-them. The counter block is incremented as one 128-bit big-endian number per 16 bytes
-(PSA/mbedTLS CTR, as `cryptography`'s CTR mode). An incoming packet is decrypted with
-its own first 16 bytes as the counter block.
-
-Sequence rules (as the reference): the first outgoing packet has sequence 1 and each
-next one +1; an incoming packet whose sequence is not above the last accepted one is
-dropped (duplicate or replay); a jump forward is accepted and counted as a gap. Both
-counters restart at 0 with every server hello (a new AudioCodec).
+The packet format follows the reference firmware (78/xiaozhi-esp32 docs/mqtt-udp.md,
+main/protocols/mqtt_protocol.cc); docs/mqtt.md, "The UDP audio packets", lays it out.
 
 Crypto back ends: MicroPython's cryptolib in CTR mode (mode 6, only when the port was
 built with MICROPY_PY_CRYPTOLIB_CTR), else cryptolib ECB (mode 1) with the counter
@@ -107,7 +92,17 @@ def parse_header(packet):
 
 class AudioCodec:
     """Encrypts outgoing and checks/decrypts incoming audio packets of one session
-    (the `udp` object of one server hello)."""
+    (the `udp` object of one server hello).
+
+    Sequence rules (as the reference): the first outgoing packet has sequence 1 and each
+    next one +1; an incoming packet whose sequence is not above the last accepted one is
+    dropped (duplicate or replay); a jump forward is accepted and counted as a gap. Both
+    counters restart at 0 with every server hello (a new AudioCodec).
+
+    :param key: The hello's AES-128 key, hex.
+    :param nonce: The hello's 16-byte nonce, hex: the header outgoing packets start from.
+    :raises ValueError: When either is not hex of the right length.
+    """
 
     def __init__(self, key, nonce):
         self.key = _unhex(key, "key")

@@ -2,7 +2,7 @@
 (records, ACKs, its own output, the raw REPL's end) however the reads split it; frames
 written a window at a time, each waiting for its ACK; a port that is not there or that
 another program holds. The whole path on a real MicroPython is tests/bridge/
-test_bridge_serial.py's (the QEMU board)."""
+test_bridge_serial.py's (the pty board)."""
 
 import asyncio
 import json

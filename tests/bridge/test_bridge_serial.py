@@ -1,14 +1,15 @@
-"""tools.bridge --serial PORT with a real MicroPython on the other end of the line: the QEMU
-board (tests/support/qemu.py) with the firmware deployed by `make deploy ROMFS=1 APP=...`
-(the maker's module tests/support/makerapp.py beside it), the real raw REPL on
-its pty, and the official MCP SDK client on the bridge's stdio in both modes. The bridge
+"""`umcp bridge --serial PORT`, as pip installs it, with a real MicroPython on the other end
+of the line: a pty board (tests/support/serialrig.py) with the firmware deployed by the
+installed `umcp deploy --romfs --app ...` (the maker's module tests/support/makerapp.py
+beside it), the real raw REPL on its pty, and the official MCP SDK client on the bridge's
+stdio in both modes, the bridge started from a folder that is not the clone. The bridge
 stops main.py, starts the firmware's serial session, serves it as it serves a board over
 WebSocket, takes it again after a reset, and leaves it running main.py when it exits.
 Every line the bridge writes on stdout is checked against the SDK's types
 (tests/support/wiretap.py); its log (stderr) is read for what it says about each port.
 
 Bad input: a port that is not there, a busy one, one where nothing answers, a board
-without umcp, a firmware of another release, and the cable pulled (QEMU stopped) mid-call,
+without umcp, a firmware of another release, and the cable pulled (the board stopped) mid-call,
 all behind one bridge that keeps serving its other boards."""
 
 import json
@@ -24,13 +25,14 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from tests.support.mcphttp import check_messages
-from tests.support.qemu import CONFIG, QemuBoard
+from tests.support.serialrig import CONFIG, RUNNING, console
 from tests.support.toolnames import check_tool_names
 from tests.support import ROOT
 from tools.sim.board import SimBoard, config_for
+from tools.sim.ptyboard import PtyBoard, default_micropython
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.anyio]
-ALIAS = "dev-0e0001"  # the stand-in network module's MAC, 02:00:51:0e:00:01
+ALIAS = "dev-123456"  # the simulated radio's MAC, 24:0a:c4:12:34:56
 WIRE_TAP = os.path.join(ROOT, "tests", "support", "wiretap.py")
 READ_TIMEOUT = 30
 TOKEN = "serial-token"
@@ -43,17 +45,19 @@ def free_port():
 
 
 class SerialBridge:
-    """tools.bridge over stdio behind wiretap, its stderr in `log`; `params` for the SDK."""
+    """The installed `umcp bridge` over stdio behind wiretap, started in a folder that is
+    not the clone, its stderr in `log`; `params` for the SDK."""
 
-    def __init__(self, tmp_path, ports, *extra):
+    def __init__(self, tmp_path, installed, ports, *extra):
         self.wire = tmp_path / "wire.jsonl"
         self.log = tmp_path / "bridge.log"
         self.port = free_port()
         serial_args = [arg for port in ports for arg in ("--serial", str(port))]
-        self.params = StdioServerParameters(command="sh", cwd=ROOT, env={"BRIDGE_LOG": str(self.log)}, args=[
-            "-c", 'exec "$@" 2>>"$BRIDGE_LOG"', "sh", sys.executable, WIRE_TAP, str(self.wire), sys.executable,
-            "-m", "tools.bridge", "--port", str(self.port), "--token", TOKEN, "--host", "127.0.0.1",
-            *serial_args, *extra])
+        self.params = StdioServerParameters(
+            command="sh", cwd=str(installed.cwd), env=dict(installed.env, BRIDGE_LOG=str(self.log)), args=[
+                "-c", 'exec "$@" 2>>"$BRIDGE_LOG"', "sh", sys.executable, WIRE_TAP, str(self.wire),
+                installed.umcp, "bridge", "--port", str(self.port), "--token", TOKEN, "--host", "127.0.0.1",
+                *serial_args, *extra])
 
     def said(self):
         return self.log.read_text() if self.log.exists() else ""
@@ -100,13 +104,13 @@ async def cancelled_on_the_board(client, bridge):
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_the_sdk_client_uses_a_board_on_its_serial_line(qemu_rig, tmp_path, mode):
-    board = qemu_rig.board("romfs").board
-    bridge = SerialBridge(tmp_path, [board.pty], "--user-tools")
+async def test_the_sdk_client_uses_a_board_on_its_serial_line(serial_rig, installed_wheel, tmp_path, mode):
+    board = serial_rig.board("romfs").board
+    bridge = SerialBridge(tmp_path, installed_wheel, [board.pty], "--user-tools")
     async with Client(bridge.params, read_timeout_seconds=READ_TIMEOUT, mode=mode) as client:
         devices = await online(client, ALIAS)
-        assert devices[ALIAS]["transport"] == "serial" and devices[ALIAS]["device_id"] == "02:00:51:0e:00:01"
-        assert devices[ALIAS]["server_info"] == {"name": "generic", "version": qemu_version()}
+        assert devices[ALIAS]["transport"] == "serial" and devices[ALIAS]["device_id"] == "24:0a:c4:12:34:56"
+        assert devices[ALIAS]["server_info"] == {"name": "generic", "version": umcp_version()}
 
         listing = await client.list_tools()
         assert listing.next_cursor is None
@@ -121,9 +125,9 @@ async def test_the_sdk_client_uses_a_board_on_its_serial_line(qemu_rig, tmp_path
         status = await client.call_tool(ALIAS + "__get_device_status", {})
         assert json.loads(status.content[0].text)["board"] == "generic"
         info = json.loads((await client.call_tool(ALIAS + "__get_system_info", {})).content[0].text)
-        assert info["runtime"].startswith("MicroPython 1.29") and info["board"] == "generic"
+        assert info["runtime"].startswith("MicroPython %s" % micropython_version()) and info["board"] == "generic"
 
-        # A message of many windows, more than the board's stdin buffer holds (2048 bytes):
+        # A message of many windows, more than a board's stdin buffer holds:
         # taken a window at a time, nothing lost.
         text = "".join(chr(0x41 + n % 26) for n in range(6000)) + " é ✓"
         echo = await client.call_tool(ALIAS + "__lab_echo", {"text": text})
@@ -147,13 +151,13 @@ async def test_the_sdk_client_uses_a_board_on_its_serial_line(qemu_rig, tmp_path
     assert "a record that is not JSON, dropped: {not json" in said
     assert bridge.checked() > 10
     # The bridge soft-reset the board as it left: main.py runs the firmware again.
-    with board.console() as console:
-        console.read_until(b"network stand-in: WLAN.connect", 20)
+    with console(board) as terminal:
+        terminal.read_until(RUNNING, 20)
 
 
-async def test_a_board_that_resets_under_the_bridge_is_taken_again(qemu_rig, tmp_path):
-    board = qemu_rig.board("romfs").board
-    bridge = SerialBridge(tmp_path, [board.pty], "--user-tools")
+async def test_a_board_that_resets_under_the_bridge_is_taken_again(serial_rig, installed_wheel, tmp_path):
+    board = serial_rig.board("romfs").board
+    bridge = SerialBridge(tmp_path, installed_wheel, [board.pty], "--user-tools")
     async with Client(bridge.params, read_timeout_seconds=READ_TIMEOUT, mode="legacy") as client:
         await online(client, ALIAS)
         assert (await client.call_tool(ALIAS + "__reboot", {})).content[0].text == "true"
@@ -167,13 +171,21 @@ async def test_a_board_that_resets_under_the_bridge_is_taken_again(qemu_rig, tmp
         assert json.loads(status.content[0].text)["board"] == "generic"
     said = bridge.said()
     assert said.count("said goodbye") == 1 and said.count("is serving") == 2
-    assert "network stand-in: WLAN.connect" in said  # main.py ran after the reset, then was stopped
+    assert RUNNING.decode() in said  # main.py ran after the reset, then was stopped
 
 
-def qemu_version():
+def umcp_version():
     import umcp
 
     return umcp.__version__
+
+
+def micropython_version():
+    """The unix port's release, as the board reports it ("1.29.0")."""
+    import subprocess
+
+    return subprocess.run([default_micropython(), "-c", "import sys; print('%d.%d.%d' % sys.implementation.version[:3])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 @pytest.fixture
@@ -181,7 +193,7 @@ def bad_ports(tmp_path):
     """Five ports that cannot serve: not there, one where nothing answers (a pty nobody
     reads), a busy one (held by another program), a board without umcp (MicroPython as it
     comes), a firmware of another release (its umcp/__init__.py only): {what: port}."""
-    bare, older = QemuBoard(tmp_path, "bare"), QemuBoard(tmp_path, "older")
+    bare, older = PtyBoard(tmp_path / "bare", "bare"), PtyBoard(tmp_path / "older", "older")
     fds, holder = [], None
     try:
         bare.start()
@@ -205,18 +217,18 @@ def bad_ports(tmp_path):
         older.stop()
 
 
-async def test_bad_ports_get_one_line_each_and_the_bridge_serves_on(qemu_rig, tmp_path, bad_ports):
+async def test_bad_ports_get_one_line_each_and_the_bridge_serves_on(serial_rig, installed_wheel, tmp_path, bad_ports):
     """Each bad port said once in the log; a good board whose cable is pulled mid-call (its
     client gets an MCP error at once); all behind one bridge that keeps serving a board
     over WebSocket throughout."""
-    spare = qemu_rig.board("spare").board
-    bridge = SerialBridge(tmp_path, list(bad_ports.values()) + [spare.pty])
+    spare = serial_rig.board("spare").board
+    bridge = SerialBridge(tmp_path, installed_wheel, list(bad_ports.values()) + [spare.pty])
     lines = {"missing": "%s is not there" % bad_ports["missing"],
              "silent": "%s: no MicroPython REPL answered" % bad_ports["silent"],
              "busy": "%s is busy: another program has it open" % bad_ports["busy"],
-             "bare": "%s: MicroPython 1.29.0 without umcp: deploy the firmware" % bad_ports["bare"],
+             "bare": "%s: MicroPython %s without umcp: deploy the firmware" % (bad_ports["bare"], micropython_version()),
              "older": "%s: the board runs umcp 0.2.9, this bridge %s: deploy this release"
-                      % (bad_ports["older"], qemu_version())}
+                      % (bad_ports["older"], umcp_version())}
     url = "ws://127.0.0.1:%d/xiaozhi/v1/" % bridge.port
     with open(tmp_path / "sim.log", "w") as sim_log, \
             SimBoard(config_for(url=url, token=TOKEN, device_id="5e:00:00:00:00:01", backoff_min=0.1,

@@ -1,6 +1,7 @@
-"""The documentation holds together: a short README, relative links and #anchors that lead
-somewhere, one module map that matches lib/, package docstrings that name their modules,
-and no history or branch names in the pages."""
+"""The documentation holds together: a short README, a design page without figures,
+relative links and #anchors that lead somewhere, one module map that matches lib/,
+firmware/, tools/ and tests/support/, package docstrings that name their modules, short
+module docstrings, and no history or branch names in the pages."""
 
 import ast
 import os
@@ -13,6 +14,12 @@ from tests.support import ROOT
 README = os.path.join(ROOT, "README.md")
 DESIGN = os.path.join(ROOT, "docs", "DESIGN.md")
 LIB = os.path.join(ROOT, "lib")
+TOOLS = os.path.join(ROOT, "tools")
+SUPPORT = os.path.join(ROOT, "tests", "support")
+DESIGN_LINES = 300
+# A size or a heap figure ("12 KB", "96K", "256 bytes"): docs/bench/ and benchmarks.md hold them.
+FIGURE = re.compile(r"[0-9]+(\.[0-9]+)? ?(KB|K\b|bytes)")
+DOCSTRING_LINES = 15
 SKIP_DIRS = {".git", ".venv", "node_modules", "build", "__pycache__", ".pytest_cache"}
 
 LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -179,18 +186,21 @@ def design_map():
 
 def mapped_modules(lines, top):
     """{package: module names} the map shows under `top` (e.g. "lib/"): the .py files named
-    on a package's lines, a path-qualified name (tools/board/roots.py) not counted."""
-    found, package, inside = {}, None, False
+    on a package's lines, a path-qualified name (tools/board/roots.py) not counted. A
+    package is its path below `top` ("sim/hwsim"), "" for `top` itself; a package's header
+    is indented two spaces a level, and its lines run to the next header."""
+    found, package, inside, path = {}, None, False, []
     for line in lines:
         if line and not line.startswith(" "):
-            inside, package = line.startswith(top), ""
+            inside, package, path = line.startswith(top), "", []
             if inside:
                 found[package] = set()
         if not inside:
             continue
-        header = re.match(r"^  (\w+)/", line)
+        header = re.match(r"^((?:  )+)(\w+)/", line)
         if header:
-            package = header.group(1)
+            path = path[:len(header.group(1)) // 2 - 1] + [header.group(2)]
+            package = "/".join(path)
             found[package] = set()
         found[package].update(re.findall(r"(?<![\w/.])(\w+)\.py\b", line))
     return found
@@ -213,11 +223,52 @@ def test_the_module_map_names_every_device_module_and_no_other():
     assert firmware == package_modules(os.path.join(ROOT, "firmware"))
 
 
+def host_packages(top):
+    """{package path below `top`: its module names but __init__} of every folder of `top`
+    that holds Python files (static files, caches and node_modules aside)."""
+    found = {}
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        names = {name[:-3] for name in files if name.endswith(".py")} - {"__init__"}
+        if names or "__init__.py" in files:
+            found[os.path.relpath(folder, top).replace(os.sep, "/")
+                  if folder != top else ""] = names
+    return found
+
+
+def test_the_module_map_names_every_host_module_and_no_other():
+    lines = design_map()
+    mapped = mapped_modules(lines, "tools/")
+    assert {k: v - {"__init__"} for k, v in mapped.items()} == host_packages(TOOLS), \
+        "tools/ in the map of docs/DESIGN.md"
+    support = {k[len("support"):].lstrip("/"): v - {"__init__"}
+               for k, v in mapped_modules(lines, "tests/").items() if k.startswith("support")}
+    assert support == host_packages(SUPPORT), "tests/support/ in the map of docs/DESIGN.md"
+
+
 def test_the_map_checker_sees_a_stale_name():
     lines = ["lib/   the board", "  devsvc/    services", "    ota.py   old (see tools/x/ota2.py)",
-             "firmware/   x", "  main.py"]
+             "firmware/   x", "  main.py",
+             "tools/   host", "  a.py", "  sim/   b.py,", "          c.py", "    hw/   d.py",
+             "  hub/   e.py"]
     assert mapped_modules(lines, "lib/") == {"": set(), "devsvc": {"ota"}}
     assert mapped_modules(lines, "firmware/") == {"": {"main"}}
+    assert mapped_modules(lines, "tools/") == {"": {"a"}, "sim": {"b", "c"}, "sim/hw": {"d"},
+                                               "hub": {"e"}}
+
+
+def test_the_design_page_is_short_and_holds_no_figures():
+    with open(DESIGN, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    assert len(lines) <= DESIGN_LINES, "docs/DESIGN.md has %d lines: move detail to its topic page" % len(lines)
+    figures = ["%d: %s" % (n, line) for n, line in enumerate(lines, 1) if FIGURE.search(line)]
+    assert not figures, "figures in docs/DESIGN.md (they belong in docs/benchmarks.md):\n" + "\n".join(figures)
+
+
+def test_the_figure_pattern_finds_sizes():
+    assert [bool(FIGURE.search(t)) for t in ("94 KB", "1.5 KB", "102K to 96K", "256 bytes",
+                                             "the K of", "2 areas", "8000")] == \
+        [True, True, True, True, False, False, False]
 
 
 @pytest.mark.parametrize("package", sorted(
@@ -246,6 +297,38 @@ def test_each_device_module_states_its_contract_in_a_docstring(path):
     with open(path, encoding="utf-8") as f:
         docstring = ast.get_docstring(ast.parse(f.read())) or ""
     assert len(docstring.split()) >= 8, "%s has no docstring saying what it is for" % os.path.relpath(path, ROOT)
+
+
+def python_modules():
+    """Every module of lib/, firmware/, tools/ and tests/support/."""
+    found = []
+    for top in (LIB, os.path.join(ROOT, "firmware"), TOOLS, SUPPORT):
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+            found += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
+    return found
+
+
+def docstring_lines(source):
+    """How many lines a module's docstring spans (0 without one)."""
+    docstring = ast.get_docstring(ast.parse(source), clean=False)
+    return len(docstring.strip("\n").splitlines()) if docstring else 0
+
+
+@pytest.mark.parametrize("path", python_modules(), ids=lambda p: os.path.relpath(p, ROOT))
+def test_each_module_docstring_is_at_most_15_lines(path):
+    # A module's docstring says what it is for and its contract; the rest belongs in its
+    # classes' docstrings or on a docs/ page.
+    with open(path, encoding="utf-8") as f:
+        lines = docstring_lines(f.read())
+    assert lines <= DOCSTRING_LINES, "%s: a module docstring of %d lines (at most %d)" % (
+        os.path.relpath(path, ROOT), lines, DOCSTRING_LINES)
+
+
+def test_the_docstring_counter_counts_lines():
+    assert docstring_lines('"""One line."""\nx = 1\n') == 1
+    assert docstring_lines('"""First.\n\nThird.\n"""\n') == 3
+    assert docstring_lines("x = 1\n") == 0
 
 
 def test_the_pages_carry_no_branch_names_or_branch_history():

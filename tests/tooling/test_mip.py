@@ -15,7 +15,7 @@ import threading
 import pytest
 
 from tests.support.firmwareharness import MICROPYTHON, ROOT, TOKEN, Backend, run
-from tests.support.qemu import CORE_SERVE
+from tests.support.serialrig import CORE_SERVE
 from tools.board import mip
 from tools.mpy import micropython_env
 

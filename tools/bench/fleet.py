@@ -1,23 +1,17 @@
 """python -m tools.bench.fleet [--devices N] [--brokers embedded,mosquitto] (make bench)
 
-A fleet of simulated devices over MQTT to one local backend, through the embedded amqtt
-broker and then through Debian's mosquitto (skipped, with a label, where it is absent).
+A fleet of simulated devices to one local backend, over MQTT through the embedded amqtt
+broker and through Debian's mosquitto (skipped, with a label, where it is absent), and
+over WebSocket. This process runs the backend (tools.backend.Backend with --mqtt); a
+child (tools/bench/fleetdevices.py) runs the fleet in one asyncio loop: each device
+checks in at the OTA endpoint, then connects with what it got, umcp's real McpServer
+behind the device's own link (MqttLink or XiaozhiLink).
 
-This process runs the backend (tools.backend.Backend with --mqtt). A child process runs
-the fleet (tools/bench/fleetdevices.py) in one asyncio loop: every device checks in at the backend's OTA endpoint over
-HTTP (which issues its MQTT credentials, or the WebSocket URL and token), then connects
-with them. Each device is umcp's real MCP core (lib/umcp McpServer, with tools declared as
-the firmware declares them) behind the device's own link: MqttLink (lib/xiaozhi/mqttlink.py
-on lib/unet/mqtt.py) over MQTT, XiaozhiLink over WebSocket. The backend's hub and the
-floors' bare clients speak MQTT with the same lib/unet/mqtt.py.
-
-Figures: connect-to-ready (from a device's TCP connect to the backend having its tool
-list) p50/p99 and when the last device was ready; tools/call round trips (one call per
-device, 50 in flight) p50/p99 and failures; the backend process's memory per device
-(RSS growth over the fleet / N, the embedded broker's sessions included when it runs in
-the backend). Beside them, floors measured in the same run through the same broker:
-bare MQTT connect+subscribe of N clients, and the round trip of a message of the same
-size echoed by a bare client (50 in flight).
+Figures: connect-to-ready p50/p99 and when the last device was ready; tools/call round
+trips (one call per device, 50 in flight) p50/p99 and failures; the backend's memory per
+device. Beside them, floors measured in the same run through the same broker: bare
+clients that only connect, and a bare echo of a message of a call's size. Targets:
+docs/benchmarks.md, "Fleet".
 """
 
 import argparse

@@ -1,23 +1,17 @@
-"""The generic board's heap beside the host board's, and what each part type costs: make
-bench's "generic" table.
+"""make bench's "generic" table: the generic board's heap beside the host board's, and
+what each part type costs.
 
-Both boards are staged as `make deploy` stages them (.mpy files; the simulated hardware
-compiled beside them, its share measured apart and left out, as tools/bench/firmware.py
-does), booted in the MicroPython unix port against the local backend on loopback, and run
-through a session: onboarding (initialize, every tools/list page), then a call of every
-tool the board offers the model, then a reconnection and a call. The heap in use is read
-from inside (self.get_system_info collects first) after onboarding ("after boot") and after
-the session; then the smallest -X heapsize that completes the whole session is bisected.
-The generic board carries ten parts, one of each type but the OLED and the LCD: tools/sim/demo.py's
-GENERIC_PARTS; then the same ten and the OLED as the status screen ("status": true: the
-view umcpfw.statusview draws on it), through the same session.
+Both boards are staged as `make deploy` stages them (.mpy files; the simulated hardware's
+share measured apart and left out, as tools/bench/firmware.py does), booted in the
+MicroPython unix port against the local backend on loopback, and run through a session:
+onboarding, a call of every tool the board offers the model, a reconnection and a call.
+The heap in use is read from inside after onboarding and after the session, and the
+smallest -X heapsize that completes the session is bisected. The generic board carries
+tools/sim/demo.py's GENERIC_PARTS, then the same with the OLED as the status screen.
 
-What the parts cost, each in a fresh interpreter once the simulated chips are soldered on:
-the parts package and each of its modules (the types that are alike share one: output,
-sensor), counted once whatever the number of parts; then each part type's part and tools,
-and a sensor's resource. Beside them, the SPI colour LCD (a 320x240 panel, the ESP32-S3-BOX-3's
-and the CoreS3's size) as the status screen: its module (with parts.screen and the driver),
-a part with its tools (its line and strip buffers among them), and the status view on it.
+Then, each in a fresh interpreter: the parts package and each of its modules, each part
+type's part and tools, a sensor's resource, and the SPI colour LCD as the status screen.
+What the table holds and why: docs/benchmarks.md, "The generic board and its parts".
 """
 
 import asyncio

@@ -1,20 +1,17 @@
 """What make bench's heap tables share: the MicroPython binaries, the firmware staged in each
 form, a bench script run inside MicroPython, and the bisection of the smallest heap.
 
-A form is a Stage: the folder it is staged in (None: the sources), the
-tools.sim.board.SimBoard runtime that boots it and its entry script. stage_form() lays out
-the host board's forms: "py" (the sources), "mpy" (the .mpy files make deploy stages, the
-simulated hardware compiled beside them), "romfs" (the same in a ROMFS image, as make
-deploy ROMFS=1 builds it, read into the heap and mounted at /rom: the unix port has no
-flash), "mpy_board" and "romfs_board" (the same beside the simulated hardware frozen in
-the binary: a build of unixhwsimmanifest.py, what a board without PSRAM holds) and
-"frozen" (everything frozen: unixfrozenmanifest.py, main.py alone).
+A form is a Stage: the folder it is staged in (None: the sources), the SimBoard runtime
+that boots it and its entry script. stage_form() lays out the host board's forms: "py",
+"mpy" (as make deploy stages them), "romfs" (the same in a ROMFS image read into the
+heap: the unix port has no flash), "mpy_board" and "romfs_board" (beside the simulated
+hardware frozen in: a build of unixhwsimmanifest.py) and "frozen" (unixfrozenmanifest.py).
 
 smallest() bisects the smallest heap that completes a run, given the run as a coroutine
 function of the heap size; `repeat` counts a size as passing only when it passed that many
-times in a row (the figure varies with where the collector finds room). The MicroPython
-scripts the bench runs are files in tools/bench/scripts/, compiled in make test like the
-firmware; run_script() runs one in a folder of staged files.
+times in a row (the figure varies with where the collector finds room). run_script() runs
+one of tools/bench/scripts/ (compiled in make test like the firmware) in a folder of
+staged files.
 """
 
 import collections

@@ -1,23 +1,16 @@
 """make bench's link table: MCP round trips over the device's real WebSocket links.
 
-The device side (tools/bench/linkdevice.py: an McpServer behind the firmware's own
-XiaozhiLink and, beside it, its MCP endpoint link, both on unet.ws, and its HTTP endpoint,
-mcplink.http on unet.httpd) runs in CPython and in a MicroPython unix port; this host side is
-one `websockets` server on loopback that answers the xiaozhi hello on one path and plays the
-MCP endpoint on another (plain JSON-RPC), then times, one at a time, CALLS round trips each
-of: an MCP `ping`, a `tools/call` of a small tool (set_volume) over the xiaozhi link, the
-same call through the endpoint link and as a 2026-07-28 POST to the HTTP endpoint on one
-kept-alive connection, taken in turns so that all see the same machine, and the floor, a
-WebSocket ping the device's unet.ws answers with a pong (no JSON, no MCP). Each figure is
-the median (and 90th percentile) of those, from sending the request to reading the whole
-answer. Targets: the endpoint's call at most 1.2 times the xiaozhi one, the HTTP call at
-most 1.5 times. Figures, not a test: nothing asserts on time.
-
     python -m tools.bench.link [--micropython PATH] [--calls N]
 
-The MicroPython binary is --micropython, else $UMCP_MICROPYTHON, else the .venv's wheel;
-its column says which build ran and whether it is 32-bit (an ESP32's object sizes) or the
-64-bit wheel.
+The device side (tools/bench/linkdevice.py: an McpServer behind the firmware's own
+XiaozhiLink, its MCP endpoint link and its HTTP endpoint) runs in CPython and in a
+MicroPython unix port; this host side is one `websockets` server on loopback that
+answers the xiaozhi hello on one path and plays the MCP endpoint on another. It times,
+in turns, CALLS round trips each of an MCP `ping`, a `tools/call` over the xiaozhi link,
+the same call through the endpoint link and as a 2026-07-28 POST to the HTTP endpoint,
+and the floor, a WebSocket ping; medians and 90th percentiles. Targets and what the
+table holds: docs/benchmarks.md, "Link". Figures, not a test: nothing asserts on time.
+The MicroPython binary is --micropython, else $UMCP_MICROPYTHON, else the .venv's wheel.
 """
 
 import argparse

@@ -1,27 +1,16 @@
 """python -m tools.bench [--micropython PATH] [--only PARTS] [--record FILE] (make bench)
 
-Runs tools/bench/core.py inside CPython, the MicroPython unix port and the
-MicroPython WebAssembly build, and prints its figures side by side: building a
-full tools/list page with umcp against the floor (a bare json.dumps of the same
-page), the heap each took, and one tools/call dispatch. Then MCP round trips over the
-device's WebSocket link on loopback (tools/bench/link.py), and a tools/call over each
-xiaozhi transport (tools/bench/transport.py). Then the heap the whole
-firmware uses in the unix port through a full session (tools/bench/firmware.py), as
-.py sources and as the .mpy files make deploy copies, the generic board's parts
-(tools/bench/generic.py) and, with a split-heap binary, the stock plain ESP32's boards
-(tools/bench/stock.py). Then the bridge's figures
-(tools/bench/bridge.py: a call through it against the same call straight to the device,
-and many clients on several devices), and a board on its serial line through the bridge
-(tools/bench/serial.py: the QEMU board's round trips, the serial session's heap beside the
-xiaozhi link's). Last, the web console's speed.
+Runs every part of the bench and prints its figures beside their floors: the MCP core
+(tools/bench/core.py) inside CPython, the MicroPython unix port and the WebAssembly
+build; the links, the transports, the whole firmware's heap, the generic board, the
+stock plain ESP32, the bridge, a board on its serial line and the web console, each
+measured by its module of tools/bench. What each part measures: docs/benchmarks.md.
 Figures, not a test: nothing here asserts on time.
 
 --only core,link,... runs some parts only. --record FILE also writes what each part
 printed to a Markdown file headed with the machine, date and commit (tools/bench/record.py;
-make bench: docs/bench/latest.md).
-
-The unix port: --micropython, else UMCP_MICROPYTHON, else the venv's 64-bit wheel. A
-32-bit build (UMCP_MICROPYTHON=/path/to/micropython-x86) gives an ESP32's object sizes.
+make bench: docs/bench/latest.md). The unix port: --micropython, else UMCP_MICROPYTHON,
+else the venv's 64-bit wheel; a 32-bit build gives an ESP32's object sizes.
 """
 
 import argparse
@@ -136,7 +125,7 @@ TITLES = {
     "generic": "The generic board: ten parts beside the host board, and each part type's cost",
     "stock": "The stock plain ESP32: the smallest heap in two 56 KB areas, a few boards",
     "bridge": "The bridge: one call against the floor, and many clients",
-    "serial": "A board on its serial line (bridge --serial, the QEMU board): round trips and heap",
+    "serial": "A board on its serial line (bridge --serial, the pty board): round trips and heap",
     "web": "Web console: 20 devices",
 }
 

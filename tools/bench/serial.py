@@ -1,22 +1,18 @@
 """make bench's serial table: a board on its serial line through the bridge (alone:
 python -m tools.bench.serial [--micropython PATH] [--calls N]).
 
-1. Round trips on the QEMU board (tools/board/qemu.py): the firmware put there as
-   `make deploy ROMFS=1` stages it (the tests' stand-ins for network, esp32, socket and
-   ssl beside it), the bridge taking it with --serial, and one tools/call
-   (self.get_device_status) through the bridge over streamable HTTP (2026-07-28), against
-   the same call to a board that reaches the same bridge over WebSocket (the simulated
-   host board's firmware in the MicroPython unix port: the QEMU board has no network).
-   Floor: the serial line alone, about the call's bytes to the board and back, read as the
-   session reads a frame and written back by MicroPython's asyncio, no JSON, no MCP. QEMU's serial line is
-   slow: the ratio is a figure, not a target.
-2. Heap, in the unix port given (a 32-bit build has an ESP32's object sizes), the .mpy
-   files as make deploy stages them (tools/bench/serialheap.py): what the serial session
-   keeps while it serves a client, beside what the xiaozhi link over WebSocket keeps, and
-   the serial session's entry module. Before the bridge starts it, the session takes no
-   heap: the firmware never imports it (.importlinter, contract serial-on-demand).
+1. Round trips on a pty board (tools/sim/ptyboard.py), the firmware staged as `make
+   deploy ROMFS=1` stages it and taken by the bridge with --serial: one tools/call
+   through the bridge over streamable HTTP, against the same call to the simulated host
+   board over WebSocket, beside the floor of the serial line alone. A pty is no UART: the
+   ratio is a figure, not a target.
+2. Heap, in the unix port given, from the .mpy files (tools/bench/serialheap.py): what
+   the serial session keeps while it serves a client, beside what the xiaozhi link over
+   WebSocket keeps, and the session's entry module. Before the bridge starts it, the
+   session takes no heap (.importlinter, contract serial-on-demand).
 
-Figures, not a test: nothing asserts on them.
+What each figure is: docs/benchmarks.md, "A board on its serial line". Nothing asserts
+on them.
 """
 
 import argparse
@@ -33,19 +29,20 @@ import time
 import serial as pyserial
 
 from .bridge import RawClient, free_port, online, pct
-from ..board import qemu
 from ..hub.serialline import RecordReader
 from ..hub.xiaozhi import XiaozhiServer
 from ..mpy import ROOT, micropython_env
 from ..childprocess import stop_process
 from ..sim.board import SimBoard, config_for
+from ..sim.ptyboard import PtyBoard
 
 CALLS = 100
 WARMUP = 10
 HEAP_SCRIPT = os.path.join(ROOT, "tools", "bench", "serialheap.py")
 TOOL = "self.get_device_status"
-CONFIG = {"board": "generic", "wifi": {"ssid": "qemu-net", "password": "not-a-real-one"},
-          "url": "ws://192.0.2.1:8000/xiaozhi/v1/", "token": "bench", "wifi_setup_after": None}
+# A server that is not there (a closed port on loopback): the board serves the bridge alone.
+CONFIG = {"board": "generic", "wifi": {"ssid": "bench-net", "password": "not-a-real-one"},
+          "url": "ws://127.0.0.1:9/xiaozhi/v1/", "token": "bench", "wifi_setup_after": None}
 # The serial line's floor, on the board: a frame read as the serial session reads one (its
 # length's digits a byte at a time, then its bytes in one read) and written back at once,
 # by MicroPython's asyncio; no JSON, no MCP, no window.
@@ -83,13 +80,12 @@ def run(command, **options):
 
 
 def prepare_board(folder):
-    """A QEMU board with the firmware as make deploy ROMFS=1 puts it there: its QemuBoard."""
-    board = qemu.QemuBoard(folder, "bench")
+    """A pty board with the firmware as make deploy ROMFS=1 puts it there: its PtyBoard."""
+    board = PtyBoard(os.path.join(folder, "flash"), "bench")
     board.start()
     config = os.path.join(folder, "config.json")
     with open(config, "w") as f:
         json.dump(CONFIG, f)
-    board.put(qemu.standins(), folders=["lib"])  # what the QEMU board lacks of an ESP32
     run([sys.executable, "-m", "tools.board.deploy", "--port", board.pty, "--board", "generic", "--romfs",
          "--config", config, "--build-dir", os.path.join(folder, "stage")], cwd=ROOT)
     time.sleep(0.5)  # mpremote's reset returns before the board has reset
@@ -132,11 +128,6 @@ def line_floor(pty, size, count):
 
 
 async def round_trips(micropython, calls, out):
-    try:
-        qemu.locate()
-    except qemu.QemuMissing as e:
-        out("serial: the QEMU board is not here: %s" % e)
-        return False
     with tempfile.TemporaryDirectory(prefix="umcp-bench-serial-") as folder:
         board = prepare_board(folder)
         sim = bridge = client = None
@@ -153,7 +144,7 @@ async def round_trips(micropython, calls, out):
                            root=os.path.join(folder, "sim"), log=sim_log).start()
             client = RawClient("http://127.0.0.1:%d/mcp" % http_port)
             aliases = await online(client, 2, timeout=90)
-            over_serial = next(a for a in aliases if a == "dev-0e0001")
+            over_serial = next(a for a in aliases if a == "dev-123456")  # the simulated radio's MAC
             over_ws = next(a for a in aliases if a != over_serial)
             request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                   "params": {"name": TOOL, "arguments": {}}})
@@ -185,11 +176,11 @@ async def round_trips(micropython, calls, out):
     out("serial: one tools/call (%s) through the bridge over streamable HTTP (2026-07-28), %d calls"
         % (TOOL, calls))
     out("each, median (p90)")
-    out("  the QEMU board over its serial line (--serial)             %8.2f ms (%.2f)" % (s, pct(serial_ms, 90)))
+    out("  the pty board over its serial line (--serial)              %8.2f ms (%.2f)" % (s, pct(serial_ms, 90)))
     out("  a board over WebSocket to the same bridge (MicroPython unix) %6.2f ms (%.2f)" % (w, pct(ws_ms, 90)))
-    out("  serial / WebSocket                                         %8.2fx   (a figure: QEMU's line is slow)"
+    out("  serial / WebSocket                                         %8.2fx   (a figure: a pty is no UART)"
         % (s / w))
-    out("  floor: %d bytes to the QEMU board and back, read as the session reads a frame, no MCP" % size)
+    out("  floor: %d bytes to the pty board and back, read as the session reads a frame, no MCP" % size)
     out("                                                             %8.2f ms (%.2f)" % (f, pct(floor, 90)))
     return True
 

@@ -1,24 +1,17 @@
-"""The commonest board: an original ESP32 DevKit without PSRAM on the stock micropython.org
-image, whose heap is two areas of about 56 KB (111,936 bytes: MicroPython's split heap).
-make bench's "stock" table (python -m tools.bench --only stock --stock PATH).
+"""make bench's "stock" table (python -m tools.bench --only stock --stock PATH): the
+commonest board, an original ESP32 DevKit without PSRAM on the stock micropython.org
+image, whose heap is MicroPython's split heap in two areas.
 
 Its instrument is a 32-bit unix port with asyncio and the simulated hardware frozen
-(unixhwsimmanifest.py as its FROZEN_MANIFEST) built with MICROPY_GC_SPLIT_HEAP and two
-heaps (CFLAGS_EXTRA="-m32 -DMICROPY_GC_SPLIT_HEAP=1 -DMICROPY_GC_SPLIT_HEAP_N_HEAPS=2"), so
-that `-X heapsize=112K` gives two 56 KB areas as the board has; --stock or
-UMCP_MICROPYTHON_STOCK names it (docs/benchmarks.md says how one is built). Each board
-(BOARDS: the generic board with config.json "chip": "esp32") is staged as make deploy
-stages it and driven through the session a backend drives (generic.session: hello,
-initialize, every tools/list page, a call of each part's tool and self.get_device_status,
-the server closing the link with 1001, the board back, a call again). For each: the
-smallest heap completing the session, bisected to 1 KB, a size counting only when it
-passed twice in a row (the figure moves by about 2 KB from run to run with where the
-collector finds room); the heap in use after onboarding at a generous heap, the simulated
-hardware's share of it (generic.simulated), the firmware's own, and the names interned at
-run time then (micropython.qstr_info()'s n_qstr: a name is heap for good, and the pools
-double as they fill). With --hardware-frozen (the same build in one area), the smallest
-heap in one area too. Last, the host board's whole session (fullsession, the one make
-bench's firmware table drives) in two areas.
+(unixhwsimmanifest.py) built with a split heap of two areas, named by --stock or
+UMCP_MICROPYTHON_STOCK (docs/benchmarks.md, "The stock plain ESP32", says how one is
+built and what the table holds). Each board of BOARDS (the generic board with
+config.json "chip": "esp32") is staged as make deploy stages it and driven through the
+session a backend drives (generic.session); for each: the smallest heap completing the
+session, bisected and counted only when it passed twice in a row; the heap in use after
+onboarding, the simulated hardware's share and the names interned. With
+--hardware-frozen, the smallest heap in one area too; last, the host board's whole
+session (fullsession) in two areas.
 """
 
 import asyncio

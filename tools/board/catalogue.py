@@ -1,7 +1,7 @@
-"""The tool catalogue of a board and its config.json (lib/umcp/catalogue.py says the file's
-form and why): make deploy copies it to the board beside config.json, the simulator writes
-it with config.json (tools.sim.board), so that the board keeps no tool objects for the
-common, board and parts tools.
+"""The tool catalogue of a board and its config.json: make deploy copies it to the board
+beside config.json and the simulator writes it with config.json (tools.sim.board), so that
+the board keeps no tool objects for the common, board and parts tools. Its format:
+docs/boards.md, "The tool catalogue (tools.cat)"; why: docs/DESIGN.md, "Tools as data".
 
 It is written from the firmware itself: tools/sim/device.py --tools starts the firmware up
 to its tools on CPython, the simulated hardware standing in for the board's, and hands over

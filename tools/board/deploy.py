@@ -1,35 +1,18 @@
 """make deploy PORT=/dev/ttyUSB0 BOARD=<board>
 
-First config.json is checked (the firmware's own check, umcpfw.configcheck and parts.check)
-and the port must be there (tools.board.ports): a mistake is one line, and nothing is
-compiled. Then it
-
+0. checks config.json (umcpfw.configcheck, parts.check) and that the port is there;
 1. compiles the device files with mpy-cross into build/deploy/<board>/, laid out as the
-   board wants them (docs/DESIGN.md): firmware/main.py (and boot.py) at / as .py, every
-   package of lib/ under /lib, of lib/boards only BOARDS_SHARED and the chosen board. A
-   module loose in lib/ is refused: on the board it could shadow a maker's own;
-2. asks the board what it has and stops with a clear message if something is missing
-   (nothing is installed behind your back);
-3. asks the board for the SHA-256 of the files it has, then copies those that differ
-   (each named as it goes; a second deploy copies only what changed) with mpremote, and
-   resets the board. The end says the time, the files and the bytes copied (a stock
-   ESP32's UART at 115,200 baud moves about 10 KB/s).
+   board wants them: firmware/main.py at / as .py, every package of lib/ under /lib, of
+   lib/boards only BOARDS_SHARED and the chosen board (a module loose in lib/ is refused);
+2. asks the board what it has and stops with a clear message if something is missing;
+3. copies the files the board does not have yet (their SHA-256 asked first), each named,
+   with mpremote (with --romfs, lib/ goes into the board's ROMFS partition instead), then
+   resets the board and says the time, the files and the bytes copied.
 
-With --app PATH (make deploy APP=path) the maker's own module goes along: a .py file as
-/app.py, or a package's folder as /app/, as source (a traceback then names its lines),
-checked with mpy-cross first. The firmware calls its register(server, board) at boot.
-
-With --romfs (make deploy ROMFS=1) step 3 puts the compiled lib/ into the board's ROMFS
-partition instead (an image built with `mpremote romfs build`, written with `mpremote romfs
-deploy`): MicroPython runs .mpy files there in place, from flash, like frozen code, so their
-bytecode takes no heap. Only main.py and config.json go to the filesystem. The board's
-MicroPython needs a ROMFS partition (step 2 checks; see docs/boards.md).
-
-UMCP_MPY_CROSS / UMCP_MPREMOTE (or --mpy-cross / --mpremote) name the programs.
-
-From an installed copy (`umcp deploy`) the device files are the ones shipped inside the
-package (tools.paths), config.json is the one in the current folder, and the compiled files
-go to a temporary folder, removed afterwards.
+--app PATH takes a maker's module along (/app.py or /app/, as source, checked with
+mpy-cross first). UMCP_MPY_CROSS / UMCP_MPREMOTE (or --mpy-cross / --mpremote) name the
+programs. Installed, the device files are the package's own and config.json the current
+folder's. docs/boards.md, "Deploy" and "ROMFS", says the rest.
 """
 
 import argparse

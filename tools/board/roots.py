@@ -1,21 +1,12 @@
 """python -m tools.board.roots [--source DIR]: writes lib/unet/roots.py, the CA roots the
 firmware trusts for wss:// and https:// besides the user's own (config.json "ca").
 
-The certificates come from Debian's ca-certificates package (Mozilla's root store,
-/usr/share/ca-certificates/mozilla), never typed in by hand; each is stored as DER bytes
-(a third smaller than PEM; MicroPython's TLS loads one DER certificate per call) with its
-subject, expiry and SHA-256 fingerprint in a comment. The choice: the roots behind most
-public server certificates a xiaozhi backend is likely to present, free and commercial:
-
-  ISRG Root X1, X2           Let's Encrypt (RSA and ECDSA chains): most self-hosted servers
-  DigiCert Global Root CA, G2 DigiCert, GeoTrust, RapidSSL, and the TrustAsia certificates
-                             Chinese clouds (Alibaba, Tencent) resell
-  GlobalSign Root CA         GlobalSign R1: Alibaba Cloud's own and many Chinese sites
-  GTS Root R1, R4            Google Trust Services: Cloudflare's and Google's edges
-  USERTrust RSA              Sectigo and ZeroSSL
-  Amazon Root CA 1           AWS Certificate Manager (load balancers, CloudFront)
-
-A server whose chain ends elsewhere needs its root in config.json's "ca".
+The certificates come from Debian's ca-certificates package (Mozilla's root store), never
+typed in by hand; each is stored as DER bytes (MicroPython's TLS loads one DER certificate
+per call) with its subject, expiry and SHA-256 fingerprint in a comment. NAMES (below)
+are the roots behind most public server certificates a xiaozhi backend is likely to
+present, each with what it covers; a server whose chain ends elsewhere needs its root in
+config.json's "ca".
 """
 
 import argparse
@@ -31,6 +22,14 @@ from ..mpy import ROOT
 
 SOURCE = "/usr/share/ca-certificates/mozilla"
 OUTPUT = os.path.join(ROOT, "lib", "unet", "roots.py")
+# The roots behind most public server certificates a xiaozhi backend is likely to present:
+#   ISRG Root X1, X2            Let's Encrypt (RSA and ECDSA chains): most self-hosted servers
+#   DigiCert Global Root CA, G2 DigiCert, GeoTrust, RapidSSL, and the TrustAsia certificates
+#                               Chinese clouds (Alibaba, Tencent) resell
+#   GlobalSign Root CA          GlobalSign R1: Alibaba Cloud's own and many Chinese sites
+#   GTS Root R1, R4             Google Trust Services: Cloudflare's and Google's edges
+#   USERTrust RSA               Sectigo and ZeroSSL
+#   Amazon Root CA 1            AWS Certificate Manager (load balancers, CloudFront)
 NAMES = ("ISRG_Root_X1", "ISRG_Root_X2", "DigiCert_Global_Root_CA", "DigiCert_Global_Root_G2",
          "GlobalSign_Root_CA", "GTS_Root_R1", "GTS_Root_R4",
          "USERTrust_RSA_Certification_Authority", "Amazon_Root_CA_1")

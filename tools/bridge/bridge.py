@@ -1,32 +1,17 @@
 """Every connected umcp device as one standard MCP server (the SDK's low-level Server).
 
-Devices connect to our xiaozhi endpoint like they would to a backend, or are taken on
-their serial port (a board on the USB cable: `serial`); MCP clients talk to us over stdio
-or streamable HTTP, in either revision family:
+Devices connect to our xiaozhi endpoint like they would to a backend, or are taken on their
+serial port; MCP clients talk to us over stdio or streamable HTTP, in either revision
+family (2026-07-28, stateless, as the SDK serves it; 2024-11-05 .. 2025-11-25 with
+sessions, log levels kept per session and forwarded to the devices).
 
-* 2026-07-28 (stateless): server/discover, the per-request `_meta` envelope, header
-  checks, -32022 for an unknown version, `resultType` and the serverInfo stamp are the
-  SDK's (mcp 2.3.0). Change notifications ride `subscriptions/listen`; log messages are
-  request-scoped (the request's `_meta` logLevel).
-* 2024-11-05 .. 2025-11-25 (initialize, sessions): ping, logging/setLevel (kept per
-  session AND forwarded to the devices), resources/subscribe, notifications on the
-  session's standalone channel.
-
-What the bridge adds: one namespace over many devices. Each device gets an alias
-(`--alias ID=NAME`, else `dev-` + the last 3 bytes of its MAC); its tools are listed by
-names every MCP client accepts, `ALIAS__` + the device's name without `self.`, made
-portable (naming.py: `kitchen__audio_speaker_set_volume`), and its resources as
-`umcp://ALIAS/SCHEME/REST` (for the device's `SCHEME://REST`), so names stay the same
-across reconnects. `bridge__list_devices` (tool) and `bridge://devices` (resource) say
-which devices are online. Every result is a typed model (a bare dict fails the 2026 result
-check), with honest caching hints. Photos a device uploads to our vision endpoint during
-a call come back as MCP image content. `bridge__show_panel` and `ui://umcp/panel` offer the
-web console's device panel as an MCP App (tools/bridge/app.py).
-
-Where its parts live: the names (naming.py), the device slots and their onboarding
-(slots.py), what the clients asked for and the events to both eras (clients.py), the tool
-handlers (calls.py), the resource handlers (resources.py); the devices' side of the wire
-is a tools.hub.front.DeviceFront, as the backend's.
+What the bridge adds: one namespace over many devices, each known by an alias, its tools
+and resources under names every MCP client accepts that stay the same across reconnects
+(naming.py); which devices are online (`bridge__list_devices`, `bridge://devices`);
+photos uploaded during a call as image content; the device panel as an MCP App (app.py).
+Its parts: the device slots (slots.py), the clients and events (clients.py), the tool and
+resource handlers (calls.py, resources.py); the devices' side of the wire is a
+tools.hub.front.DeviceFront, as the backend's. docs/bridge.md says the rest.
 """
 
 

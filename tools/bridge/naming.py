@@ -1,21 +1,17 @@
 """The bridge's names for devices, their tools and their resources: every naming rule of
-the bridge is here, and only here.
+the bridge is here, and only here (docs/bridge.md, "What clients see").
 
 - A device is known by an alias: `--alias ID=NAME`, else `default_alias(id)` (`dev-` and
   the last 3 bytes of its MAC); `unique_alias` settles two devices that would share one.
-- Its tools have names every MCP client accepts, `^[a-zA-Z0-9_-]{1,64}$` (umcp.names: Claude
-  Desktop refuses the whole list over one dotted name, OpenAI-style function calling answers
-  400): `ALIAS__NAME`, NAME the device's name without its `self.` prefix (the xiaozhi
-  protocol's, on every umcp tool) in its portable form: `kitchen__audio_speaker_set_volume`
-  for `self.audio_speaker.set_volume` on `kitchen`. `ToolNames` gives every known device's
-  tools their names at once and maps a called name back: a name two tools would share (on
-  one device or on two), one over 64 characters, or one of the bridge's own, is cut to 57
-  characters and given `_` and 6 hex digits of SHA-1 of `ALIAS.NAME` (`_suffixed`), so
-  no tool is ever left out and each keeps its name while the set of tools stays the same.
+- Its tools are `ALIAS__NAME`, NAME the device's name without `self.` in the portable form
+  every MCP client accepts (umcp.names): `kitchen__audio_speaker_set_volume`. `ToolNames`
+  names every known device's tools at once and maps a called name back; a name two tools
+  would share, one too long or one of the bridge's own is cut and given `_` and 6 hex
+  digits of SHA-1 of `ALIAS.NAME` (`_suffixed`), so that no tool is ever left out.
 - Its resources are `umcp://ALIAS/SCHEME/REST` for the device's `SCHEME://REST`
   (`to_bridge_uri`, `from_bridge_uri`); a URI without `://` is `umcp://ALIAS/~/URI`.
-- `bridge` is the bridge's own prefix: no device may take it. Its own tools follow the rule
-  as well: `bridge__list_devices`, `bridge__show_panel`, `bridge__device_tools`.
+- `bridge` is the bridge's own prefix: no device may take it. Its own tools follow the
+  rule as well: `bridge__list_devices`, `bridge__show_panel`, `bridge__device_tools`.
 """
 
 import hashlib

@@ -1,21 +1,15 @@
 """MQTT credentials per device, and the brokers that enforce them.
 
-Topic layout (docs/mqtt.md): a device named N (its Device-Id with
-`_` for `:`, topic_name) publishes on `umcp/N/up` and subscribes to
-`umcp/N/down`; the backend subscribes to `umcp/+/up` and publishes on each `umcp/N/down`.
-A plain broker does not tell a subscriber who published a message (MQTT 3.1.1 has no
-sender in PUBLISH), so the sender must be in the topic, and the broker's ACL binds that
-topic to the device's credentials: N may publish only to `umcp/N/up` and read only
-`umcp/N/down`, so no device can speak for another.
+Topic layout (docs/mqtt.md): a device named N (its Device-Id with `_` for `:`,
+topic_name) publishes on `umcp/N/up` and subscribes to `umcp/N/down`. MQTT 3.1.1 has no
+sender in PUBLISH, so the sender is in the topic, and the broker's ACL binds that topic to
+the device's credentials: no device can speak for another.
 
-Credentials: user name N, client id `umcp-N`, password the base64 HMAC-SHA256 of
-`client_id|username` under the backend's secret (xiaozhi-esp32-server signs its MQTT
-passwords the same way; ours is URL-safe base64), issued by the OTA endpoint. Enforced by:
-- EmbeddedBroker: amqtt in this process; an auth plugin (UmcpAuthPlugin) and the topic
-  check ask the Credentials object directly;
-- MosquittoFiles: a mosquitto `password_file` (PBKDF2-SHA512, mosquitto's `$7$` format)
-  the backend rewrites as it issues credentials, then SIGHUPs mosquitto (its pid_file) to
-  reload; the ACL is static (`pattern write umcp/%u/up`, `pattern read umcp/%u/down`).
+Credentials: user name N, client id `umcp-N`, password the URL-safe base64 HMAC-SHA256 of
+`client_id|username` under the backend's secret, issued by the OTA endpoint. Enforced by
+EmbeddedBroker (amqtt in this process: UmcpAuthPlugin and the topic check ask the
+Credentials object) or MosquittoFiles (a mosquitto `password_file` rewritten as
+credentials are issued, then SIGHUP; a static pattern ACL).
 """
 
 import asyncio

@@ -1,20 +1,16 @@
 """Where devices meet the host, wired once for tools.backend and tools.bridge.
 
-A DeviceFront builds and starts:
-- the HTTP server on http_port: the vision endpoint photos are uploaded to, the OTA
-  check-in and activation (/xiaozhi/ota/), firmware images at /ota/<name> (with ota_dir),
-  then the owner's own routes (the backend's web console);
-- the xiaozhi WebSocket server on port, and on the same port the MCP endpoint tool
-  providers connect out to (tools.hub.endpoint: /mcp_endpoint/mcp/?token=TOKEN);
-- with `mqtt`, the MqttHub: the broker (embedded amqtt, or yours), per-device credentials
-  and the MqttServer;
-- with `serial`, a SerialBoard for each port: the board on it served over its USB cable
-  (tools.hub.serialboard), no network.
+A DeviceFront builds and starts the HTTP server on http_port (the vision endpoint, the
+OTA check-in and activation, firmware images, then the owner's own routes); the xiaozhi
+WebSocket server on port, with the MCP endpoint tool providers connect out to on the same
+port (tools.hub.endpoint); with `mqtt`, the MqttHub (broker, credentials, MqttServer); and
+with `serial`, a SerialBoard for each port (docs/hub.md shows how they are wired).
 
-Devices of both transports land in one table (`devices`: device id -> Device) and reach the
-owner through the same callbacks: on_device(device) (a coroutine: the owner's onboarding),
-on_notification(device, payload), on_gone(device). The check-in tells each device where
-to connect: MQTT credentials while the hub runs, else the WebSocket URL and token.
+Devices of every transport land in one table (`devices`: device id -> Device) and reach
+the owner through the same callbacks: on_device(device) (a coroutine: the owner's
+onboarding), on_notification(device, payload), on_gone(device). The check-in tells each
+device where to connect: MQTT credentials while the hub runs, else the WebSocket URL and
+token.
 """
 
 import socket

@@ -4,28 +4,14 @@ MqttServer logs in to a broker (the embedded amqtt one, or mosquitto/EMQX given 
 mqtt://user:password@host:port), subscribes to `umcp/+/up` and gives every device that
 says hello there a tools.hub.xiaozhi.Device, the same object WebSocket devices get: the
 backend, its console and the bridge use it without knowing the transport. It talks to the
-broker with the device's own client (lib/unet/mqtt.py): packets up to MAX_MESSAGE, and a
-broker gone silent noticed within 1.125 keepalives.
+broker with the device's own client (lib/unet/mqtt.py).
 
-Per device (topic name N; tools.hub.broker has the layout and the ACL):
-- a hello on `umcp/N/up` starts a session: the answer on `umcp/N/down` carries the
-  session id and a `udp` block {server, port, key, nonce} (hex, AES-128-CTR) as the
-  xiaozhi MQTT+UDP protocol has it; a second hello replaces the session;
-- `mcp` messages both ways, as over WebSocket (Device.request/notify, tools/list paging);
-- `goodbye` from the device ends the session (no reply); the backend ending a session
-  (replaced, idle, shutting down) publishes `goodbye`, and the device may say hello again;
-  an `mcp` message outside a session is answered with `goodbye` (the gateway does so);
-- idle rule: a session without a message from the device for idle_timeout (120 s) ends;
-  after half of that (or after as long without a message *to* it: the device applies the
-  same rule to what it hears) the backend sends an MCP `ping`, which a live device answers;
-- a device should set a last will of `{"type":"goodbye"}` on its up topic: the broker
-  then reports a vanished device at once instead of after the idle rule;
-- losing the broker ends every session; the server logs in again (1 s, doubling to 10 s)
-  and devices come back with a new hello.
-
-Drop-in: MqttServer takes the same callbacks as XiaozhiServer (on_device, on_notification,
-on_gone, log, trace, request_timeout) and can share its `devices` dict, so a program that
-runs a XiaozhiServer adds devices over MQTT with a few lines (tools.hub.front does).
+The session per device follows the xiaozhi MQTT+UDP protocol (docs/mqtt.md, "What the
+backend does"): a hello starts it and is answered with the session id and a `udp` block,
+`mcp` messages go both ways as over WebSocket, `goodbye` ends it either way, an idle
+device is pinged and then dropped, and losing the broker ends every session until the
+server logs in again. MqttServer takes the same callbacks as XiaozhiServer and can share
+its `devices` dict (tools.hub.front does).
 """
 
 import asyncio

@@ -1,22 +1,17 @@
 """The OTA check-in and activation endpoints, as xiaozhi-esp32-server serves them.
 
-POST /xiaozhi/ota/  (headers Device-Id and Client-Id required, JSON body as the reference
-device's ota.cc sends it: application.version, board.type, mac_address, ...) answers
+POST /xiaozhi/ota/ (headers Device-Id and Client-Id required, the JSON body the reference
+device's ota.cc sends) answers with `server_time`, `firmware` (its url set when a newer
+image exists), `activation` (only while pending) and where to connect: `websocket` {url,
+token} or `mqtt` {endpoint, client_id, username, password, publish_topic,
+subscribe_topic}. A device whose activation is pending gets no connection details: it
+shows the code, polls POST /xiaozhi/ota/activate (202 until the owner confirmed the code
+in the console, 200 then), and checks again, as the reference application does.
 
-    {"server_time": {"timestamp": <ms>, "timezone_offset": <minutes>},
-     "firmware": {"version": "...", "url": ""},            # url set when a newer image exists
-     "activation": {"message", "code", "challenge", "timeout_ms"},   # only while pending
-     "websocket": {"url", "token"}   or   "mqtt": {"endpoint", "client_id", "username",
-                                                   "password", "publish_topic", "subscribe_topic"}}
-
-A device whose activation is pending gets the activation block and no connection details:
-it shows the code, polls POST /xiaozhi/ota/activate (202 until the owner typed the code
-into the console, 200 then), and checks again, as the reference application does.
-
-Firmware images: `<ota_dir>/<board>_<version>.bin` (xiaozhi-esp32-server's naming), e.g.
-`host_0.2.0.bin`; the highest version above the device's own is offered at
-`http://<public-host>:<http-port>/ota/<file>`, with its `sha256` beside `url` (an extra
-field the reference ignores; umcp's self.upgrade_firmware wants it).
+Firmware images: `<ota_dir>/<board>_<version>.bin` (xiaozhi-esp32-server's naming); the
+highest version above the device's own is offered at /ota/<file>, with its `sha256`
+beside `url` (an extra field the reference ignores; self.upgrade_firmware wants it).
+docs/backend.md, "The OTA check and activation", shows an answer.
 """
 
 import hashlib

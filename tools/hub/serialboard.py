@@ -1,26 +1,18 @@
 """A board on a serial port (its USB cable) as a device of the hub: the same Device as one
-that connects over WebSocket (requests, notifications, tools/list paging), its MCP carried
-by the firmware's serial session (lib/mcplink/serial.py says what goes over the line, and
-why; umcpfw.mcpserial is what runs on the board).
+that connects over WebSocket, its MCP carried by the firmware's serial session
+(lib/mcplink/serial.py says what goes over the line; umcpfw.mcpserial runs on the board).
 
-SerialBoard(port, ...) takes the board while it runs: it opens the port (exclusively),
-stops what the board runs (Ctrl-C), enters the raw REPL and soft-resets the board (a fresh
-heap; main.py does not run in the raw REPL), asks for umcp's version, starts
-`umcpfw.mcpserial.run()`, and at the board's hello puts a SerialDevice into the hub's
-`devices` table under the board's own device id (the one it has over WebSocket) and calls
-on_device. When the session ends (the board reset, its program ended, it said goodbye, it
-stopped taking frames, the port went away) the device is gone (its waiting requests fail
-with DeviceGone, on_gone) and the board is taken again: at once after a reset, when the
-port is back after it went away. A board that cannot serve (nothing answers as a
-MicroPython REPL, no umcp on it, another release, a config.json the firmware cannot start
-with) and a port another program holds are each said in one line, and the port is left
-alone (a refused board soft-reset first, so that main.py runs again): deploy, or close the
-other program, then start the bridge again. stop() ends the session with Ctrl-C and
-soft-resets the board from the friendly REPL, so that main.py runs again.
+SerialBoard(port, ...) takes the board while it runs: it opens the port exclusively,
+stops what the board runs, starts `umcpfw.mcpserial.run()` from the raw REPL after a soft
+reset, and at the board's hello puts a SerialDevice into the hub's `devices` under the
+board's own device id. When the session ends the device is gone (on_gone) and the board
+is taken again once it is back. A board that cannot serve, or a port another program
+holds, is said in one line and the port left alone. stop() ends the session and
+soft-resets the board so that main.py runs again. What it does step by step:
+docs/bridge.md, "A board on the USB cable".
 
 The port: a device path (/dev/ttyUSB0, /dev/ttyACM0, COM3) or a pyserial URL
-(socket://HOST:PORT, rfc2217://...). Everything the board prints that is not a record is
-passed to the log, a line at a time.
+(socket://HOST:PORT, rfc2217://...). What the board prints besides records goes to the log.
 """
 
 import asyncio

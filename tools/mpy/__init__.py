@@ -10,8 +10,8 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Everything that runs under MicroPython: what goes onto the board, the simulated
-# hardware, the portable test cases themselves, the bench's scripts and the QEMU board's stand-ins.
-DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/portable", "tools/bench/scripts", "tools/board/qemustandins")
+# hardware (the pty board's start among it), the portable test cases themselves and the bench's scripts.
+DEVICE_TREES = ("lib", "firmware", "tools/sim/hwsim", "tests/portable", "tools/bench/scripts")
 
 PORTABLE_TESTS = os.path.join(ROOT, "tests", "portable")
 

@@ -1,33 +1,18 @@
 """One simulated board: the unchanged firmware in a child process, booted again after each
 machine.reset() as a board boots again. The one launcher: `python -m tools.sim`, make sim
 (tools.sim.demo), the tests (tests/support/firmwareharness.py) and every bench start
-their boards with it.
+their boards with it (docs/simulator.md, "One simulated board in code").
 
     board = SimBoard(config_for(url=url, token=token), runtime="mpy", micropython=BIN)
     board.start()                        # config.json written, the form staged, booted
     device = await board.ready(backend)  # the backend's device once it is onboarded
     board.set_inputs({"levels": {"0": 0}})  # a button pressed, for the parts' simulation
-    board.records()                      # what the drivers did, a line per finished boot
-    board.stop()                         # Ctrl-C, as a user stops it; its exit status
-    board.close()                        # its temporary folders removed (or `with`)
+    board.records(); board.stop(); board.close()   # what the drivers did; Ctrl-C; cleaned up
 
-The runtime (RUNTIMES) says how the firmware runs: "cpython"; "micropython", the unix port
-`micropython` names, compiling lib/ and firmware/ from source; "mpy", the .mpy files `make
-deploy` stages, with the simulated hardware compiled beside them (a board has it in C);
-"mpy-frozen-hardware", the same .mpy files beside the simulated hardware frozen in the
-binary (a build of tools/bench/unixhwsimmanifest.py: the heap then holds what a board's
-does); "frozen", everything frozen in (tools/bench/unixfrozenmanifest.py), main.py alone.
-
-The board's folder, `root` (its "/", a temporary one unless given), holds config.json, the
-settings and the simulated flash. A staged form is copied into it at the first start as
-deploy copies it onto a board, and its module path is relative to it, so module file names
-(interned for good) are as long as a board's ("lib/umcp/server.mpy"). `stage` names a
-folder staged already (stage()); else the first start stages one, shared by the boards of
-this process with the same board and runtime. The entry is tools/sim/device.py (the flash
-kept across resets, a record line per boot, the parts' chips soldered on, inputs read from
-hwsim-inputs.json), or `entry`, a script in the board's folder (a bench's boot; a list:
-the script and its arguments). Standard
-library only (staging runs tools.board.deploy's mpy-cross).
+The runtime (RUNTIMES) says how the firmware runs: "cpython", "micropython", "mpy",
+"mpy-frozen-hardware" or "frozen". The board's folder, `root`, is its "/" (config.json,
+settings, the simulated flash); a staged form is copied into it as deploy copies it onto
+a board. The entry is tools/sim/device.py, or `entry`. Standard library only.
 """
 
 import asyncio

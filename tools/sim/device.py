@@ -1,20 +1,16 @@
 """The simulator's child process: boots firmware/main.py on the host board, on CPython and
-on the MicroPython unix port (tools.sim.board.SimBoard starts it with the device's sys.path and the
-state directory as its working directory).
+on the MicroPython unix port (tools.sim.board.SimBoard starts it with the device's
+sys.path and the board's folder as its working directory).
 
 Around the unchanged firmware it does what the board itself would do across a reset:
 - the simulated flash (both OTA partitions and the boot choice) is kept in hwsim-flash.json,
   so an image installed with set_boot() is the one running after machine.reset();
-- when the firmware stops (reset, or SIGINT from the simulator), one JSON line recording
-  what the drivers did during that boot (and the network host name it set) is appended
-  to hwsim.jsonl, for tests to read;
-- the chips config.json's "parts" name are soldered on (hwsim.solder), their records go
-  into that line ("hwsim": hwsim.snapshot()), and inputs (a button, an ADC, a sensor that
-  stops answering) come from hwsim-inputs.json as tests write it (siminputs.py);
-- the radio's surroundings come from hwsim-network.json, read at each boot:
-  {"unreachable": [ssid, ...], "scan": [[ssid, rssi], ...]}, and again whenever it
-  changed (a network made unreachable drops the station that is on it); the line records
-  the station's connects and the access point ("wifi").
+- when the firmware stops, one JSON line recording what the drivers did during that boot
+  is appended to hwsim.jsonl, for tests to read;
+- the chips config.json's "parts" name are soldered on (hwsim.solder), and inputs come from
+  hwsim-inputs.json as tests write it (siminputs.py);
+- the radio's surroundings come from hwsim-network.json, read at each boot and again
+  whenever it changed. docs/simulator.md, "The simulated hardware", has these files.
 """
 import sys
 

@@ -1,33 +1,15 @@
-"""Simulated `machine` module: Pin, I2C, PWM, reset and friends, in pure Python.
+"""Simulated `machine` module: Pin, I2C, PWM, ADC, SPI (simspi.py, loaded at its first use),
+reset and friends, in pure Python, standing in for MicroPython's `machine` on the host
+board under CPython and the MicroPython unix port.
 
-Stands in for MicroPython's `machine` on the host board, under CPython and the MicroPython
-unix port. Nothing here touches hardware; instead every driver action is recorded so tests
-can assert on it:
-
-- SPI (simspi.py, loaded at the first use of machine.SPI: a board without an SPI part
-  never loads it): devices (a panel: simlcd.py) are attached with `simspi.attach()` to their
-  pins and get what an SPI on those pins writes while their chip select is low.
-- I2C devices are register maps attached to a bus id with `sim_attach_i2c()`; each keeps
-  `regs` (current values) and `writes` (the last (register, value) pairs written, in order).
-- `sim_pwm(pin)` is the PWM on a pin; its `history` lists the last duty_u16 values it was given.
-- `sim_pin(pin)` is the last Pin object made for a pin number; its `history`, the last levels.
-- Inputs: `sim_set_level(pin, level)` is what the outside world puts on a pin (a button):
-  an input Pin reads it (else its pull: PULL_UP reads 1), and a level change runs the
-  handler `Pin.irq()` gave for that edge. `sim_set_adc(pin, u16)` is what an ADC on that pin
-  reads (read_u16; read_uv scales it to 0..3.3 V). `sim_input_hook(fn)` has fn() run before
-  every input read (tools/sim/hwsim/siminputs.py applies a file of inputs that way).
-
-The records are simhistory.History objects: bounded (the last WRITES_KEPT, DUTIES_KEPT,
-LEVELS_KEPT entries, and `.count` of all), so a simulated session may run for days on a
-flat heap; they compare, index and iterate like the lists they stand for.
-
-`reset()` cannot reboot the process, so it raises `ResetRequested`, a SystemExit whose code
-is RESET_EXIT_CODE: it passes through asyncio (tasks do not swallow SystemExit on either
-runtime), ends the process with that status, and the simulator (tools/sim/board.py) boots the
-firmware again. Before raising it lets the simulated bootloader pick the partition chosen
-with esp32.Partition.set_boot(), as a real reset would. Tests catch ResetRequested.
-
-`sim_reset()` puts the module back to power-on state.
+Nothing here touches hardware; every driver action is recorded so tests can assert on it
+(`sim_attach_i2c()`, `sim_pwm(pin)`, `sim_pin(pin)`), and tests put the outside world on
+the inputs (`sim_set_level()`, `sim_set_adc()`, `sim_input_hook()`). The records are
+simhistory.History objects, bounded, so a simulated session may run for days on a flat
+heap. `reset()` raises `ResetRequested`, a SystemExit whose code is RESET_EXIT_CODE, after
+the simulated bootloader picked the partition set_boot() chose; the simulator boots the
+firmware again. `sim_reset()` puts the module back to power-on state. Each helper:
+docs/simulator.md, "The simulated machine and network".
 """
 
 import sys

@@ -1,20 +1,12 @@
-"""Simulated `network` module: a WLAN station that connects at once, or fails on request.
+"""Simulated `network` module: a WLAN station that connects at once, or fails on request,
+and the access point of the Wi-Fi setup.
 
-`sim_fail_connects(n, status)` makes the next `n` connect() calls fail with `status` (e.g.
-STAT_NO_AP_FOUND), so retry logic can be tested; `sim_drop()` loses the link. Every
-connect() is recorded as (ssid, key) in `sim_connects()` (the last CONNECTS_KEPT, a
-simhistory.History with `.count` of all). `hostname(name)` keeps the name as the ESP32
-port does (at most 32 characters; DHCP and mDNS would take it at the next connection);
-`sim_hostnames()` is every name set. `sim_reset()` starts afresh.
-
-The access point (`WLAN(AP_IF)`) is an interface of its own: active(), config(ssid=,
-key=, security=), ifconfig() (192.168.4.1, the ESP32's); `sim_access_point()` is what it
-was set to. `sim_unreachable(ssids)` makes connects to those networks fail with
-STAT_NO_AP_FOUND (the configured network is down), and drops the station when it is on one
-of them (status STAT_BEACON_TIMEOUT, as the ESP32's when its access point vanishes);
-`sim_scan(networks)` sets what scan() finds: (ssid, rssi) pairs, returned in the ESP32
-port's tuples. `sim_watch(hook)`: hook() runs before each look at the station (connect,
-isconnected, status, scan), where the simulator applies a change of the surroundings.
+Tests make connects fail (`sim_fail_connects()`, `sim_unreachable()`), drop the link
+(`sim_drop()`), set what a scan finds (`sim_scan()`) and read what the firmware did
+(`sim_connects()`, `sim_hostnames()`, `sim_access_point()`); `sim_watch(hook)` runs a
+hook before each look at the station, where the simulator applies a change of the
+surroundings. `sim_reset()` starts afresh. Each helper: docs/simulator.md, "The
+simulated machine and network".
 """
 
 from simhistory import History
