@@ -11,6 +11,7 @@ the same code.
     flash      erase a board and write a MicroPython image with esptool
     repl       the board's REPL through mpremote
     boards     the boards, chips and part types a config.json may name
+    doctor     the serial ports; on a board: its MicroPython, heap, firmware and config.json
 """
 
 import importlib
@@ -30,6 +31,7 @@ COMMANDS = {
     "flash": ("board.flash", "main", "erase a board and write a MicroPython image with esptool"),
     "repl": ("board.repl", "main", "the board's REPL through mpremote"),
     "boards": ("board.boards", "main", "the boards, chips and part types a config.json may name"),
+    "doctor": ("board.doctor", "main", "the serial ports; on a board: its MicroPython, heap, firmware and config.json"),
 }
 
 

@@ -9,7 +9,7 @@ import json
 from boards import setup as board_setup
 from devsvc.settings import Settings
 from umcp import McpServer
-from umcp.compat import OnDemand, add_log_sink, const, forget_modules
+from umcp.compat import OnDemand, add_log_sink, call_then_forget, const, forget_modules
 from umcpfw import ConfigError, log, log_exception
 from umcpfw.commontools import CommonTools
 from umcpfw.logring import LogRing
@@ -21,14 +21,12 @@ CATALOGUE_FILE = "tools.cat"  # the tools written on the host (umcp.catalogue)
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
 MAKER_MODULE = "app"
 _BOARD_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
-# config.json's Wi-Fi timings (umcpfw.wifi), in seconds: (key, whether null and 0 are allowed).
-_WIFI_TIMINGS = const((("wifi_setup_after", True), ("wifi_lost_setup_after", True),
-                       ("wifi_check_interval", False)))
 
 
 def read_config(path):
-    """config.json at `path` as a dict, for firmware/main.py's load_config(); ConfigError
-    says what is wrong with it."""
+    """config.json at `path` as a dict, for firmware/main.py's load_config(), checked
+    (umcpfw.configcheck, loaded for it); ConfigError says what is wrong with it. A key the
+    firmware does not read is said in one line."""
     try:
         with open(path) as f:
             text = f.read()
@@ -44,6 +42,8 @@ def read_config(path):
     if not isinstance(config.get("board"), str):
         raise ConfigError('%s needs "board", the name of a module in boards/ (e.g. "host")'
                           % path)
+    for key in call_then_forget("umcpfw.configcheck", "check", config):
+        log.warning('%s: unknown key "%s" (not read by this firmware)', path, key)
     return config
 
 
@@ -55,7 +55,6 @@ def build(app):
     """Everything the Application `app` keeps, from its config: ConfigError when the
     config cannot work."""
     config = app.config
-    check_wifi_timings(config)
     catalogue = read_catalogue(app)  # before the board: its parts' entries leave the config
     # The recent log lines, for device://log: from here on (a fixed-size ring).
     app.log_ring = LogRing()
@@ -159,20 +158,6 @@ def add_status_view(app, part):
         board_setup.restore(board, {"theme": app.settings.get("theme") or "light"})
     app.status_view = StatusView(part, app)
     part.on_release = app.status_view.changed
-
-
-def check_wifi_timings(config):
-    """ConfigError for a Wi-Fi timing that is not a number of seconds (0 or more, or null:
-    never; the check interval above 0)."""
-    for key, never in _WIFI_TIMINGS:
-        value = config.get(key, 1)
-        if never and value is None:
-            continue
-        if (isinstance(value, (int, float)) and not isinstance(value, bool)
-                and (value >= 0 if never else value > 0)):
-            continue
-        raise ConfigError('config.json: "%s" must be a number of seconds %s, not %r' % (
-            key, "(0 or more, or null: never)" if never else "above 0", value))
 
 
 def _mac_address(board):
@@ -347,48 +332,23 @@ def _missing(error, name):
 
 def mcp_http_service(app, options):
     """The umcpfw.mcphttp service for config.json's `mcp_http` of the Application `app`
-    (its server, board, device id and tools built): ConfigError when the settings cannot
-    work. Sets the network host name first (mDNS answers it as <hostname>.local once
-    Wi-Fi connects) and get_system_info's mcp_url. (Here, not in umcpfw.mcphttp: this
+    (its server, board, device id and tools built; the settings checked with config.json
+    by umcpfw.configcheck). Sets the network host name first (mDNS answers it as
+    <hostname>.local once Wi-Fi connects) and get_system_info's mcp_url. (Here, not in umcpfw.mcphttp: this
     code leaves the heap with boot's, the service stays.)"""
     from umcpfw import mcphttp  # only with mcp_http (heap)
 
-    if not isinstance(options, dict):
-        raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
-    auth = options.get("auth", "token")
-    token = options.get("token")
-    if auth == "none":  # a trusted LAN's choice (Home Assistant sends no token): said at every boot
-        if token is not None:
-            raise ConfigError('config.json: "mcp_http" has "auth": "none" and a "token": keep one of them')
+    if options.get("auth") == "none":  # a trusted LAN's choice (Home Assistant sends no token): said at every boot
         log.warning('MCP endpoint without a token ("auth": "none"): anyone on the network can call '
                     "the board's tools")
-    elif auth != "token":
-        raise ConfigError('config.json: "mcp_http" auth must be "token" (the default) or "none", not %r' % (auth,))
-    elif not isinstance(token, str) or not token:
-        raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
-                          '"Authorization: Bearer <token>", or "auth": "none" on a trusted network')
+    token = options.get("token")
     port = options.get("port", 80)
-    if not isinstance(port, int) or not 0 < port < 65536:
-        raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
     hostname = options.get("hostname") or mcphttp.hostname_for(app.device_id)
-    if not valid_hostname(hostname):
-        raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
-                          '"-" (not first or last)' % (hostname,))
     app.hostname = hostname
     _set_hostname(hostname)
     bind = options.get("bind", "0.0.0.0")
     app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
     return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port)
-
-
-def valid_hostname(name):
-    """A DNS label of at most 32 characters (MicroPython's limit): letters, digits, '-'."""
-    if not isinstance(name, str) or not 1 <= len(name) <= 32 or name[0] == "-" or name[-1] == "-":
-        return False
-    for c in name:
-        if not (c == "-" or ("a" <= c.lower() <= "z") or ("0" <= c <= "9")):
-            return False
-    return True
 
 
 def _set_hostname(name):

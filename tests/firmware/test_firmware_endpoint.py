@@ -93,12 +93,12 @@ def test_both_links_at_once_and_the_endpoints_in_get_system_info(tmp_path, micro
 
 
 @pytest.mark.parametrize("config, problem", [
-    ({"mcp_endpoint": 42}, "mcp_endpoint must be a ws:// or wss:// URL, or a list of them"),
+    ({"mcp_endpoint": 42}, '"mcp_endpoint" must be a ws:// or wss:// URL, or a list of them'),
     ({"mcp_endpoint": ["ws://h/mcp/?token=" + TOKEN] * 2}, "mcp_endpoint lists ws://h/mcp/?token=*** twice"),
     ({"mcp_endpoint": "http://h/mcp/?token=" + TOKEN}, "not a WebSocket URL (want ws:// or wss://): "
                                                        "http://h/mcp/?token=***"),
     ({"mcp_endpoint": "ws://h/mcp/?token=x", "mcp_endpoint_tools": "self."},
-     "mcp_endpoint_tools must be a list of tool names or prefixes"),
+     '"mcp_endpoint_tools" must be a list of tool names or prefixes'),
     ({"mcp_endpoint": ""}, "needs ota_url, or the server's url and token, or an mcp_endpoint"),
 ])
 def test_a_bad_endpoint_config_stops_the_start_saying_why(tmp_path, config, problem):

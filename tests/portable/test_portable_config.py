@@ -4,7 +4,7 @@ import os
 import sys
 
 from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, ConfigError, load_config, max_message_for
-from umcpfw.boot import valid_hostname
+from umcpfw.configcheck import valid_hostname
 from umcpfw.mcphttp import hostname_for
 
 PATH = "test_config_%s.json" % sys.implementation.name
@@ -47,6 +47,24 @@ def test_each_problem_is_named():
     assert "one JSON object" in _problem_with('["host"]')
     assert '"board"' in _problem_with('{"url": "ws://h/"}')
     assert '"board"' in _problem_with('{"board": 3}')
+    # The whole file's check (umcpfw.configcheck), the one umcp deploy runs on the host
+    assert '"wifi" must be an object' in _problem_with('{"board": "host", "wifi": "x"}')
+    assert '"parts" must be a list' in _problem_with('{"board": "host", "parts": {"type": "relay"}}')
+    assert '"mcp_http" has "auth": "none" and a "token"' in _problem_with(
+        '{"board": "host", "mcp_http": {"auth": "none", "token": "t"}}')
+    assert '"max_message" must be a whole number' in _problem_with('{"board": "host", "max_message": "16k"}')
+
+
+def test_a_key_the_firmware_does_not_read_is_no_reason_to_stop():
+    from umcpfw.configcheck import check
+
+    with open(PATH, "w") as f:
+        f.write('{"board": "host", "tokn": "t", "url": "ws://h/"}')
+    try:
+        assert load_config(PATH)["tokn"] == "t"  # said in a warning, the start goes on
+    finally:
+        _remove()
+    assert check({"board": "host", "tokn": "t", "colour": 1}) in (["tokn", "colour"], ["colour", "tokn"])
 
 
 def test_the_message_limit_follows_the_free_heap():

@@ -100,7 +100,8 @@ def test_a_firmware_that_cannot_start_ends_the_simulator(tmp_path):
 
 
 @pytest.mark.parametrize("extra, words", [
-    ({"tls_verify": "maybe"}, "tls_verify must be true or false"),
+    ({"tls_verify": "maybe"}, '"tls_verify" must be true or false'),
+    ({"wifi": "x"}, 'config.json: "wifi" must be an object'),
     ({"ca": "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"}, "config.json: "),
     ({"ca": "/no/such/ca.pem"}, "config.json: CA certificate file /no/such/ca.pem cannot be read"),
     # The board's own MCP endpoint: never without a token, and with a port and name that work

@@ -146,7 +146,7 @@ class SerialRig:
               filesystem holds then ("files"); then mpremote's mip installs the MCP core
               from lib/umcp/package.json served on loopback ("mip"), and the core answers a
               tools/call on the board ("core")
-      plain   `make deploy BOARD=generic` from a clone ("deploy", "seconds")
+      plain   `make deploy BOARD=generic` from a clone ("checkout", "deploy", "seconds")
       romfs   the installed `umcp deploy --board generic --romfs --app makerapp.py` from a
               maker's folder ("deploy", "seconds"): the bridge's board
       spare   the same firmware as romfs (its ROMFS image, main.py, config.json, the
@@ -218,7 +218,7 @@ class SerialRig:
 
     def _plain(self, prepared):
         board = prepared.board
-        checkout = Checkout(os.path.join(self.folder, "plain-checkout"), CONFIG)
+        checkout = prepared.record["checkout"] = Checkout(os.path.join(self.folder, "plain-checkout"), CONFIG)
         started = time.monotonic()
         prepared.record["deploy"] = checkout.deploy(board.pty, "BOARD=generic")
         self._booted(prepared, started)

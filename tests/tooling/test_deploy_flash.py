@@ -28,11 +28,13 @@ sys.exit(int(os.environ.get("FAKE_STATUS", "0")))
 
 
 class Recorder:
-    """The stand-in program: str() is its path, recorded() the command lines it saw."""
+    """The stand-in program: str() is its path, recorded() the command lines it saw; `port`
+    a serial line that is there (a pty's), for the board it stands in for."""
 
-    def __init__(self, path, log):
+    def __init__(self, path, log, port):
         self.path = path
         self.log = log
+        self.port = port
 
     def __str__(self):
         return str(self.path)
@@ -49,7 +51,10 @@ def recorder(tmp_path, monkeypatch):
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("FAKE_LOG", str(log))
     monkeypatch.setenv("FAKE_PROBE", "umcp-probe:1.24.1:")
-    return Recorder(program, log)
+    controller, line = os.openpty()
+    yield Recorder(program, log, os.ttyname(line))
+    os.close(controller)
+    os.close(line)
 
 
 # ---- flash -----------------------------------------------------------------------
@@ -177,8 +182,14 @@ def tree(tmp_path):
     return root
 
 
-def run_deploy(tree, recorder, *extra, port="/dev/ttyACM0"):
-    return deploy.main(["--port", port, "--board", "devkit", "--root", str(tree),
+def copies(call):
+    """The (source, board path) pairs of deploy's copying command (mpremote's `fs cp -f
+    SOURCE :PATH`, chained with +)."""
+    return [(call[i + 3], call[i + 4][1:]) for i in range(len(call)) if call[i:i + 3] == ["fs", "cp", "-f"]]
+
+
+def run_deploy(tree, recorder, *extra, port=None):
+    return deploy.main(["--port", port or recorder.port, "--board", "devkit", "--root", str(tree),
                         "--mpremote", str(recorder)] + list(extra))
 
 
@@ -188,20 +199,42 @@ def run_deploy(tree, recorder, *extra, port="/dev/ttyACM0"):
     ("auto", ["connect", "auto"]),
     ("/dev/ttyUSB3", ["connect", "/dev/ttyUSB3"]),
 ])
-def test_deploy_selects_the_port_as_mpremote_understands_it(tree, recorder, port, selects):
-    assert run_deploy(tree, recorder, port=port) == 0
-    assert [call[:len(selects)] for call in recorder.recorded()] == [selects] * 3
+def test_deploy_selects_the_port_as_mpremote_understands_it(port, selects):
+    assert deploy.connect_args(port) == selects
+
+
+def test_deploy_runs_mpremote_on_the_port(tree, recorder):
+    assert run_deploy(tree, recorder) == 0
+    assert [call[:2] for call in recorder.recorded()] == [["connect", recorder.port]] * 4
+
+
+@pytest.mark.parametrize("port", ["/dev/umcp-no-such-port", "u3"])
+def test_deploy_and_repl_name_a_port_that_is_not_there_before_anything_else(tree, recorder, capsys, port):
+    assert run_deploy(tree, recorder, port=port) == 1
+    out, err = capsys.readouterr()
+    device = port if port.startswith("/") else "/dev/ttyUSB3"
+    assert err.splitlines() == [err.splitlines()[0]] and err.startswith("deploy: no serial port %s" % device), err
+    assert "[1/4]" not in out and not (tree / "build").exists()
+    assert repl.main(["--port", port, "--mpremote", str(recorder)]) == 1
+    assert capsys.readouterr().err.startswith("repl: no serial port %s" % device)
+    assert recorder.recorded() == []
 
 
 def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
     assert run_deploy(tree, recorder) == 0
     stage = tree / "build" / "deploy" / "devkit"
-    connect = ["connect", "/dev/ttyACM0"]
+    connect = ["connect", recorder.port]
     calls = recorder.recorded()
-    assert [call[:3] for call in calls] == [connect + ["exec"], connect + ["fs"], connect + ["reset"]]
-    assert calls[1] == connect + ["fs", "cp", "-r", str(stage / "config.json"),
-                                  str(stage / "lib"), str(stage / "main.py"), ":"]
-    assert calls[2] == connect + ["reset"]
+    assert [call[:3] for call in calls] == [connect + ["exec"], connect + ["exec"], connect + ["exec"], connect + ["reset"]]
+    # The board is asked for its files' hashes (the stand-in has none), then every file goes,
+    # its folders made first.
+    assert "'lib/umcp/server.mpy'" in calls[1][3] and "sha256" in calls[1][3]
+    assert "'lib/umcp'" in calls[2][3] and calls[2][4] == "+"
+    assert copies(calls[2]) == [(str(stage / name), name) for name in (
+        "config.json", "lib/boards/__init__.mpy", "lib/boards/devkit.mpy", "lib/boards/setup.mpy",
+        "lib/umcp/__init__.mpy", "lib/umcp/server.mpy", "lib/umcpfw/__init__.mpy", "lib/umcpfw/app.mpy",
+        "lib/unet/__init__.mpy", "lib/unet/ws.mpy", "main.py")]
+    assert calls[3] == connect + ["reset"]
     # The probe asks for the core modules and the board's own REQUIRES.
     assert "'camera'" in calls[0][3] and "'asyncio'" in calls[0][3]
     # Layout of the board's filesystem: main.py as source, everything else compiled.
@@ -215,7 +248,20 @@ def test_deploy_compiles_probes_copies_and_resets(tree, recorder, capsys):
     assert config["board"] == "devkit" and config["token"] == "t"
     out = capsys.readouterr().out
     assert "[1/4]" in out and "[4/4]" in out and "10/10 main.py" in out
+    assert "11 of 11 files changed" in out and "deploy: done in " in out and "11 files copied" in out
     assert "deploy: no tool catalogue (the firmware did not start up to its tools" in out
+
+
+def test_deploy_copies_only_the_files_the_board_does_not_have(tree, recorder, monkeypatch, capsys):
+    main = (tree / "firmware" / "main.py").read_bytes()
+    # The board's answer to the hash query: main.py as it is here, config.json another.
+    monkeypatch.setenv("FAKE_PROBE", "umcp-probe:1.24.1:\numcp-sha256:main.py %s\numcp-sha256:config.json %s"
+                       % (hashlib.sha256(main).hexdigest(), hashlib.sha256(b"{}").hexdigest()))
+    assert run_deploy(tree, recorder) == 0
+    copied = [target for _, target in copies(recorder.recorded()[2])]
+    assert "main.py" not in copied and "config.json" in copied and len(copied) == 10
+    out = capsys.readouterr().out
+    assert "10 of 11 files changed" in out and "10 files copied" in out and "(1 unchanged)" in out
 
 
 def test_deploy_writes_the_tool_catalogue_for_its_config(recorder, tmp_path, capsys):
@@ -228,10 +274,10 @@ def test_deploy_writes_the_tool_catalogue_for_its_config(recorder, tmp_path, cap
                                   "chip": "esp32", "url": "ws://x:8000/xiaozhi/v1/", "token": "t",
                                   "parts": parts}))
     stage = tmp_path / "build"
-    assert deploy.main(["--port", "/dev/ttyACM0", "--board", "generic", "--config", str(config),
+    assert deploy.main(["--port", recorder.port, "--board", "generic", "--config", str(config),
                         "--build-dir", str(stage), "--mpremote", str(recorder)]) == 0
-    copied = recorder.recorded()[1]
-    assert str(stage / "tools.cat") in copied and str(stage / "config.json") in copied
+    copied = copies(recorder.recorded()[2])
+    assert (str(stage / "tools.cat"), "tools.cat") in copied and (str(stage / "config.json"), "config.json") in copied
     with open(stage / "tools.cat", "rb") as f:
         header = json.loads(f.readline())
         names = [json.loads(f.readline())[0] for _ in range(header["count"])]
@@ -245,14 +291,16 @@ def test_deploy_romfs_writes_lib_into_the_romfs_partition(tree, recorder, monkey
     assert run_deploy(tree, recorder, "--romfs") == 0
     stage = tree / "build" / "deploy" / "devkit"
     image = str(stage) + ".romfs"
-    connect = ["connect", "/dev/ttyACM0"]
+    connect = ["connect", recorder.port]
     calls = recorder.recorded()
     assert "vfs.rom_ioctl(1)" in calls[0][3]  # the probe asks for ROMFS partitions
-    assert calls[1:] == [
+    assert calls[1:3] == [
         ["romfs", "--no-mpy", "--output", image, "build", str(stage) + "-romfs"],  # no board needed
-        connect + ["romfs", "deploy", image],
-        connect + ["fs", "cp", "-r", str(stage / "config.json"), str(stage / "main.py"), ":"],  # no lib/
-        connect + ["reset"]]
+        connect + ["romfs", "deploy", image]]
+    assert calls[3][:3] == connect + ["exec"] and "lib/" not in calls[3][3]
+    assert calls[4] == connect + ["fs", "cp", "-f", str(stage / "config.json"), ":config.json",  # no lib/
+                                  "+", "fs", "cp", "-f", str(stage / "main.py"), ":main.py"]
+    assert calls[5] == connect + ["reset"]
     # The image's tree: lib/ as compiled, found on the board through /rom/lib.
     romfs_tree = tree / "build" / "deploy" / "devkit-romfs"
     assert sorted(str(p.relative_to(romfs_tree)) for p in romfs_tree.rglob("*.mpy")) == [
@@ -335,14 +383,13 @@ def test_deploy_takes_tools_from_the_environment(tree, recorder, monkeypatch):
 
 # ---- repl ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("port, selects", [("u1", ["u1"]), ("/dev/ttyACM0", ["connect", "/dev/ttyACM0"])])
-def test_repl_opens_mpremote_on_the_port(recorder, port, selects):
-    assert repl.main(["--port", port, "--mpremote", str(recorder)]) == 0
-    assert recorder.recorded() == [selects + ["repl"]]
+def test_repl_opens_mpremote_on_the_port(recorder):
+    assert repl.main(["--port", recorder.port, "--mpremote", str(recorder)]) == 0
+    assert recorder.recorded() == [["connect", recorder.port, "repl"]]
 
 
-def test_repl_names_a_missing_mpremote(tmp_path, capsys):
-    assert repl.main(["--port", "u0", "--mpremote", str(tmp_path / "no-such-mpremote")]) == 1
+def test_repl_names_a_missing_mpremote(tmp_path, recorder, capsys):
+    assert repl.main(["--port", recorder.port, "--mpremote", str(tmp_path / "no-such-mpremote")]) == 1
     assert "no-such-mpremote not found" in capsys.readouterr().err
 
 
@@ -454,8 +501,7 @@ def test_deploy_takes_the_makers_module_along_as_source(tree, recorder, tmp_path
     assert run_deploy(tree, recorder, "--app", str(mine)) == 0
     stage = tree / "build" / "deploy" / "devkit"
     assert (stage / "app.py").read_text() == mine.read_text()  # as source: tracebacks keep lines
-    copied = recorder.recorded()[1]
-    assert str(stage / "app.py") in copied and copied[-1] == ":"
+    assert (str(stage / "app.py"), "app.py") in copies(recorder.recorded()[2])
     package = tmp_path / "tools_pkg"
     (package / "more").mkdir(parents=True)
     (package / "__init__.py").write_text("from app.more.x import register\n")

@@ -6,9 +6,13 @@ clone has it (the plain board). The blank board's image lacks the camera module,
 micropython.org's stock images do: deploy refuses the camera board there."""
 
 import json
+import re
+import subprocess
+import sys
 
 import pytest
 
+from tests.support import ROOT
 from tests.support.serialrig import CONFIG, RUNNING, console
 
 pytestmark = pytest.mark.timeout(300)
@@ -104,6 +108,78 @@ def test_main_py_runs_the_firmware_ctrl_c_gives_the_repl_ctrl_d_runs_it_again(se
         console_.write(b"\x04")  # Ctrl-D: a soft reset, and main.py again
         console_.read_until(b"MPY: soft reboot")
         console_.read_until(RUNNING)
+
+
+def test_deploy_names_each_file_and_a_second_deploy_copies_only_what_changed(serial_rig):
+    prepared = serial_rig.board("plain")
+    board, checkout = prepared.board, prepared.record["checkout"]
+    status, first = prepared.record["deploy"]
+    assert status == 0, first
+    # The first deploy named each file as mpremote copied it, and what it copied in the end.
+    copying = [line for line in first.splitlines() if line.startswith("  copying ")]
+    count = len(copying)
+    assert count > 90 and copying[-1].startswith("  copying %d/%d " % (count, count)), first
+    assert [line for line in copying if re.fullmatch(r"  copying \d+/%d lib/umcp/server\.mpy \(\d+\.\d KB\)" % count, line)]
+    done = [line for line in first.splitlines() if line.startswith("deploy: done in ")]
+    assert len(done) == 1 and ": %d files copied, " % count in done[0] and "(0 unchanged)" in done[0], done
+    try:
+        # Deployed as the rig deployed it (another test may have changed config.json since),
+        # then again, unchanged: the board has every file, nothing is copied.
+        status, output = checkout.deploy(board.pty, "BOARD=generic")
+        assert status == 0, output
+        status, again = checkout.deploy(board.pty, "BOARD=generic")
+        assert status == 0, again
+        assert "  the board has every file already (%d)" % count in again and "  copying " not in again, again
+        assert ": nothing copied, %d files unchanged;" % count in again
+        # A config.json changed (not its tools): that file alone goes.
+        checkout.write_config(dict(CONFIG, wifi_check_interval=20))
+        status, changed = checkout.deploy(board.pty, "BOARD=generic")
+        assert status == 0, changed
+        copied = [line for line in changed.splitlines() if line.startswith("  copying ")]
+        assert len(copied) == 1 and re.fullmatch(r"  copying 1/1 config\.json \(\d+\.\d KB\)", copied[0]), changed
+        assert ": 1 file copied, " in changed and "(%d unchanged);" % (count - 1) in changed
+        said = board.mpremote("exec", "import json\nprint(json.load(open('config.json'))['wifi_check_interval'])")
+        assert said.split() == ["20"]
+    finally:  # the board as the other tests know it
+        checkout.write_config(CONFIG)
+        status, output = checkout.deploy(board.pty, "BOARD=generic")
+    assert status == 0 and ": 1 file copied, " in output, output
+    status, lines = doctor(board.pty)
+    assert status == 0 and "ok: every package of the firmware is in /lib" in lines, lines
+
+
+def doctor(port, umcp=None, env=None, cwd=ROOT):
+    """`umcp doctor --port PORT` (the clone's, or the installed `umcp`): (status, lines)."""
+    command = [umcp, "doctor"] if umcp else [sys.executable, "-m", "tools.board.doctor"]
+    done = subprocess.run(command + ["--port", port], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120)
+    return done.returncode, (done.stdout + done.stderr).splitlines()
+
+
+def test_doctor_finds_a_deployed_board_well(serial_rig):
+    import umcp
+
+    board = serial_rig.board("romfs").board
+    status, lines = doctor(board.pty)
+    assert status == 0 and all(line.startswith("ok: ") for line in lines), lines
+    assert re.fullmatch(r"ok: MicroPython 1\.\d+\.\d+ \(1\.24 or newer needed\)", lines[0]), lines
+    assert re.fullmatch(r"ok: heap \d+ KB free of \d+ KB after a soft reset", lines[1]), lines
+    assert lines[2:] == ["ok: umcp %s deployed, the same as this copy" % umcp.__version__,
+                         "ok: every package of the firmware is in /lib (ROMFS)",
+                         "ok: the board's config.json passes the firmware's check"]
+
+
+def test_the_installed_doctor_says_what_a_board_lacks(serial_rig, installed_wheel):
+    # The blank board: stock MicroPython and the MCP core from mip, no firmware, no config.json.
+    board = serial_rig.board("blank").board
+    status, lines = doctor(board.pty, installed_wheel.umcp, installed_wheel.env, str(installed_wheel.cwd))
+    problems = [line for line in lines if line.startswith("problem: ")]
+    assert status == 1 and len(problems) == 2, lines
+    assert problems[0].startswith("problem: missing in the board's /lib: boards, devsvc, drivers, mcplink, parts")
+    assert problems[0].endswith("(umcp deploy --port %s --board <board>)" % board.pty)
+    assert problems[1] == "problem: no config.json on the board: umcp deploy --port %s --board <board> copies it" % board.pty
+    status, lines = doctor("/dev/umcp-no-such-port", installed_wheel.umcp, installed_wheel.env, str(installed_wheel.cwd))
+    assert status == 1 and len(lines) == 1 and lines[0].startswith("problem: no serial port /dev/umcp-no-such-port")
 
 
 def test_a_config_json_with_a_mistake_is_said_at_the_repl_without_a_reset_loop(serial_rig, tmp_path):

