@@ -349,7 +349,8 @@ def mcp_http_service(app, options):
     """The umcpfw.mcphttp service for config.json's `mcp_http` of the Application `app`
     (its server, board, device id and tools built): ConfigError when the settings cannot
     work. Sets the network host name first (mDNS answers it as <hostname>.local once
-    Wi-Fi connects) and get_system_info's mcp_url. (Here, not in umcpfw.mcphttp: this
+    Wi-Fi connects) and get_system_info's mcp_url; "mdns" (true by default) has the service
+    answer the `_mcp._tcp` service record, on UDP "mdns_port" (5353). (Here, not in umcpfw.mcphttp: this
     code leaves the heap with boot's, the service stays.)"""
     from umcpfw import mcphttp  # only with mcp_http (heap)
 
@@ -378,7 +379,20 @@ def mcp_http_service(app, options):
     _set_hostname(hostname)
     bind = options.get("bind", "0.0.0.0")
     app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
-    return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port)
+    discovery = None
+    mdns = options.get("mdns", True)
+    mdns_port = options.get("mdns_port", 5353)
+    if not isinstance(mdns, bool):
+        raise ConfigError('config.json: "mcp_http" mdns must be true (the default) or false, not %r' % (mdns,))
+    if not isinstance(mdns_port, int) or isinstance(mdns_port, bool) or not 0 < mdns_port < 65536:
+        raise ConfigError('config.json: "mcp_http" mdns_port must be 1..65535, not %r' % (mdns_port,))
+    if mdns:
+        # The board's address: its Wi-Fi's; without Wi-Fi (the host board), where it listens.
+        wlan = app.board.wlan
+        address = (lambda: wlan.ifconfig()[0]) if wlan is not None else None if bind == "0.0.0.0" else (lambda: bind)
+        discovery = mcphttp.Discovery(hostname, auth, address, bind, mdns_port)
+    return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port,
+                                  discovery=discovery)
 
 
 def valid_hostname(name):

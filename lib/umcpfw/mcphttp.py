@@ -5,13 +5,18 @@ code leaves the heap with boot's); the service listens from then on, and loads i
 connection, so a board whose endpoint no client uses keeps that heap for its session. Once no connection is open and no legacy session
 is kept for IDLE_S seconds, the endpoint and its code leave the heap again (the next
 connection loads them anew): a client that came once does not cost the board 20 KB for
-good."""
+good. With `discovery` (the default: config.json's mcp_http "mdns") it also answers mDNS
+queries for the `_mcp._tcp` service record (unet.mdns, loaded once the board has an address,
+and forgotten again where the port is not free)."""
 
 import asyncio
 
 from umcp.compat import const, forget_modules, get_logger
 from unet import close_quietly
 
+SETTLE_S = const(3)  # after the board has an address, before taking UDP 5353: the ESP32
+# port starts its own responder at that moment, and must find the port free (else .local
+# names stop resolving on the board and for it)
 IDLE_S = const(2)  # without a connection or a session this long, the endpoint's code goes
 # What the endpoint loads at its first connection, and forgets when idle (what those load
 # later, a revision family's code, the refusals' texts, they forget as the endpoint stops:
@@ -50,6 +55,27 @@ def endpoint_maker(app, token, port, bind, hostname, options):
     return endpoint
 
 
+class Discovery:
+    """What the mDNS service record says and where it listens: the board's `hostname`, its
+    `auth` ("token" or "none"), `address()` (the board's IPv4 address as text, None without
+    a network interface), `bind` ("0.0.0.0" joins the multicast group) and UDP `port`."""
+
+    def __init__(self, hostname, auth, address, bind="0.0.0.0", port=5353):
+        self.hostname = hostname
+        self.auth = auth
+        self.address = address
+        self.bind = bind
+        self.port = port
+
+
+def _usable(address):
+    return bool(address) and address != "0.0.0.0"
+
+
+def _none():
+    return None
+
+
 def hostname_for(device_id):
     """The default network name: umcp- and the last 6 hex digits of the MAC
     (aa:bb:cc:dd:ee:ff -> umcp-ddeeff), or the device id made a name."""
@@ -67,11 +93,14 @@ class McpHttpService:
     forgotten (None: kept for good). async run() and stop(), as the application's
     services have."""
 
-    def __init__(self, make, bind, port, idle_s=IDLE_S):
+    def __init__(self, make, bind, port, idle_s=IDLE_S, discovery=None):
         self.make = make
         self.bind = bind
         self.port = port
         self.idle_s = idle_s
+        self.discovery = discovery
+        self.responder = None  # unet.mdns.Responder, while it answers
+        self._answering = None  # its task
         self.endpoint = None
         self.made = 0  # endpoints made so far (the code loaded as often)
         self._server = None
@@ -86,6 +115,8 @@ class McpHttpService:
     async def run(self):
         self._server = await asyncio.start_server(self.accept, self.bind, self.port, backlog=4)
         _log.info("MCP endpoint listening on port %d", self.port)
+        if self.discovery is not None:
+            self._answering = asyncio.create_task(self._answer_mdns())
         self._stopped = asyncio.Event()
         try:
             await self._stopped.wait()
@@ -128,7 +159,34 @@ class McpHttpService:
             # stale links): its frame must not hold the endpoint.
             endpoint = None
 
+    async def _answer_mdns(self):
+        """Answer mDNS queries for the service record (`discovery`: a Discovery) once the
+        board has an address, until stopped; where UDP 5353 is not free (the ESP32 port's
+        own responder), unet.mdns said so and leaves the heap again."""
+        found = self.discovery
+        address = found.address
+        while address is not None and not _usable(address()):
+            await asyncio.sleep(SETTLE_S)
+        if address is not None:
+            await asyncio.sleep(SETTLE_S)
+        from unet.mdns import Records, Responder
+
+        responder = Responder(Records(found.hostname, self.port, found.auth), address or _none,
+                              found.bind, found.port)
+        if not responder.open():
+            responder = None
+            forget_modules("unet.mdns")
+            return
+        self.responder = responder
+        try:
+            await responder.run()
+        finally:
+            self.responder = None
+
     async def stop(self):
+        answering, self._answering = self._answering, None
+        if answering is not None:
+            answering.cancel()
         server, self._server = self._server, None
         if server is not None:
             await close_quietly(server)
