@@ -1,17 +1,18 @@
-"""A small mDNS responder (RFC 6762, DNS-SD RFC 6763) for the board's MCP endpoint over HTTP:
+"""The mDNS service record (RFC 6762, DNS-SD RFC 6763) of the board's MCP endpoint over HTTP:
 `_mcp._tcp.local` PTR, `<hostname>._mcp._tcp.local` SRV and TXT (`path=/mcp`,
 `auth=token|none`) and `<hostname>.local` A. MicroPython has no API for service records,
 hence a responder of our own on UDP 5353; where the ESP32 port's own (ESP-IDF's) holds the
-port, open() says so in one line (docs/device.md, "Finding the board").
+port, open_socket() says so in one line (docs/device.md, "Finding the board").
 
-Queries are read where they lie (names compared byte by byte, compression pointers
-followed, nothing allocated per byte); a malformed packet is dropped, with one log line
-for a streak of them. Answers follow RFC 6762 section 6: a one-shot query (from a port
-other than 5353) gets a unicast answer with its id, its questions and TTLs of 10 s; the
-unicast-response bit, a unicast answer; any other, a multicast one (where the responder
-joined the group). No probing, announcing or known-answer suppression."""
+Loaded for a moment: umcpfw.mcphttp holds the socket and its receive loop, and calls
+open_socket() once and respond() for each packet that may concern the board
+(call_then_forget). respond() reads a query where it lies (names compared byte by byte,
+pointers followed, nothing allocated per byte) and tells a malformed packet apart. Answers
+follow RFC 6762 section 6: a one-shot query (from a port other than 5353) gets a unicast
+answer with its id, its questions and TTLs of 10 s; the unicast-response bit, a unicast
+answer; any other, a multicast one (where the socket joined the group). No probing,
+announcing or known-answer suppression."""
 
-import asyncio
 import socket
 
 from umcp.compat import const, get_logger
@@ -19,8 +20,6 @@ from umcp.compat import const, get_logger
 MDNS_PORT = const(5353)
 GROUP = "224.0.0.251"
 _GROUP_BYTES = const(b"\xe0\x00\x00\xfb")
-POLL_S = 0.25  # MicroPython: how often a socket without asyncio's datagram API is read
-_MAX_PACKET = const(1500)
 _MAX_QUESTIONS = const(16)  # more in one query: taken as malformed
 _MAX_HOPS = const(8)  # compression pointers followed in one name
 
@@ -196,107 +195,47 @@ def _source_port(sender):
     return (sender[2] << 8) | sender[3]
 
 
-class Responder:
-    """Answers mDNS queries for Records `records` on UDP `port` (5353) of `bind`:
-    "0.0.0.0" joins the multicast group, another address (a test's 127.0.0.1) answers
-    unicast queries only. `address()` gives the board's IPv4 address as text (None or
-    "0.0.0.0" while it has none). async run() answers until its task is cancelled, and closes
-    the socket then."""
-
-    def __init__(self, records, address, bind="0.0.0.0", port=MDNS_PORT):
-        self.records = records
-        self.address = address
-        self.bind = bind
-        self.port = port
-        self.answered = 0  # queries answered
-        self.dropped = 0  # malformed packets dropped
-        self._sock = None
-        self._group = None  # where a multicast answer goes, once joined
-        self._streak = False  # within a run of malformed packets (said once)
-
-    def open(self):
-        """Bind the socket (and join the group): False, said in one line, when it cannot
-        be, as where the ESP32 port's own responder holds the port."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def open_socket(bind, port, hostname):
+    """The responder's UDP socket on `port` (5353) of `bind`, non-blocking, as (socket,
+    joined): joined when bound to "0.0.0.0" and in the multicast group. None, said in one
+    line, when the port cannot be had (where the ESP32 port's own responder holds it)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(socket.getaddrinfo(bind, port, 0, socket.SOCK_DGRAM)[0][-1])
+    except OSError as e:
+        sock.close()
+        _log.warning("no service record (UDP %d not free: %r; on the ESP32 port its own responder "
+                     "holds it): reach the board by its address or %s.local", port, e, hostname)
+        return None
+    joined = False
+    if bind == "0.0.0.0":
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(socket.getaddrinfo(self.bind, self.port, 0, socket.SOCK_DGRAM)[0][-1])
+            sock.setsockopt(getattr(socket, "IPPROTO_IP", 0), socket.IP_ADD_MEMBERSHIP,
+                            _GROUP_BYTES + b"\x00\x00\x00\x00")
+            joined = True
         except OSError as e:
-            sock.close()
-            _log.warning("no service record (UDP %d not free: %r; on the ESP32 port its own "
-                         "responder holds it): reach the board by its address or %s.local",
-                         self.port, e, self.records.host[1:1 + self.records.host[0]].decode())
-            return False
-        if self.bind == "0.0.0.0":
-            try:
-                sock.setsockopt(getattr(socket, "IPPROTO_IP", 0), socket.IP_ADD_MEMBERSHIP,
-                                _GROUP_BYTES + b"\x00\x00\x00\x00")
-                self._group = socket.getaddrinfo(GROUP, MDNS_PORT, 0, socket.SOCK_DGRAM)[0][-1]
-            except OSError as e:
-                _log.warning("multicast group not joined (%r): unicast queries only", e)
-        sock.setblocking(False)
-        self._sock = sock
-        return True
+            _log.warning("multicast group not joined (%r): unicast queries only", e)
+    sock.setblocking(False)
+    return sock, joined
 
-    async def run(self):
-        if self._sock is None and not self.open():
-            return
-        loop = asyncio.get_event_loop()
-        recvfrom = getattr(loop, "sock_recvfrom", None)  # CPython; MicroPython has none
-        poller = None
-        if recvfrom is None:
-            import select
 
-            poller = select.poll()
-            poller.register(self._sock, select.POLLIN)
-        try:
-            while True:
-                if recvfrom is not None:
-                    packet, sender = await recvfrom(self._sock, _MAX_PACKET)
-                else:
-                    ready = False
-                    for _ in poller.ipoll(0):
-                        ready = True
-                    if not ready:
-                        await asyncio.sleep(POLL_S)
-                        continue
-                    try:
-                        packet, sender = self._sock.recvfrom(_MAX_PACKET)
-                    except OSError:  # taken by nobody else: EAGAIN after all
-                        continue
-                self.handle(packet, sender)
-                packet = sender = None
-        finally:
-            self.close()
-
-    def handle(self, packet, sender):
-        """Answer one packet received from `sender` (as recvfrom() gave it), or drop it."""
-        asked = self.records.asked(packet)
-        if asked is None:
-            self.dropped += 1
-            if not self._streak:
-                self._streak = True
-                _log.warning("malformed packet dropped (%d bytes); more are not logged until "
-                             "a good one", len(packet))
-            return
-        self._streak = False
-        wanted, unicast, end = asked
-        if not wanted:
-            return
-        if _source_port(sender) != MDNS_PORT:
-            reply, to = self.records.answer(wanted, self.address(), packet, end), sender
-        else:
-            reply = self.records.answer(wanted, self.address())
-            to = sender if unicast or self._group is None else self._group
-        if reply is None:  # nothing to give (an A asked before the board has an address)
-            return
-        try:
-            self._sock.sendto(reply, to)
-            self.answered += 1
-        except OSError as e:
-            _log.warning("answer not sent: %r", e)
-
-    def close(self):
-        sock, self._sock = self._sock, None
-        if sock is not None:
-            sock.close()
+def respond(packet, sender, hostname, port, auth, address, joined):
+    """What to send for one packet from `sender` (as recvfrom() gave it) to the board
+    `hostname` serving HTTP on `port` with `auth`, `address` its IPv4 address as text,
+    `joined` whether the socket is in the group: (reply, where to), None when nothing is
+    (not a question of ours, or no record to give), False for a malformed packet."""
+    records = Records(hostname, port, auth)
+    asked = records.asked(packet)
+    if asked is None:
+        return False
+    wanted, unicast, end = asked
+    if not wanted:
+        return None
+    if _source_port(sender) != MDNS_PORT:  # a one-shot query: its sender, its id
+        reply = records.answer(wanted, address, packet, end)
+        to = sender
+    else:
+        reply = records.answer(wanted, address)
+        to = sender if unicast or not joined else socket.getaddrinfo(GROUP, MDNS_PORT, 0, socket.SOCK_DGRAM)[0][-1]
+    return None if reply is None else (reply, to)

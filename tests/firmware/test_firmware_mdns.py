@@ -19,7 +19,7 @@ from tools.bridge.discover import PTR, SRV, TXT, A, discover, main, query_packet
 pytestmark = pytest.mark.timeout(300)
 SLOW_LINK = {"backoff_min": 5, "backoff_max": 30}
 SIM_ADDRESS = "127.0.0.1"  # the host board has no Wi-Fi: its address is where it listens
-DROPPED = "malformed packet dropped"
+DROPPED = "malformed mDNS packet dropped"
 
 
 def free_udp_port():
@@ -137,3 +137,43 @@ def test_umcp_discover_says_in_one_line_when_no_board_answers(capsys):
     assert out == "" and len(err.splitlines()) == 1 and err.startswith("umcp discover: no board answered")
     assert main(["--address", "127.0.0.1", "--port", "0"], prog="umcp discover") == 1
     assert capsys.readouterr().err == "umcp discover: --port must be 1..65535, not 0\n"
+
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_a_port_held_elsewhere_or_mdns_off_leaves_the_endpoint_serving(tmp_path, micropython):
+    """As on the stock ESP32 image, whose own responder holds UDP 5353 (bound without
+    SO_REUSEADDR): the board says so in one line and serves MCP over HTTP as before. With
+    "mdns": false it does not try."""
+    holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    holder.bind(("127.0.0.1", 0))
+    held = holder.getsockname()[1]
+    sims = {}
+    try:
+        # "off" starts first: once "held" has tried its port, "off" would have answered.
+        for kind, options in (("off", {"mdns": False, "mdns_port": free_udp_port()}), ("held", {"mdns_port": held})):
+            http = free_port()
+            config = dict(options, port=http, auth="none", bind="127.0.0.1", hostname="umcp-" + kind)
+            sims[kind] = (http, config, Sim("ws://127.0.0.1:9/xiaozhi/v1/", tmp_path / kind, micropython=micropython,
+                                            extra_config=dict(SLOW_LINK, mcp_http=config)).start())
+        http, _, sim = sims["held"]
+        for _ in range(WAIT_S * 10):
+            assert sim.running, "the simulator ended"
+            with open(sim.log_path, errors="replace") as f:
+                log = f.read()
+            if "no service record" in log:
+                break
+            time.sleep(0.1)
+        assert log.count("no service record (UDP %d not free" % held) == 1
+        assert "umcp-held.local" in log
+        for http, config, sim in sims.values():
+            assert httpx.post("http://127.0.0.1:%d/mcp" % http, content=b"{}",
+                              headers={"Content-Type": "application/json"}, timeout=WAIT_S).status_code == 400
+        http, config, sim = sims["off"]
+        assert discover(0.5, "127.0.0.1", config["mdns_port"]) == []
+        with open(sim.log_path, errors="replace") as f:
+            log = f.read()
+        assert "mDNS" not in log and "no service record" not in log
+    finally:
+        holder.close()
+        for _, _, sim in sims.values():
+            sim.stop()

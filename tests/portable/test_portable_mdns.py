@@ -1,9 +1,11 @@
 # The board's mDNS service record (unet.mdns): which questions of a query it takes as its
-# own, and the answer it builds, read back record by record as RFC 1035 lays them out. The
-# sockets are tested through the simulated board (tests/firmware/test_firmware_mdns.py).
+# own, the answer it builds, read back record by record as RFC 1035 lays them out, and where
+# that answer goes. The sockets are tested through the simulated board
+# (tests/firmware/test_firmware_mdns.py).
+import socket
 import struct
 
-from unet.mdns import A, PTR, SRV, TXT, Records
+from unet.mdns import A, GROUP, PTR, SRV, TXT, Records, respond
 
 HOST = "umcp-ddeeff"
 
@@ -139,3 +141,26 @@ def test_no_address_no_a_record():
     assert records.answer(A, "0.0.0.0") is None
     _, found = read(records.answer(PTR, None))
     assert [rtype for _, _, rtype, _, _, _ in found] == [12, 33, 16]
+
+
+def test_the_answer_goes_where_rfc_6762_says():
+    packet = query([(name("_mcp._tcp.local"), 12, 1)], qid=77)
+    args = (HOST, 8080, "token", "192.168.4.2")
+    # A one-shot query (not from 5353): to its sender, with its id, joined or not.
+    reply, to = respond(packet, ("192.168.4.9", 40000), *args, joined=True)
+    assert to == ("192.168.4.9", 40000) and reply[:2] == b"\x00\x4d"
+    # From 5353: to the group where the socket joined it, else back to the sender.
+    reply, to = respond(packet, ("192.168.4.9", 5353), *args, joined=True)
+    assert to == socket.getaddrinfo(GROUP, 5353, 0, socket.SOCK_DGRAM)[0][-1] and reply[:2] == b"\x00\x00"
+    assert respond(packet, ("192.168.4.9", 5353), *args, joined=False)[1] == ("192.168.4.9", 5353)
+    # The unicast-response bit: to the sender.
+    asking = query([(name("_mcp._tcp.local"), 12, 0x8001)])
+    assert respond(asking, ("192.168.4.9", 5353), *args, joined=True)[1] == ("192.168.4.9", 5353)
+
+
+def test_a_packet_not_asking_is_none_and_a_malformed_one_false():
+    args = (("192.168.4.9", 40000), HOST, 8080, "none", "192.168.4.2", False)
+    assert respond(query([(name("_http._tcp.local"), 12, 1)]), *args) is None
+    assert respond(query([(name(HOST + ".local"), 1, 1)]), ("192.168.4.9", 40000), HOST, 8080, "none",
+                   None, False) is None  # an A asked before the board has an address
+    assert respond(query([(name("_mcp._tcp.local"), 12, 1)])[:-2], *args) is False
