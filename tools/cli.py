@@ -6,6 +6,7 @@ the same code.
     sim        the local backend and a simulated board (yours: --board, --config): one session
     backend    the local backend for real boards, with its console and web console
     bridge     every board that connects as one MCP server, over stdio or HTTP
+    discover   the boards on the network serving MCP over HTTP, found by mDNS
     deploy     compile the firmware and copy it with config.json onto a board
     catalogue  write the tool catalogue for a config.json (beside it on the board)
     flash      erase a board and write a MicroPython image with esptool
@@ -26,6 +27,7 @@ COMMANDS = {
     "sim": ("sim.demo", "main", "the local backend and a simulated board (yours: --board, --config): one session"),
     "backend": ("backend.__main__", "run", "the local backend for real boards, with its console and web console"),
     "bridge": ("bridge.__main__", "run", "every board that connects as one MCP server, over stdio or HTTP"),
+    "discover": ("bridge.discover", "main", "the boards on the network serving MCP over HTTP, found by mDNS"),
     "deploy": ("board.deploy", "main", "compile the firmware and copy it with config.json onto a board"),
     "catalogue": ("board.catalogue", "main", "write the tool catalogue for a config.json (beside it on the board)"),
     "flash": ("board.flash", "main", "erase a board and write a MicroPython image with esptool"),

@@ -334,7 +334,9 @@ def mcp_http_service(app, options):
     """The umcpfw.mcphttp service for config.json's `mcp_http` of the Application `app`
     (its server, board, device id and tools built; the settings checked with config.json
     by umcpfw.configcheck). Sets the network host name first (mDNS answers it as
-    <hostname>.local once Wi-Fi connects) and get_system_info's mcp_url. (Here, not in umcpfw.mcphttp: this
+    <hostname>.local once Wi-Fi connects) and get_system_info's mcp_url; "mdns" (true by
+    default) has the service answer the `_mcp._tcp` service record, on UDP "mdns_port"
+    (5353). (Here, not in umcpfw.mcphttp: this
     code leaves the heap with boot's, the service stays.)"""
     from umcpfw import mcphttp  # only with mcp_http (heap)
 
@@ -348,7 +350,15 @@ def mcp_http_service(app, options):
     _set_hostname(hostname)
     bind = options.get("bind", "0.0.0.0")
     app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
-    return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port)
+    discovery = None
+    if options.get("mdns", True):
+        # The board's address: its Wi-Fi's; without Wi-Fi (the host board), where it listens.
+        wlan = app.board.wlan
+        address = (lambda: wlan.ifconfig()[0]) if wlan is not None else None if bind == "0.0.0.0" else (lambda: bind)
+        discovery = mcphttp.Discovery(hostname, options.get("auth", "token"), address, bind,
+                                      options.get("mdns_port", 5353))
+    return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port,
+                                  discovery=discovery)
 
 
 def _set_hostname(name):

@@ -122,6 +122,12 @@ def check_mcp_http(options):
     if hostname and not valid_hostname(hostname):
         raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
                           '"-" (not first or last)' % (hostname,))
+    mdns = options.get("mdns", True)
+    if not isinstance(mdns, bool):
+        raise ConfigError('config.json: "mcp_http" mdns must be true (the default) or false, not %r' % (mdns,))
+    mdns_port = options.get("mdns_port", 5353)
+    if not isinstance(mdns_port, int) or isinstance(mdns_port, bool) or not 0 < mdns_port < 65536:
+        raise ConfigError('config.json: "mcp_http" mdns_port must be 1..65535, not %r' % (mdns_port,))
 
 
 def valid_hostname(name):

@@ -5,13 +5,20 @@ code leaves the heap with boot's); the service listens from then on, and loads i
 connection, so a board whose endpoint no client uses keeps that heap for its session. Once no connection is open and no legacy session
 is kept for IDLE_S seconds, the endpoint and its code leave the heap again (the next
 connection loads them anew): a client that came once does not cost the board 20 KB for
-good."""
+good. With `discovery` (the default: config.json's mcp_http "mdns") it also answers mDNS
+queries for the `_mcp._tcp` service record once the board has an address: this module holds
+the UDP socket and its receive loop, and unet.mdns is loaded only for a packet that may ask
+for the board, and forgotten after its answer."""
 
 import asyncio
 
-from umcp.compat import const, forget_modules, get_logger
+from umcp.compat import call_then_forget, const, forget_modules, get_logger
 from unet import close_quietly
 
+SETTLE_S = const(3)  # after the board has an address, before taking UDP 5353: the ESP32
+# port starts its own responder at that moment, and must find the port free (else .local
+# names stop resolving on the board and for it)
+MDNS_POLL_S = 0.25  # MicroPython (no datagram API in its asyncio): how often the socket is read
 IDLE_S = const(2)  # without a connection or a session this long, the endpoint's code goes
 # What the endpoint loads at its first connection, and forgets when idle (what those load
 # later, a revision family's code, the refusals' texts, they forget as the endpoint stops:
@@ -50,6 +57,77 @@ def endpoint_maker(app, token, port, bind, hostname, options):
     return endpoint
 
 
+class Discovery:
+    """What the mDNS service record says and where it listens: the board's `hostname`, its
+    `auth` ("token" or "none"), `address()` (the board's IPv4 address as text, None without
+    a network interface), `bind` ("0.0.0.0" joins the multicast group) and UDP `port`."""
+
+    def __init__(self, hostname, auth, address, bind="0.0.0.0", port=5353):
+        self.hostname = hostname
+        self.auth = auth
+        self.address = address
+        self.bind = bind
+        self.port = port
+
+
+async def _serve_mdns(sock, joined, found, port):
+    """The responder's receive loop on `sock` (unet.mdns.open_socket's), for the service on
+    HTTP `port`: a packet that may ask for the board (a query naming `_mcp` or its host
+    name: a cheap look, no parse) loads unet.mdns for its answer; the rest costs nothing.
+    A malformed packet is dropped, with one log line for a run of them."""
+    loop = asyncio.get_event_loop()
+    recvfrom = getattr(loop, "sock_recvfrom", None)  # CPython; MicroPython has none
+    poller = None
+    if recvfrom is None:
+        import select
+
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+    host = found.hostname.lower().encode()
+    upper = found.hostname.upper().encode()  # (a name in mixed case is not looked for)
+    where = found.address or _none
+    streak = False
+    while True:
+        if recvfrom is not None:
+            packet, sender = await recvfrom(sock, 1500)
+        else:
+            ready = False
+            for _ in poller.ipoll(0):
+                ready = True
+            if not ready:
+                await asyncio.sleep(MDNS_POLL_S)
+                continue
+            try:
+                packet, sender = sock.recvfrom(1500)
+            except OSError:  # not there after all
+                continue
+        if len(packet) < 12 or packet[2] & 0x80 or not (b"_mcp" in packet or host in packet or upper in packet):
+            continue  # a response, or no question of ours: not read further
+        answer = call_then_forget("unet.mdns", "respond", packet, sender, found.hostname, port,
+                                  found.auth, where(), joined)
+        packet = sender = None
+        if answer is False:
+            if not streak:
+                streak = True
+                _log.warning("malformed mDNS packet dropped; more are not logged until a good one")
+            continue
+        streak = False
+        if answer is not None:
+            try:
+                sock.sendto(answer[0], answer[1])
+            except OSError as e:
+                _log.warning("mDNS answer not sent: %r", e)
+            answer = None
+
+
+def _usable(address):
+    return bool(address) and address != "0.0.0.0"
+
+
+def _none():
+    return None
+
+
 def hostname_for(device_id):
     """The default network name: umcp- and the last 6 hex digits of the MAC
     (aa:bb:cc:dd:ee:ff -> umcp-ddeeff), or the device id made a name."""
@@ -67,11 +145,14 @@ class McpHttpService:
     forgotten (None: kept for good). async run() and stop(), as the application's
     services have."""
 
-    def __init__(self, make, bind, port, idle_s=IDLE_S):
+    def __init__(self, make, bind, port, idle_s=IDLE_S, discovery=None):
         self.make = make
         self.bind = bind
         self.port = port
         self.idle_s = idle_s
+        self.discovery = discovery
+        self.mdns_socket = None  # the mDNS responder's, while it answers
+        self._answering = None  # its task
         self.endpoint = None
         self.made = 0  # endpoints made so far (the code loaded as often)
         self._server = None
@@ -86,6 +167,8 @@ class McpHttpService:
     async def run(self):
         self._server = await asyncio.start_server(self.accept, self.bind, self.port, backlog=4)
         _log.info("MCP endpoint listening on port %d", self.port)
+        if self.discovery is not None:
+            self._answering = asyncio.create_task(self._answer_mdns())
         self._stopped = asyncio.Event()
         try:
             await self._stopped.wait()
@@ -128,7 +211,29 @@ class McpHttpService:
             # stale links): its frame must not hold the endpoint.
             endpoint = None
 
+    async def _answer_mdns(self):
+        """Answer mDNS queries for the service record (`discovery`: a Discovery) once the
+        board has an address, until stopped; where UDP 5353 is not free (the ESP32 port's
+        own responder), unet.mdns said so, and this ends."""
+        found = self.discovery
+        address = found.address
+        while address is not None and not _usable(address()):
+            await asyncio.sleep(SETTLE_S)
+        if address is not None:
+            await asyncio.sleep(SETTLE_S)
+        opened = call_then_forget("unet.mdns", "open_socket", found.bind, found.port, found.hostname)
+        if opened is not None:
+            self.mdns_socket = opened[0]
+            try:
+                await _serve_mdns(opened[0], opened[1], found, self.port)
+            finally:
+                self.mdns_socket = None
+                opened[0].close()
+
     async def stop(self):
+        answering, self._answering = self._answering, None
+        if answering is not None:
+            answering.cancel()
         server, self._server = self._server, None
         if server is not None:
             await close_quietly(server)

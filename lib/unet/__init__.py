@@ -5,7 +5,8 @@ certificates), `http` (multipart and JSON POST), `download` (the streamed GET), 
 connection), `mqtt` (MQTT 3.1.1), `roots` (the CA roots TLS trusts by default, imported by
 tlscontext only for a verified connection), `reconnect` (what every link that reconnects
 shares); and one server, `httpd` (a small HTTP/1.1 server: the board's HTTP MCP endpoint is
-one handler of it; `httpdrefusal`, the requests it refuses itself, loaded at the first).
+one handler of it; `httpdrefusal`, the requests it refuses itself, loaded at the first),
+and `mdns`, the mDNS responder of that endpoint's service record.
 Import the module you need; this file imports nothing, so a board loads only what it uses.
 It holds what lives longer than a connection: the stream helpers every client uses while
 connected (close_quietly, read_into, read_exactly: a connected WebSocket or MQTT client

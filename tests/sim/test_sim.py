@@ -114,6 +114,9 @@ def test_a_firmware_that_cannot_start_ends_the_simulator(tmp_path):
     ({"mcp_http": {"port": 8080, "auth": "none", "token": "t"}}, '"mcp_http" has "auth": "none" and a "token"'),
     ({"mcp_http": {"port": 8080, "auth": "off"}}, '"mcp_http" auth must be "token" (the default) or "none", not'),
     ({"mcp_http": {"port": 8080, "auth": None, "token": "t"}}, '"mcp_http" auth must be "token"'),
+    # The mDNS service record: on or off, on a port that exists
+    ({"mcp_http": {"token": "t", "mdns": "yes"}}, '"mcp_http" mdns must be true (the default) or false'),
+    ({"mcp_http": {"token": "t", "mdns_port": 0}}, '"mcp_http" mdns_port must be 1..65535, not 0'),
 ])
 def test_a_config_the_firmware_cannot_use_is_reported_in_words(tmp_path, extra, words):
     # Not a traceback: the line `make repl` shows a maker, saying what to fix.

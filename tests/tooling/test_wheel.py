@@ -124,9 +124,10 @@ CLONE_WORDS = re.compile(r"-m tools\b|\btools\.(?!cat\b)\w|\bmake [a-z]|\b(PORT|
 def test_umcp_and_each_command_say_how_they_are_used(installed):
     done = run(installed, installed.umcp, "--help")
     assert done.returncode == 0, done.stderr
-    for name in ("sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl", "boards", "doctor"):
+    for name in ("sim", "backend", "bridge", "discover", "deploy", "catalogue", "flash", "repl", "boards", "doctor"):
         assert "\n  %s " % name in done.stdout
-    assert set(COMMANDS) == {"sim", "backend", "bridge", "deploy", "catalogue", "flash", "repl", "boards", "doctor"}
+    assert set(COMMANDS) == {"sim", "backend", "bridge", "discover", "deploy", "catalogue", "flash", "repl", "boards",
+                             "doctor"}
     for name in COMMANDS:
         helped = run(installed, installed.umcp, name, "--help")
         assert helped.returncode == 0 and helped.stdout.startswith("usage: umcp %s " % name), helped.stdout
