@@ -9,7 +9,8 @@ are made and what they offer clients is boot work, in modules the board loads fo
 drops again (boards.add_parts, Board.register_tools), one at a time: `check` (the entries
 checked before any hardware is touched), `setup` (the parts made, their pins and drivers
 wired) and `toolset` (their tools registered; the sensors' resources, at a client's first
-resources/*). A runtime module is imported only when config.json names one of its types.
+resources/*), all three reading `types` (what each type is: its options, wiring and tools,
+one entry a type). A runtime module is imported only when config.json names one of its types.
 
     entries = check.entries(config_parts, chip, taken)  # PartError: one line naming the entry
     made = setup.make(entries); toolset.register(made, server)

@@ -163,7 +163,7 @@ def test_the_oled_shows_the_activation_code(tmp_path, micropython):
     (True, [{"type": "relay", "name": "lamp", "pin": 2}, {"type": "pwm", "name": "lamp", "pin": 4}],
      "config.json parts[1] (pwm 'lamp'): the name 'lamp' is taken by config.json parts[0] (relay 'lamp')"),
     (False, [{"type": "laser", "name": "x", "pin": 2}],
-     "config.json parts[0]: unknown type 'laser'; the types are relay, pwm, strip"),
+     "config.json parts[0]: unknown type 'laser'; the types are analog, battery, button"),
     (True, [{"type": "relay", "name": "lamp", "pin": 2}, {"type": "button", "name": "b", "pin": 2}],
      "config.json parts[1] (button 'b'): GPIO 2 is already used by config.json parts[0] (relay 'lamp')"),
     (False, [{"type": "analog", "name": "pot", "pin": 4}],
