@@ -8,8 +8,8 @@ through a session: onboarding (initialize, every tools/list page), then a call o
 tool the board offers the model, then a reconnection and a call. The heap in use is read
 from inside (self.get_system_info collects first) after onboarding ("after boot") and after
 the session; then the smallest -X heapsize that completes the whole session is bisected.
-The generic board carries ten parts, one of each type but the OLED and the LCD: tools/sim/demo.py's
-GENERIC_PARTS; then the same ten and the OLED as the status screen ("status": true: the
+The generic board carries the example parts (tools/sim/generic.json) but the OLED: one of each
+type but the OLED and the LCD; then the same ten and the OLED as the status screen ("status": true: the
 view umcpfw.statusview draws on it), through the same session.
 
 What the parts cost, each in a fresh interpreter once the simulated chips are soldered on:
