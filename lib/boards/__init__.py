@@ -12,7 +12,7 @@ Here is what a connected board keeps (Board); what only the start uses (load(), 
 optional(), restore()) is `setup`'s, loaded for the start and dropped after it.
 """
 
-from umcp.compat import call_then_forget, forget_modules
+from umcp.compat import call_then_forget
 
 # What the common tools need of a board (umcpfw.commonsetup): Board.features().
 FEATURES = ("speaker", "backlight", "display", "camera", "wlan")
@@ -63,7 +63,6 @@ class Board:
         tools of its own calls this first). Not called where a tool catalogue holds them."""
         if self.parts:
             call_then_forget("parts.toolset", "register", self.parts, server)
-            forget_modules("parts.types")  # the types' table it read
 
     def serve_parts(self, server):
         """The sensors tell `server`'s subscribers of a fresh reading, and their resources

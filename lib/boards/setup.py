@@ -5,7 +5,7 @@ inside create(): a resident board module must not hold them). It loads no board 
 itself: a board module imports it.
 """
 
-from umcp.compat import call_then_forget, forget_modules, get_logger
+from umcp.compat import call_then_forget, get_logger
 
 _log = get_logger("boards")
 
@@ -31,7 +31,6 @@ def add_parts(board, config, pins=None, builtin=(), chip=None):
     checked = call_then_forget("parts.check", "entries", entries, chip or config.get("chip"), taken, names,
                                list(builtin))
     board.parts = call_then_forget("parts.setup", "make", checked)
-    forget_modules("parts.types")  # the types' table, which both read
     if entries:
         # The entries are boot work: the parts hold what they need of them, and the
         # application keeps its config for the session (main.run() reads config.json anew).
@@ -91,7 +90,6 @@ def board_screen(board, panel, pins, settings, reset=None, init=()):
     try:
         # Made and set up as config.json's parts are (parts.setup, dropped after).
         board.parts.append(call_then_forget("parts.setup", "make", [entry])[0])
-        forget_modules("parts.types")
     except (OSError, ValueError) as e:
         from parts import log  # (loaded with the part)
 

@@ -110,7 +110,7 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
             raise PartError("%s: the name '%s' is taken by %s" % (where, name, seen[name]))
         seen[name] = where
         out = {"type": kind, "name": name, "where": where, "index": index}
-        options = TYPES[kind][2]
+        options = TYPES[kind][1]
         try:
             _options(entry, options, out, chip)
             problem = rules(out)

@@ -7,7 +7,8 @@ the tools.
 """
 
 import parts
-from parts.types import BOARDS_OWN, TYPES, wire
+from parts.types import TYPES, wire
+from umcp.compat import forget_modules
 
 
 def make(entries):
@@ -16,8 +17,9 @@ def make(entries):
     made = []
     for entry in entries:
         kind = entry["type"]
-        module, name = runtime_of(kind)
-        part = getattr(getattr(__import__("parts." + module), module), name)()
+        module = module_of(kind)
+        # Its class: the module's name capitalized (no name of its own in the table).
+        part = getattr(getattr(__import__("parts." + module), module), module[0].upper() + module[1:])()
         part.name = entry["name"]
         part.kind = kind
         part.label = entry.get("label")
@@ -27,15 +29,12 @@ def make(entries):
         except ValueError as e:  # the port refused a pin or a setting
             raise parts.PartError("%s: %s" % (entry["where"], e))
         made.append(part)
+    # parts.check loaded the types' table for these entries: it goes with this module.
+    forget_modules("parts.types")
     return made
 
 
-def runtime_of(kind):
-    """(the runtime module in parts that holds a type, its class there)."""
-    found = TYPES.get(kind)
-    return found[:2] if found is not None else BOARDS_OWN[kind]
-
-
 def module_of(kind):
-    """The runtime module (in parts) that holds a type."""
-    return runtime_of(kind)[0]
+    """The runtime module (in parts) that holds a type ("display": a board's own LCD)."""
+    found = TYPES.get(kind)
+    return "lcd" if found is None and kind == "display" else found[0]

@@ -8,6 +8,7 @@ holds both at once.
 """
 
 from umcp import Property, PropertyList
+from umcp.compat import forget_modules
 
 
 def register(made, server):
@@ -21,13 +22,14 @@ def register(made, server):
         found = TYPES.get(kind)
         if found is None:  # a board's own part (its display): no tools
             continue
-        names = found[4]
+        names = found[3]
         values = part.label if names is None else tuple([getattr(part, name) for name in names])
-        for verb, template, hints, method, parameters, schema in found[3]:
+        for verb, template, hints, method, parameters, schema in found[2]:
             server.add_tool("self.%s.%s" % (part.name, verb), (template, values),
                             None if parameters is None else _parameters(part, parameters, shared),
                             getattr(part, method), read_only=hints[0], destructive=hints[1],
                             idempotent=hints[2], output_schema=schema)
+    forget_modules("parts.types")  # the table goes with this module
 
 
 def resources(made, server):
@@ -40,12 +42,23 @@ def resources(made, server):
 
 # -- the tools' parameters ---------------------------------------------------------------
 
-def _parameters(part, parameters, shared):
-    """The PropertyList of a tool's parameters (parts.types' form), made once for the parts
-    whose parameters come out the same (a type's, of a range or size): `shared` holds them."""
+def _parameters(part, tool, shared):
+    """The PropertyList of a tool's parameters (`tool`: parts.types' form), made once for
+    the parts whose parameters come out the same (a type's, of a range or size): `shared`
+    holds them, and each Property."""
     made = []
-    for parameter in parameters:
-        made.append(_resolved(part, parameter))
+    for name, kind, low, high, *more in tool:
+        # A bound (attribute, add) is the part's attribute plus add; a description
+        # (template, attribute, ...) is formatted with the part's attributes.
+        default = more[0] if more else None
+        description = more[1] if len(more) > 1 else None
+        if isinstance(low, tuple):
+            low = getattr(part, low[0]) + low[1]
+        if isinstance(high, tuple):
+            high = getattr(part, high[0]) + high[1]
+        if isinstance(description, tuple):
+            description = description[0] % tuple([getattr(part, field) for field in description[1:]])
+        made.append((name, kind, low, high, default, description))
     key = tuple(made)
     found = shared.get(key)
     if found is None:
@@ -62,17 +75,3 @@ def _parameters(part, parameters, shared):
             properties.append(prop)
         found = shared[key] = PropertyList(properties)
     return found
-
-
-def _resolved(part, parameter):
-    """(name, type, minimum, maximum, default, description) with the part's attributes in."""
-    name, kind, low, high = parameter[:4]
-    default = parameter[4] if len(parameter) > 4 else None
-    description = parameter[5] if len(parameter) > 5 else None
-    if isinstance(low, tuple):
-        low = getattr(part, low[0]) + low[1]
-    if isinstance(high, tuple):
-        high = getattr(part, high[0]) + high[1]
-    if isinstance(description, tuple):
-        description = description[0] % tuple([getattr(part, attribute) for attribute in description[1:]])
-    return (name, kind, low, high, default, description)

@@ -1,12 +1,12 @@
-"""What each part type is, in one place: TYPES holds a type's runtime class, its options,
+"""What each part type is, in one place: TYPES holds a type's runtime module, its options,
 its tools (with their parameters) and the attributes its tools' descriptions show; rules()
 holds what one of its options says about another; wire() sets up its pins and drivers.
-The methods its tools call and its state() are in its runtime module. Adding a type
+The methods its tools call and its state() are in its runtime module's class. Adding a type
 means its entry here, its branches of rules() and wire(), and its methods
 (docs/recipes.md, "A part type").
 
 Boot work: parts.check, parts.setup and parts.toolset read this module, and it leaves the
-heap with them (boards.setup.add_parts, Board.register_tools).
+heap with them (parts.setup.make() and parts.toolset.register() drop it when done).
 """
 
 from parts import log
@@ -38,7 +38,7 @@ _SCREEN_TEXT = const((("text", _STRING, None, None, None, (
 _INTERVAL = const(86400000)  # a sensor's longest interval_ms: a day
 
 # Per type:
-#   (runtime module in parts, its class,
+#   (its runtime module in parts, whose class it is (the module's name capitalized: Output),
 #    options: ((option, kind or choices, default, lowest, highest), ...): "name", "type" and
 #        "description" are every entry's;
 #    tools: ((verb, description, hints, method, parameters, output schema), ...):
@@ -51,70 +51,98 @@ _INTERVAL = const(86400000)  # a sensor's longest interval_ms: a day
 #    the attributes the descriptions show, None: the label)
 TYPES = {
     # The reference firmware's lamp: a model knows these tools.
-    "relay": ("output", "Output", (("pin", _OUT, REQUIRED), ("invert", _BOOL, False)), (
-        ("get_state", "Get the power state of the %s", _READS, "state", None,
-         '{"type":"object","properties":{"power":{"type":"boolean"}},"required":["power"]}'),
-        ("turn_on", "Turn on the %s", _SETS, "turn_on", None, None),
-        ("turn_off", "Turn off the %s", _SETS, "turn_off", None, None)), None),
-    "pwm": ("output", "Output", (("pin", _OUT, REQUIRED), ("freq", _INT, 1000, 1, 100000),
-                                 ("invert", _BOOL, False)), (
-        ("set_level", "Set the power of the %s in percent (0 is off, 100 is full).", _SETS,
-         "set_level", (("level", _INTEGER, 0, 100),), None),), None),
-    "strip": ("output", "Output", (("pin", _OUT, REQUIRED), ("count", _INT, 8, 1, 1024)), (
+    "relay": (
+        "output",
+        (("pin", _OUT, REQUIRED), ("invert", _BOOL, False)),
+        (("get_state", "Get the power state of the %s", _READS, "state", None,
+          '{"type":"object","properties":{"power":{"type":"boolean"}},"required":["power"]}'),
+         ("turn_on", "Turn on the %s", _SETS, "turn_on", None, None),
+         ("turn_off", "Turn off the %s", _SETS, "turn_off", None, None)),
+        None),
+    "pwm": (
+        "output",
+        (("pin", _OUT, REQUIRED), ("freq", _INT, 1000, 1, 100000), ("invert", _BOOL, False)),
+        (("set_level", "Set the power of the %s in percent (0 is off, 100 is full).", _SETS,
+          "set_level", (("level", _INTEGER, 0, 100),), None),),
+        None),
+    "strip": (
+        "output",
+        (("pin", _OUT, REQUIRED), ("count", _INT, 8, 1, 1024)),
         # No parameter descriptions where the names, ranges and the tool's description say
         # it all: each is in every prompt the tool list goes into, and on the heap.
-        ("set_color", "Set every LED of the %s (%d LEDs) to one colour; 0,0,0 turns them off.",
-         _SETS, "set_color", _COLOR, None),
-        ("set_pixel", "Set one LED of the %s (%d LEDs, the first is index 0) to a colour.", _SETS,
-         "set_pixel", (("index", _INTEGER, 0, ("count", -1)),) + _COLOR, None)), ("label", "count")),
-    "servo": ("output", "Output", (("pin", _OUT, REQUIRED), ("min_us", _INT, 500, 100, 5000),
-                                   ("max_us", _INT, 2500, 100, 5000), ("range", _INT, 180, 1, 360),
-                                   ("freq", _INT, 50, 40, 400)), (
-        ("set_angle", "Turn the %s to an angle in degrees (0 to %d).", _SETS, "set_angle",
-         (("angle", _INTEGER, 0, ("range", 0)),), None),), ("label", "range")),
-    "buzzer": ("output", "Output", (("pin", _OUT, REQUIRED),), (
-        ("beep", "Sound the %s: a tone of a frequency (Hz) for a time (ms).", _ACTS, "beep",
-         (("frequency", _INTEGER, 20, 20000, 2000), ("duration_ms", _INTEGER, 10, 5000, 200)),
-         None),), None),
-    "button": ("sensor", "Sensor", (("pin", _IN, REQUIRED), ("pull", ("up", "down", "none"), "up"),
-                                    ("active", ("low", "high"), None),
-                                    ("debounce_ms", _INT, 50, 0, 1000)), (), None),
-    "analog": ("sensor", "Sensor", (("pin", _ADC, REQUIRED), ("min", _NUMBER, 0), ("max", _NUMBER, 100),
-                                    ("unit", _TEXT, "%"), ("step", _NUMBER, None, 0, None),
-                                    ("interval_ms", _INT, 2000, 100, _INTERVAL)), (
-        ("read", "Read the %s now: its value from %g to %g %s.", _READS, "tool_read", None, None),),
+        (("set_color", "Set every LED of the %s (%d LEDs) to one colour; 0,0,0 turns them off.",
+          _SETS, "set_color", _COLOR, None),
+         ("set_pixel", "Set one LED of the %s (%d LEDs, the first is index 0) to a colour.",
+          _SETS, "set_pixel", (("index", _INTEGER, 0, ("count", -1)),) + _COLOR, None)),
+        ("label", "count")),
+    "servo": (
+        "output",
+        (("pin", _OUT, REQUIRED), ("min_us", _INT, 500, 100, 5000), ("max_us", _INT, 2500, 100, 5000),
+         ("range", _INT, 180, 1, 360), ("freq", _INT, 50, 40, 400)),
+        (("set_angle", "Turn the %s to an angle in degrees (0 to %d).", _SETS, "set_angle",
+          (("angle", _INTEGER, 0, ("range", 0)),), None),),
+        ("label", "range")),
+    "buzzer": (
+        "output",
+        (("pin", _OUT, REQUIRED),),
+        (("beep", "Sound the %s: a tone of a frequency (Hz) for a time (ms).", _ACTS, "beep",
+          (("frequency", _INTEGER, 20, 20000, 2000), ("duration_ms", _INTEGER, 10, 5000, 200)), None),),
+        None),
+    "button": (  # no tool: its state is its resource
+        "sensor",
+        (("pin", _IN, REQUIRED), ("pull", ("up", "down", "none"), "up"), ("active", ("low", "high"), None),
+         ("debounce_ms", _INT, 50, 0, 1000)),
+        (),
+        None),
+    "analog": (
+        "sensor",
+        (("pin", _ADC, REQUIRED), ("min", _NUMBER, 0), ("max", _NUMBER, 100), ("unit", _TEXT, "%"),
+         ("step", _NUMBER, None, 0, None), ("interval_ms", _INT, 2000, 100, _INTERVAL)),
+        (("read", "Read the %s now: its value from %g to %g %s.", _READS, "tool_read", None, None),),
         ("label", "low", "high", "unit")),
-    "dht": ("sensor", "Sensor", (("pin", _IO, REQUIRED), ("model", ("dht11", "dht22"), "dht22"),
-                                 ("interval_ms", _INT, 10000, 2000, _INTERVAL)), (
-        ("read", "Read the %s: temperature in degrees Celsius and relative humidity in percent.",
-         _READS, "tool_read", None, None),), None),
-    "ds18b20": ("sensor", "Sensor", (("pin", _IO, REQUIRED), ("interval_ms", _INT, 10000, 1000, _INTERVAL)), (
-        ("read", "Read the %s: temperature in degrees Celsius.", _READS, "tool_read", None, None),), None),
-    "battery": ("sensor", "Sensor", (("pin", _ADC, REQUIRED), ("divider", _NUMBER, 2.0, 1, 20),
-                                     ("empty_v", _NUMBER, 3.3, 0, 60), ("full_v", _NUMBER, 4.2, 0, 60),
-                                     ("interval_ms", _INT, 30000, 1000, _INTERVAL)), (
-        ("get_level", "The charge of the %s in percent, and its voltage.", _READS, "tool_read", None,
-         None),), None),
-    "oled": ("oled", "Oled", (("sda", _IO, REQUIRED), ("scl", _IO, REQUIRED), ("i2c", _INT, 0, 0, 1),
-                              ("addr", _INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128),
-                              ("height", (64, 32), 64), ("status", _BOOL, False)), (
-        ("show_text", "Show text on the %s (a %dx%d OLED screen), replacing what it showed.", _SETS,
-         "show_text", _SCREEN_TEXT, None),
-        ("clear", "Clear the %s (a %dx%d OLED screen).", _SETS, "clear", None, None)),
+    "dht": (
+        "sensor",
+        (("pin", _IO, REQUIRED), ("model", ("dht11", "dht22"), "dht22"),
+         ("interval_ms", _INT, 10000, 2000, _INTERVAL)),
+        (("read", "Read the %s: temperature in degrees Celsius and relative humidity in percent.",
+          _READS, "tool_read", None, None),),
+        None),
+    "ds18b20": (
+        "sensor",
+        (("pin", _IO, REQUIRED), ("interval_ms", _INT, 10000, 1000, _INTERVAL)),
+        (("read", "Read the %s: temperature in degrees Celsius.", _READS, "tool_read", None, None),),
+        None),
+    "battery": (
+        "sensor",
+        (("pin", _ADC, REQUIRED), ("divider", _NUMBER, 2.0, 1, 20), ("empty_v", _NUMBER, 3.3, 0, 60),
+         ("full_v", _NUMBER, 4.2, 0, 60), ("interval_ms", _INT, 30000, 1000, _INTERVAL)),
+        (("get_level", "The charge of the %s in percent, and its voltage.", _READS, "tool_read", None,
+          None),),
+        None),
+    "oled": (
+        "oled",
+        (("sda", _IO, REQUIRED), ("scl", _IO, REQUIRED), ("i2c", _INT, 0, 0, 1),
+         ("addr", _INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64),
+         ("status", _BOOL, False)),
+        (("show_text", "Show text on the %s (a %dx%d OLED screen), replacing what it showed.",
+          _SETS, "show_text", _SCREEN_TEXT, None),
+         ("clear", "Clear the %s (a %dx%d OLED screen).", _SETS, "clear", None, None)),
         ("label", "width", "height")),
-    "lcd": ("lcd", "Lcd", (("sck", _OUT, REQUIRED), ("mosi", _OUT, REQUIRED), ("dc", _OUT, REQUIRED),
-                           ("cs", _OUT, None), ("rst", _OUT, None), ("bl", _OUT, None), ("spi", (1, 2), 1),
-                           ("freq", _INT, 40000000, 1000000, 80000000), ("width", _INT, REQUIRED, 8, 320),
-                           ("height", _INT, REQUIRED, 8, 320), ("rotation", (0, 90, 180, 270), 0),
-                           ("x_offset", _INT, 0, 0, 312), ("y_offset", _INT, 0, 0, 312),
-                           ("invert", _BOOL, True), ("bgr", _BOOL, False), ("status", _BOOL, False)), (
-        ("show_text", "Show text on the %s (a %dx%d colour screen), replacing what it showed.", _SETS,
-         "show_text", _SCREEN_TEXT, None),
-        ("clear", "Clear the %s (a %dx%d colour screen).", _SETS, "clear", None, None)),
+    "lcd": (
+        "lcd",
+        (("sck", _OUT, REQUIRED), ("mosi", _OUT, REQUIRED), ("dc", _OUT, REQUIRED), ("cs", _OUT, None),
+         ("rst", _OUT, None), ("bl", _OUT, None), ("spi", (1, 2), 1),
+         ("freq", _INT, 40000000, 1000000, 80000000), ("width", _INT, REQUIRED, 8, 320),
+         ("height", _INT, REQUIRED, 8, 320), ("rotation", (0, 90, 180, 270), 0),
+         ("x_offset", _INT, 0, 0, 312), ("y_offset", _INT, 0, 0, 312), ("invert", _BOOL, True),
+         ("bgr", _BOOL, False), ("status", _BOOL, False)),
+        (("show_text", "Show text on the %s (a %dx%d colour screen), replacing what it showed.",
+          _SETS, "show_text", _SCREEN_TEXT, None),
+         ("clear", "Clear the %s (a %dx%d colour screen).", _SETS, "clear", None, None)),
         ("label", "width", "height")),
 }
-# A board's own LCD (boards.setup.board_screen): made and wired as an lcd, no tools.
-BOARDS_OWN = {"display": ("lcd", "Lcd")}
+# A board's own LCD (boards.setup.board_screen), type "display": made and wired as an lcd
+# (parts.setup), with no tools.
 
 _I2C_FREQ = const(400000)  # an OLED's bus
 

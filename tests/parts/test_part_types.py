@@ -78,9 +78,11 @@ def test_the_examples_and_the_docs_follow_the_types():
 
 # -- the recipe, followed in a copy of the tree ----------------------------------------
 
-TOY_ENTRY = '''    "rgb": ("output", "Output", (("red", _OUT, REQUIRED), ("green", _OUT, REQUIRED),
-                                 ("blue", _OUT, REQUIRED)), (
-        ("set_color", "Set the colour of the %s.", _SETS, "set_rgb", _COLOR, None),), None),
+TOY_ENTRY = '''    "rgb": (
+        "output",
+        (("red", _OUT, REQUIRED), ("green", _OUT, REQUIRED), ("blue", _OUT, REQUIRED)),
+        (("set_color", "Set the colour of the %s.", _SETS, "set_rgb", _COLOR, None),),
+        None),
 '''
 TOY_WIRING = '''    elif kind == "rgb":
         part.rgb = (0, 0, 0)
@@ -150,10 +152,10 @@ def test_a_type_added_by_the_recipe_alone_is_made_listed_called_and_shown(tree):
     before, after = tree
     # 1. its entry in TYPES, and its wiring; 2. its method and its state; 3. its example;
     # 4. its docs: the table's row and the example there.
-    edit(after, TYPES_PY, '    "relay": ("output"', TOY_ENTRY)
+    edit(after, TYPES_PY, "TYPES = {\n", TOY_ENTRY, before=False)
     edit(after, TYPES_PY, '    elif kind == "lcd" or kind == "display":', TOY_WIRING)
     edit(after, OUTPUT_PY, "    def state(self, args=None):", TOY_METHOD)
-    edit(after, OUTPUT_PY, '        if kind == "buzzer":', TOY_STATE)
+    edit(after, OUTPUT_PY, '        if kind != "buzzer":', TOY_STATE)
     edit(after, EXAMPLES, '  {"type": "relay"', "  %s,\n" % json.dumps(TOY_PART))
     edit(after, BOARDS_MD, "| `relay` |", TOY_ROW)
     edit(after, BOARDS_MD, '  {"type": "relay", "name": "lamp"', "  %s,\n" % json.dumps(TOY_PART))
@@ -169,11 +171,11 @@ def test_a_type_added_by_the_recipe_alone_is_made_listed_called_and_shown(tree):
     with open(os.path.join(after, OUTPUT_PY), "w", encoding="utf-8") as f:
         f.write(source.replace(TOY_STATE, ""))
     done = tables_test(after)
-    assert done.returncode != 0 and "no state for the type 'rgb'" in done.stdout, done.stdout[-3000:]
+    assert done.returncode != 0 and "ValueError: rgb" in done.stdout, done.stdout[-3000:]
 
 
 def test_the_drift_check_sees_a_type_without_its_example_or_its_docs(tree):
     _, after = tree
-    edit(after, TYPES_PY, '    "relay": ("output"', TOY_ENTRY)
+    edit(after, TYPES_PY, "TYPES = {\n", TOY_ENTRY, before=False)
     found = drift(after)
     assert len(found) == 2 and EXAMPLES in found[0] and "table has rows" in found[1], found

@@ -28,7 +28,7 @@ def smallest_entry(kind):
     its option's kind takes."""
     entry = {"type": kind, "name": "my_" + kind}
     pins, adcs = list(FREE_PINS), list(ADC_PINS)
-    for option in types.TYPES[kind][2]:
+    for option in types.TYPES[kind][1]:
         key, option_kind, default = option[0], option[1], option[2]
         if default != types.REQUIRED:
             continue
@@ -66,15 +66,18 @@ def test_the_option_kinds_agree():
                 check._TEXT) == OPTION_KINDS
 
 
+def runtime_class(kind):
+    """A type's runtime class: its module's, named as the module capitalized."""
+    module = setup.module_of(kind)
+    return getattr(getattr(__import__("parts." + module), module), module[0].upper() + module[1:])
+
+
 def test_each_type_names_a_class_and_methods_that_exist():
-    for kind, found in list(types.TYPES.items()) + list(types.BOARDS_OWN.items()):
-        module, name = found[:2]
-        runtime = getattr(getattr(__import__("parts." + module), module), name)
+    assert issubclass(runtime_class("display"), Part)  # a board's own LCD: made as an lcd
+    for kind, found in types.TYPES.items():
+        runtime = runtime_class(kind)
         assert issubclass(runtime, Part), kind
-        assert setup.module_of(kind) == module
-        if kind in types.BOARDS_OWN:
-            continue
-        options, tools, values = found[2:]
+        options, tools, values = found[1:]
         keys = [option[0] for option in options]
         assert len(set(keys)) == len(keys) and not [k for k in keys if k in ("type", "name", "description")], kind
         for option in options:
@@ -83,7 +86,7 @@ def test_each_type_names_a_class_and_methods_that_exist():
         assert len(set(verbs)) == len(verbs), kind
         for verb, template, hints, method, parameters, schema in tools:
             assert callable(getattr(runtime, method, None)), "%s.%s calls %s.%s, which is missing" % (
-                kind, verb, name, method)
+                kind, verb, runtime.__name__, method)
             assert len(hints) == 3, (kind, verb)
             for parameter in parameters or ():
                 assert 4 <= len(parameter) <= 6 and parameter[1] in ("integer", "string"), (kind, verb)
@@ -101,7 +104,7 @@ async def test_every_tool_of_every_type_is_called_and_each_type_has_its_state():
         assert bool(part.poll_ms) == sensor, kind
         client = ToolClient(board)
         listed = (await client.request("tools/list"))["result"]["tools"]
-        expected = ["self.%s.%s" % (entry["name"], tool[0]) for tool in types.TYPES[kind][3]]
+        expected = ["self.%s.%s" % (entry["name"], tool[0]) for tool in types.TYPES[kind][2]]
         assert sorted(tool["name"] for tool in listed) == sorted(expected), kind
         for tool in listed:
             # The template took the label (or the values its entry names) and left no field open.
