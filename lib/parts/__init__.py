@@ -5,9 +5,10 @@ What a part does at run time is in the module of its kind, imported only when co
 names one of its types and then resident: `output` (relay, pwm, strip, servo, buzzer),
 `sensor` (button, analog, battery, dht, ds18b20, and serve() that reads them), `oled`
 (I2C SSD1306) and `lcd` (SPI ST7789/ILI9341), both on `screen`. Making the parts is boot
-work, in modules loaded for it and dropped again one at a time: `check` (the entries
-checked before any hardware is touched), `setup` (the parts made and wired) and `toolset`
-(their tools registered; the sensors' resources at a client's first resources/*):
+work, in modules loaded for it and dropped again one at a time, all reading `types` (what
+each type is: options, wiring and tools, one entry a type): `check` (the entries checked
+before any hardware is touched), `setup` (the parts made and wired) and `toolset` (their
+tools registered; the sensors' resources at a client's first resources/*):
 
     entries = check.entries(config_parts, chip, taken)  # PartError: one line naming the entry
     made = setup.make(entries); toolset.register(made, server)

@@ -8,10 +8,11 @@ the boot only (boards.add_parts drops it again). A problem is a PartError naming
 import sys
 
 from parts import PartError, log
+from parts.types import REQUIRED, TYPES, rules
 from umcp.compat import const
 
-# Kinds of option: pins (an output, an input, both: a bus line, an ADC input), then the
-# rest. Small ints under const(): no names on the heap for the boot's sake.
+# parts.types' kinds of option (const(): no names on the heap; the tables test holds the
+# two to the same values).
 _OUT = const(1)
 _IN = const(2)
 _IO = const(3)
@@ -20,41 +21,6 @@ _INT = const(5)
 _NUMBER = const(6)
 _BOOL = const(7)
 _TEXT = const(8)
-REQUIRED = "required"
-TYPES = ("relay", "pwm", "strip", "servo", "buzzer", "button", "analog", "dht", "ds18b20",
-         "battery", "oled", "lcd")
-
-# Per type: (option, kind or choices, default, lowest, highest). "name", "type" and
-# "description" are every entry's.
-OPTIONS = {
-    "relay": (("pin", _OUT, REQUIRED), ("invert", _BOOL, False)),
-    "pwm": (("pin", _OUT, REQUIRED), ("freq", _INT, 1000, 1, 100000), ("invert", _BOOL, False)),
-    "strip": (("pin", _OUT, REQUIRED), ("count", _INT, 8, 1, 1024)),
-    "servo": (("pin", _OUT, REQUIRED), ("min_us", _INT, 500, 100, 5000),
-              ("max_us", _INT, 2500, 100, 5000), ("range", _INT, 180, 1, 360),
-              ("freq", _INT, 50, 40, 400)),
-    "buzzer": (("pin", _OUT, REQUIRED),),
-    "button": (("pin", _IN, REQUIRED), ("pull", ("up", "down", "none"), "up"),
-               ("active", ("low", "high"), None), ("debounce_ms", _INT, 50, 0, 1000)),
-    "analog": (("pin", _ADC, REQUIRED), ("min", _NUMBER, 0), ("max", _NUMBER, 100),
-               ("unit", _TEXT, "%"), ("step", _NUMBER, None, 0, None),
-               ("interval_ms", _INT, 2000, 100, 86400000)),
-    "dht": (("pin", _IO, REQUIRED), ("model", ("dht11", "dht22"), "dht22"),
-            ("interval_ms", _INT, 10000, 2000, 86400000)),
-    "ds18b20": (("pin", _IO, REQUIRED), ("interval_ms", _INT, 10000, 1000, 86400000)),
-    "battery": (("pin", _ADC, REQUIRED), ("divider", _NUMBER, 2.0, 1, 20),
-                ("empty_v", _NUMBER, 3.3, 0, 60), ("full_v", _NUMBER, 4.2, 0, 60),
-                ("interval_ms", _INT, 30000, 1000, 86400000)),
-    "oled": (("sda", _IO, REQUIRED), ("scl", _IO, REQUIRED), ("i2c", _INT, 0, 0, 1),
-             ("addr", _INT, 0x3C, 0x3C, 0x3D), ("width", (128,), 128), ("height", (64, 32), 64),
-             ("status", _BOOL, False)),
-    "lcd": (("sck", _OUT, REQUIRED), ("mosi", _OUT, REQUIRED), ("dc", _OUT, REQUIRED),
-            ("cs", _OUT, None), ("rst", _OUT, None), ("bl", _OUT, None), ("spi", (1, 2), 1),
-            ("freq", _INT, 40000000, 1000000, 80000000), ("width", _INT, REQUIRED, 8, 320),
-            ("height", _INT, REQUIRED, 8, 320), ("rotation", (0, 90, 180, 270), 0),
-            ("x_offset", _INT, 0, 0, 312), ("y_offset", _INT, 0, 0, 312), ("invert", _BOOL, True),
-            ("bgr", _BOOL, False), ("status", _BOOL, False)),
-}
 # Tool namespaces of the common tools (self.<name>.*): a part may not take them.
 _RESERVED = const(("audio_speaker", "screen", "camera", "assets", "system", "network"))
 _NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
@@ -134,7 +100,7 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
                             "\"pin\": 2}, got %s" % (where, _kind(entry)))
         kind = entry.get("type")
         if kind not in TYPES:
-            raise PartError("%s: unknown type %r; the types are %s" % (where, kind, ", ".join(TYPES)))
+            raise PartError("%s: unknown type %r; the types are %s" % (where, kind, ", ".join(sorted(TYPES))))
         name = entry.get("name")
         problem = _bad_name(name, names)
         if problem:
@@ -144,15 +110,18 @@ def entries(parts, chip=None, taken=None, names=(), builtin=()):
             raise PartError("%s: the name '%s' is taken by %s" % (where, name, seen[name]))
         seen[name] = where
         out = {"type": kind, "name": name, "where": where, "index": index}
+        options = TYPES[kind][1]
         try:
-            _options(entry, OPTIONS[kind], out, chip)
-            _rules(out)
+            _options(entry, options, out, chip)
+            problem = rules(out)
         except PartError as e:
             raise PartError("%s: %s" % (where, e))
+        if problem:
+            raise PartError("%s: %s" % (where, problem))
         if kind == "oled":
             _bus(out, where, pins, buses, addresses)
         else:
-            for option in OPTIONS[kind]:
+            for option in options:
                 if option[1] in (_OUT, _IN, _IO, _ADC):
                     pin = out[option[0]]
                     if pin is None:  # an optional pin left out (an LCD's cs, rst, bl)
@@ -239,28 +208,6 @@ def _pin(key, kind, pin, chip):
     if kind == _ADC and not adc[0] <= pin <= adc[1]:
         raise PartError("%s: GPIO %d has no ADC the firmware can read on the %s (ADC2 stops "
                         "while Wi-Fi is on): use one of GPIO %d-%d" % (key, pin, chip, adc[0], adc[1]))
-
-
-def _rules(out):
-    """What one option says about another."""
-    kind = out["type"]
-    if kind == "servo" and out["min_us"] >= out["max_us"]:
-        raise PartError("min_us (%d) must be below max_us (%d)" % (out["min_us"], out["max_us"]))
-    if kind == "servo" and out["max_us"] * out["freq"] >= 1000000:
-        raise PartError("max_us %d is longer than one period at %d Hz" % (out["max_us"], out["freq"]))
-    if kind == "analog" and out["min"] == out["max"]:
-        raise PartError("min and max must differ")
-    if kind == "battery" and out["empty_v"] >= out["full_v"]:
-        raise PartError("empty_v (%s) must be below full_v (%s)" % (out["empty_v"], out["full_v"]))
-    if kind == "lcd":
-        # The controller's memory: 240x320, or 320x240 for a panel wider than high.
-        memory = (320, 240) if out["width"] > out["height"] else (240, 320)
-        if out["width"] + out["x_offset"] > memory[0] or out["height"] + out["y_offset"] > memory[1]:
-            raise PartError("a %dx%d panel at offset %d,%d does not fit the controller's %dx%d pixels"
-                            % (out["width"], out["height"], out["x_offset"], out["y_offset"],
-                               memory[0], memory[1]))
-    if kind == "button" and out["active"] is None:
-        out["active"] = "high" if out["pull"] == "down" else "low"
 
 
 def _bus(out, where, pins, buses, addresses):

@@ -103,4 +103,6 @@ class Output(parts.Part):
         if kind == "servo":
             angle = self.angle
             return {"angle": angle, "pulse_us": None if angle is None else self.pulse_us(angle)}
+        if kind != "buzzer":
+            raise ValueError(kind)  # a type without its branch here
         return {"sounding": self.sounding}

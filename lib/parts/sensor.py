@@ -111,7 +111,9 @@ class Sensor(parts.Part):
         if kind == "dht":
             self.sensor.measure()  # a few ms; OSError when the sensor does not answer
             return {"temperature_c": self.sensor.temperature(), "humidity": self.sensor.humidity()}
-        return self._convert()  # ds18b20
+        if kind != "ds18b20":
+            raise ValueError(kind)  # a type without its branch here
+        return self._convert()
 
     def edge(self, pin):
         # A button's interrupt: count and return, nothing more (a hard IRQ may not allocate).

@@ -7,7 +7,7 @@ MicroPython unix port against the local backend on loopback, and run through a s
 onboarding, a call of every tool the board offers the model, a reconnection and a call.
 The heap in use is read from inside after onboarding and after the session, and the
 smallest -X heapsize that completes the session is bisected. The generic board carries
-tools/sim/demo.py's GENERIC_PARTS, then the same with the OLED as the status screen.
+the example parts (tools/sim/generic.json), then the same with the OLED as the status screen.
 
 Then, each in a fresh interpreter: the parts package and each of its modules, each part
 type's part and tools, a sensor's resource, and the SPI colour LCD as the status screen.

@@ -44,16 +44,16 @@ def chips():
 
 
 def part_types():
-    """[(type, its options as text)] in check.py's order: a required option bare, the others
-    with their default as JSON ("invert=false"), those without one with "?"."""
-    from parts import check
+    """[(type, its options as text)] in parts.types' order: a required option bare, the
+    others with their default as JSON ("invert=false"), those without one with "?"."""
+    from parts import types
 
     listed = []
-    for kind in check.TYPES:
+    for kind, entry in types.TYPES.items():
         options = []
-        for option in check.OPTIONS[kind]:
+        for option in entry[1]:
             name, default = option[0], option[2]
-            options.append(name if default == check.REQUIRED else
+            options.append(name if default == types.REQUIRED else
                            "%s?" % name if default is None else
                            "%s=%s" % (name, default if isinstance(default, str) else json.dumps(default)))
         listed.append((kind, ", ".join(options)))

@@ -1,7 +1,10 @@
 """What the simulated boards are asked, the same for the demo, the benches and the tests:
 make sim's calls on the host board; make sim-generic's parts (a part of each type but the
 SPI LCD, as a maker's config.json lists them, docs/boards.md), what their sensors read and
-a call to each. Data only."""
+a call to each. Data only (the parts read from generic.json)."""
+
+import json
+import os
 
 # (what the call shows, tool name, arguments)
 CALLS = [
@@ -10,19 +13,11 @@ CALLS = [
     ("take a photo; the vision endpoint answers", "self.camera.take_photo",
      {"question": "What do you see?"}),
 ]
-GENERIC_PARTS = [
-    {"type": "relay", "name": "lamp", "pin": 2, "description": "desk lamp"},
-    {"type": "pwm", "name": "fan", "pin": 4},
-    {"type": "strip", "name": "leds", "pin": 5, "count": 8},
-    {"type": "servo", "name": "arm", "pin": 13},
-    {"type": "buzzer", "name": "beeper", "pin": 15},
-    {"type": "button", "name": "door", "pin": 0},
-    {"type": "analog", "name": "light", "pin": 34, "max": 1000, "unit": "lux"},
-    {"type": "dht", "name": "room", "pin": 27},
-    {"type": "ds18b20", "name": "water", "pin": 26},
-    {"type": "battery", "name": "battery", "pin": 35},
-    {"type": "oled", "name": "panel", "sda": 21, "scl": 22},
-]
+# The example parts, one of each type but the SPI LCD: generic.json beside this module, the
+# one list the generic board's tests, make bench's tables and docs/boards.md take.
+GENERIC_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generic.json")
+with open(GENERIC_CONFIG, encoding="utf-8") as _file:
+    GENERIC_PARTS = json.load(_file)["parts"]
 # What the generic board's sensors read (tools.sim.board.write_inputs): the light sensor at
 # about a third of its range, the battery at 3.9 V through its 2:1 divider (1.95 V on the
 # pin of a 3.3 V ADC): about 67 %.

@@ -8,8 +8,6 @@ the last SPI made for a bus; fail(id) makes every write on that bus raise OSErro
 a bus that broke would; machine.sim_reset() calls reset().
 """
 
-import machine
-
 
 class SPI:
     """A controller SPI bus: write() hands the bytes to every attached device on the same
@@ -29,7 +27,7 @@ class SPI:
         self.baudrate = baudrate
         self.polarity, self.phase = polarity, phase
         self.sck, self.mosi, self.miso = [
-            default if given == -1 else (given.id if isinstance(given, machine.Pin) else given)
+            default if given == -1 else getattr(given, "id", given)  # a machine.Pin, or its number
             for given, default in zip((sck, mosi, miso), self._DEFAULT_PINS[id])]
         self.bytes_written = 0
         _buses[id] = self
