@@ -8,6 +8,7 @@ import socket
 import subprocess
 import time
 
+from ..childprocess import stop_process
 from .broker import MOSQUITTO_ACL
 
 MOSQUITTO = "/usr/sbin/mosquitto"
@@ -67,13 +68,8 @@ class Mosquitto:
         raise RuntimeError("mosquitto did not listen on %d: %s" % (self.port, self.read_log()))
 
     def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process)
         self.process = None
 
     def read_log(self):

@@ -24,6 +24,7 @@ import termios
 import time
 import tty
 
+from ..childprocess import stop_process
 from ..paths import HWSIM
 
 BOOT = os.path.join(HWSIM, "ptyboot.py")
@@ -268,13 +269,8 @@ class PtyBoard:
 
     def stop(self):
         """Power off."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process)
 
     @property
     def running(self):
