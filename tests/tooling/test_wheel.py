@@ -15,6 +15,7 @@ import re
 import socket
 import stat
 import subprocess
+import threading
 import sys
 import warnings
 
@@ -207,6 +208,42 @@ def test_umcp_bridge_over_stdio_serves_a_board_to_the_sdk_client_in_both_modes(i
     finally:
         board.terminate()
         board.wait(15)
+
+
+def test_umcp_bridge_over_streamable_http_serves_a_board_to_the_sdk_client(installed):
+    """`umcp bridge --http PORT`, as Cursor, VS Code or the Inspector reach it: the board's
+    tools listed and called over streamable HTTP on loopback."""
+    port, http_port = free_port(), free_port()
+    board = subprocess.Popen([installed.python, "-m", "umcp_host.sim", "--url", "ws://127.0.0.1:%d/xiaozhi/v1/" % port,
+                              "--token", TOKEN, "--extra-config", json.dumps(FAST_LINK)],
+                             cwd=installed.cwd, env=installed.env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    bridge = subprocess.Popen([installed.umcp, "bridge", "--port", str(port), "--token", TOKEN, "--host", "127.0.0.1",
+                               "--http", str(http_port)], cwd=installed.cwd, env=installed.env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    async def session():
+        async with Client("http://127.0.0.1:%d/mcp" % http_port, read_timeout_seconds=30) as client:
+            for _ in range(300):  # until the board is there
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                volume = [name for name in names if name.endswith("__audio_speaker_set_volume")]
+                if volume:
+                    break
+                await asyncio.sleep(0.1)
+            assert len(volume) == 1, names
+            result = await client.call_tool(volume[0], {"volume": 36})
+            assert not result.is_error, result
+
+    try:
+        for line in bridge.stderr:  # it listens once it says where
+            if "MCP clients connect to http://127.0.0.1:%d/mcp" % http_port in line:
+                break
+        threading.Thread(target=bridge.stderr.read, daemon=True).start()  # its log drained
+        asyncio.run(session())
+    finally:
+        for process in (bridge, board):
+            process.terminate()
+            process.wait(15)
 
 
 def deploy_lines(command, cwd, env):
