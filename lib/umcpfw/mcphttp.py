@@ -70,7 +70,7 @@ class Discovery:
         self.port = port
 
 
-async def _serve_mdns(sock, joined, found, port):
+async def _serve_mdns(sock, group, found, port):
     """The responder's receive loop on `sock` (unet.mdns.open_socket's), for the service on
     HTTP `port`: a packet that may ask for the board (a query naming `_mcp` or its host
     name: a cheap look, no parse) loads unet.mdns for its answer; the rest costs nothing.
@@ -104,7 +104,7 @@ async def _serve_mdns(sock, joined, found, port):
         if len(packet) < 12 or packet[2] & 0x80 or not (b"_mcp" in packet or host in packet or upper in packet):
             continue  # a response, or no question of ours: not read further
         answer = call_then_forget("unet.mdns", "respond", packet, sender, found.hostname, port,
-                                  found.auth, where(), joined)
+                                  found.auth, where(), group is not None)
         packet = sender = None
         if answer is False:
             if not streak:
@@ -114,7 +114,7 @@ async def _serve_mdns(sock, joined, found, port):
         streak = False
         if answer is not None:
             try:
-                sock.sendto(answer[0], answer[1])
+                sock.sendto(answer[0], answer[1] or group)
             except OSError as e:
                 _log.warning("mDNS answer not sent: %r", e)
             answer = None

@@ -13,8 +13,6 @@ answer with its id, its questions and TTLs of 10 s; the unicast-response bit, a 
 answer; any other, a multicast one (where the socket joined the group). No probing,
 announcing or known-answer suppression."""
 
-import socket
-
 from umcp.compat import const, get_logger
 
 MDNS_PORT = const(5353)
@@ -197,8 +195,11 @@ def _source_port(sender):
 
 def open_socket(bind, port, hostname):
     """The responder's UDP socket on `port` (5353) of `bind`, non-blocking, as (socket,
-    joined): joined when bound to "0.0.0.0" and in the multicast group. None, said in one
-    line, when the port cannot be had (where the ESP32 port's own responder holds it)."""
+    group): group the multicast group's address to send to, when bound to "0.0.0.0" and in
+    the group, else None. None, said in one line, when the port cannot be had (where the
+    ESP32 port's own responder holds it)."""
+    import socket  # here: respond() runs where there are no sockets too (WebAssembly)
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -208,23 +209,24 @@ def open_socket(bind, port, hostname):
         _log.warning("no service record (UDP %d not free: %r; on the ESP32 port its own responder "
                      "holds it): reach the board by its address or %s.local", port, e, hostname)
         return None
-    joined = False
+    group = None
     if bind == "0.0.0.0":
         try:
             sock.setsockopt(getattr(socket, "IPPROTO_IP", 0), socket.IP_ADD_MEMBERSHIP,
                             _GROUP_BYTES + b"\x00\x00\x00\x00")
-            joined = True
+            group = socket.getaddrinfo(GROUP, MDNS_PORT, 0, socket.SOCK_DGRAM)[0][-1]
         except OSError as e:
             _log.warning("multicast group not joined (%r): unicast queries only", e)
     sock.setblocking(False)
-    return sock, joined
+    return sock, group
 
 
 def respond(packet, sender, hostname, port, auth, address, joined):
     """What to send for one packet from `sender` (as recvfrom() gave it) to the board
     `hostname` serving HTTP on `port` with `auth`, `address` its IPv4 address as text,
-    `joined` whether the socket is in the group: (reply, where to), None when nothing is
-    (not a question of ours, or no record to give), False for a malformed packet."""
+    `joined` whether the socket is in the group: (reply, where to: `sender`, or None for
+    the group), None when nothing is (not a question of ours, or no record to give), False
+    for a malformed packet."""
     records = Records(hostname, port, auth)
     asked = records.asked(packet)
     if asked is None:
@@ -237,5 +239,5 @@ def respond(packet, sender, hostname, port, auth, address, joined):
         to = sender
     else:
         reply = records.answer(wanted, address)
-        to = sender if unicast or not joined else socket.getaddrinfo(GROUP, MDNS_PORT, 0, socket.SOCK_DGRAM)[0][-1]
+        to = sender if unicast or not joined else None  # None: the group
     return None if reply is None else (reply, to)
