@@ -152,6 +152,12 @@ class Session:
         return count
 
 
+def _args_as_results(session, modern):
+    """Whether an argument error is a tool result the model reads (SEP-1303: revision
+    2025-11-25 on), not a -32602 error."""
+    return modern or (session.protocol is not None and session.protocol >= _ARGS_AS_RESULTS_FROM)
+
+
 class _Call:
     """A tools/call request, queued or running."""
 
@@ -634,7 +640,7 @@ class McpServer:
         try:
             args = tool.properties.validate(params.get("arguments"))
         except InvalidParams as e:
-            if not modern and (session.protocol is None or session.protocol < _ARGS_AS_RESULTS_FROM):
+            if not _args_as_results(session, modern):
                 raise
             return result_frame(id_json, error_result_pieces(str(e), modern))
         queued = 0
@@ -668,7 +674,7 @@ class McpServer:
                 return
             call.started = True
             pieces = None  # none: the heap could not hold the answer
-            ok = False
+            ok = refused = False  # refused: pieces are an error frame
             try:
                 try:
                     value = call.tool.callback(call.args)
@@ -679,6 +685,14 @@ class McpServer:
                     ok = True
                 except MemoryError:
                     pass
+                except InvalidParams as e:
+                    # The callback's own check of its arguments (what a schema cannot say):
+                    # answered as the schema's check is, -32602, or the result a model reads.
+                    if _args_as_results(call.session, call.modern):
+                        pieces = error_result_pieces(str(e), call.modern)
+                    else:
+                        pieces = error_frame(call.id_json, INVALID_PARAMS, str(e))
+                        refused = True
                 except Exception as e:  # CancelledError is no Exception: it goes to the outer try
                     _log.warning("tool %s failed: %s", call.tool.name, describe(e))
                     pieces = error_result_pieces(describe(e), call.modern)
@@ -690,7 +704,7 @@ class McpServer:
                         _log.warning("on_call for %s: %s", call.tool.name, describe(e))
                 if not call.cancelled and pieces is not None:  # a tool may have swallowed its cancellation
                     call.answering = True
-                    await self.send(call.session, result_frame(call.id_json, pieces))
+                    await self.send(call.session, pieces if refused else result_frame(call.id_json, pieces))
             except MemoryError:
                 pieces = None
             if pieces is None and not call.cancelled:
