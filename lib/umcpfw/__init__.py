@@ -7,7 +7,7 @@ descriptions and output schemas, loaded only while a tools/list entry is written
 `systools` (the user-only tools: system information, reboot, Wi-Fi setup, assets URL,
 screen facts; loaded for each call), `upgrading` (self.upgrade_firmware and auto_upgrade,
 loaded only while an upgrade runs), `logring` (the recent log lines, resident),
-`resources` (device://status, system, log, photo/last: registered at the first
+`resources` (device://status, system, log, alarms, photo/last: registered at the first
 resources/* request, loaded for each read), `vision` (the camera's tools and the photo
 upload: on a board with a camera, loaded for each call), `wifi` (the station's upkeep, resident),
 `station` (its bring-up and the clock, loaded for that only), `fleet` (the OTA check's
@@ -17,7 +17,9 @@ endpoint as a service, loaded only with mcp_http), `mcpserial` (the firmware ser
 the serial line instead of a network: the bridge's --serial starts it through the raw
 REPL; main.py never loads it), `wifisetup` (the access point and
 setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a
-board with one). /main.py starts it.
+board with one), `alarms` (alarms kept in flash and the board speaking first, loaded only
+while there are some) and `alarmtools` (the self.alarms.* calls, loaded for each). /main.py
+starts it.
 
 Here: what the application and the modules it loads share (ConfigError, log and
 log_exception(), WIFI_CHECK_S), so that a loaded module never imports the module that

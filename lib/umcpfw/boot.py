@@ -5,6 +5,7 @@ for that and dropped again: none of this code is needed afterwards (the link, bu
 each start of the link's task, is umcpfw.linkconfig's)."""
 
 import json
+import os
 
 from boards import setup as board_setup
 from devsvc.settings import Settings
@@ -17,6 +18,7 @@ from unet import Trust
 
 SETTINGS_FILE = "settings.json"
 CATALOGUE_FILE = "tools.cat"  # the tools written on the host (umcp.catalogue)
+ALARMS_FILE = "alarms.json"  # umcpfw.alarms' store: its code loads only where there is one
 # The maker's own module on the board (/app.py, or a package /app/): its register(server,
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
 MAKER_MODULE = "app"
@@ -193,6 +195,15 @@ def _build_server(app, catalogue):
     app.tools = tools = CommonTools(server, app.board, app.settings, app.version, app.reboot,
                                     app.device_id, app.client_id, app.trust)
     tools.log_ring = app.log_ring
+    tools.app = app
+    try:
+        os.stat(ALARMS_FILE)
+    except OSError:
+        pass  # no alarm: none of their code
+    else:
+        from umcpfw.alarms import AlarmClock  # resident while there are alarms
+
+        tools.alarms = AlarmClock(app)  # started by Application.run once the clock is set
     if app.board.camera:  # the vision URL: umcpfw.vision's, loaded for it (and each photo)
         server.on_vision(OnDemand("umcpfw.vision", "configure", tools))
     if not install_catalogue(app, server, catalogue):

@@ -7,7 +7,8 @@ What a model calls (the status, the volume, the brightness, the theme) is here, 
 The user-only tools (system information, reboot, Wi-Fi setup, the assets URL, the screen's
 facts) are umcpfw.systools', the upgrade umcpfw.upgrading's: each loaded for its call
 (umcp.compat.OnDemand) and dropped after, as are the camera's (umcpfw.vision). Their
-registration is umcpfw.commonsetup's (boot only)."""
+registration is umcpfw.commonsetup's (boot only). The alarms' calls are umcpfw.alarmtools',
+loaded for each; the alarms themselves umcpfw.alarms', loaded only while there are some."""
 
 import time
 
@@ -44,6 +45,8 @@ class CommonTools:
         self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
         self.mcp_url = None  # the board's own MCP endpoint, where config.json enables it
         self.endpoints = ()  # the app's MCP endpoint links (get_system_info: status(), masked)
+        self.app = None  # the Application (its link, status view: what an alarm reaches)
+        self.alarms = None  # umcpfw.alarms' AlarmClock while there are alarms
 
     def register(self):
         """Register the common tools on the server (umcpfw.commonsetup: loaded for that,
