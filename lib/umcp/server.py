@@ -152,12 +152,6 @@ class Session:
         return count
 
 
-def _args_as_results(session, modern):
-    """Whether an argument error is a tool result the model reads (SEP-1303: revision
-    2025-11-25 on), not a -32602 error."""
-    return modern or (session.protocol is not None and session.protocol >= _ARGS_AS_RESULTS_FROM)
-
-
 class _Call:
     """A tools/call request, queued or running."""
 
@@ -640,7 +634,7 @@ class McpServer:
         try:
             args = tool.properties.validate(params.get("arguments"))
         except InvalidParams as e:
-            if not _args_as_results(session, modern):
+            if not modern and (session.protocol is None or session.protocol < _ARGS_AS_RESULTS_FROM):
                 raise
             return result_frame(id_json, error_result_pieces(str(e), modern))
         queued = 0
@@ -687,8 +681,9 @@ class McpServer:
                     pass
                 except InvalidParams as e:
                     # The callback's own check of its arguments (what a schema cannot say):
-                    # answered as the schema's check is, -32602, or the result a model reads.
-                    if _args_as_results(call.session, call.modern):
+                    # answered as the schema's check is, -32602 or (2025-11-25 on) a result.
+                    protocol = call.session.protocol
+                    if call.modern or protocol is not None and protocol >= _ARGS_AS_RESULTS_FROM:
                         pieces = error_result_pieces(str(e), call.modern)
                     else:
                         pieces = error_frame(call.id_json, INVALID_PARAMS, str(e))

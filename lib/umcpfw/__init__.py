@@ -17,8 +17,9 @@ endpoint as a service, loaded only with mcp_http), `mcpserial` (the firmware ser
 the serial line instead of a network: the bridge's --serial starts it through the raw
 REPL; main.py never loads it), `wifisetup` (the access point and
 setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a
-board with one), `alarms` (alarms kept in flash and the board speaking first, loaded only
-while there are some) and `alarmtools` (the self.alarms.* calls, loaded for each). /main.py
+board with one), `alarms` (alarms kept in flash, loaded only while there are some), `alarmring`
+(the board speaking first when one rings, loaded for each) and `alarmtools` (the
+self.alarms.* calls, loaded for each). /main.py
 starts it.
 
 Here: what the application and the modules it loads share (ConfigError, log and

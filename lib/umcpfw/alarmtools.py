@@ -1,7 +1,7 @@
 """The self.alarms.* tools' calls (add, list, remove) and the device://alarms resource's
 read, loaded for each (umcp.compat.OnDemand) and dropped after: the arguments checked
 against what a schema cannot say, then the alarm clock (umcpfw.alarms) changed, which
-loads it where the board had no alarm. `tools` is the board's CommonTools; its `app` is
+add loads where the board had no alarm (list and remove never load it). `tools` is the board's CommonTools; its `app` is
 the Application, its `alarms` the clock while there is one."""
 
 import time
@@ -11,6 +11,17 @@ from umcp import InvalidParams
 MAX_LABEL = 120
 MAX_SECONDS = 604800  # a week
 MAX_ALARMS = 16
+
+
+def entry(alarm, now):
+    """An alarm as the tools show it: id, label, due (the board's local time, "YYYY-MM-DD
+    HH:MM"; null while the board does not know the time), repeat, ask and in_seconds (from
+    `now`)."""
+    due = alarm["due"]
+    t = time.localtime(due)
+    return {"id": alarm["id"], "label": alarm["label"],
+            "due": "%04d-%02d-%02d %02d:%02d" % t[:5] if t[0] >= 2025 else None,
+            "repeat": alarm["repeat"], "ask": alarm["ask"], "in_seconds": max(0, due - now)}
 
 
 def clock(tools):
@@ -64,7 +75,7 @@ def add(tools, args):
     alarms.next_id += 1
     alarms.alarms.append(alarm)
     alarms.changed()
-    return alarms.entry(alarm, now)
+    return entry(alarm, now)
 
 
 def _hour_minute(at):
@@ -82,7 +93,7 @@ def listed(tools, args=None):
     if alarms is None:
         return {"alarms": []}
     now = alarms.now()
-    entries = [alarms.entry(alarm, now) for alarm in alarms.alarms]
+    entries = [entry(alarm, now) for alarm in alarms.alarms]
     entries.sort(key=lambda entry: (entry["in_seconds"], entry["id"]))  # (MicroPython: not stable)
     return {"alarms": entries}
 

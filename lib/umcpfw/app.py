@@ -193,10 +193,6 @@ class Application:
         upkeep = self.board.upkeep(self.server)  # the sensors' (its own task: no wrapper to keep)
         if upkeep is not None:
             self._tasks.append(asyncio.create_task(upkeep))
-        # The alarms kept in flash (umcpfw.alarms), once the clock is what it will be: set
-        # by NTP with the station, by the OTA check where there is one.
-        if self.ota is None and self.tools.alarms is not None:
-            self.tools.alarms.start()
         if not self.xiaozhi:
             # MCP endpoints only: their links are services, serving on tasks of their own.
             while True:
@@ -204,8 +200,6 @@ class Application:
         if self.ota is not None:
             await self.ota.first_check()
             self._ota_task = asyncio.create_task(self.ota.periodic())
-            if self.tools.alarms is not None:
-                self.tools.alarms.start()
         starved = 0  # MemoryErrors in a row that stopped the link (at its build, mostly)
         while not self.stopped:
             # The link reconnects by itself; this guards against a bug escaping it, and

@@ -5,7 +5,6 @@ for that and dropped again: none of this code is needed afterwards (the link, bu
 each start of the link's task, is umcpfw.linkconfig's)."""
 
 import json
-import os
 
 from boards import setup as board_setup
 from devsvc.settings import Settings
@@ -196,14 +195,7 @@ def _build_server(app, catalogue):
                                     app.device_id, app.client_id, app.trust)
     tools.log_ring = app.log_ring
     tools.app = app
-    try:
-        os.stat(ALARMS_FILE)
-    except OSError:
-        pass  # no alarm: none of their code
-    else:
-        from umcpfw.alarms import AlarmClock  # resident while there are alarms
-
-        tools.alarms = AlarmClock(app)  # started by Application.run once the clock is set
+    load_alarms(app)
     if app.board.camera:  # the vision URL: umcpfw.vision's, loaded for it (and each photo)
         server.on_vision(OnDemand("umcpfw.vision", "configure", tools))
     if not install_catalogue(app, server, catalogue):
@@ -214,6 +206,25 @@ def _build_server(app, catalogue):
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)
     return server
+
+
+def load_alarms(app, path=ALARMS_FILE):
+    """The alarms kept in flash, where there are some: umcpfw.alarms' clock, loaded for them
+    (and kept while there are alarms), one of the application's services (it starts them
+    once the clock is set). None of their code where there is no file."""
+    try:
+        with open(path) as f:
+            stored = json.loads(f.read())
+        alarms, next_id = stored["alarms"], stored["next"]
+    except OSError:
+        return  # no alarm
+    except (ValueError, KeyError, TypeError) as e:
+        log.warning("%s unreadable (%s): no alarms", path, e)
+        return
+    from umcpfw.alarms import AlarmClock
+
+    app.tools.alarms = clock = AlarmClock(app, alarms, next_id, path)
+    app.services.append(clock)
 
 
 def read_catalogue(app, path=CATALOGUE_FILE):

@@ -24,6 +24,8 @@ class CommonTools:
     roots), verified unless the Trust says otherwise."""
 
     reboot_delay_ms = 1000  # a tool's reboot, as the reference's: its reply leaves first
+    app = None  # the Application (umcpfw.boot sets it): its link and screen, for an alarm
+    alarms = None  # umcpfw.alarms' AlarmClock while there are alarms
 
     def __init__(self, server, board, settings, version, reboot, device_id, client_id, ca=None):
         self.server = server
@@ -45,8 +47,6 @@ class CommonTools:
         self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
         self.mcp_url = None  # the board's own MCP endpoint, where config.json enables it
         self.endpoints = ()  # the app's MCP endpoint links (get_system_info: status(), masked)
-        self.app = None  # the Application (its link, status view: what an alarm reaches)
-        self.alarms = None  # umcpfw.alarms' AlarmClock while there are alarms
 
     def register(self):
         """Register the common tools on the server (umcpfw.commonsetup: loaded for that,
