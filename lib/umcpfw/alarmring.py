@@ -1,5 +1,7 @@
-"""What an alarm does when it rings (umcpfw.alarms, which loads this module for it and
-drops it after): the board speaking first.
+"""What is done when an alarm is due (umcpfw.alarms' clock loads this module for it and
+drops it after): due() moves the alarms made before the clock was first set, takes each
+due alarm off (a daily one to its next day), saves the store (save(), which the tools'
+changes use too) and rings it: the board speaking first.
 
 - On the board: a buzzer part beeps, the status screen shows the label for a minute.
 - To MCP clients: a notifications/message (logger "alarms": the id, label, whether it is
@@ -13,15 +15,64 @@ drops it after): the board speaking first.
 Each way is tried whatever the others did."""
 
 import asyncio
+import time
 
+from devsvc.settings import write_atomically
 from umcp.compat import const, get_logger
 
 DEVICE_CALL = "[device_call]"  # the prefix the server says the rest of as it is
 _BEEP = {"frequency": 2000, "duration_ms": 600}
 _SHOWN_S = const(60)  # how long the status screen shows a label
 _LINK_WAIT_S = const(120)
+_LATE_S = const(60)  # an alarm rung more than this after its time is "late"
+_DAY_S = const(86400)
+_KNOWN_YEAR = const(2025)  # umcpfw.alarms' (not imported: it loads this module)
 
 log = get_logger("alarms")
+
+
+def save(clock):
+    """Keep the clock's alarms in flash, replaced atomically (the file goes with the last)."""
+    if clock.alarms:
+        write_atomically(clock.path, {"next": clock.next_id, "alarms": clock.alarms})
+        return
+    import os
+
+    try:
+        os.remove(clock.path)
+    except OSError:
+        pass
+
+
+async def due(clock, now):
+    """The alarms of `clock` (umcpfw.alarms.AlarmClock) due at `now`: each taken off or set
+    for its next day, the store saved, then each rung."""
+    real = int(time.time())
+    if not _known(now) and _known(real):  # the clock was just set: what was made before moves
+        for alarm in clock.alarms:
+            if not _known(alarm["due"]):
+                alarm["due"] += real - now
+        clock.anchor()
+        now = clock.now()
+    rung = []
+    for alarm in list(clock.alarms):
+        if alarm["due"] <= now:
+            rung.append((alarm, now - alarm["due"] > _LATE_S))
+            if alarm["repeat"] == "daily":
+                while alarm["due"] <= now:
+                    alarm["due"] += _DAY_S
+            else:
+                clock.alarms.remove(alarm)
+    try:
+        save(clock)
+    except OSError as e:
+        log.warning("cannot save %s: %s", clock.path, e)
+    for alarm, late in rung:
+        await ring(clock.app, alarm, late)
+
+
+def _known(seconds):
+    return time.localtime(seconds)[0] >= _KNOWN_YEAR
 
 
 async def ring(app, alarm, late):

@@ -1,9 +1,10 @@
-"""Alarms and timers kept in flash: the clock that rings them. Imported only where there is
-an alarm: at boot when alarms.json holds one (umcpfw.boot reads it), or by the first
-self.alarms.add (umcpfw.alarmtools, which checks the arguments and shows the alarms); once
-the last alarm is gone the clock's task ends and this module leaves the heap again, so a
-board without alarms keeps none of it. What an alarm does when it rings is
-umcpfw.alarmring's, loaded for that.
+"""Alarms and timers kept in flash: the clock that waits for them, all that stays on the
+heap while there is an alarm. Imported only then: at boot when alarms.json holds one
+(umcpfw.boot reads it), or by the first self.alarms.add (umcpfw.alarmtools, which checks
+the arguments and shows the alarms); once the last alarm is gone the clock's task ends and
+this module leaves the heap again, so a board without alarms keeps none of it. What is
+done when one is due (the store saved, the alarm rung) is umcpfw.alarmring's, loaded for
+that.
 
 The store, alarms.json beside settings.json, replaced atomically as devsvc.settings saves
 (a power cut leaves the old file or the new one): {"next": the next id, "alarms": [{"id",
@@ -21,18 +22,14 @@ once, "late"."""
 import asyncio
 import time
 
-from devsvc.settings import write_atomically
 from umcp.compat import await_then_forget, const, forget_modules, get_logger, ticks_diff, ticks_ms
 
 ALARMS_FILE = "alarms.json"
-ALARMS_URI = "device://alarms"
-LATE_S = const(60)  # an alarm rung more than this after its time is "late"
-DAY_S = const(86400)
 KNOWN_YEAR = const(2025)  # a clock before this year was never set (an ESP32 starts in 2000)
 _LOOK_S = const(30)  # the longest wait: a clock set meanwhile is seen within it
 _SETTLE_S = const(60)
 
-log = get_logger("alarms")
+_log = get_logger("alarms")
 
 
 def known(seconds):
@@ -42,16 +39,16 @@ def known(seconds):
 
 class AlarmClock:
     """The alarms (dicts, as stored) of the Application `app`, kept in `path`, the next id
-    `next_id`. tools.alarms holds it while there are alarms; at boot it is also one of the
-    application's services (run(), stop())."""
+    `next_id`; `wake` is set when they change. tools.alarms holds it while there are alarms;
+    at boot it is also one of the application's services (run(), stop())."""
 
     def __init__(self, app, alarms=None, next_id=1, path=ALARMS_FILE):
         self.app = app
         self.path = path
         self.alarms = alarms or []
         self.next_id = next_id
+        self.wake = asyncio.Event()
         self._task = None
-        self._wake = asyncio.Event()
         self._ms = None  # the clock in ms on ticks, from start() on
         self._ticks = 0
 
@@ -64,12 +61,16 @@ class AlarmClock:
         self._ticks = t
         return self._ms // 1000
 
+    def anchor(self):
+        """Carry the board's clock as it is now (start(); again once it is first set)."""
+        self._ms = int(time.time()) * 1000
+        self._ticks = ticks_ms()
+
     def start(self):
         """Ring the alarms from now on (a tool's call starts them at once)."""
         if self._task is None:
-            self._ms = int(time.time()) * 1000
-            self._ticks = ticks_ms()
-            self._task = asyncio.create_task(self._ring())
+            self.anchor()
+            self._task = asyncio.create_task(self._wait())
 
     async def run(self):
         """As a service: start() once the clock is what it will be (above)."""
@@ -84,38 +85,25 @@ class AlarmClock:
     async def stop(self):
         """As a service: nothing to close (the application cancels the task)."""
 
-    def save(self):
-        """Keep the alarms in flash (the file goes with the last one)."""
-        if self.alarms:
-            write_atomically(self.path, {"next": self.next_id, "alarms": self.alarms})
-            return
-        import os
-
-        try:
-            os.remove(self.path)
-        except OSError:
-            pass
-
-    def changed(self):
-        """The alarms changed (a tool): saved, the clock's task told, subscribers too."""
-        self.save()
-        self._wake.set()
-        self.app.server.resource_updated(ALARMS_URI)
-
-    async def _ring(self):
-        """Ring each alarm when due, until none is left; then this module leaves the heap."""
+    async def _wait(self):
+        """Until no alarm is left: umcpfw.alarmring's due() for each one due (and once the
+        clock is first set); then this module leaves the heap."""
         try:
             while self.alarms:
-                self._wake.clear()
-                now = self._settle(self.now())
-                for alarm in list(self.alarms):
-                    if alarm["due"] <= now:
-                        await self._due(alarm, now)
-                if not self.alarms:
-                    break
+                self.wake.clear()
+                now = self.now()
+                if min([alarm["due"] for alarm in self.alarms]) <= now or (
+                        not known(now) and known(time.time())):
+                    try:
+                        await await_then_forget("umcpfw.alarmring", "due", self, now)
+                    except Exception as e:  # (MemoryError too): tried again after a pause
+                        _log.warning("alarms: %r", e)
+                    if not self.alarms:
+                        break
+                    now = self.now()
                 wait = min([alarm["due"] for alarm in self.alarms]) - now
                 try:
-                    await asyncio.wait_for(self._wake.wait(), max(1, min(wait, _LOOK_S)))
+                    await asyncio.wait_for(self.wake.wait(), max(1, min(wait, _LOOK_S)))
                 except asyncio.TimeoutError:
                     pass
         finally:
@@ -126,34 +114,3 @@ class AlarmClock:
             if self in app.services:
                 app.services.remove(self)
             forget_modules("umcpfw.alarms")
-
-    async def _due(self, alarm, now):
-        """The alarm rings (umcpfw.alarmring), then goes, or is set for its next day."""
-        late = now - alarm["due"] > LATE_S
-        if alarm["repeat"] == "daily":
-            while alarm["due"] <= now:
-                alarm["due"] += DAY_S
-        else:
-            self.alarms.remove(alarm)
-        try:
-            self.save()
-        except OSError as e:
-            log.warning("cannot save %s: %s", self.path, e)
-        try:
-            await await_then_forget("umcpfw.alarmring", "ring", self.app, alarm, late)
-        except Exception as e:  # (MemoryError too): the clock goes on
-            log.warning("alarm %d: %r", alarm["id"], e)
-
-    def _settle(self, now):
-        """`now`, after moving the alarms made before the clock was known by as much as the
-        clock moved when it was set."""
-        real = int(time.time())
-        if not known(now) and known(real):
-            for alarm in self.alarms:
-                if not known(alarm["due"]):
-                    alarm["due"] += real - now
-            self._ms = real * 1000
-            self._ticks = ticks_ms()
-            self.save()
-            return real
-        return now

@@ -1,12 +1,14 @@
 """The self.alarms.* tools' calls (add, list, remove) and the device://alarms resource's
 read, loaded for each (umcp.compat.OnDemand) and dropped after: the arguments checked
-against what a schema cannot say, then the alarm clock (umcpfw.alarms) changed, which
-add loads where the board had no alarm (list and remove never load it). `tools` is the board's CommonTools; its `app` is
-the Application, its `alarms` the clock while there is one."""
+against what a schema cannot say, then the alarm clock (umcpfw.alarms) changed, which add
+loads where the board had no alarm (list and remove never load it). `tools` is the
+board's CommonTools; its `app` is the Application, its `alarms` the clock while there is
+one."""
 
 import time
 
 from umcp import InvalidParams
+from umcp.compat import call_then_forget
 
 MAX_LABEL = 120
 MAX_SECONDS = 604800  # a week
@@ -16,17 +18,17 @@ MAX_ALARMS = 16
 def entry(alarm, now):
     """An alarm as the tools show it: id, label, due (the board's local time, "YYYY-MM-DD
     HH:MM"; null while the board does not know the time), repeat, ask and in_seconds (from
-    `now`)."""
+    `now`). Only where there is a clock (umcpfw.alarms loaded)."""
+    from umcpfw.alarms import known
+
     due = alarm["due"]
-    t = time.localtime(due)
     return {"id": alarm["id"], "label": alarm["label"],
-            "due": "%04d-%02d-%02d %02d:%02d" % t[:5] if t[0] >= 2025 else None,
+            "due": "%04d-%02d-%02d %02d:%02d" % time.localtime(due)[:5] if known(due) else None,
             "repeat": alarm["repeat"], "ask": alarm["ask"], "in_seconds": max(0, due - now)}
 
 
 def clock(tools):
-    """The board's alarm clock, made (with the alarms in flash) and started where there is
-    none yet."""
+    """The board's alarm clock, made and started where there is none yet."""
     alarms = tools.alarms
     if alarms is None:
         from umcpfw.alarms import AlarmClock  # stays while there are alarms
@@ -38,7 +40,7 @@ def clock(tools):
 
 def add(tools, args):
     """self.alarms.add: a new alarm in args["in_seconds"] seconds or at args["at"] ("HH:MM",
-    the board's local time) -> the alarm (umcpfw.alarms' entry); InvalidParams (-32602)
+    the board's local time) -> the alarm (entry()); InvalidParams (-32602)
     for arguments that cannot be an alarm, ValueError (an isError result) for "at" while
     the board does not know the time."""
     label = args["label"]
@@ -54,7 +56,7 @@ def add(tools, args):
     if tools.alarms is not None and len(tools.alarms.alarms) >= MAX_ALARMS:
         raise InvalidParams("the board keeps at most %d alarms: remove one first" % MAX_ALARMS)
     alarms = clock(tools)
-    from umcpfw.alarms import DAY_S, known  # (loaded by clock())
+    from umcpfw.alarms import known  # (loaded by clock())
 
     now = alarms.now()
     if at:
@@ -67,15 +69,23 @@ def add(tools, args):
             if repeat != "daily":
                 raise InvalidParams("%s has passed today (the board's time is %02d:%02d): give "
                                     "in_seconds for a later day, or repeat daily" % (at, t[3], t[4]))
-            due += DAY_S
+            due += 86400
     else:
         due = now + seconds
     alarm = {"id": alarms.next_id, "label": label, "due": due,
              "repeat": "daily" if repeat == "daily" else None, "ask": args["ask"]}
     alarms.next_id += 1
     alarms.alarms.append(alarm)
-    alarms.changed()
+    changed(tools, alarms)
     return entry(alarm, now)
+
+
+def changed(tools, alarms):
+    """The alarms changed: saved (umcpfw.alarmring's save()), the clock's task told, the
+    resource's subscribers too."""
+    call_then_forget("umcpfw.alarmring", "save", alarms)
+    alarms.wake.set()
+    tools.server.resource_updated("device://alarms")
 
 
 def _hour_minute(at):
@@ -94,7 +104,7 @@ def listed(tools, args=None):
         return {"alarms": []}
     now = alarms.now()
     entries = [entry(alarm, now) for alarm in alarms.alarms]
-    entries.sort(key=lambda entry: (entry["in_seconds"], entry["id"]))  # (MicroPython: not stable)
+    entries.sort(key=lambda shown: (shown["in_seconds"], shown["id"]))  # (MicroPython: not stable)
     return {"alarms": entries}
 
 
@@ -106,7 +116,7 @@ def remove(tools, args):
     for alarm in alarms.alarms if alarms is not None else ():
         if alarm["id"] == wanted:
             alarms.alarms.remove(alarm)
-            alarms.changed()
+            changed(tools, alarms)
             return {"removed": wanted}
     raise InvalidParams("no alarm %d (self.alarms.list shows them)" % wanted)
 
