@@ -18,8 +18,9 @@ the serial line instead of a network: the bridge's --serial starts it through th
 REPL; main.py never loads it), `wifisetup` (the access point and
 setup page, loaded only in that mode), `statusview` (the status screen, loaded only on a
 board with one), `alarms` (alarms kept in flash, loaded only while there are some), `alarmring`
-(the board speaking first when one rings, loaded for each) and `alarmtools` (the
-self.alarms.* calls, loaded for each). /main.py
+(their time, store and schedule, and the board speaking first when one is due: loaded
+for each change and each one due) and `alarmtools` (the self.alarms.* calls, loaded for
+each). /main.py
 starts it.
 
 Here: what the application and the modules it loads share (ConfigError, log and

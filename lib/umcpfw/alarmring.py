@@ -1,7 +1,9 @@
-"""What is done when an alarm is due (umcpfw.alarms' clock loads this module for it and
-drops it after): due() moves the alarms made before the clock was first set, takes each
-due alarm off (a daily one to its next day), saves the store (save(), which the tools'
-changes use too) and rings it: the board speaking first.
+"""What is done when an alarm is due or the alarms change, loaded for that and dropped after
+(by umcpfw.alarms' task, umcpfw.alarmtools): the board's time carried on ticks (now()),
+the store saved (save()), the task that sleeps until the next alarm made (schedule(),
+which lets umcpfw.alarms go with the last alarm), and due(): the alarms made before the
+clock was first set moved, each due alarm taken off (a daily one to its next day), the
+store saved, each rung (ring()): the board speaking first.
 
 - On the board: a buzzer part beeps, the status screen shows the label for a minute.
 - To MCP clients: a notifications/message (logger "alarms": the id, label, whether it is
@@ -12,23 +14,41 @@ changes use too) and rings it: the board speaking first.
   model, which may call the board's tools back. A link still connecting (a board that
   found an alarm missed at boot) is waited for, up to _LINK_WAIT_S.
 
-Each way is tried whatever the others did."""
+Each way is tried whatever the others did. `clock` is umcpfw.alarms' AlarmClock."""
 
 import asyncio
 import time
 
 from devsvc.settings import write_atomically
-from umcp.compat import const, get_logger
+from umcp.compat import const, forget_modules, get_logger, ticks_diff, ticks_ms
 
 DEVICE_CALL = "[device_call]"  # the prefix the server says the rest of as it is
+KNOWN_YEAR = const(2025)  # a clock before this year was never set (an ESP32 starts in 2000)
 _BEEP = {"frequency": 2000, "duration_ms": 600}
 _SHOWN_S = const(60)  # how long the status screen shows a label
 _LINK_WAIT_S = const(120)
 _LATE_S = const(60)  # an alarm rung more than this after its time is "late"
 _DAY_S = const(86400)
-_KNOWN_YEAR = const(2025)  # umcpfw.alarms' (not imported: it loads this module)
+_LOOK_S = const(30)  # the longest sleep while the clock is not known: its setting is seen
+_SLEEP_S = const(3600)  # the longest sleep: well within what ticks can measure (days)
 
 log = get_logger("alarms")
+
+
+def known(seconds):
+    """Whether `seconds` on the board's clock is a time the clock knew (set, not 2000)."""
+    return time.localtime(seconds)[0] >= KNOWN_YEAR
+
+
+def now(clock):
+    """The board's time in seconds: its clock, carried on ticks from the first call on."""
+    t = ticks_ms()
+    if clock.ms is None:
+        clock.ms = int(time.time()) * 1000
+    else:
+        clock.ms += ticks_diff(t, clock.ticks)
+    clock.ticks = t
+    return clock.ms // 1000
 
 
 def save(clock):
@@ -44,22 +64,45 @@ def save(clock):
         pass
 
 
-async def due(clock, now):
-    """The alarms of `clock` (umcpfw.alarms.AlarmClock) due at `now`: each taken off or set
-    for its next day, the store saved, then each rung."""
+def schedule(clock):
+    """The task that sleeps until the next alarm, in place of one sleeping (none while the
+    alarms ring: due() schedules when done); with no alarm left, umcpfw.alarms leaves the
+    heap (the Application's tools and services let the clock go)."""
+    if clock.ringing:
+        return
+    if clock.task is not None:
+        clock.task.cancel()
+        clock.task = None
+    if not clock.alarms:
+        app = clock.app
+        if app.tools.alarms is clock:
+            app.tools.alarms = None
+        if clock in app.services:
+            app.services.remove(clock)
+        forget_modules("umcpfw.alarms")
+        return
+    current = now(clock)
+    wait = min([alarm["due"] for alarm in clock.alarms]) - current
+    clock.task = asyncio.create_task(clock.sleep(max(0, min(wait, _SLEEP_S if known(current) else _LOOK_S))))
+
+
+async def due(clock):
+    """The alarms due now: each taken off or set for its next day, the store saved, each
+    rung; then the next sleep."""
+    current = now(clock)
     real = int(time.time())
-    if not _known(now) and _known(real):  # the clock was just set: what was made before moves
+    if not known(current) and known(real):  # the clock was just set: what was made before moves
         for alarm in clock.alarms:
-            if not _known(alarm["due"]):
-                alarm["due"] += real - now
-        clock.anchor()
-        now = clock.now()
+            if not known(alarm["due"]):
+                alarm["due"] += real - current
+        clock.ms = None
+        current = now(clock)
     rung = []
     for alarm in list(clock.alarms):
-        if alarm["due"] <= now:
-            rung.append((alarm, now - alarm["due"] > _LATE_S))
+        if alarm["due"] <= current:
+            rung.append((alarm, current - alarm["due"] > _LATE_S))
             if alarm["repeat"] == "daily":
-                while alarm["due"] <= now:
+                while alarm["due"] <= current:
                     alarm["due"] += _DAY_S
             else:
                 clock.alarms.remove(alarm)
@@ -67,12 +110,13 @@ async def due(clock, now):
         save(clock)
     except OSError as e:
         log.warning("cannot save %s: %s", clock.path, e)
-    for alarm, late in rung:
-        await ring(clock.app, alarm, late)
-
-
-def _known(seconds):
-    return time.localtime(seconds)[0] >= _KNOWN_YEAR
+    try:
+        for alarm, late in rung:
+            await ring(clock.app, alarm, late)
+    finally:
+        clock.ringing = False
+        clock.task = None  # (this task, ending)
+        schedule(clock)
 
 
 async def ring(app, alarm, late):
