@@ -774,7 +774,7 @@ class McpServer:
                 return
             call.started = True
             pieces = None  # none: the heap could not hold the answer
-            ok = False
+            ok = refused = False  # refused: pieces are an error frame
             try:
                 try:
                     value = call.tool.callback(call.args)
@@ -785,6 +785,15 @@ class McpServer:
                     ok = True
                 except MemoryError:
                     pass
+                except InvalidParams as e:
+                    # The callback's own check of its arguments (what a schema cannot say):
+                    # answered as the schema's check is, -32602 or (2025-11-25 on) a result.
+                    protocol = call.session.protocol
+                    if call.modern or protocol is not None and protocol >= _ARGS_AS_RESULTS_FROM:
+                        pieces = error_result_pieces(str(e), call.modern)
+                    else:
+                        pieces = error_frame(call.id_json, INVALID_PARAMS, str(e))
+                        refused = True
                 except Exception as e:  # CancelledError is no Exception: it goes to the outer try
                     _log.warning("tool %s failed: %s", call.tool.name, describe(e))
                     pieces = error_result_pieces(describe(e), call.modern)
@@ -796,7 +805,7 @@ class McpServer:
                         _log.warning("on_call for %s: %s", call.tool.name, describe(e))
                 if not call.cancelled and pieces is not None:  # a tool may have swallowed its cancellation
                     call.answering = True
-                    await self.send(call.session, result_frame(call.id_json, pieces))
+                    await self.send(call.session, pieces if refused else result_frame(call.id_json, pieces))
             except MemoryError:
                 pieces = None
             if pieces is None and not call.cancelled:

@@ -17,6 +17,7 @@ from unet import Trust
 
 SETTINGS_FILE = "settings.json"
 CATALOGUE_FILE = "tools.cat"  # the tools written on the host (umcp.catalogue)
+ALARMS_FILE = "alarms.json"  # umcpfw.alarms' store: its code loads only where there is one
 # The maker's own module on the board (/app.py, or a package /app/): its register(server,
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
 MAKER_MODULE = "app"
@@ -178,6 +179,8 @@ def _build_server(app, catalogue):
     app.tools = tools = CommonTools(server, app.board, app.settings, app.version, app.reboot,
                                     app.device_id, app.client_id, app.trust)
     tools.log_ring = app.log_ring
+    tools.app = app
+    load_alarms(app)
     if app.board.camera:  # the vision URL: umcpfw.vision's, loaded for it (and each photo)
         server.on_vision(OnDemand("umcpfw.vision", "configure", tools))
     if not install_catalogue(app, server, catalogue):
@@ -188,6 +191,25 @@ def _build_server(app, catalogue):
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)
     return server
+
+
+def load_alarms(app, path=ALARMS_FILE):
+    """The alarms kept in flash, where there are some: umcpfw.alarms' clock, loaded for them
+    (and kept while there are alarms), one of the application's services (it starts them
+    once the clock is set). None of their code where there is no file."""
+    try:
+        with open(path) as f:
+            stored = json.loads(f.read())
+        alarms, next_id = stored["alarms"], stored["next"]
+    except OSError:
+        return  # no alarm
+    except (ValueError, KeyError, TypeError) as e:
+        log.warning("%s unreadable (%s): no alarms", path, e)
+        return
+    from umcpfw.alarms import AlarmClock
+
+    app.tools.alarms = clock = AlarmClock(app, alarms, next_id, path)
+    app.services.append(clock)
 
 
 def read_catalogue(app, path=CATALOGUE_FILE):

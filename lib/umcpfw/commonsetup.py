@@ -6,7 +6,7 @@ texts are in umcpfw.commontexts and commonschemas, loaded only while a tools/lis
 entry is written, and the user-only tools' and the camera's code in umcpfw.systools,
 umcpfw.upgrading and umcpfw.vision, loaded for each call (OnDemand)."""
 
-from umcp import INTEGER, STRING, McpTool, Property, PropertyList
+from umcp import BOOLEAN, INTEGER, STRING, McpTool, Property, PropertyList
 from umcp.compat import OnDemand
 from umcp.tool import ModuleText
 
@@ -14,6 +14,7 @@ _TEXTS = "umcpfw.commontexts"
 _SCHEMAS = "umcpfw.commonschemas"
 _SYSTOOLS = "umcpfw.systools"
 _VISION = "umcpfw.vision"
+_ALARMS = "umcpfw.alarmtools"
 
 # The visible tools' texts: every session lists them (the first tools/list, the session's
 # peak), so they stay on the heap with their tools rather than load at that peak.
@@ -31,6 +32,9 @@ PHOTO_DESCRIPTION = (
     "  `question`: The question that you want to ask about the photo.\n"
     "Return:\n"
     "  A JSON object that provides the photo information.")
+ALARM_DESCRIPTION = (
+    "Set an alarm or timer: in `in_seconds` seconds, or `at` \"HH:MM\" (local time). When due, "
+    "the device says `label` (1-120 characters); with `ask`, it comes to you as the user's words.")
 VOLUME_DESCRIPTION = (
     "Set the volume of the audio speaker. If the current volume is unknown, you must "
     "call `self.get_device_status` tool first and then call this tool.")
@@ -71,7 +75,27 @@ def register(tools):
         s.add_tool("self.camera.take_photo", PHOTO_DESCRIPTION,
                    PropertyList([Property("question", STRING)]),
                    OnDemand(_VISION, "take_photo", tools), read_only=True, open_world=True)
+    _register_alarms(tools, s)
     _register_user_only(tools, s)
+
+
+def _register_alarms(tools, s):
+    # Every board's: their code (umcpfw.alarmtools, umcpfw.alarms) loads only when called.
+    s.add_tool(
+        "self.alarms.add", ALARM_DESCRIPTION,
+        PropertyList([
+            Property("in_seconds", INTEGER, default=0, minimum=0, maximum=604800),
+            Property("at", STRING, default=""),
+            Property("label", STRING),
+            Property("repeat", STRING, default="none", enum=("none", "daily")),
+            Property("ask", BOOLEAN, default=False),
+        ]),
+        OnDemand(_ALARMS, "add", tools), destructive=False, open_world=False)
+    s.add_tool("self.alarms.list", "List the alarms and timers set on the device.", PropertyList([]),
+               OnDemand(_ALARMS, "listed", tools), read_only=True, open_world=False)
+    s.add_tool("self.alarms.remove", "Remove an alarm or timer by its id (self.alarms.list).",
+               PropertyList([Property("id", INTEGER, minimum=1)]),
+               OnDemand(_ALARMS, "remove", tools), destructive=True, idempotent=True, open_world=False)
 
 
 def _register_user_only(tools, s):

@@ -7,7 +7,8 @@ What a model calls (the status, the volume, the brightness, the theme) is here, 
 The user-only tools (system information, reboot, Wi-Fi setup, the assets URL, the screen's
 facts) are umcpfw.systools', the upgrade umcpfw.upgrading's: each loaded for its call
 (umcp.compat.OnDemand) and dropped after, as are the camera's (umcpfw.vision). Their
-registration is umcpfw.commonsetup's (boot only)."""
+registration is umcpfw.commonsetup's (boot only). The alarms' calls are umcpfw.alarmtools',
+loaded for each; the alarms themselves umcpfw.alarms', loaded only while there are some."""
 
 import time
 
@@ -23,6 +24,8 @@ class CommonTools:
     roots), verified unless the Trust says otherwise."""
 
     reboot_delay_ms = 1000  # a tool's reboot, as the reference's: its reply leaves first
+    app = None  # the Application (umcpfw.boot sets it): its link and screen, for an alarm
+    alarms = None  # umcpfw.alarms' AlarmClock while there are alarms
 
     def __init__(self, server, board, settings, version, reboot, device_id, client_id, ca=None):
         self.server = server

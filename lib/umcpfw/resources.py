@@ -1,5 +1,5 @@
-"""The device's MCP resources: its status, system information, the recent log and the
-last photo. Custom scheme `device:` (RFC 3986: a scheme of letters, then any path):
+"""The device's MCP resources: its status, system information, the recent log, the
+alarms and the last photo. Custom scheme `device:` (RFC 3986: a scheme of letters, then any path):
 they are read through the device, never fetched elsewhere.
 
 Registered at a client's first resources/* request (McpServer.add_resources_later), and
@@ -26,6 +26,9 @@ def register(tools, server):
                         description="Firmware, board, runtime, heap, uptime and OTA partitions")
     server.add_resource(LOG_URI, "log", OnDemand(_HERE, "read_log", tools), mime_type="text/plain",
                         description="The last %d log lines of the device" % tools.log_ring.capacity)
+    server.add_resource("device://alarms", "alarms", OnDemand("umcpfw.alarmtools", "read", tools),
+                        mime_type=_JSON, description="The alarms and timers set, as self.alarms.list "
+                                                     "reports them; updated when one is set, removed or due")
     if tools.board.camera:
         server.add_resource(PHOTO_URI, "last photo", OnDemand(_HERE, "read_photo", tools),
                             mime_type="image/jpeg",

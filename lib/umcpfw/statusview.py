@@ -2,7 +2,7 @@
 small screen (an OLED or LCD part with "status": true). Imported only on a board that
 has one.
 
-It shows the connection state, the activation code while one is pending (nothing else
+It shows the connection state, an alarm's label while it rings (`note`), the activation code while one is pending (nothing else
 then: the owner needs it), the Wi-Fi setup's access point and password while that mode
 runs, the last tool called and whether it worked, the volume and the brightness. The
 theme (light/dark) is the panel's. Updates never make anyone wait: changed() only sets
@@ -33,6 +33,7 @@ class StatusView:
     # Class attributes: an instance holds its own only once they change.
     tool = None  # (short name, ok) of the last tool call
     setup = None  # (access point, password, address) while Wi-Fi setup runs
+    note = None  # a text shown under the state for a while (an alarm's label: umcpfw.alarms)
     shown = None  # the lines on the panel, None: not drawn yet
     failed = False  # the panel did not answer at the last draw (logged once)
 
@@ -76,6 +77,10 @@ class StatusView:
         else:
             state = "Connecting"
         lines = [state]
+        if self.note is not None:
+            from parts.screen import wrap
+
+            return lines + wrap(self.note, self.screen.columns)[:max(1, self.screen.rows - 1)]
         if self.tool is not None:
             lines.append("%s %s" % (self.tool[0], "ok" if self.tool[1] else "error"))
         board = app.board

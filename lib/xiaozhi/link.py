@@ -34,7 +34,7 @@ class Link(Reconnecting):
     supplies _session(), _hang_up(), _close() and _send_frame(pieces).
 
     Every transport has: run(), stop(), connected (asyncio.Event), session_id, attempts,
-    last_delay, and calls on_system(message) / on_alert(message). What opens a session
+    last_delay, send_message(message), and calls on_system(message) / on_alert(message). What opens a session
     (xiaozhi.opening) uses: hello_timeout, hello_message(), session_up()."""
 
     transport = None  # "websocket" or "udp", as the hello says
@@ -101,6 +101,17 @@ class Link(Reconnecting):
         frame.extend(pieces)
         frame.append("}")
         await self._send_frame(frame)
+
+    async def send_message(self, message):
+        """One message of the xiaozhi protocol besides MCP, `message` a dict without its
+        session id (the board speaking first: {"type": "listen", "state": "detect", "text":
+        ...}, which the server takes as words heard): True once written, False when no
+        session is up (nothing is kept for later)."""
+        if not self.connected.is_set():
+            return False
+        message["session_id"] = self.session_id
+        await self._send_frame([dumps(message)])
+        return True
 
     async def _route(self, data):
         """One message from the server: its text (str or bytes-like UTF-8)."""

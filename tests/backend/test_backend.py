@@ -335,3 +335,20 @@ async def test_vision_endpoint_checks_token_and_device_and_describes_the_image()
         # An announced body over the limit is refused before a byte of it is read.
         status, answer = await asyncio.to_thread(announce_oversized_upload, url, token, "aa:bb")
         assert status == 413 and "larger than" in answer["message"]
+
+
+async def test_a_board_speaking_first_is_one_line_of_the_console(tmp_path):
+    # An alarm's listen/detect frame: "[device_call]" + label is said as it is by a xiaozhi
+    # server, a label alone is a turn for its model; this backend logs each as one line.
+    async with running_backend() as (backend, out):
+        with device_for(backend, tmp_path):
+            device = await backend.wait_ready(WAIT)
+            for arguments in ({"in_seconds": 1, "label": "the oven is hot"},
+                              {"in_seconds": 1, "label": "what should I cook?", "ask": True}):
+                result = await backend.call(device, "self.alarms.add", arguments)
+                assert result is not None and not result.get("isError"), result
+            said = "%s says: the oven is hot (a server speaks it as it is)" % device.id
+            asked = "%s asks: what should I cook? (a server takes it" % device.id
+            await asyncio.wait_for(out.wait_for(lambda line: line.startswith(asked)), WAIT)
+            await asyncio.wait_for(out.wait_for(lambda line: line == said), WAIT)
+            assert not [line for line in out if "ignored a 'listen'" in line]

@@ -34,7 +34,7 @@ def test_resources_of_the_host_board(tmp_path, micropython):
             assert init["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
             listed = (await device.request("resources/list"))["result"]["resources"]
             assert [r["uri"] for r in listed] == ["device://status", "device://system", "device://log",
-                                                  "device://photo/last"]
+                                                  "device://alarms", "device://photo/last"]
             assert (await device.request("resources/templates/list"))["result"] == {"resourceTemplates": []}
 
             status = await read(device, "device://status")

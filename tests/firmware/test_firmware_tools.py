@@ -18,7 +18,7 @@ from portable_support import esp_image
 pytestmark = pytest.mark.timeout(90)
 
 VISIBLE = {
-    "self.get_device_status", "self.audio_speaker.set_volume", "self.screen.set_brightness",
+    "self.get_device_status", "self.alarms.add", "self.alarms.list", "self.alarms.remove", "self.audio_speaker.set_volume", "self.screen.set_brightness",
     "self.screen.set_theme", "self.camera.take_photo",
     # the host board's own tools, after the common ones
     "self.led_strip.set_color", "self.led_strip.get_state", "self.host.get_temperature",

@@ -235,3 +235,40 @@ def test_a_resident_module_imports_only_resident_modules_at_its_top(resident):
     strays = dict((module, sorted(top_level_imports(module) - resident)) for module in sorted(resident))
     assert not [module for module in strays if strays[module]], dict(
         (module, names) for module, names in strays.items() if names)
+
+
+# Alarms (umcpfw.alarms): none of their code on a board without one, even after the tools
+# were called; the clock's module while there is an alarm (a restart with one in flash
+# loads it at boot); gone again once the last is removed.
+ALARM_RESIDENT = RESIDENT | {"umcpfw.alarms"}
+
+
+def test_alarms_are_resident_only_while_there_are_some(tmp_path):
+    import asyncio
+
+    app = modules_app(tmp_path)
+
+    async def modules(device):
+        return set(await device.call_json("test.modules"))
+
+    async def scenario():
+        async with device_session(tmp_path / "state", True, extra_config=BOARD, app=app) as (
+                backend, sim, device):
+            await device.initialize()
+            assert await device.call_json("self.alarms.list") == {"alarms": []}
+            assert_keeps_only(await modules(device), RESIDENT)
+            alarm = await device.call_json("self.alarms.add", {"in_seconds": 600, "label": "later"})
+            assert_keeps_only(await modules(device), ALARM_RESIDENT)
+            assert (await device.call("self.reboot"))["isError"] is False
+            device = await backend.next_device()
+            await device.initialize()
+            assert_keeps_only(await modules(device), ALARM_RESIDENT)
+            assert await device.call_json("self.alarms.remove", {"id": alarm["id"]}) == {"removed": alarm["id"]}
+            for _ in range(50):  # the clock's task ends at its next step, and its module goes
+                loaded = await modules(device)
+                if "umcpfw.alarms" not in loaded:
+                    break
+                await asyncio.sleep(0.1)
+            assert_keeps_only(loaded, RESIDENT)
+
+    run(scenario())

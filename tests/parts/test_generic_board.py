@@ -70,9 +70,11 @@ def test_every_part_type_through_real_calls(tmp_path, micropython):
             names = {tool["name"] for tool in visible}
             assert TOOLS <= names
             # No speaker, screen or camera; the rest are the parts' (a type the examples gained
-            # is called by the tables test, tests/portable/test_portable_parts_tables.py).
+            # is called by the tables test, tests/portable/test_portable_parts_tables.py) and the
+            # common tools every board has.
             parts = {entry["name"] for entry in PARTS}
-            assert [name for name in names - {"self.get_device_status"} if name.split(".")[1] not in parts] == []
+            common = {"self.get_device_status", "self.alarms.add", "self.alarms.list", "self.alarms.remove"}
+            assert [name for name in names - common if name.split(".")[1] not in parts] == []
             described = {tool["name"]: tool for tool in visible}
             assert described["self.lamp.turn_on"]["description"] == "Turn on the desk lamp"
             assert described["self.arm.set_angle"]["inputSchema"]["properties"]["angle"]["maximum"] == 180

@@ -20,6 +20,7 @@ SETTINGS_FILE = "test_common_tools_%s.json" % sys.implementation.name
 COMMON_VISIBLE = ["self.get_device_status", "self.audio_speaker.set_volume",
                   "self.screen.set_brightness", "self.screen.set_theme",
                   "self.camera.take_photo"]
+ALARMS = ["self.alarms.add", "self.alarms.list", "self.alarms.remove"]  # every board's
 USER_ONLY = ["self.get_system_info", "self.reboot", "self.upgrade_firmware",
              "self.camera.get_photo", "self.screen.get_info", "self.assets.set_download_url"]
 ES8311_ADDR = 0x18
@@ -115,14 +116,15 @@ async def test_tools_follow_the_hardware():
         names = await rig.names()
         # Common tools first (the list's stable head), then the user-only ones, then the board's.
         assert names[:5] == COMMON_VISIBLE
-        assert names[5:11] == USER_ONLY
-        assert names[11:] == ["self.led_strip.set_color", "self.led_strip.get_state",
+        assert names[5:8] == ALARMS
+        assert names[8:14] == USER_ONLY
+        assert names[14:] == ["self.led_strip.set_color", "self.led_strip.get_state",
                               "self.host.get_temperature"]
     finally:
         rig.close()
     bare = Rig(without=("speaker", "backlight", "display", "camera"))
     try:
-        assert (await bare.names())[:5] == ["self.get_device_status", "self.get_system_info",
+        assert (await bare.names())[:8] == ["self.get_device_status"] + ALARMS + ["self.get_system_info",
                                     "self.reboot", "self.upgrade_firmware",
                                     "self.assets.set_download_url"]
     finally:

@@ -281,3 +281,35 @@ async def test_list_changed_only_after_initialize_and_once_per_burst():
     await settle(lambda: changes() == 2)
     names = [t["name"] for t in (await wire.request("tools/list", id=100))["result"]["tools"]]
     assert names == ["b", "c"]
+
+
+async def test_a_callback_refusing_its_arguments_gets_invalid_params_as_the_schema_would():
+    # What a schema cannot say (a time that has passed, a text too long): the callback raises
+    # InvalidParams. Before 2025-11-25 that is -32602 with the reason, from it an isError
+    # result the model reads (SEP-1303), as the schema's own check answers; any other
+    # exception stays an isError result on every revision.
+    from umcp import INTEGER, InvalidParams, Property, PropertyList
+
+    def pick(args):
+        if args["n"] > 3:
+            raise InvalidParams("n: at most 3 today")
+        if args["n"] < 0:
+            raise ValueError("negative")
+        return args["n"]
+
+    for version, as_result in (("2024-11-05", False), ("2025-06-18", False), ("2025-11-25", True)):
+        wire = Wire()
+        wire.server.add_tool("pick", "d", PropertyList([Property("n", INTEGER)]), pick)
+        await wire.initialize(version)
+        await wire.feed(call("pick", {"n": 5}, id=1))
+        refused = await wire.response(1)
+        if as_result:
+            assert refused["result"]["isError"] is True
+            assert refused["result"]["content"][0]["text"] == "n: at most 3 today"
+        else:
+            assert refused["error"] == {"code": -32602, "message": "n: at most 3 today"}
+        await wire.feed(call("pick", {"n": -1}, id=2))
+        failed = await wire.response(2)
+        assert failed["result"]["isError"] is True and "negative" in failed["result"]["content"][0]["text"]
+        await wire.feed(call("pick", {"n": 2}, id=3))
+        assert (await wire.response(3))["result"]["content"][0]["text"] == "2"

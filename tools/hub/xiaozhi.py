@@ -47,6 +47,19 @@ def background(coro):
     return task
 
 
+DEVICE_CALL = "[device_call]"  # xiaozhi-esp32-server: the text after it is said as it is
+
+
+def spoken(device_id, text):
+    """The console's line for a device speaking first ({"type": "listen", "state": "detect",
+    "text": ...}, as a board's alarm sends it): what a xiaozhi server would do with it. This
+    backend has no voice and no model: the line is what it does."""
+    if not isinstance(text, str):
+        return "%s: a listen/detect message without text" % device_id
+    if text.startswith(DEVICE_CALL):
+        return "%s says: %s (a server speaks it as it is)" % (device_id, text[len(DEVICE_CALL):].strip())
+    return "%s asks: %s (a server takes it as the user's words, a turn for its model)" % (device_id, text)
+
 class DeviceError(Exception):
     """A JSON-RPC error the device answered with (code, message, data as it sent them)."""
 
@@ -401,6 +414,8 @@ class XiaozhiServer(DeviceHost):
                     device.on_payload(message.get("payload"))
                 elif kind == "goodbye":
                     await device.connection.close(1000, "goodbye")
+                elif kind == "listen" and message.get("state") == "detect":
+                    self.log(spoken(device.id, message.get("text")))
                 else:
                     self.log("%s: ignored a %r message" % (device.id, kind))
         except ConnectionClosed:

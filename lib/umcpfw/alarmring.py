@@ -1,0 +1,163 @@
+"""What is done when an alarm is due or the alarms change, loaded for that and dropped after
+(by umcpfw.alarms' task, umcpfw.alarmtools): the board's time carried on ticks (now()),
+the store saved (save()), the task that sleeps until the next alarm made (schedule(),
+which lets umcpfw.alarms go with the last alarm), and due(): each due alarm taken off (a
+daily one to its next day), the store saved, each rung (ring()): the board speaking first.
+A buzzer part beeps and the status screen shows the label for a minute; MCP clients get a
+notifications/message (logger "alarms") and resources/updated on device://alarms; the
+xiaozhi link sends {"type": "listen", "state": "detect", "text": "[device_call]" + label}
+(said as it is), or the label alone where the alarm asks (a turn for the model). A link
+still connecting is waited for, up to _LINK_WAIT_S. Each way is tried whatever the others
+did (docs/speaking.md). `clock` is umcpfw.alarms' AlarmClock."""
+
+import asyncio
+import time
+
+from devsvc.settings import write_atomically
+from umcp.compat import const, forget_modules, get_logger, ticks_diff, ticks_ms
+
+DEVICE_CALL = "[device_call]"  # the prefix the server says the rest of as it is
+KNOWN_YEAR = const(2025)  # a clock before this year was never set (an ESP32 starts in 2000)
+_BEEP = {"frequency": 2000, "duration_ms": 600}
+_SHOWN_S = const(60)  # how long the status screen shows a label
+_LINK_WAIT_S = const(120)
+_LATE_S = const(60)  # an alarm rung more than this after its time is "late"
+_DAY_S = const(86400)
+_LOOK_S = const(30)  # the longest sleep while the clock is not known: its setting is seen
+_SLEEP_S = const(3600)  # the longest sleep: well within what ticks can measure (days)
+
+log = get_logger("alarms")
+
+
+def known(seconds):
+    """Whether `seconds` on the board's clock is a time the clock knew (set, not 2000)."""
+    return time.localtime(seconds)[0] >= KNOWN_YEAR
+
+
+def now(clock):
+    """The board's time in seconds: its clock, carried on ticks from the first call on."""
+    t = ticks_ms()
+    if clock.ms is None:
+        clock.ms = int(time.time()) * 1000
+    else:
+        clock.ms += ticks_diff(t, clock.ticks)
+    clock.ticks = t
+    return clock.ms // 1000
+
+
+def save(clock):
+    """Keep the clock's alarms in flash, replaced atomically (the file goes with the last)."""
+    if clock.alarms:
+        write_atomically(clock.path, {"next": clock.next_id, "alarms": clock.alarms})
+        return
+    import os
+
+    try:
+        os.remove(clock.path)
+    except OSError:
+        pass
+
+
+def schedule(clock):
+    """The task that sleeps until the next alarm, in place of one sleeping (none while the
+    alarms ring: due() schedules when done); with no alarm left, umcpfw.alarms leaves the
+    heap (the Application's tools and services let the clock go)."""
+    if clock.ringing:
+        return
+    if clock.task is not None:
+        clock.task.cancel()
+        clock.task = None
+    if not clock.alarms:
+        app = clock.app
+        if app.tools.alarms is clock:
+            app.tools.alarms = None
+        if clock in app.services:
+            app.services.remove(clock)
+        forget_modules("umcpfw.alarms")
+        return
+    current = now(clock)
+    wait = min([alarm["due"] for alarm in clock.alarms]) - current
+    clock.task = asyncio.create_task(clock.sleep(max(0, min(wait, _SLEEP_S if known(current) else _LOOK_S))))
+
+
+async def due(clock):
+    """The alarms due now: each taken off or set for its next day, the store saved, each
+    rung; then the next sleep."""
+    current = now(clock)
+    real = int(time.time())
+    if not known(current) and known(real):  # the clock was just set: what was made before moves
+        for alarm in clock.alarms:
+            if not known(alarm["due"]):
+                alarm["due"] += real - current
+        clock.ms = None
+        current = now(clock)
+    rung = []
+    for alarm in list(clock.alarms):
+        if alarm["due"] <= current:
+            rung.append((alarm, current - alarm["due"] > _LATE_S))
+            if alarm["repeat"] == "daily":
+                while alarm["due"] <= current:
+                    alarm["due"] += _DAY_S
+            else:
+                clock.alarms.remove(alarm)
+    try:
+        save(clock)
+    except OSError as e:
+        log.warning("cannot save %s: %s", clock.path, e)
+    try:
+        for alarm, late in rung:
+            await ring(clock.app, alarm, late)
+    finally:
+        clock.ringing = False
+        clock.task = None  # (this task, ending)
+        schedule(clock)
+
+
+async def ring(app, alarm, late):
+    """Say the alarm (a stored alarm's dict) on every way the Application `app` has."""
+    label = alarm["label"]
+    log.warning("alarm %d%s: %s", alarm["id"], " (late)" if late else "", label)
+    for say in (_board, _clients, _link):
+        try:
+            await say(app, alarm, label, late)
+        except Exception as e:  # one way failing must not keep the others silent
+            log.warning("alarm %d: %r", alarm["id"], e)
+
+
+async def _board(app, alarm, label, late):
+    for part in app.board.parts:
+        if part.kind == "buzzer":
+            part.beep(_BEEP)
+            break
+    view = app.status_view
+    if view is not None:
+        view.note = label
+        view.changed()
+        asyncio.create_task(_unshow(view, label))
+
+
+async def _unshow(view, label):
+    await asyncio.sleep(_SHOWN_S)
+    if view.note == label:
+        view.note = None
+        view.changed()
+
+
+async def _clients(app, alarm, label, late):
+    await app.server.log("notice", {"alarm": alarm["id"], "label": label, "late": late,
+                                    "repeat": alarm["repeat"]}, "alarms")
+    app.server.resource_updated("device://alarms")
+
+
+async def _link(app, alarm, label, late):
+    # What xiaozhi-esp32-server's listenMessageHandler reads: "type", "state", "text".
+    if not app.xiaozhi:
+        return  # MCP endpoints only: no server to speak to
+    for _ in range(_LINK_WAIT_S * 2):
+        link = app.link
+        if link is not None and link.connected.is_set():
+            if await link.send_message({"type": "listen", "state": "detect",
+                                        "text": label if alarm["ask"] else DEVICE_CALL + label}):
+                return
+        await asyncio.sleep(0.5)
+    log.warning("alarm %d: the link was not up to say it", alarm["id"])
