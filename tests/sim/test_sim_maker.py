@@ -38,11 +38,13 @@ def check_maker_session(out, device_board="generic"):
     """The session of MAKER's board, as umcp sim prints it."""
     assert re.search(r'<- initialize: \{"name":"%s"' % device_board, out), out
     device = re.search(r"^(\S+): connected", out, re.M).group(1)
-    listed = re.search(r"^%s: <- tools/list page: \d+ tools (.*), last page$" % re.escape(device), out, re.M)
-    assert listed, out
-    names = listed.group(1).split(", ")
-    assert names == ["self.get_device_status", "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off",
-                     "self.fan.set_level", "self.room.read"], names
+    pages = re.findall(r"^%s: <- tools/list page: \d+ tools (.*?), (?:nextCursor '[^']*'|last page)$" % re.escape(device),
+                       out, re.M)
+    assert pages and re.search(r"^%s: <- tools/list page: .*, last page$" % re.escape(device), out, re.M), out
+    names = [name for page in pages for name in page.split(", ")]
+    assert names == ["self.get_device_status", "self.alarms.add", "self.alarms.list", "self.alarms.remove",
+                     "self.lamp.get_state", "self.lamp.turn_on", "self.lamp.turn_off", "self.fan.set_level",
+                     "self.room.read"], names
     for call, answer in [("self.lamp.turn_on {}", "true"), ("self.lamp.get_state {}", '{"power":false}'),
                          ('self.fan.set_level {"level":50}', "true")]:
         assert "-> tools/call %s\n%s: <- %s" % (call, device, answer) in out, out
