@@ -30,7 +30,7 @@ def register(tools, server):
     server.add_resource("device://alarms", "alarms", OnDemand("umcpfw.alarmtools", "read", tools),
                         mime_type=_JSON, description="The alarms and timers set, as self.alarms.list "
                                                      "reports them; updated when one is set, removed or due")
-    view = tools.app.status_view
+    view = tools.app.status_view if tools.app is not None else None
     if view is not None:  # a turn's text is kept only with a status screen
         server.add_resource("device://conversation", "conversation", OnDemand("umcpfw.turntext", "read", view),
                             mime_type=_JSON, description="The last lines of the conversation (what the "
