@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tests.support import oledtext
-from tests.support.firmwareharness import RUNTIMES, TOKEN, WAIT_S, Sim, device_session, run
+from tests.support.firmwareharness import RUNTIMES, RUNTIMES_MPY, TOKEN, WAIT_S, Sim, device_session, run
 from tools.backend import Backend
 from tools.backend.console import Console
 
@@ -34,7 +34,7 @@ async def conversation(request):
     return json.loads(content["text"])
 
 
-@pytest.mark.parametrize("micropython", RUNTIMES)
+@pytest.mark.parametrize("micropython", RUNTIMES_MPY)
 def test_the_screen_shows_what_was_heard_what_is_said_and_the_emotion(tmp_path, micropython):
     out = []
 
