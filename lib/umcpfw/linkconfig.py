@@ -4,7 +4,7 @@ setup page), the xiaozhi transport and the link for it. Loaded for each (the sta
 link built again after a change, a setup page's save) and dropped again: umcpfw.boot's
 other work is not needed then, and neither is this in between."""
 
-from umcp.compat import const
+from umcp.compat import OnDemand, const
 
 # Optional config.json keys handed to the link as they are (timings in seconds): to both
 # transports, then to the WebSocket one only, then to the MQTT one only.
@@ -45,7 +45,15 @@ def transport(app):
 
 
 def build_link(app):
-    """The link for transport(); the application only uses run(), stop(), connected."""
+    """The link for transport(); the application only uses run(), stop(), connected. With
+    a status screen, a turn's text goes to it (umcpfw.turntext, loaded for each)."""
+    link = _build(app)
+    if app.status_view is not None:
+        link.on_turn = OnDemand("umcpfw.turntext", "take", app.status_view)
+    return link
+
+
+def _build(app):
     config = app.config
     where = transport(app)
     options = {"ca": app.trust, "max_message": app.max_message or app.message_limit,

@@ -1,6 +1,7 @@
 """The device's MCP resources: its status, system information, the recent log, the
-alarms and the last photo. Custom scheme `device:` (RFC 3986: a scheme of letters, then any path):
-they are read through the device, never fetched elsewhere.
+alarms, the conversation (with a status screen) and the last photo. Custom scheme
+`device:` (RFC 3986: a scheme of letters, then any path): they are read through the
+device, never fetched elsewhere.
 
 Registered at a client's first resources/* request (McpServer.add_resources_later), and
 each read is an umcp.compat.OnDemand: this module is loaded for that and dropped after
@@ -17,8 +18,8 @@ _JSON = "application/json"
 
 
 def register(tools, server):
-    """The status, system, log and (with a camera) last photo resources of `tools` on
-    `server`."""
+    """The status, system, log, alarms, (with a status screen) conversation and (with a
+    camera) last photo resources of `tools` on `server`."""
     server.add_resource(STATUS_URI, "status", OnDemand(_HERE, "read_status", tools), mime_type=_JSON,
                         description="Volume, brightness, theme, network and board facts, as "
                                     "self.get_device_status reports them; updated when they change")
@@ -29,6 +30,12 @@ def register(tools, server):
     server.add_resource("device://alarms", "alarms", OnDemand("umcpfw.alarmtools", "read", tools),
                         mime_type=_JSON, description="The alarms and timers set, as self.alarms.list "
                                                      "reports them; updated when one is set, removed or due")
+    view = tools.app.status_view if tools.app is not None else None
+    if view is not None:  # a turn's text is kept only with a status screen
+        server.add_resource("device://conversation", "conversation", OnDemand("umcpfw.turntext", "read", view),
+                            mime_type=_JSON, description="The last lines of the conversation (what the "
+                                                         "server heard, what it said) and its emotion, as "
+                                                         "the status screen shows them")
     if tools.board.camera:
         server.add_resource(PHOTO_URI, "last photo", OnDemand(_HERE, "read_photo", tools),
                             mime_type="image/jpeg",

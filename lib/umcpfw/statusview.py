@@ -2,18 +2,21 @@
 small screen (an OLED or LCD part with "status": true). Imported only on a board that
 has one.
 
-It shows the connection state, an alarm's label while it rings (`note`), the activation code while one is pending (nothing else
-then: the owner needs it), the Wi-Fi setup's access point and password while that mode
-runs, the last tool called and whether it worked, the volume and the brightness. The
+It shows the connection state, an alarm's label while it rings (`note`), a turn's text
+for a minute after it came (`talk`: umcpfw.turntext), the activation code while one is
+pending (nothing else then: the owner needs it), the Wi-Fi setup's access point and
+password while that mode runs, the last tool called and whether it worked, the volume
+and the brightness. The
 theme (light/dark) is the panel's. Updates never make anyone wait: changed() only sets
 an Event, and the view's own task draws once for any number of changes meanwhile.
 """
 
 import asyncio
 
-from umcp.compat import const, get_logger
+from umcp.compat import const, get_logger, ticks_diff, ticks_ms
 
 _POLL_S = const(2)  # how often the link's state is looked at without a change announced
+_TALK_MS = const(60000)  # how long a turn's text stays on the screen
 
 _log = get_logger("status")
 
@@ -34,6 +37,10 @@ class StatusView:
     tool = None  # (short name, ok) of the last tool call
     setup = None  # (access point, password, address) while Wi-Fi setup runs
     note = None  # a text shown under the state for a while (an alarm's label: umcpfw.alarms)
+    talk = None  # a turn's text, lines for under the state, since talk_at (umcpfw.turntext)
+    talk_at = 0
+    turns = None  # the last turns [(role, text)...] and emotion: device://conversation's
+    emotion = None
     shown = None  # the lines on the panel, None: not drawn yet
     failed = False  # the panel did not answer at the last draw (logged once)
 
@@ -81,6 +88,10 @@ class StatusView:
             from parts.screen import wrap
 
             return lines + wrap(self.note, self.screen.columns)[:max(1, self.screen.rows - 1)]
+        if self.talk is not None:
+            if ticks_diff(ticks_ms(), self.talk_at) < _TALK_MS:
+                return lines + self.talk
+            self.talk = None
         if self.tool is not None:
             lines.append("%s %s" % (self.tool[0], "ok" if self.tool[1] else "error"))
         board = app.board

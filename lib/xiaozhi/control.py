@@ -1,5 +1,5 @@
-"""What a xiaozhi link seldom meets: the messages besides MCP (system, alert, and the audio
-ones this device has no use for), and whether a message it could not read is an "mcp"
+"""What a xiaozhi link seldom meets: the messages besides MCP (system, alert, a turn's text:
+stt, tts, llm; and the audio ones this device has no use for), and whether a message it could not read is an "mcp"
 envelope (then owed an answer). Loaded for such a message and dropped again
 (xiaozhi.link): a session's steady traffic is MCP."""
 
@@ -8,14 +8,19 @@ from umcp.compat import get_logger, iscoroutine
 _log = get_logger("xiaozhi")
 
 
-async def dispatch(message, on_system, on_alert):
-    """A message other than MCP: system and alert go to their callbacks; stt, tts, llm,
-    custom... are audio features this device does not have: logged and dropped."""
+async def dispatch(message, link):
+    """A message other than MCP, from `link` (xiaozhi.link.Link): system and alert go to
+    its on_system and on_alert; stt, tts and llm (a turn's text) to its on_turn where one
+    is set, else they are dropped without a word (they come at every turn); custom...
+    are features this device does not have: logged and dropped."""
     kind = message.get("type")
     if kind == "system":
-        await _call(on_system, message)
+        await _call(link.on_system, message)
     elif kind == "alert":
-        await _call(on_alert, message)
+        await _call(link.on_alert, message)
+    elif kind in ("stt", "tts", "llm"):
+        if link.on_turn is not None:
+            await _call(link.on_turn, message)
     else:
         _log.info("ignored a %s message", kind)
 

@@ -34,10 +34,12 @@ class Link(Reconnecting):
     supplies _session(), _hang_up(), _close() and _send_frame(pieces).
 
     Every transport has: run(), stop(), connected (asyncio.Event), session_id, attempts,
-    last_delay, send_message(message), and calls on_system(message) / on_alert(message). What opens a session
-    (xiaozhi.opening) uses: hello_timeout, hello_message(), session_up()."""
+    last_delay, send_message(message), and calls on_system(message) / on_alert(message),
+    and on_turn(message) for a turn's text (stt, tts, llm) where one is set. What opens a
+    session (xiaozhi.opening) uses: hello_timeout, hello_message(), session_up()."""
 
     transport = None  # "websocket" or "udp", as the hello says
+    on_turn = None  # set by whoever shows a turn's text (umcpfw.linkconfig, with a status screen)
     log = _log
 
     def __init__(self, server, device_id, client_id, protocol_version=1, ca=None,
@@ -162,9 +164,8 @@ class Link(Reconnecting):
     async def _dispatch(self, message, raw=None):
         if message.get("type") == "mcp":
             await self.mcp.handle(message.get("payload"), raw, _PAYLOAD)
-        else:  # system, alert; stt, tts, llm...: rare, or audio this device does not have
-            await await_then_forget("xiaozhi.control", "dispatch", message, self.on_system,
-                                    self.on_alert)
+        else:  # system, alert; stt, tts, llm (a turn's text); audio this device does not have
+            await await_then_forget("xiaozhi.control", "dispatch", message, self)
 
 
 class XiaozhiLink(Link):

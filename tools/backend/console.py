@@ -1,4 +1,5 @@
-"""The backend's console: devices, tools [--all] [DEVICE], call DEVICE TOOL [JSON-ARGS]."""
+"""The backend's console: devices, tools [--all] [DEVICE], call DEVICE TOOL [JSON-ARGS],
+say DEVICE TEXT, activate CODE."""
 
 import asyncio
 import json
@@ -11,6 +12,7 @@ HELP = """commands:
   devices                         connected devices
   tools [--all] [DEVICE]          their tools (--all: with user-only tools, asked afresh)
   call DEVICE TOOL [JSON-ARGS]    call a tool, e.g. call 1 self.audio_speaker.set_volume {"volume": 30}
+  say DEVICE TEXT                 send TEXT as what the assistant says (a status screen shows it)
   activate CODE                   confirm the activation code a device shows (with --activation)
   help, quit
 DEVICE is a device id or its number in `devices`."""
@@ -31,7 +33,7 @@ class Console:
         if command in ("quit", "exit"):
             return False
         handler = {"devices": self._devices, "tools": self._tools, "call": self._call,
-                   "activate": self._activate}.get(command)
+                   "say": self._say, "activate": self._activate}.get(command)
         if handler is None:
             self.out(HELP)
             return True
@@ -85,6 +87,17 @@ class Console:
             raise UsageError("arguments must be a JSON object")
         await self.backend.call(device, args[1], arguments)
 
+
+    async def _say(self, args):
+        if len(args) < 2:
+            raise UsageError("usage: say DEVICE TEXT")
+        device = self._device(args[0])
+        if not device.speaks:
+            raise UsageError("%s serves MCP only: it takes no turn's text" % device.id)
+        try:
+            await device.send_turn([" ".join(args[1:])])
+        except DeviceGone:
+            raise UsageError("%s is gone" % device.id) from None
 
     async def _activate(self, args):
         if len(args) != 1:

@@ -39,6 +39,7 @@ class EndpointDevice(Device):
     """A tool provider at the endpoint: a Device whose messages travel bare."""
 
     transport = TRANSPORT
+    speaks = False  # MCP only: no turn's text
 
     def __init__(self, connection, device_id, client_id, owner):
         hello = {"type": "hello", "transport": TRANSPORT, "features": {"mcp": True}}  # none came

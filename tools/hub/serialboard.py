@@ -56,6 +56,7 @@ class SerialDevice(Device):
     """A board on a serial port: a Device whose messages travel as mcplink.serial frames."""
 
     transport = TRANSPORT
+    speaks = False  # MCP only: no turn's text
 
     def __init__(self, connection, hello, owner, port):
         hello = dict(hello, features={"mcp": True})

@@ -173,6 +173,29 @@ class Device:
     async def notify(self, method, params=None):
         await self.send_envelope(self._notification(method, params))
 
+    speaks = True  # it takes the xiaozhi messages besides MCP (not an MCP endpoint's)
+
+    async def send_turn(self, said=(), heard=None, emotion=None):
+        """Send the text of one chat turn as a xiaozhi server does (its audio aside): "stt"
+        with what it heard, "llm" with the reply's emotion, then "tts" start, a
+        "sentence_start" for each sentence said, and stop. A board with a status screen
+        shows them (umcpfw.turntext). Raises DeviceGone if the device left."""
+        messages = []
+        if heard is not None:
+            messages.append({"type": "stt", "text": heard})
+        if emotion is not None:
+            messages.append({"type": "llm", "text": "", "emotion": emotion})
+        messages.append({"type": "tts", "state": "start"})
+        for sentence in said:
+            messages.append({"type": "tts", "state": "sentence_start", "text": sentence})
+        messages.append({"type": "tts", "state": "stop"})
+        try:
+            for message in messages:
+                message["session_id"] = self.session_id
+                await self.connection.send(json.dumps(message, separators=(",", ":")))
+        except ConnectionClosed:
+            raise DeviceGone(self.id) from None
+
     async def initialize(self, vision=None, protocol_version="2024-11-05", timeout=None):
         """The handshake a real backend does; `vision` is {"url", "token"} for photos."""
         capabilities = {"roots": {"listChanged": True}, "sampling": {}}
