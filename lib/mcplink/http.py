@@ -217,7 +217,7 @@ class McpHttp:
             session.exchanges.append(exchange)
         exchange.request_id = message.get("id")
         try:
-            await exchange.session.handle(message)
+            await self.server.handle(message, exchange.session)
             message = None
             if state is not None:
                 # Only what this request changed: another of the client's requests may
