@@ -299,19 +299,6 @@ class _Connection:
         except ValueError:  # CPython: not UTF-8
             raise _Refusal(1)  # 400: not UTF-8
 
-    async def body(self, length):
-        """The next `length` bytes, as a bytearray of their own."""
-        body = bytearray(length)
-        have = min(length, self.end - self.start)
-        body[:have] = self.view[self.start:self.start + have]
-        self.start += have
-        while have < length:
-            count = await read_some(self.reader, body, have)
-            if not count:
-                raise EOFError
-            have += count
-        return body
-
     async def until_gone(self):
         """Read until the client closes; what it sends meanwhile stays for the next request
         (a full buffer of it: dropped, and the connection ends after this response)."""
@@ -422,10 +409,22 @@ class _Connection:
         return request
 
     async def read_body(self, request):
+        """The request's body (request.length bytes) into request.body, a bytearray of its
+        own."""
         if request.expect == "100-continue":
             self.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             await self.writer.drain()
-        request.body = await self.body(request.length)
+        length = request.length
+        body = bytearray(length)
+        have = min(length, self.end - self.start)
+        body[:have] = self.view[self.start:self.start + have]
+        self.start += have
+        while have < length:
+            count = await read_some(self.reader, body, have)
+            if not count:
+                raise EOFError
+            have += count
+        request.body = body
 
 
 Request.length = 0  # class defaults: a request without them costs no heap
@@ -443,8 +442,16 @@ async def read_some(reader, buf, at, view=None):
     """Read what has come into buf[at:] (`view`: a memoryview of buf, if there is one); the
     count (0 at the end of the stream). (unet.read_into fills a view exactly.)"""
     if hasattr(reader, "readinto"):  # MicroPython: straight into the buffer
+        target = (view or memoryview(buf))[at:]
+        sock = getattr(reader, "s", None)  # its socket (non-blocking)
+        if sock is not None:
+            # What has come already, without a turn of the loop (the stream's readinto
+            # waits for the poller first): a request's rest is there with its head.
+            count = sock.readinto(target)
+            if count is not None:  # None: nothing yet
+                return count
         while True:
-            count = await reader.readinto((view or memoryview(buf))[at:])
+            count = await reader.readinto(target)
             if count is not None:  # None: nothing yet (TLS)
                 return count
     data = await reader.read(len(buf) - at)  # CPython
