@@ -74,21 +74,21 @@ class Catalogue:
         return record
 
     def find(self, name, f=None):
-        """The record of the tool called `name`, or whose portable form it is (umcp.names:
-        loaded only when no name is `name`), or None; `f`: the file, open. The records are
-        read into one buffer and their names compared in place: only the one found is
-        parsed (a call looks for its tool among them all)."""
+        """The record of the tool called `name`, or whose portable form it is, or None; `f`:
+        the file, open. A name with a dot is the device's form (the xiaozhi link's): looked
+        for as it is, then, only if no name is it, in the portable form (umcp.names: loaded
+        only then); a name without one is compared in the portable form at once (the
+        portable forms are unique: umcp.toolcheck). The records are read into one buffer
+        and their names compared in place: only the one found is parsed."""
         if f is None:
             with open(self.path, "rb") as f:
                 return self.find(name, f)
         key = name.encode()
         stop = len(key) + 2  # a record starts ["name"
         raw = bytearray(self.width)
-        near = False  # a name of that length that is not `name`
-        for portable in (False, True):
+        portable = near = "." not in name
+        while True:
             if portable:
-                if not near:
-                    return None
                 from .names import same  # a client of portable names
 
                 view = memoryview(raw)
@@ -101,13 +101,15 @@ class Catalogue:
                     if not same(view[2:stop], key):
                         continue
                 elif not raw.startswith(key, 2):
-                    near = True
+                    near = True  # a name of that length that is not `name`
                     continue
                 record = loads(raw)
                 if record[0] not in self.removed:
                     record[2] += self.texts
                     return record
-        return None
+            if portable or not near:
+                return None
+            portable = True
 
     def tool(self, name):
         """A CatalogueTool for a call of `name`, or None when there is no such tool."""
