@@ -175,10 +175,13 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
         for _ in range(rounds):
             for mode, _, run in MODES:
                 for name in ("floor", "board"):
-                    run(ports[name], data[name], WARMUP)
                     pid = servers[name].process.pid
-                    before = cpu_seconds(pid)
-                    times.setdefault((name, mode), []).extend(run(ports[name], data[name], calls))
+                    try:
+                        run(ports[name], data[name], WARMUP)
+                        before = cpu_seconds(pid)
+                        times.setdefault((name, mode), []).extend(run(ports[name], data[name], calls))
+                    except OSError as e:
+                        raise BoardFailed("%s, %s: %s\n%s" % (name, mode, e or "timed out", _log_tail(servers[name])))
                     after = cpu_seconds(pid)
                     if before is not None and after is not None:
                         cpu[(name, mode)] = cpu.get((name, mode), 0.0) + after - before
@@ -186,10 +189,13 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
         drift = None
         if drift_calls:
             port = ports["board"]
-            before = heap_used(port)
-            calls_new(port, data["board"], drift_calls // 2)
-            calls_kept(port, data["board"], drift_calls - drift_calls // 2)
-            drift = (before, heap_used(port))
+            try:
+                before = heap_used(port)
+                calls_new(port, data["board"], drift_calls // 2)
+                calls_kept(port, data["board"], drift_calls - drift_calls // 2)
+                drift = (before, heap_used(port))
+            except OSError as e:
+                raise BoardFailed("board, drift: %s\n%s" % (e or "timed out", _log_tail(servers["board"])))
         return {"times": times, "cpu": cpu, "drift": drift, "drift_calls": drift_calls, "runtime": runtime,
                 "heapsize": heapsize}
     finally:
