@@ -138,26 +138,25 @@ class McpHttp:
 
     # -- requests
 
-    async def handle(self, request, response):
-        """unet.httpd's handler."""
+    def handle(self, request, response):
+        """unet.httpd's handler: the awaitable that answers the request (a plain function,
+        so that a request costs no frame of its own for choosing)."""
         if request.path != self.path:
-            await self.refuse(response, 0, self.path)  # path
-            return
+            return self.refuse(response, 0, self.path)  # path
         refusal = self._refusal(request)
         if refusal is not None:
-            await self.refuse(response, refusal[0], refusal[1])
-        elif request.method == "POST":
-            await self._post(request, response)
-        elif request.method == "GET":
+            return self.refuse(response, refusal[0], refusal[1])
+        if request.method == "POST":
+            return self._post(request, response)
+        if request.method == "GET":
             from .httpsession import stream
 
-            await stream(self, request, response)
-        elif request.method == "DELETE":
+            return stream(self, request, response)
+        if request.method == "DELETE":
             from .httpsession import end
 
-            await end(self, request, response)
-        else:
-            await self.refuse(response, 3)  # method
+            return end(self, request, response)
+        return self.refuse(response, 3)  # method
 
     async def _post(self, request, response):
         headers = request.headers
@@ -217,7 +216,7 @@ class McpHttp:
             session.exchanges.append(exchange)
         exchange.request_id = message.get("id")
         try:
-            await exchange.session.handle(message)
+            await self.server.handle(message, exchange.session)
             message = None
             if state is not None:
                 # Only what this request changed: another of the client's requests may

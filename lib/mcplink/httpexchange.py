@@ -26,15 +26,21 @@ class Exchange:
     `modern`: a 2026-07-28 request's status(code) of an error answer (httpmodern.status),
     None for a legacy one (always 200)."""
 
+    # Class defaults: an instance keeps only what differs (each attribute is heap for every
+    # request).
+    headers = None  # extra headers of a successful answer (Mcp-Session-Id)
+    answered = False
+    _done = None  # an Event, made only when the handler has to wait (a tool call)
+    request_id = None
+
     def __init__(self, endpoint, response, streams, modern, headers=None):
         self.response = response
         self.streams = streams  # the client takes text/event-stream
         self.modern = modern
-        self.headers = headers  # extra headers of a successful answer (Mcp-Session-Id)
-        self.answered = False
-        self._done = None  # an Event, made only when the handler has to wait (a tool call)
-        self.request_id = None
-        self.session = _Session(endpoint.server, self.send, max_message=endpoint.max_message)
+        if headers is not None:
+            self.headers = headers
+        # (positional: keyword arguments would cost a dict per request)
+        self.session = _Session(endpoint.server, self.send, 0, None, endpoint.max_message)
 
     async def answer_out(self):
         """Return once the answer is out (finish()): a handler waiting for a tool's call."""

@@ -60,26 +60,26 @@ def _problem(headers, message, params, meta, version):
     return None
 
 
-async def handle(endpoint, request, response, message, params, meta, streams):
-    """Serve one POST of this revision on McpHttp `endpoint`."""
+def handle(endpoint, request, response, message, params, meta, streams):
+    """The awaitable that serves one POST of this revision on McpHttp `endpoint` (a plain
+    function: no frame of its own for a request)."""
     headers = request.headers
     version = headers.get("mcp-protocol-version")
-    request_id = message.get("id")
-    id_json = dumps(request_id) if valid_id(request_id) else "null"
     if "method" not in message:
-        await endpoint.refuse(response, 9, MODERN_VERSION, id_json)  # response
-        return
+        return endpoint.refuse(response, 9, MODERN_VERSION, _id_json(message))  # response
     if "id" not in message:  # a notification: nothing in this revision acts on one
         if version != MODERN_VERSION:
-            await endpoint.unsupported(response, version, "null")
-        else:
-            await response.send(202)
-        return
+            return endpoint.unsupported(response, version, "null")
+        return response.send(202)
     problem = _problem(headers, message, params, meta, version)
     if problem is not None:
-        await endpoint.refuse(response, problem[0], problem[1], id_json)
-        return
+        return endpoint.refuse(response, problem[0], problem[1], _id_json(message))
     if version != MODERN_VERSION:
-        await endpoint.unsupported(response, version, id_json)
-        return
-    await endpoint.answer(Exchange(endpoint, response, streams, status), message)
+        return endpoint.unsupported(response, version, _id_json(message))
+    return endpoint.answer(Exchange(endpoint, response, streams, status), message)
+
+
+def _id_json(message):
+    """The request's id as JSON, for an answer made here ("null" when it has none valid)."""
+    request_id = message.get("id")
+    return dumps(request_id) if valid_id(request_id) else "null"

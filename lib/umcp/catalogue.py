@@ -26,13 +26,21 @@ class CatalogueTool:
     """A catalogue's tool for one call: what the server needs of a tool (name, user_only,
     output_schema, callback, properties.validate())."""
 
+    user_only = False  # class defaults: a call's tool keeps only what differs
+    output_schema = None
+
     def __init__(self, name, flags, callback, rows):
         self.name = name
-        self.user_only = bool(flags & USER_ONLY)
-        self.output_schema = True if flags & STRUCTURED else None
+        if flags & USER_ONLY:
+            self.user_only = True
+        if flags & STRUCTURED:
+            self.output_schema = True
         self.callback = callback
         self.rows = rows
-        self.properties = self  # validate() is the table's
+
+    @property
+    def properties(self):
+        return self  # validate() is the table's
 
     def validate(self, arguments):
         return check_arguments(self.rows, arguments)
@@ -66,20 +74,42 @@ class Catalogue:
         return record
 
     def find(self, name, f=None):
-        """The record of the tool called `name`, or whose portable form it is (umcp.names:
-        loaded only when no name is `name`), or None; `f`: the file, open."""
+        """The record of the tool called `name`, or whose portable form it is, or None; `f`:
+        the file, open. A name with a dot is the device's form (the xiaozhi link's): looked
+        for as it is, then, only if no name is it, in the portable form (umcp.names: loaded
+        only then); a name without one is compared in the portable form at once (the
+        portable forms are unique: umcp.toolcheck). The records are read into one buffer
+        and their names compared in place: only the one found is parsed."""
         if f is None:
             with open(self.path, "rb") as f:
                 return self.find(name, f)
-        for near in (False, True):
-            if near:
+        key = name.encode()
+        stop = len(key) + 2  # a record starts ["name"
+        raw = bytearray(self.width)
+        portable = near = "." not in name
+        while True:
+            if portable:
                 from .names import same  # a client of portable names
-            for index in range(self.count):
-                record = self.record(index, f)
-                known = record[0]
-                if known not in self.removed and (same(known, name) if near else known == name):
+
+                view = memoryview(raw)
+            f.seek(self.start)
+            for _ in range(self.count):
+                f.readinto(raw)
+                if stop >= len(raw) or raw[stop] != 34:  # '"': not a name of that length
+                    continue
+                if portable:
+                    if not same(view[2:stop], key):
+                        continue
+                elif not raw.startswith(key, 2):
+                    near = True  # a name of that length that is not `name`
+                    continue
+                record = loads(raw)
+                if record[0] not in self.removed:
+                    record[2] += self.texts
                     return record
-        return None
+            if portable or not near:
+                return None
+            portable = True
 
     def tool(self, name):
         """A CatalogueTool for a call of `name`, or None when there is no such tool."""

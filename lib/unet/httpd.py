@@ -47,6 +47,8 @@ _log = get_logger("httpd")
 
 def status_line(status):
     """'HTTP/1.1 404 Not Found' for 404."""
+    if status == 200:  # nearly every answer: no string made for it
+        return "HTTP/1.1 200 OK"
     start = _REASONS.find("|%d " % status) + 1
     if not start:
         return "HTTP/1.1 %d Unknown" % status
@@ -57,6 +59,16 @@ def status_line(status):
 # itself, no copy), or a listed entry's (umcp.compat.piece_utf8: a tools/list page hands
 # out its entries, serialized only as they are written).
 utf8 = piece_utf8
+
+
+def _short_text(pieces):
+    """Whether `pieces` are all str, short enough together to be joined for one write."""
+    size = 0
+    for piece in pieces:
+        if not isinstance(piece, str):
+            return False
+        size += len(piece)
+    return size <= _JOINED_MAX
 
 
 def body_length(pieces):
@@ -78,12 +90,15 @@ class Request:
     header's values joined by ", "), `body` (a bytearray, or None without one), `keep_alive`.
     The handler may set `headers` and `body` to None to free them early (a long stream)."""
 
+    query = ""  # class defaults: a request keeps only what differs (heap per request)
+    body = None
+
     def __init__(self, method, path, query, keep_alive):
         self.method = method
         self.path = path
-        self.query = query
+        if query:
+            self.query = query
         self.headers = {}
-        self.body = None
         self.keep_alive = keep_alive
 
 
@@ -93,16 +108,19 @@ class Response:
     `sent`: the head went out; `gone`: the client hung up (a write failed, or
     until_gone() saw it)."""
 
+    # Class defaults: an instance keeps only what differs (each attribute is heap for every
+    # request).
+    sent = False
+    streaming = False
+    gone = False
+    keepalive = None  # bytes a quiet stream sends every keepalive_s (an SSE comment)
+    keepalive_s = 20
+    _lock = None
+
     def __init__(self, connection, keep_alive):
         self._conn = connection
         self.keep_alive = keep_alive
-        self.sent = False
-        self.streaming = False
-        self.gone = False
-        self.keepalive = None  # bytes a quiet stream sends every keepalive_s (an SSE comment)
-        self.keepalive_s = 20
         self._last_write = ticks_ms()
-        self._lock = None
 
     def _head(self, status, headers, length):
         """The response head as one string (one write with the body: one TCP segment)."""
@@ -131,15 +149,21 @@ class Response:
         elif not isinstance(body, (list, tuple)):
             body = (body,)
         self.sent = True
+        if len(body) > 1 and _short_text(body):
+            body = ("".join(body),)  # a frame's pieces as one string: no view of each
         length = body_length(body)
         head = self._head(status, headers, length)
         if length + len(head) <= _JOINED_MAX and len(body):
             # A small answer goes as one write: one send, one segment (a write per piece
             # costs a system call each, and the client waits for the last).
-            joined = bytearray(utf8(head))
-            for piece in body:
-                joined += utf8(piece)
-            body, head = (joined,), None
+            if len(body) == 1 and isinstance(body[0], str):
+                body = (head + body[0],)
+            else:
+                joined = bytearray(utf8(head))
+                for piece in body:
+                    joined += utf8(piece)
+                body = (joined,)
+            head = None
         await self._write_all(body, head)
 
     async def start(self, status, headers=None):
@@ -208,6 +232,7 @@ class _Connection:
         self.buf = bytearray(BUF_START)
         self.view = memoryview(self.buf)  # one view for the connection: slices of it, not of new ones
         self.start = 0  # unread bytes are buf[start:end]
+        self.first = 0  # where the line _take_line() found starts
         self.end = 0
         self.state = _IDLE
         self.deadline = None  # ms after `since` at which the sweeper closes it, or None
@@ -247,43 +272,32 @@ class _Connection:
         self.end += count
 
     def _take_line(self):
-        """(first, stop): where the next line (CRLF or LF ended) is in the buffer, without
-        its end, valid until the next read; None when it has not all arrived. (Not a
-        coroutine: each call of one would allocate its frame, a dozen per request.)"""
+        """Where the next line (CRLF or LF ended) ends in the buffer, without its end (its
+        start: `first`), valid until the next read; -1 when it has not all arrived. (Not a
+        coroutine: each call of one would allocate its frame, a dozen per request; and no
+        pair returned: a tuple each line.)"""
         index = self.buf.find(b"\n", self.start, self.end)
         if index < 0:
-            return None
-        first = self.start
+            return -1
+        self.first = self.start
         self.start = index + 1
-        if index > first and self.buf[index - 1] == 13:
+        if index > self.first and self.buf[index - 1] == 13:
             index -= 1
-        return first, index
+        return index
 
     async def line(self):
-        found = self._take_line()
-        while found is None:
+        """The next line's end (its start: `first`), once it has all arrived."""
+        stop = self._take_line()
+        while stop < 0:
             await self._fill()
-            found = self._take_line()
-        return found
+            stop = self._take_line()
+        return stop
 
     def text(self, first, stop):
         try:
             return str(self.view[first:stop], "utf-8")
         except ValueError:  # CPython: not UTF-8
             raise _Refusal(1)  # 400: not UTF-8
-
-    async def body(self, length):
-        """The next `length` bytes, as a bytearray of their own."""
-        body = bytearray(length)
-        have = min(length, self.end - self.start)
-        body[:have] = self.view[self.start:self.start + have]
-        self.start += have
-        while have < length:
-            count = await read_some(self.reader, body, have)
-            if not count:
-                raise EOFError
-            have += count
-        return body
 
     async def until_gone(self):
         """Read until the client closes; what it sends meanwhile stays for the next request
@@ -311,9 +325,10 @@ class _Connection:
             except EOFError:
                 return None
         self._wait(_READING, server.request_timeout * 1000)
-        first, stop = await self.line()
-        if first == stop and self.requests:  # a stray CRLF after a body (RFC 9112 2.2)
-            first, stop = await self.line()
+        stop = await self.line()
+        if self.first == stop and self.requests:  # a stray CRLF after a body (RFC 9112 2.2)
+            stop = await self.line()
+        first = self.first
         # METHOD SP TARGET SP HTTP/1.x, taken apart in the buffer: two strings allocated
         buf = self.buf
         space = buf.find(b" ", first, stop)
@@ -331,11 +346,11 @@ class _Connection:
         chunked = False
         names = server._names
         for count in range(MAX_HEADERS + 1):
-            found = self._take_line()
-            while found is None:
+            stop = self._take_line()
+            while stop < 0:
                 await self._fill()
-                found = self._take_line()
-            first, stop = found
+                stop = self._take_line()
+            first = self.first
             if first == stop:
                 break
             if count == MAX_HEADERS:
@@ -394,10 +409,22 @@ class _Connection:
         return request
 
     async def read_body(self, request):
+        """The request's body (request.length bytes) into request.body, a bytearray of its
+        own."""
         if request.expect == "100-continue":
             self.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             await self.writer.drain()
-        request.body = await self.body(request.length)
+        length = request.length
+        body = bytearray(length)
+        have = min(length, self.end - self.start)
+        body[:have] = self.view[self.start:self.start + have]
+        self.start += have
+        while have < length:
+            count = await read_some(self.reader, body, have)
+            if not count:
+                raise EOFError
+            have += count
+        request.body = body
 
 
 Request.length = 0  # class defaults: a request without them costs no heap
@@ -415,8 +442,16 @@ async def read_some(reader, buf, at, view=None):
     """Read what has come into buf[at:] (`view`: a memoryview of buf, if there is one); the
     count (0 at the end of the stream). (unet.read_into fills a view exactly.)"""
     if hasattr(reader, "readinto"):  # MicroPython: straight into the buffer
+        target = (view or memoryview(buf))[at:]
+        sock = getattr(reader, "s", None)  # its socket (non-blocking)
+        if sock is not None:
+            # What has come already, without a turn of the loop (the stream's readinto
+            # waits for the poller first): a request's rest is there with its head.
+            count = sock.readinto(target)
+            if count is not None:  # None: nothing yet
+                return count
         while True:
-            count = await reader.readinto((view or memoryview(buf))[at:])
+            count = await reader.readinto(target)
             if count is not None:  # None: nothing yet (TLS)
                 return count
     data = await reader.read(len(buf) - at)  # CPython

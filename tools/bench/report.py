@@ -2,7 +2,8 @@
 
 Runs every part of the bench and prints its figures beside their floors: the MCP core
 (tools/bench/core.py) inside CPython, the MicroPython unix port and the WebAssembly
-build; the links, the transports, the whole firmware's heap, the generic board, the
+build; the links, a tools/call over the board's MCP endpoint beside a minimal handler,
+the transports, the whole firmware's heap, the generic board, the
 stock plain ESP32, the bridge, a board on its serial line and the web console, each
 measured by its module of tools/bench (docs/benchmarks.md). Figures, not a test.
 
@@ -23,6 +24,7 @@ import sys
 from . import bridge as bench_bridge
 from . import firmwaretable
 from . import heap
+from . import httpcall
 from . import generictable
 from . import link as bench_link
 from . import record
@@ -116,10 +118,11 @@ def core_table(micropython):
     return not failed, dict(columns)
 
 
-PARTS = ("core", "link", "transport", "firmware", "generic", "stock", "bridge", "serial", "web")
+PARTS = ("core", "link", "httpcall", "transport", "firmware", "generic", "stock", "bridge", "serial", "web")
 TITLES = {
     "core": "MCP core: a tools/list page and a tools/call, CPython and MicroPython",
     "link": "Round trips over the device's WebSocket link",
+    "httpcall": "A tools/call over the board's MCP endpoint beside a minimal HTTP handler",
     "transport": "tools/call over each xiaozhi transport",
     "firmware": "Whole firmware: heap through a full session",
     "generic": "The generic board: ten parts beside the host board, and each part type's cost",
@@ -192,6 +195,8 @@ def main(argv=None):
                 section.ran, core = core_table(args.micropython)
             elif part == "link":
                 section.ran = bench_link.print_link(args.micropython)
+            elif part == "httpcall":
+                section.ran = httpcall.print_httpcall(args.hardware_frozen or args.micropython)
             elif part == "transport":
                 section.ran = bench_transport.main() == 0
             elif part == "firmware":
