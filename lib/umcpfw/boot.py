@@ -190,6 +190,10 @@ def _build_server(app, catalogue):
     # device://status, system, log, photo: at a client's first resources/* request.
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)
+    if app.config.get("events"):  # the watcher only then (heap), resident
+        from umcpfw.events import watch
+
+        watch(app, app.config["events"])
     return server
 
 
