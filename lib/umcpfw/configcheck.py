@@ -3,12 +3,12 @@ reads (KEYS) of its kind, the rules that tie values together (mcp_http's auth an
 the Wi-Fi timings), and the keys it does not know. The board loads it at its start
 (umcpfw.boot.read_config) and drops it again; `umcp deploy` runs the same check on the
 host before anything is compiled (tools/board/deploy.py). The parts' entries are
-parts.check's. A problem is one ConfigError naming the key:
+parts.check's, the events' umcpfw.eventcheck's. A problem is one ConfigError naming the key:
 
     config.json: "mcp_http" has "auth": "none" and a "token": keep one of them
 """
 
-from umcp.compat import const
+from umcp.compat import call_then_forget, const
 from umcpfw import ConfigError
 
 _TEXT = const(1)
@@ -64,8 +64,8 @@ def check(config):
         elif kind == _MCP_HTTP:
             if value is not None:
                 check_mcp_http(value)
-        elif kind == _EVENTS:
-            check_events(value, config.get("parts"))
+        elif kind == _EVENTS:  # its own module: a board without events interns none of its names
+            call_then_forget("umcpfw.eventcheck", "check_events", value, config.get("parts"))
         elif value is not None and not _is(kind, value):
             raise ConfigError('config.json: "%s" must be %s, not %r'
                               % (key, _OWN_WORDS.get(key) or _WORDS[kind], value))
@@ -131,68 +131,6 @@ def check_mcp_http(options):
     mdns_port = options.get("mdns_port", 5353)
     if not isinstance(mdns_port, int) or isinstance(mdns_port, bool) or not 0 < mdns_port < 65536:
         raise ConfigError('config.json: "mcp_http" mdns_port must be 1..65535, not %r' % (mdns_port,))
-
-
-# What an event may watch (umcpfw.events): a button's moves, and the numbers a sensor
-# type reads (the first is the one watched unless "field" names another).
-_BUTTON_ONS = const(("press", "long_press", "release"))
-_FIELDS = {"analog": ("value", "raw"), "battery": ("level", "voltage"),
-           "dht": ("temperature_c", "humidity"), "ds18b20": ("temperature_c",)}
-_EVENT_KEYS = const(("part", "on", "value", "say", "ask", "field", "hysteresis", "every"))
-
-
-def check_events(events, parts):
-    """config.json's events against its `parts` (the entries, unchecked here): ConfigError
-    naming the event's index and key. Fills in each event's defaults ("field": the first
-    number its part reads, "hysteresis": 1, "every": 60 seconds) for umcpfw.events."""
-    if not isinstance(events, list):
-        raise ConfigError('config.json: "events" must be a list of objects like '
-                          '{"part": "door", "on": "press", "say": "someone is at the door"}')
-    kinds = {}
-    for entry in parts if isinstance(parts, list) else ():
-        if isinstance(entry, dict):
-            kinds[entry.get("name")] = entry.get("type")
-    for index, event in enumerate(events):
-        _check_event(index, event, kinds)
-
-
-def _check_event(index, event, kinds):
-    def bad(key, words):
-        return ConfigError('config.json events[%d] "%s": %s' % (index, key, words))
-
-    if not isinstance(event, dict):
-        raise ConfigError("config.json events[%d] must be an object like "
-                          '{"part": "door", "on": "press", "say": "..."}' % index)
-    for key in event:
-        if key not in _EVENT_KEYS:
-            raise bad(key, "unknown key (the keys: %s)" % ", ".join(_EVENT_KEYS))
-    part, on = event.get("part"), event.get("on")
-    kind = kinds.get(part) if isinstance(part, str) else None
-    if kind is None:
-        raise bad("part", "no part named %r in \"parts\"" % (part,))
-    if kind == "button":
-        if on not in _BUTTON_ONS:
-            raise bad("on", "a button's is press, long_press or release, not %r" % (on,))
-    elif kind in _FIELDS:
-        if on != "above" and on != "below":
-            raise bad("on", "a %s's is above or below, not %r" % (kind, on))
-        if not _number(event.get("value")):
-            raise bad("value", "%s needs a number to cross, not %r" % (on, event.get("value")))
-        field = event.setdefault("field", _FIELDS[kind][0])
-        if field not in _FIELDS[kind]:
-            raise bad("field", "a %s reads %s, not %r" % (kind, ", ".join(_FIELDS[kind]), field))
-        if not _number(event.setdefault("hysteresis", 1)) or event["hysteresis"] <= 0:
-            raise bad("hysteresis", "a number above 0, not %r" % (event["hysteresis"],))
-    else:
-        raise bad("part", "a %s has no events (buttons and sensors have)" % kind)
-    if not _number(event.setdefault("every", 60)) or event["every"] <= 0:
-        raise bad("every", "seconds above 0, not %r" % (event["every"],))
-    if ("say" in event) == ("ask" in event):
-        raise bad("say", 'one of "say" (said as it is) or "ask" (a turn for the model)')
-    key = "say" if "say" in event else "ask"
-    text = event[key]
-    if not isinstance(text, str) or not 1 <= len(text) <= 120:
-        raise bad(key, "text of 1 to 120 characters, not %r" % (text,))
 
 
 def valid_hostname(name):

@@ -1,4 +1,4 @@
-# config.json's "events" checked (umcpfw.configcheck.check_events): each mistake is one
+# config.json's "events" checked (umcpfw.eventcheck, through umcpfw.configcheck): each mistake is one
 # ConfigError naming the event's index and key, the defaults filled in for umcpfw.events.
 # Runs under pytest and inside MicroPython.
 from umcpfw import ConfigError
