@@ -7,8 +7,9 @@ common tools' registration), `commontexts` and `commonschemas` (while a tools/li
 is written). Loaded for a call, a read or a mode: `systools` (the user-only tools),
 `upgrading`, `resources`, `vision`, `fleet` and `checkin` (the OTA check, with ota_url),
 `mcphttp` (with mcp_http), `mcpserial` (the bridge's --serial), `wifisetup`, `statusview`,
-`alarmtools` (the self.alarms.* calls), `alarmring` (an alarm due or changed); `alarms`
-while there are some. docs/DESIGN.md's map says what each holds and when it loads.
+`alarmtools` (the self.alarms.* calls), `alarmring` (an alarm due or changed), `speak`
+(an alarm or event said on the link), `eventcheck` (config.json's events checked); `alarms`
+while there are some, `events` where config.json has events. docs/DESIGN.md's map says what each holds and when it loads.
 
 Here: what the application and the modules it loads share (ConfigError, log and
 log_exception(), WIFI_CHECK_S), so that a loaded module never imports the one loading it.
