@@ -22,6 +22,8 @@ CONFIG = {"board": "generic", "parts": [
     {"part": "door", "on": "press", "say": "someone is at the door"},
     {"part": "door", "on": "release", "ask": "the door bell was let go: who is it?"},
     {"part": "room", "on": "above", "value": 28, "say": "it is hot in here", "every": 3},
+    {"part": "door", "on": "long_press", "say": "someone is leaning on the bell"},
+    {"part": "room", "on": "below", "value": 30, "field": "humidity", "ask": "the air is dry"},
 ]}
 
 
@@ -47,8 +49,8 @@ def test_a_button_and_a_dht22_crossing_28_c_speak_once_each(tmp_path, micropytho
     inputs = {"levels": {"0": 1}, "dht": {"27": [22.0, 40.0]}}  # the button up (active low)
     write_inputs(tmp_path, inputs)
 
-    def air(celsius):
-        write_inputs(tmp_path, dict(inputs, dht={"27": [celsius, 40.0]}))
+    def air(celsius, humidity=40.0):
+        write_inputs(tmp_path, dict(inputs, dht={"27": [celsius, humidity]}))
 
     async def scenario():
         async with device_session(tmp_path, micropython, extra_config=CONFIG) as (backend, sim, device):
@@ -56,10 +58,13 @@ def test_a_button_and_a_dht22_crossing_28_c_speak_once_each(tmp_path, micropytho
             room = "device://parts/room"
             assert (await device.request("resources/subscribe", {"uri": room}))["result"] == {}
 
-            # The button: a press is said as it is, its release a turn for the model.
+            # The button: a press is said as it is, held a second it is a long press, its
+            # release a turn for the model.
             write_inputs(tmp_path, dict(inputs, levels={"0": 0}))
             frame, message = await next_frame(device, "listen")
             assert_detect(frame, message, device.session_id, "[device_call]someone is at the door")
+            frame, message = await next_frame(device, "listen")
+            assert_detect(frame, message, device.session_id, "[device_call]someone is leaning on the bell")
             write_inputs(tmp_path, inputs)
             frame, message = await next_frame(device, "listen")
             assert_detect(frame, message, device.session_id, "the door bell was let go: who is it?")
@@ -86,17 +91,22 @@ def test_a_button_and_a_dht22_crossing_28_c_speak_once_each(tmp_path, micropytho
             air(28.5)
             frame, message = await next_frame(device, "listen")
             assert_detect(frame, message, device.session_id, "[device_call]it is hot in here")
+            # The humidity (its "field") below 30 %: a turn for the model.
+            air(28.5, 25.0)
+            frame, message = await next_frame(device, "listen")
+            assert_detect(frame, message, device.session_id, "the air is dry")
 
             # MCP clients heard of each, in order (logger "events").
             told = []
-            while len(told) < 4:
+            while len(told) < 6:
                 told = [n["params"] for n in device.notifications if n["method"] == "notifications/message"
                         and n["params"].get("logger") == "events"]
-                if len(told) < 4:
+                if len(told) < 6:
                     device.notifications.append(await device.notification("notifications/message"))
             assert [(t["data"]["event"], t["data"]["on"], t["data"].get("reading")) for t in told] == [
-                (0, "press", None), (1, "release", None), (2, "above", 29.0), (2, "above", 28.5)]
-            assert told[1]["data"]["ask"] is True and told[0]["data"]["text"] == "someone is at the door"
+                (0, "press", None), (3, "long_press", None), (1, "release", None), (2, "above", 29.0),
+                (2, "above", 28.5), (4, "below", 25.0)]
+            assert told[2]["data"]["ask"] is True and told[0]["data"]["text"] == "someone is at the door"
         return sim
 
     run(scenario(), timeout=110)
