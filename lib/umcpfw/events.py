@@ -1,22 +1,19 @@
 """Part events from config.json's "events" (docs/speaking.md, "Events"): a button's press,
 long press (held _LONG_MS) or release, a sensor's number going above or below a value,
 told as the board speaking first. Loaded only where config.json has events (by
-umcpfw.boot), then resident: one Watcher, whose seen() is each watched part's `watch`
-(parts.sensor.serve calls it after each good reading, at the part's interval_ms). A
+umcpfw.boot's watch_events()), then resident: one Watcher, whose seen() is each watched
+part's `watch` (parts.sensor.serve calls it after each reading, at its interval_ms). A
 threshold fires once when crossed, and again only after the reading came back past the
 hysteresis; an event fires at most once in "every" seconds (a crossing meanwhile waits,
-a button's move is dropped). A firing sends the text on the xiaozhi link (umcpfw.speak,
-loaded for it) and a notifications/message (logger "events") to MCP clients. The events
-are config.json's, checked and completed ("field", "hysteresis", "every") by
-umcpfw.configcheck."""
+a button's move is dropped). A firing is umcpfw.speak's event(), loaded for it: the text
+on the xiaozhi link, a notifications/message to MCP clients. The events are
+config.json's, checked and completed ("field", "hysteresis", "every") by umcpfw.eventcheck."""
 
 import asyncio
 
-from umcp.compat import await_then_forget, const, get_logger, ticks_diff, ticks_ms
+from umcp.compat import await_then_forget, const, ticks_diff, ticks_ms
 
 _LONG_MS = const(1000)  # a press held this long is a long press
-
-log = get_logger("events")
 
 
 class Watcher:
@@ -84,34 +81,5 @@ class Watcher:
         if last is not None and 0 <= ticks_diff(now, last) < event["every"] * 1000:
             return False
         self.fired[index] = now
-        asyncio.create_task(self._tell(index, event, number))
+        asyncio.create_task(await_then_forget("umcpfw.speak", "event", self.app, index, event, number))
         return True
-
-    async def _tell(self, index, event, number):
-        ask = "ask" in event
-        text = event["ask"] if ask else event["say"]
-        log.info("event %d (%s %s): %s", index, event["part"], event["on"], text)
-        told = {"event": index, "part": event["part"], "on": event["on"], "text": text, "ask": ask}
-        if number is not None:
-            told["reading"] = number
-        try:  # one way failing must not keep the other silent
-            await self.app.server.log("notice", told, "events")
-        except Exception as e:
-            log.warning("event %d: %r", index, e)
-        try:
-            await await_then_forget("umcpfw.speak", "to_link", self.app, text, ask, "event %d" % index)
-        except Exception as e:
-            log.warning("event %d: %r", index, e)
-
-
-def watch(app, events):
-    """The Watcher of `events` (config.json's, checked) on the parts of the Application
-    `app`'s board: set as each watched part's `watch`. Returns it."""
-    watcher = Watcher(app, events)
-    names = [event["part"] for event in events]
-    for part in app.board.parts:
-        if part.name in names and part.poll_ms:
-            part.watch = watcher.seen
-            if part.kind == "button":
-                watcher.buttons[part.name] = [(part.reading or {}).get("presses", 0), None, False]
-    return watcher

@@ -1,8 +1,8 @@
 """The board speaking first on the xiaozhi link, for what rings or happens on it (an alarm:
-umcpfw.alarmring; a part's event: umcpfw.events), loaded for one message and dropped
-after: {"type": "listen", "state": "detect", "text": ...}, which xiaozhi-esp32-server's
-listenMessageHandler reads, the text after "[device_call]" said as it is, a text without
-it a turn for the model (docs/speaking.md)."""
+umcpfw.alarmring; a part's event: umcpfw.events, event()), loaded for one message and
+dropped after: {"type": "listen", "state": "detect", "text": ...}, which
+xiaozhi-esp32-server's listenMessageHandler reads, the text after "[device_call]" said as
+it is, a text without it a turn for the model (docs/speaking.md)."""
 
 import asyncio
 
@@ -27,3 +27,25 @@ async def to_link(app, text, ask, who):
         await asyncio.sleep(0.5)
     get_logger("speak").warning("%s: the link was not up to say it", who)
     return False
+
+
+async def event(app, index, event, number):
+    """A part's event fired (umcpfw.events): config.json's events[`index`], `event` (its
+    dict), `number` the reading that crossed its value (None: a button's). Logged, told to
+    MCP clients (a notifications/message, logger "events") and sent on the link; one way
+    failing does not keep the other silent."""
+    ask = "ask" in event
+    text = event["ask"] if ask else event["say"]
+    log = get_logger("events")
+    log.info("event %d (%s %s): %s", index, event["part"], event["on"], text)
+    told = {"event": index, "part": event["part"], "on": event["on"], "text": text, "ask": ask}
+    if number is not None:
+        told["reading"] = number
+    try:
+        await app.server.log("notice", told, "events")
+    except Exception as e:
+        log.warning("event %d: %r", index, e)
+    try:
+        await to_link(app, text, ask, "event %d" % index)
+    except Exception as e:
+        log.warning("event %d: %r", index, e)
