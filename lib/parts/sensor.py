@@ -36,6 +36,7 @@ class Sensor(parts.Part):
     last = None  # ticks_ms of the last poll
     event = None  # something to tell every client (a button press), or None
     server = None  # the server its tool is registered with
+    watch = None  # called with the part after each good reading of serve()'s (umcpfw.events)
 
     async def poll(self):
         """Read now; True when the resource changed (a reading moved, an error came or
@@ -143,7 +144,8 @@ class Sensor(parts.Part):
 async def serve(made, server):
     """The parts' upkeep on the main loop (Board.upkeep: the application's task): each
     sensor read every poll_ms (a read never blocks the loop for long: slow ones await), its
-    subscribers told of changes, a part's event (a button press) told to every client.
+    subscribers told of changes, a part's event (a button press) told to every client, its
+    `watch` called.
     Nothing ends it but cancellation: an error (no heap for a notice) is logged, and the
     sensors are read on. Returns at once without sensors."""
     sensors = [part for part in made if part.poll_ms]
@@ -157,6 +159,8 @@ async def serve(made, server):
                 try:
                     if await part.poll():
                         server.resource_updated(part.uri)
+                    if part.watch is not None and part.error is None:
+                        part.watch(part)
                     event = part.event
                     if event is not None:
                         part.event = None

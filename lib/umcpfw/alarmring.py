@@ -6,21 +6,19 @@ daily one to its next day), the store saved, each rung (ring()): the board speak
 A buzzer part beeps and the status screen shows the label for a minute; MCP clients get a
 notifications/message (logger "alarms") and resources/updated on device://alarms; the
 xiaozhi link sends {"type": "listen", "state": "detect", "text": "[device_call]" + label}
-(said as it is), or the label alone where the alarm asks (a turn for the model). A link
-still connecting is waited for, up to _LINK_WAIT_S. Each way is tried whatever the others
-did (docs/speaking.md). `clock` is umcpfw.alarms' AlarmClock."""
+(said as it is), or the label alone where the alarm asks (a turn for the model): umcpfw.speak,
+which waits for a link still connecting. Each way is tried whatever the others did
+(docs/speaking.md). `clock` is umcpfw.alarms' AlarmClock."""
 
 import asyncio
 import time
 
 from devsvc.settings import write_atomically
-from umcp.compat import const, forget_modules, get_logger, ticks_diff, ticks_ms
+from umcp.compat import await_then_forget, const, forget_modules, get_logger, ticks_diff, ticks_ms
 
-DEVICE_CALL = "[device_call]"  # the prefix the server says the rest of as it is
 KNOWN_YEAR = const(2025)  # a clock before this year was never set (an ESP32 starts in 2000)
 _BEEP = {"frequency": 2000, "duration_ms": 600}
 _SHOWN_S = const(60)  # how long the status screen shows a label
-_LINK_WAIT_S = const(120)
 _LATE_S = const(60)  # an alarm rung more than this after its time is "late"
 _DAY_S = const(86400)
 _LOOK_S = const(30)  # the longest sleep while the clock is not known: its setting is seen
@@ -150,14 +148,4 @@ async def _clients(app, alarm, label, late):
 
 
 async def _link(app, alarm, label, late):
-    # What xiaozhi-esp32-server's listenMessageHandler reads: "type", "state", "text".
-    if not app.xiaozhi:
-        return  # MCP endpoints only: no server to speak to
-    for _ in range(_LINK_WAIT_S * 2):
-        link = app.link
-        if link is not None and link.connected.is_set():
-            if await link.send_message({"type": "listen", "state": "detect",
-                                        "text": label if alarm["ask"] else DEVICE_CALL + label}):
-                return
-        await asyncio.sleep(0.5)
-    log.warning("alarm %d: the link was not up to say it", alarm["id"])
+    await await_then_forget("umcpfw.speak", "to_link", app, label, alarm["ask"], "alarm %d" % alarm["id"])

@@ -3,12 +3,12 @@ reads (KEYS) of its kind, the rules that tie values together (mcp_http's auth an
 the Wi-Fi timings), and the keys it does not know. The board loads it at its start
 (umcpfw.boot.read_config) and drops it again; `umcp deploy` runs the same check on the
 host before anything is compiled (tools/board/deploy.py). The parts' entries are
-parts.check's. A problem is one ConfigError naming the key:
+parts.check's, the events' umcpfw.eventcheck's. A problem is one ConfigError naming the key:
 
     config.json: "mcp_http" has "auth": "none" and a "token": keep one of them
 """
 
-from umcp.compat import const
+from umcp.compat import call_then_forget, const
 from umcpfw import ConfigError
 
 _TEXT = const(1)
@@ -21,6 +21,7 @@ _TEXTS = const(7)  # a text or a list of texts
 _SECONDS = const(8)  # seconds, 0 or more, or null: never
 _INTERVAL = const(9)  # seconds above 0
 _MCP_HTTP = const(10)  # an object: check_mcp_http()
+_EVENTS = const(11)  # a list: check_events()
 
 # Every top-level key the firmware reads, and its kind (docs/boards.md#configjson lists
 # them all; tests/tooling/test_config_check.py holds the two together).
@@ -34,7 +35,7 @@ KEYS = {
     "keepalive": _WHOLE, "wifi_setup_after": _SECONDS, "wifi_lost_setup_after": _SECONDS,
     "wifi_check_interval": _INTERVAL, "wifi_setup_port": _WHOLE, "wifi_setup_bind": _TEXT,
     "auto_upgrade": _BOOL, "ota_interval": _NUMBER, "ota_retry": _NUMBER, "language": _TEXT,
-    "serial_number": _TEXT, "activation_key": _TEXT,
+    "serial_number": _TEXT, "activation_key": _TEXT, "events": _EVENTS,
 }
 # What a kind must be, in words; some keys say it in their own (their modules' words).
 _WORDS = {_TEXT: "text", _WHOLE: "a whole number, 0 or more", _NUMBER: "a number, 0 or more",
@@ -63,6 +64,8 @@ def check(config):
         elif kind == _MCP_HTTP:
             if value is not None:
                 check_mcp_http(value)
+        elif kind == _EVENTS:  # its own module: a board without events interns none of its names
+            call_then_forget("umcpfw.eventcheck", "check_events", value, config.get("parts"))
         elif value is not None and not _is(kind, value):
             raise ConfigError('config.json: "%s" must be %s, not %r'
                               % (key, _OWN_WORDS.get(key) or _WORDS[kind], value))

@@ -110,6 +110,36 @@ def test_a_connected_board_keeps_only_the_steady_state(tmp_path):
     assert int(pools[-1]) <= NAMES_MAX, "%s names interned, more than %d" % (pools[-1], NAMES_MAX)
 
 
+# The same board with part events (config.json's "events"): the watcher stays, and what a
+# firing loads to speak (umcpfw.speak) is gone again once it was said; umcp.notices stays
+# as after any button press (its notifications/message). The board without events (above)
+# keeps none of it, nor the config check's events module (umcpfw.eventcheck).
+EVENTS_RESIDENT = RESIDENT | {"umcpfw.events", "umcp.notices"}
+
+
+def test_a_board_with_events_keeps_only_the_watcher(tmp_path):
+    from tests.firmware.test_alarms import next_frame
+    from tools.sim.board import write_inputs
+
+    app = modules_app(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir()
+    write_inputs(state, {"levels": {"0": 1}})
+    events = [{"part": "door", "on": "press", "say": "someone is at the door"},
+              {"part": "room", "on": "above", "value": 28, "say": "it is hot in here"}]
+
+    async def scenario():
+        async with device_session(state, True, extra_config=dict(BOARD, events=events), app=app) as (
+                backend, sim, device):
+            await device.initialize()
+            write_inputs(state, {"levels": {"0": 0}})
+            _, message = await next_frame(device, "listen")
+            assert message["text"] == "[device_call]someone is at the door"
+            return await device.call_json("test.modules")
+
+    assert_keeps_only(run(scenario()), EVENTS_RESIDENT)
+
+
 # The same board at an MCP endpoint alone: the endpoint's link in place of xiaozhi's, and
 # the connection's code (unet.conn, unet.wshandshake) gone again once it is connected.
 ENDPOINT_RESIDENT = (RESIDENT - {"xiaozhi", "xiaozhi.link"}) | {"mcplink", "mcplink.endpoint"}

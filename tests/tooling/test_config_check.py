@@ -44,6 +44,12 @@ def deploy_with(tmp_path, capsys, config_text):
     (dict(GOOD, parts=[{"type": "relay", "name": "lamp", "pin": 2, "inverted": True}]),
      "config.json parts[0] (relay 'lamp'): unknown option 'inverted'"),
     (dict(GOOD, chip="esp99"), "config.json \"chip\" 'esp99' is not one of esp32"),
+    # Events (umcpfw.events): one line naming the event and its key
+    (dict(GOOD, parts=[{"type": "button", "name": "door", "pin": 0}],
+          events=[{"part": "door", "on": "above", "value": 3, "say": "x"}]),
+     'config.json events[0] "on": a button\'s is press, long_press or release, not \'above\''),
+    (dict(GOOD, events=[{"part": "door", "on": "press", "say": "x"}]),
+     'config.json events[0] "part": no part named \'door\' in "parts"'),
     # Options at odds with each other, and values the firmware does not know
     (dict(GOOD, mcp_http={"auth": "none", "token": "t"}), '"mcp_http" has "auth": "none" and a "token"'),
     (dict(GOOD, mcp_http={"auth": "basic", "token": "t"}), '"mcp_http" auth must be "token" (the default) or "none"'),
@@ -64,6 +70,7 @@ def test_a_good_config_passes_the_check():
     parts = [{"type": "relay", "name": "lamp", "pin": 2}, {"type": "dht", "name": "room", "pin": 27}]
     for config in (GOOD, dict(GOOD, parts=parts, chip="esp32"), {},
                    dict(GOOD, mcp_http={"auth": "none", "port": 8080}),
+                   dict(GOOD, parts=parts, events=[{"part": "room", "on": "below", "value": 16, "ask": "heat"}]),
                    dict(GOOD, wifi_setup_after=None, ca=["-----BEGIN CERTIFICATE-----"], tls_verify=True),
                    # a pin the esp32 lacks is the esp32-s3's: the board checks its own chip
                    dict(GOOD, parts=[{"type": "relay", "name": "lamp", "pin": 40}])):
