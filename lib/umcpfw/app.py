@@ -75,7 +75,7 @@ class Application:
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
         self.hostname = None  # the board's network name, where mcp_http set it (umcpfw.mcphttp)
-        self.endpoints = []  # one MCP endpoint link per URL (a service): umcpfw.boot
+        self.endpoints = []  # one MCP endpoint link per URL (a service): umcpfw.linkconfig
         self._tasks = []  # the services' tasks and the board's upkeep
         self.stopped = False
         self._reboot_task = None
@@ -83,8 +83,8 @@ class Application:
         self._ota_task = None
         self.status_view = None  # umcpfw.statusview, where a screen part (oled, lcd) has "status": true
         self.wifi_setup = None  # the access point and its page, while that mode runs
-        # Log ring, settings, board, trust, vision, server and tools, the OTA check, the
-        # endpoints: built by umcpfw.boot, whose code then leaves the heap.
+        # Log ring, settings, board, trust, vision, server and tools, the OTA check: built
+        # by umcpfw.boot, whose code then leaves the heap.
         try:
             call_then_forget("umcpfw.boot", "build", self)
         finally:
@@ -93,6 +93,8 @@ class Application:
             # boards.setup.
             forget_modules("umcp.toolcheck", "umcp.propcheck", "umcp.listing", "umcp.names",
                            "umcpfw.linkconfig", "boards.setup")
+        if config.get("mcp_endpoint"):  # their links: made once the start's code has gone
+            call_then_forget("umcpfw.linkconfig", "add_endpoints", self)
 
     def build_link(self):
         """The link for where to connect (umcpfw.linkconfig, loaded for it)."""

@@ -1,8 +1,9 @@
 """The application's start: config.json read (for main.py), the parts built once (log
 ring, settings, board, trust, vision, the MCP server and its tools, the maker's module,
-the OTA check, the MCP endpoints, the HTTP endpoint's service). Imported by Application
-for that and dropped again: none of this code is needed afterwards (the link, built at
-each start of the link's task, is umcpfw.linkconfig's)."""
+the OTA check, the HTTP endpoint's service). Imported by Application for that and dropped
+again: none of this code is needed afterwards (the links, the MCP endpoints' made once
+this code has gone and the xiaozhi link at each start of the link's task, are
+umcpfw.linkconfig's)."""
 
 import json
 
@@ -103,24 +104,12 @@ def build(app):
             if not fresh and linkconfig.missing(config, (app.settings.get("server_url"),
                                                          app.settings.get("token"))):
                 raise ConfigError("%s, or an mcp_endpoint, or mcp_http" % e)
-    endpoint = None
-    if config.get("mcp_endpoint"):  # its code only then (heap), before the heap is measured
-        from mcplink import endpoint
     # The incoming message limit: config.json's, else message_limit() as each session
-    # of the link starts (and now, for the endpoints and other transports' initialize).
+    # of the link starts (and now, with this module's code on the heap, for the MCP
+    # endpoint links, which umcpfw.linkconfig makes once it has gone, and the other
+    # transports' initialize).
     app.max_message = config.get("max_message")
     app.server.max_message = app.max_message or app.message_limit()
-    if endpoint is not None:
-        try:
-            app.endpoints = endpoint.configured(config, app.server, app.device_id, "umcp/%s (%s)"
-                                                % (app.version, app.board.name), app.trust,
-                                                app.server.max_message)
-        except ValueError as e:  # its words mask the token
-            raise ConfigError("config.json: %s" % e)
-        for link in app.endpoints:
-            link.on_starved = app.starved
-        app.services.extend(app.endpoints)
-        app.tools.endpoints = app.endpoints  # get_system_info reports them
     if config.get("mcp_http") is not None:
         app.services.append(mcp_http_service(app, config["mcp_http"]))
 

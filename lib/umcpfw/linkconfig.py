@@ -1,10 +1,11 @@
 """Where the board connects, from config.json, the settings and what an OTA server gave:
 whether a config reaches any server at all (the one rule of the start and the Wi-Fi
-setup page), the xiaozhi transport and the link for it. Loaded for each (the start, a
-link built again after a change, a setup page's save) and dropped again: umcpfw.boot's
-other work is not needed then, and neither is this in between."""
+setup page), the xiaozhi transport and the link for it, the MCP endpoint links. Loaded
+for each (the start, a link built again after a change, a setup page's save) and dropped
+again: umcpfw.boot's other work is not needed then, and neither is this in between."""
 
 from umcp.compat import OnDemand, const
+from umcpfw import ConfigError
 
 # Optional config.json keys handed to the link as they are (timings in seconds): to both
 # transports, then to the WebSocket one only, then to the MQTT one only.
@@ -78,3 +79,25 @@ def _build(app):
         options["protocol_version"] = websocket["version"]
     return XiaozhiLink(app.server, websocket["url"], websocket.get("token") or "",
                        app.device_id, app.client_id, **options)
+
+
+def add_endpoints(app):
+    """The MCP endpoint links config.json's mcp_endpoint names (mcplink.endpoint), added
+    to the services of the Application `app`, which makes them once umcpfw.boot's code has
+    left the heap: they stay as long as the board runs, and are made where the heap is low.
+    ConfigError says what is wrong, the token masked."""
+    import gc
+
+    gc.collect()  # the start's garbage first: the links' objects stay, packed into its room
+    from mcplink import endpoint
+
+    try:
+        links = endpoint.configured(app.config, app.server, app.device_id, "umcp/%s (%s)"
+                                    % (app.version, app.board.name), app.trust, app.server.max_message)
+    except ValueError as e:  # its words mask the token
+        raise ConfigError("config.json: %s" % e)
+    for link in links:
+        link.on_starved = app.starved
+    app.endpoints = links
+    app.services[:0] = links  # before the HTTP endpoint's service, as config.json lists them
+    app.tools.endpoints = links  # get_system_info reports them
