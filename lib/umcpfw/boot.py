@@ -187,6 +187,9 @@ def _build_server(app, catalogue):
         tools.register()
         app.board.register_tools(server)
     app.board.serve_parts(server)
+    hide = (app.config.get("tools") or {}).get("hide") or ()
+    if hide or app.settings.get("tool_choices"):  # umcpfw.toolbudget.SETTING: its code only then
+        call_then_forget("umcpfw.toolbudget", "install", tools, hide)
     # device://status, system, log, photo: at a client's first resources/* request.
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)

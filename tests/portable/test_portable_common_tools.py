@@ -22,7 +22,8 @@ COMMON_VISIBLE = ["self.get_device_status", "self.audio_speaker.set_volume",
                   "self.camera.take_photo"]
 ALARMS = ["self.alarms.add", "self.alarms.list", "self.alarms.remove"]  # every board's
 USER_ONLY = ["self.get_system_info", "self.reboot", "self.upgrade_firmware",
-             "self.camera.get_photo", "self.screen.get_info", "self.assets.set_download_url"]
+             "self.camera.get_photo", "self.screen.get_info", "self.assets.set_download_url",
+             "self.tools.set_enabled"]
 ES8311_ADDR = 0x18
 DAC_VOLUME = 0x32
 BACKLIGHT_PIN = 47
@@ -117,16 +118,16 @@ async def test_tools_follow_the_hardware():
         # Common tools first (the list's stable head), then the user-only ones, then the board's.
         assert names[:5] == COMMON_VISIBLE
         assert names[5:8] == ALARMS
-        assert names[8:14] == USER_ONLY
-        assert names[14:] == ["self.led_strip.set_color", "self.led_strip.get_state",
+        assert names[8:15] == USER_ONLY
+        assert names[15:] == ["self.led_strip.set_color", "self.led_strip.get_state",
                               "self.host.get_temperature"]
     finally:
         rig.close()
     bare = Rig(without=("speaker", "backlight", "display", "camera"))
     try:
-        assert (await bare.names())[:8] == ["self.get_device_status"] + ALARMS + ["self.get_system_info",
+        assert (await bare.names())[:9] == ["self.get_device_status"] + ALARMS + ["self.get_system_info",
                                     "self.reboot", "self.upgrade_firmware",
-                                    "self.assets.set_download_url"]
+                                    "self.assets.set_download_url", "self.tools.set_enabled"]
     finally:
         bare.close()
 

@@ -1,0 +1,85 @@
+"""The tool budget: which tools no client sees (McpServer.set_hidden). config.json's
+"tools": {"hide": [...]} hides tools on every transport; the user-only tool
+self.tools.set_enabled shows or hides them at run time, its choices kept in the settings
+(SETTING). A pattern is a tool name or a prefix ending in "*" (or ".", the older form of
+mcp_endpoint_tools); the last rule that matches a tool decides: the hide list first, then
+the choices in the order made. self.tools.set_enabled itself is never hidden.
+Loaded at boot where config.json hides tools or the settings hold choices, and for each
+call of the tool; the rule it installs keeps this module's code while tools are hidden.
+`tools` is the board's CommonTools."""
+
+from umcp import InvalidParams
+
+SET_ENABLED = "self.tools.set_enabled"
+SETTING = "tool_choices"  # [[pattern, enabled], ...] in the order made
+MAX_CHOICES = 32
+MAX_PATTERN = 64
+
+
+def valid(pattern):
+    """Whether `pattern` is a tool name or a prefix ending in "*" (no other "*")."""
+    return isinstance(pattern, str) and 0 < len(pattern) <= MAX_PATTERN and "*" not in pattern[:-1]
+
+
+class Hidden:
+    """hidden(name) -> bool for McpServer.set_hidden: `rules` are (prefix or name, is a
+    prefix, enabled), the last that matches deciding. Sliced once, so that a listing
+    allocates nothing per tool."""
+
+    def __init__(self, rules):
+        self.rules = rules
+
+    def __call__(self, name):
+        if name == SET_ENABLED:
+            return False
+        verdict = False
+        for text, prefix, enabled in self.rules:
+            if name == text or prefix and name.startswith(text):
+                verdict = not enabled
+        return verdict
+
+
+def _rule(pattern, enabled):
+    prefix = pattern[-1] in "*."
+    return (pattern[:-1] if pattern[-1] == "*" else pattern, prefix, enabled)
+
+
+def rule(hide, choices):
+    """The Hidden of config.json's `hide` list and the run-time `choices`, or None when
+    they hide nothing."""
+    rules = [_rule(pattern, False) for pattern in hide]
+    rules.extend(_rule(pattern, enabled) for pattern, enabled in choices)
+    for _, _, enabled in rules:
+        if not enabled:
+            return Hidden(rules)
+    return None
+
+
+def install(tools, hide):
+    """At boot: config.json's `hide` (kept on `tools` for the tool's calls) and the choices
+    in the settings, as the server's rule."""
+    tools.hide = hide
+    tools.server.set_hidden(rule(hide, tools.settings.get(SETTING) or ()))
+
+
+def _covers(pattern, other):
+    """Whether every tool `other` matches, `pattern` matches too."""
+    if pattern[-1] in "*.":
+        return other.startswith(pattern[:-1] if pattern[-1] == "*" else pattern)
+    return pattern == other
+
+
+def set_enabled(tools, args):
+    """self.tools.set_enabled: show (`enabled` true) or hide the tools `name` matches,
+    from now on and after a restart; every client hears that the list changed."""
+    pattern, enabled = args["name"], args["enabled"]
+    if not valid(pattern):
+        raise InvalidParams('name must be a tool name or a prefix ending in "*" (at most %d '
+                            'characters), not %r' % (MAX_PATTERN, pattern))
+    choices = [choice for choice in tools.settings.get(SETTING) or () if not _covers(pattern, choice[0])]
+    if len(choices) >= MAX_CHOICES:
+        raise InvalidParams("more than %d tool choices: show or hide a wider pattern" % MAX_CHOICES)
+    choices.append([pattern, enabled])
+    tools.settings.set(SETTING, choices)
+    tools.server.set_hidden(rule(tools.hide, choices))
+    return {"name": pattern, "enabled": enabled}
