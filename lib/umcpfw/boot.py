@@ -187,9 +187,8 @@ def _build_server(app, catalogue):
         tools.register()
         app.board.register_tools(server)
     app.board.serve_parts(server)
-    hide = (app.config.get("tools") or {}).get("hide") or ()
-    if hide or app.settings.get("tool_choices"):  # umcpfw.toolbudget.SETTING: its code only then
-        call_then_forget("umcpfw.toolbudget", "install", tools, hide)
+    if app.config.get("tools") or app.settings.get("tool_choices"):  # (umcpfw.toolbudget.SETTING)
+        call_then_forget("umcpfw.toolbudget", "install_rule", tools, app.config.get("tools"))
     # device://status, system, log, photo: at a client's first resources/* request.
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)

@@ -26,7 +26,6 @@ class CommonTools:
     reboot_delay_ms = 1000  # a tool's reboot, as the reference's: its reply leaves first
     app = None  # the Application (umcpfw.boot sets it): its link and screen, for an alarm
     alarms = None  # umcpfw.alarms' AlarmClock while there are alarms
-    hide = ()  # config.json's tools.hide (umcpfw.toolbudget)
 
     def __init__(self, server, board, settings, version, reboot, device_id, client_id, ca=None):
         self.server = server

@@ -8,7 +8,7 @@ parts.check's. A problem is one ConfigError naming the key:
     config.json: "mcp_http" has "auth": "none" and a "token": keep one of them
 """
 
-from umcp.compat import const
+from umcp.compat import call_then_forget, const
 from umcpfw import ConfigError
 
 _TEXT = const(1)
@@ -21,8 +21,7 @@ _TEXTS = const(7)  # a text or a list of texts
 _SECONDS = const(8)  # seconds, 0 or more, or null: never
 _INTERVAL = const(9)  # seconds above 0
 _MCP_HTTP = const(10)  # an object: check_mcp_http()
-_TOOLS = const(11)  # an object: check_tools()
-_LINKS = const(12)  # an object: check_links()
+_BUDGET = const(11)  # tools and links: umcpfw.toolbudget's check, loaded for them
 
 # Every top-level key the firmware reads, and its kind (docs/boards.md#configjson lists
 # them all; tests/tooling/test_config_check.py holds the two together).
@@ -36,7 +35,7 @@ KEYS = {
     "keepalive": _WHOLE, "wifi_setup_after": _SECONDS, "wifi_lost_setup_after": _SECONDS,
     "wifi_check_interval": _INTERVAL, "wifi_setup_port": _WHOLE, "wifi_setup_bind": _TEXT,
     "auto_upgrade": _BOOL, "ota_interval": _NUMBER, "ota_retry": _NUMBER, "language": _TEXT,
-    "serial_number": _TEXT, "activation_key": _TEXT, "tools": _TOOLS, "links": _LINKS,
+    "serial_number": _TEXT, "activation_key": _TEXT, "tools": _BUDGET, "links": _BUDGET,
 }
 # What a kind must be, in words; some keys say it in their own (their modules' words).
 _WORDS = {_TEXT: "text", _WHOLE: "a whole number, 0 or more", _NUMBER: "a number, 0 or more",
@@ -65,9 +64,9 @@ def check(config):
         elif kind == _MCP_HTTP:
             if value is not None:
                 check_mcp_http(value)
-        elif kind == _TOOLS or kind == _LINKS:
+        elif kind == _BUDGET:
             if value is not None:
-                (check_tools if kind == _TOOLS else check_links)(config, value)
+                call_then_forget("umcpfw.toolbudget", "check_config", config, key, value)
         elif value is not None and not _is(kind, value):
             raise ConfigError('config.json: "%s" must be %s, not %r'
                               % (key, _OWN_WORDS.get(key) or _WORDS[kind], value))
@@ -133,50 +132,6 @@ def check_mcp_http(options):
     mdns_port = options.get("mdns_port", 5353)
     if not isinstance(mdns_port, int) or isinstance(mdns_port, bool) or not 0 < mdns_port < 65536:
         raise ConfigError('config.json: "mcp_http" mdns_port must be 1..65535, not %r' % (mdns_port,))
-
-
-def _object(where, value, keys, like):
-    """A part of config.json that is an object of `keys` only."""
-    if not isinstance(value, dict):
-        raise ConfigError('config.json: %s must be an object like %s, not %r' % (where, like, value))
-    for key in value:
-        if key not in keys:
-            raise ConfigError('config.json: %s has no "%s" (it takes %s)'
-                              % (where, key, ", ".join('"%s"' % k for k in keys)))
-
-
-def _patterns(where, value):
-    """A list of tool names and of prefixes ending in "*" (or ".": mcp_endpoint_tools')."""
-    if not isinstance(value, list):
-        raise ConfigError('config.json: %s must be a list of tool names or prefixes ending in "*", '
-                          'not %r' % (where, value))
-    for pattern in value:
-        if not isinstance(pattern, str) or not pattern or "*" in pattern[:-1]:
-            raise ConfigError('config.json: %s: %r is no tool name nor a prefix ending in "*"'
-                              % (where, pattern))
-
-
-def check_tools(config, options):
-    """config.json's tools ({"hide": [pattern, ...]}, umcpfw.toolbudget): ConfigError
-    for the first mistake."""
-    _object('"tools"', options, ("hide",), '{"hide": ["self.screen.*"]}')
-    if "hide" in options:
-        _patterns('"tools" hide', options["hide"])
-
-
-def check_links(config, options):
-    """config.json's links ({"endpoint": {"tools": [pattern, ...]}}: the tools a link
-    offers, mcplink.endpoint): ConfigError for the first mistake."""
-    _object('"links"', options, ("endpoint",), '{"endpoint": {"tools": ["self.lamp.*"]}}')
-    endpoint = options.get("endpoint")
-    if endpoint is None:
-        return
-    _object('"links" endpoint', endpoint, ("tools",), '{"tools": ["self.lamp.*"]}')
-    if "tools" in endpoint:
-        _patterns('"links" endpoint tools', endpoint["tools"])
-        if config.get("mcp_endpoint_tools") is not None:
-            raise ConfigError('config.json: "links" endpoint tools and "mcp_endpoint_tools" (its '
-                              'older name) are both set: keep one of them')
 
 
 def valid_hostname(name):

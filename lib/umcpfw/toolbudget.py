@@ -4,11 +4,12 @@ self.tools.set_enabled shows or hides them at run time, its choices kept in the 
 (SETTING). A pattern is a tool name or a prefix ending in "*" (or ".", the older form of
 mcp_endpoint_tools); the last rule that matches a tool decides: the hide list first, then
 the choices in the order made. self.tools.set_enabled itself is never hidden.
-Loaded at boot where config.json hides tools or the settings hold choices, and for each
-call of the tool; the rule it installs keeps this module's code while tools are hidden.
-`tools` is the board's CommonTools."""
+Loaded at boot where config.json has "tools" or the settings hold choices, for each call
+of the tool, and for configcheck's check of "tools" and "links"; the rule it installs
+keeps this module's code while tools are hidden. `tools` is the board's CommonTools."""
 
 from umcp import InvalidParams
+from umcpfw import ConfigError
 
 SET_ENABLED = "self.tools.set_enabled"
 SETTING = "tool_choices"  # [[pattern, enabled], ...] in the order made
@@ -55,10 +56,10 @@ def rule(hide, choices):
     return None
 
 
-def install(tools, hide):
-    """At boot: config.json's `hide` (kept on `tools` for the tool's calls) and the choices
-    in the settings, as the server's rule."""
-    tools.hide = hide
+def install_rule(tools, options):
+    """At boot: config.json's "tools" `options` (its hide list kept on `tools` for the
+    tool's calls) and the choices in the settings, as the server's rule."""
+    tools.hide = hide = (options or {}).get("hide") or ()
     tools.server.set_hidden(rule(hide, tools.settings.get(SETTING) or ()))
 
 
@@ -81,5 +82,51 @@ def set_enabled(tools, args):
         raise InvalidParams("more than %d tool choices: show or hide a wider pattern" % MAX_CHOICES)
     choices.append([pattern, enabled])
     tools.settings.set(SETTING, choices)
-    tools.server.set_hidden(rule(tools.hide, choices))
+    tools.server.set_hidden(rule(getattr(tools, "hide", ()), choices))
     return {"name": pattern, "enabled": enabled}
+
+
+def _object(where, value, keys, like):
+    """A part of config.json that is an object of `keys` only."""
+    if not isinstance(value, dict):
+        raise ConfigError('config.json: %s must be an object like %s, not %r' % (where, like, value))
+    for key in value:
+        if key not in keys:
+            raise ConfigError('config.json: %s has no "%s" (it takes %s)'
+                              % (where, key, ", ".join('"%s"' % k for k in keys)))
+
+
+def _patterns(where, value):
+    """A list of tool names and of prefixes ending in "*" (or ".": mcp_endpoint_tools')."""
+    if not isinstance(value, list):
+        raise ConfigError('config.json: %s must be a list of tool names or prefixes ending in "*", '
+                          'not %r' % (where, value))
+    for pattern in value:
+        if not valid(pattern):
+            raise ConfigError('config.json: %s: %r is no tool name nor a prefix ending in "*"'
+                              % (where, pattern))
+
+
+def check_config(config, key, options):
+    """umcpfw.configcheck's check of config.json's "tools" ({"hide": [pattern, ...]}) or
+    "links" ({"endpoint": {"tools": [pattern, ...]}}: the tools a link offers,
+    mcplink.endpoint): ConfigError for the first mistake."""
+    if key == "links":
+        _check_links(config, options)
+        return
+    _object('"tools"', options, ("hide",), '{"hide": ["self.screen.*"]}')
+    if "hide" in options:
+        _patterns('"tools" hide', options["hide"])
+
+
+def _check_links(config, options):
+    _object('"links"', options, ("endpoint",), '{"endpoint": {"tools": ["self.lamp.*"]}}')
+    endpoint = options.get("endpoint")
+    if endpoint is None:
+        return
+    _object('"links" endpoint', endpoint, ("tools",), '{"tools": ["self.lamp.*"]}')
+    if "tools" in endpoint:
+        _patterns('"links" endpoint tools', endpoint["tools"])
+        if config.get("mcp_endpoint_tools") is not None:
+            raise ConfigError('config.json: "links" endpoint tools and "mcp_endpoint_tools" (its '
+                              'older name) are both set: keep one of them')
