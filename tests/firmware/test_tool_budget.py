@@ -1,10 +1,14 @@
 """The tool budget (umcpfw.toolbudget, McpServer.set_hidden, mcplink.endpoint): config.json's
 tools.hide and links.endpoint.tools, and self.tools.set_enabled at run time, end to end on
 the simulator (CPython and the MicroPython unix port, with and without the tool catalogue)
-against the scripted xiaozhi backend and the scripted MCP endpoint on loopback."""
+against the scripted xiaozhi backend, the scripted MCP endpoint and the official SDK's
+client over the board's own HTTP endpoint, all on loopback."""
 
 import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 
+from tests.firmware.test_firmware_mcp_http import SLOW_LINK, free_port, http_config, tap, wait_serving
 from tests.firmware.test_firmware_tools import USER_ONLY, VISIBLE
 from tests.support.endpointharness import EndpointServer
 from tests.support.firmwareharness import RUNTIMES, Backend, Sim, device_session, run
@@ -123,3 +127,26 @@ def test_a_bad_pattern_is_refused_with_the_reason(tmp_path):
     assert run(scenario()) == ('name must be a tool name or a prefix ending in "*" (at most 64 '
                                "characters), not 'self.*.x'")
 
+
+@pytest.mark.parametrize("micropython", RUNTIMES)
+def test_hidden_tools_are_absent_over_http_for_the_sdk_client(tmp_path, micropython):
+    port = free_port()
+    extra = dict(SLOW_LINK, tools={"hide": ["self.screen.*"]}, **http_config(port))
+    sim = Sim("ws://127.0.0.1:9/xiaozhi/v1/", tmp_path, micropython=micropython, extra_config=extra).start()
+    url = "http://127.0.0.1:%d/mcp" % port
+
+    async def scenario():
+        async with Client(tap().transport(url), read_timeout_seconds=60) as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            with pytest.raises(MCPError) as refusal:
+                await client.call_tool("self_screen_set_theme", {"theme": "dark"})
+            return listed, refusal.value
+
+    try:
+        wait_serving(url, sim)
+        listed, refusal = run(scenario())
+    finally:
+        assert sim.stop() == 0
+    portable = {name.replace(".", "_") for name in VISIBLE - SCREEN}  # the clients' form of names
+    assert listed == portable
+    assert refusal.error.code == -32602 and "unknown tool self_screen_set_theme" in refusal.error.message
