@@ -361,3 +361,32 @@ async def test_assets_download_url_is_stored():
         assert Settings(SETTINGS_FILE).get("asset_url") == url
     finally:
         rig.close()
+
+
+async def test_tool_choices_the_latest_match_decides_and_earlier_ones_it_covers_go():
+    rig = Rig()
+    try:
+        every = await rig.names()
+        choose = rig.result_text
+        await choose("self.tools.set_enabled", {"name": "self.screen.set_theme", "enabled": False})
+        await choose("self.tools.set_enabled", {"name": "self.led_strip.*", "enabled": False})
+        await choose("self.tools.set_enabled", {"name": "self.led_strip.get_state", "enabled": True})
+        assert [n for n in every if n not in await rig.names()] == [
+            "self.screen.set_theme", "self.led_strip.set_color"]
+        # A wider choice replaces the ones it covers; "*" hides all but the tool itself.
+        await choose("self.tools.set_enabled", {"name": "self.led_strip.*", "enabled": True})
+        await choose("self.tools.set_enabled", {"name": "*", "enabled": False})
+        assert await rig.names() == ["self.tools.set_enabled"]
+        assert "unknown tool self.get_device_status" in await rig.error_text("self.get_device_status")
+        await choose("self.tools.set_enabled", {"name": "*", "enabled": True})
+        assert await rig.names() == every
+        assert Settings(SETTINGS_FILE).get("tool_choices") == [["*", True]]
+        message = await rig.error_text("self.tools.set_enabled", {"name": "self.*.x", "enabled": True})
+        assert message.startswith('name must be a tool name or a prefix ending in "*"')
+        for index in range(31):
+            await choose("self.tools.set_enabled", {"name": "test.%d" % index, "enabled": False})
+        message = await rig.error_text("self.tools.set_enabled", {"name": "test.x", "enabled": False})
+        assert message == "more than 32 tool choices: show or hide a wider pattern"
+        assert len(Settings(SETTINGS_FILE).get("tool_choices")) == 32
+    finally:
+        rig.close()
