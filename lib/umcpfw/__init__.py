@@ -9,7 +9,7 @@ is written). Loaded for a call, a read or a mode: `systools` (the user-only tool
 `mcphttp` (with mcp_http), `mcpserial` (the bridge's --serial), `wifisetup`, `statusview`,
 `alarmtools` (the self.alarms.* calls), `alarmring` (an alarm due or changed),
 `turntext` (a turn's text, with a status screen), `toolbudget` (self.tools.set_enabled; config's tools
-and links checked); `alarms` while there are some, the `toolbudget` rule while tools are hidden. docs/DESIGN.md's map says what each holds and when it loads.
+and links checked); `alarms` while there are some, `toolrule` while tools are hidden. docs/DESIGN.md's map says what each holds and when it loads.
 
 Here: what the application and the modules it loads share (ConfigError, log and
 log_exception(), WIFI_CHECK_S), so that a loaded module never imports the one loading it.

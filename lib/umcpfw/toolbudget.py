@@ -6,12 +6,12 @@ mcp_endpoint_tools); the last rule that matches a tool decides: the hide list fi
 the choices in the order made. self.tools.set_enabled itself is never hidden.
 Loaded at boot where config.json has "tools" or the settings hold choices, for each call
 of the tool, and for configcheck's check of "tools" and "links"; the rule it installs
-keeps this module's code while tools are hidden. `tools` is the board's CommonTools."""
+(umcpfw.toolrule) is all that stays while tools are hidden. `tools` is the board's CommonTools."""
 
 from umcp import InvalidParams
+from umcp.compat import call_then_forget
 from umcpfw import ConfigError
 
-SET_ENABLED = "self.tools.set_enabled"
 SETTING = "tool_choices"  # [[pattern, enabled], ...] in the order made
 MAX_CHOICES = 32
 MAX_PATTERN = 64
@@ -22,45 +22,16 @@ def valid(pattern):
     return isinstance(pattern, str) and 0 < len(pattern) <= MAX_PATTERN and "*" not in pattern[:-1]
 
 
-class Hidden:
-    """hidden(name) -> bool for McpServer.set_hidden: `rules` are (prefix or name, is a
-    prefix, enabled), the last that matches deciding. Sliced once, so that a listing
-    allocates nothing per tool."""
-
-    def __init__(self, rules):
-        self.rules = rules
-
-    def __call__(self, name):
-        if name == SET_ENABLED:
-            return False
-        verdict = False
-        for text, prefix, enabled in self.rules:
-            if name == text or prefix and name.startswith(text):
-                verdict = not enabled
-        return verdict
-
-
-def _rule(pattern, enabled):
-    prefix = pattern[-1] in "*."
-    return (pattern[:-1] if pattern[-1] == "*" else pattern, prefix, enabled)
-
-
-def rule(hide, choices):
-    """The Hidden of config.json's `hide` list and the run-time `choices`, or None when
-    they hide nothing."""
-    rules = [_rule(pattern, False) for pattern in hide]
-    rules.extend(_rule(pattern, enabled) for pattern, enabled in choices)
-    for _, _, enabled in rules:
-        if not enabled:
-            return Hidden(rules)
-    return None
+def _rule(hide, choices):
+    """umcpfw.toolrule's rule, its module forgotten: only the rule keeps its code."""
+    return call_then_forget("umcpfw.toolrule", "rule", hide, choices)
 
 
 def install_rule(tools, options):
     """At boot: config.json's "tools" `options` (its hide list kept on `tools` for the
     tool's calls) and the choices in the settings, as the server's rule."""
     tools.hide = hide = (options or {}).get("hide") or ()
-    tools.server.set_hidden(rule(hide, tools.settings.get(SETTING) or ()))
+    tools.server.set_hidden(_rule(hide, tools.settings.get(SETTING) or ()))
 
 
 def _covers(pattern, other):
@@ -82,7 +53,7 @@ def set_enabled(tools, args):
         raise InvalidParams("more than %d tool choices: show or hide a wider pattern" % MAX_CHOICES)
     choices.append([pattern, enabled])
     tools.settings.set(SETTING, choices)
-    tools.server.set_hidden(rule(getattr(tools, "hide", ()), choices))
+    tools.server.set_hidden(_rule(getattr(tools, "hide", ()), choices))
     return {"name": pattern, "enabled": enabled}
 
 
