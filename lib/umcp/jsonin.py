@@ -29,7 +29,14 @@ except NameError:  # MicroPython raises RuntimeError
     _RecursionError = RuntimeError
 
 if _MICROPYTHON:
-    _decode = json.loads  # takes bytes, bytearray and memoryview; no NaN literals
+
+    def _decode(buf):
+        # json.loads takes bytes, bytearray and memoryview, and no NaN literals; before
+        # MicroPython 1.25 it also took an object or a list cut short ('{"id":4') for whole.
+        value = json.loads(buf)
+        if isinstance(value, (dict, list)) and not closed(buf):
+            raise ValueError("invalid JSON: cut short")
+        return value
 else:
 
     def _refuse_constant(name):
@@ -40,6 +47,22 @@ else:
     def _decode(buf):
         # json.loads decodes bytes with "surrogatepass", letting raw surrogates in: decode strictly.
         return _decode_str(buf if isinstance(buf, str) else str(buf, "utf-8"))
+
+
+_BLANKS = const((32, 9, 10, 13, " ", "\t", "\n", "\r"))
+_PAIRS = const(((123, 125), (91, 93), ("{", "}"), ("[", "]")))
+
+
+def closed(buf):
+    """Whether the JSON text `buf` (str or bytes-like), blanks aside, ends with the bracket
+    that closes the one it opens with: '{"id":4' and '{"a": [1]' do not. (A text cut short
+    right after an inner object, '{"a": {"b": 1}', still passes: on MicroPython 1.24 only.)"""
+    start, end = 0, len(buf) - 1
+    while start < end and buf[start] in _BLANKS:
+        start += 1
+    while end > start and buf[end] in _BLANKS:
+        end -= 1
+    return end > start and (buf[start], buf[end]) in _PAIRS
 
 
 # The common message costs a few C-level scans beyond json.loads: one find for "\u" and

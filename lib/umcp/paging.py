@@ -38,6 +38,7 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
         items = _Listing(catalogue, items, session.portable, with_schemas)
     cursor = params.get("cursor")
     with_user_tools = params.get("withUserTools") is True
+    hidden = session.server.hidden if tools else None  # (McpServer.set_hidden)
     start = 0
     if cursor is not None and cursor != "":
         start = find(items, key, cursor) if isinstance(cursor, str) else -1
@@ -48,10 +49,10 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
     budget = room - len(opening)
     pieces = [FRAME_OPEN, id_json, opening]
     used = 0  # bytes of the entries and their commas
-    index = _next_listed(items, start, with_user_tools, offered)
+    index = _next_listed(items, start, with_user_tools, offered, hidden)
     item = items[index] if index >= 0 else None
     while item is not None:
-        after = _next_listed(items, index + 1, with_user_tools, offered)
+        after = _next_listed(items, index + 1, with_user_tools, offered, hidden)
         following = items[after] if after >= 0 else None
         entry_size = _entry_bytes(item, with_schemas) if tools else item.json_bytes
         size = used + (1 if used else 0) + entry_size
@@ -80,11 +81,11 @@ def page(session, id_json, params, items, key, opening, modern, offered, tools, 
     return pieces
 
 
-def _next_listed(items, start, with_user_tools, offered=None):
+def _next_listed(items, start, with_user_tools, offered=None, hidden=None):
     for index in range(start, len(items)):
         item = items[index]
-        if item is None:
-            continue  # a catalogue's tool removed at run time
+        if item is None or hidden is not None and hidden(item.name):
+            continue  # a catalogue's tool removed at run time, or one hidden
         if offered is not None:
             if offered(item):
                 return index

@@ -11,7 +11,7 @@ all sessions, each on its own task, while ping, tools/list and cancellation are 
 This is what a connected device runs all the time. Every other method and rare path is a
 module loaded when a request needs it (`handshake`, `paging`, `resource`, `modern`,
 `notices`, `refusal`), which reaches the server only through these public names: `tools`,
-`resources`, `templates`, `later`, `sessions`, `vision`, `announcing`, `send()`,
+`resources`, `templates`, `later`, `sessions`, `hidden`, `vision`, `announcing`, `send()`,
 `current_call()`, `initialized()`, `page()`, `answer_out_of_memory()`.
 """
 
@@ -221,6 +221,9 @@ class McpServer:
         # (a status screen shows the last call): it must return at once and never raise.
         self.on_call = None
 
+    # hidden(name) -> bool: the tools no client sees or may call (set_hidden); None: none.
+    hidden = None
+
     def session(self, send=None, overhead=0, page_limit=None, max_message=None, offered=None):
         """Make a Session for a new client of a transport; it gets notifications until
         it is closed.
@@ -291,6 +294,15 @@ class McpServer:
             if record is None:
                 raise KeyError(name)
             catalogue.removed += (record[0],)
+        self._tools_changed()
+
+    def set_hidden(self, hidden):
+        """Hide tools from every client (absent from tools/list, a call refused as one
+        of an unknown tool); initialized clients hear that the list changed.
+
+        :param hidden: ``hidden(name) -> bool``, or None: every tool shown.
+        """
+        self.hidden = hidden
         self._tools_changed()
 
     def _tools_changed(self):
@@ -693,7 +705,7 @@ class McpServer:
         tools = items is self.tools
         catalogue = self.catalogue
         # A catalogue alone (no tool made at run time, none removed), as a backend asks.
-        if (tools and catalogue is not None and offered is None
+        if (tools and catalogue is not None and offered is None and self.hidden is None
                 and not (modern or session.portable or self.tools or catalogue.removed)):
             pieces = catalogue.page(session, id_json, params, room)
             if pieces is not None:
@@ -735,7 +747,8 @@ class McpServer:
         if tool is None:
             index = self._portable_index(name)
             tool = self.tools[index] if index >= 0 else None
-        if tool is None or session.offered is not None and not session.offered(tool):
+        if (tool is None or session.offered is not None and not session.offered(tool)
+                or self.hidden is not None and self.hidden(tool.name)):
             raise InvalidParams("unknown tool " + name)  # one this client is not offered, too
         try:
             args = tool.properties.validate(params.get("arguments"))

@@ -10,6 +10,7 @@ import json
 from boards import setup as board_setup
 from devsvc.settings import Settings
 from umcp import McpServer
+from umcp.jsonin import closed
 from umcp.compat import OnDemand, add_log_sink, call_then_forget, const, forget_modules
 from umcpfw import ConfigError, log, log_exception
 from umcpfw.commontools import CommonTools
@@ -37,6 +38,8 @@ def read_config(path):
                           % path)
     try:
         config = json.loads(text)
+        if isinstance(config, dict) and not closed(text):  # MicroPython 1.24 takes '{"a": 1,'
+            raise ValueError("cut short")
     except ValueError as e:
         raise ConfigError("%s is not valid JSON: %s" % (path, e))
     if not isinstance(config, dict):
@@ -176,6 +179,8 @@ def _build_server(app, catalogue):
         tools.register()
         app.board.register_tools(server)
     app.board.serve_parts(server)
+    if app.config.get("tools") or app.settings.get("tool_choices"):  # (umcpfw.toolbudget.SETTING)
+        call_then_forget("umcpfw.toolbudget", "install_rule", tools, app.config.get("tools"))
     # device://status, system, log, photo: at a client's first resources/* request.
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)

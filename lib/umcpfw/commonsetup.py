@@ -42,6 +42,7 @@ VOLUME_DESCRIPTION = (
 # while an entry is written (a console's listing, a client of 2025-06-18 and later).
 UPGRADE_DESCRIPTION = ModuleText(_TEXTS, "UPGRADE_DESCRIPTION")
 RECONFIGURE_DESCRIPTION = ModuleText(_TEXTS, "RECONFIGURE_DESCRIPTION")
+TOOLS_DESCRIPTION = ModuleText(_TEXTS, "TOOLS_DESCRIPTION")
 STATUS_SCHEMA = ModuleText(_SCHEMAS, "STATUS_SCHEMA")
 SYSTEM_SCHEMA = ModuleText(_SCHEMAS, "SYSTEM_SCHEMA")
 SCREEN_SCHEMA = ModuleText(_SCHEMAS, "SCREEN_SCHEMA")
@@ -135,4 +136,8 @@ def _register_user_only(tools, s):
         PropertyList([Property("url", STRING)]),
         OnDemand(_SYSTOOLS, "set_assets_url", tools), destructive=False, idempotent=True,
         open_world=False)
-
+    s.add_user_only_tool(
+        "self.tools.set_enabled", TOOLS_DESCRIPTION,
+        PropertyList([Property("name", STRING), Property("enabled", BOOLEAN)]),
+        OnDemand("umcpfw.toolbudget", "set_enabled", tools), destructive=False, idempotent=True,
+        open_world=False)

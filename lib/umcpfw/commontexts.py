@@ -12,3 +12,6 @@ UPGRADE_DESCRIPTION = (
 RECONFIGURE_DESCRIPTION = (
     "Restart into Wi-Fi setup: the board opens its own access point with a setup page "
     "for the network, its password and the server.")
+TOOLS_DESCRIPTION = (
+    "Show or hide tools on every link, kept across restarts: `name` is a tool name or a "
+    'prefix ending in "*"; the latest choice that matches a tool decides.')

@@ -21,7 +21,8 @@ _TEXTS = const(7)  # a text or a list of texts
 _SECONDS = const(8)  # seconds, 0 or more, or null: never
 _INTERVAL = const(9)  # seconds above 0
 _MCP_HTTP = const(10)  # an object: check_mcp_http()
-_EVENTS = const(11)  # a list: check_events()
+_EVENTS = const(11)  # a list: umcpfw.eventcheck's check, loaded for it
+_BUDGET = const(12)  # tools and links: umcpfw.toolbudget's check, loaded for them
 
 # Every top-level key the firmware reads, and its kind (docs/boards.md#configjson lists
 # them all; tests/tooling/test_config_check.py holds the two together).
@@ -35,7 +36,8 @@ KEYS = {
     "keepalive": _WHOLE, "wifi_setup_after": _SECONDS, "wifi_lost_setup_after": _SECONDS,
     "wifi_check_interval": _INTERVAL, "wifi_setup_port": _WHOLE, "wifi_setup_bind": _TEXT,
     "auto_upgrade": _BOOL, "ota_interval": _NUMBER, "ota_retry": _NUMBER, "language": _TEXT,
-    "serial_number": _TEXT, "activation_key": _TEXT, "events": _EVENTS,
+    "serial_number": _TEXT, "activation_key": _TEXT, "events": _EVENTS, "tools": _BUDGET,
+    "links": _BUDGET,
 }
 # What a kind must be, in words; some keys say it in their own (their modules' words).
 _WORDS = {_TEXT: "text", _WHOLE: "a whole number, 0 or more", _NUMBER: "a number, 0 or more",
@@ -64,8 +66,10 @@ def check(config):
         elif kind == _MCP_HTTP:
             if value is not None:
                 check_mcp_http(value)
-        elif kind == _EVENTS:  # its own module: a board without events interns none of its names
-            call_then_forget("umcpfw.eventcheck", "check_events", value, config.get("parts"))
+        elif kind == _EVENTS or kind == _BUDGET and value is not None:
+            # Modules of their own: a board without these keys interns none of their names.
+            call_then_forget("umcpfw.eventcheck" if kind == _EVENTS else "umcpfw.toolbudget", "check",
+                             config, key, value)
         elif value is not None and not _is(kind, value):
             raise ConfigError('config.json: "%s" must be %s, not %r'
                               % (key, _OWN_WORDS.get(key) or _WORDS[kind], value))

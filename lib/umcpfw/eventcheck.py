@@ -18,10 +18,12 @@ _FIELDS = {"analog": ("value", "raw"), "battery": ("level", "voltage"),
 _EVENT_KEYS = const(("part", "on", "value", "say", "ask", "field", "hysteresis", "every"))
 
 
-def check_events(events, parts):
-    """config.json's events against its `parts` (the entries, unchecked here): ConfigError
-    naming the event's index and key. Fills in each event's defaults ("field": the first
-    number its part reads, "hysteresis": 1, "every": 60 seconds) for umcpfw.events."""
+def check(config, key, events):
+    """umcpfw.configcheck's check of config.json's "events" (`key`), against its parts (the
+    entries, unchecked here): ConfigError naming the event's index and key. Fills in each
+    event's defaults ("field": the first number its part reads, "hysteresis": 1, "every":
+    60 seconds) for umcpfw.events. (Named as configcheck's own: no name of its own interned.)"""
+    parts = config.get("parts")
     if not isinstance(events, list):
         raise ConfigError('config.json: "events" must be a list of objects like '
                           '{"part": "door", "on": "press", "say": "someone is at the door"}')

@@ -244,7 +244,7 @@ async def test_pages_cut_for_another_page_limit_are_cut_by_paging(tmp_path, monk
     served = _spied(written, monkeypatch)
     expected = await _listed(built, "2024-11-05")
     assert await _listed(written, "2024-11-05") == expected
-    assert len(expected[0]) == 2 and served == [False, False]
+    assert len(expected[0]) > 1 and served == [False] * len(expected[0])
 
 
 def _app(config=CONFIG, version=None):

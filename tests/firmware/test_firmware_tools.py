@@ -25,7 +25,7 @@ VISIBLE = {
 }
 USER_ONLY = {
     "self.get_system_info", "self.reboot", "self.upgrade_firmware", "self.screen.get_info",
-    "self.assets.set_download_url", "self.camera.get_photo",
+    "self.assets.set_download_url", "self.camera.get_photo", "self.tools.set_enabled",
 }
 ES8311_DAC_VOLUME = 0x32  # 0x00 = -95.5 dB ... 0xBF = 0 dB
 PWM_FULL = 65535

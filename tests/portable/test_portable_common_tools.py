@@ -22,7 +22,8 @@ COMMON_VISIBLE = ["self.get_device_status", "self.audio_speaker.set_volume",
                   "self.camera.take_photo"]
 ALARMS = ["self.alarms.add", "self.alarms.list", "self.alarms.remove"]  # every board's
 USER_ONLY = ["self.get_system_info", "self.reboot", "self.upgrade_firmware",
-             "self.camera.get_photo", "self.screen.get_info", "self.assets.set_download_url"]
+             "self.camera.get_photo", "self.screen.get_info", "self.assets.set_download_url",
+             "self.tools.set_enabled"]
 ES8311_ADDR = 0x18
 DAC_VOLUME = 0x32
 BACKLIGHT_PIN = 47
@@ -117,16 +118,16 @@ async def test_tools_follow_the_hardware():
         # Common tools first (the list's stable head), then the user-only ones, then the board's.
         assert names[:5] == COMMON_VISIBLE
         assert names[5:8] == ALARMS
-        assert names[8:14] == USER_ONLY
-        assert names[14:] == ["self.led_strip.set_color", "self.led_strip.get_state",
+        assert names[8:15] == USER_ONLY
+        assert names[15:] == ["self.led_strip.set_color", "self.led_strip.get_state",
                               "self.host.get_temperature"]
     finally:
         rig.close()
     bare = Rig(without=("speaker", "backlight", "display", "camera"))
     try:
-        assert (await bare.names())[:8] == ["self.get_device_status"] + ALARMS + ["self.get_system_info",
+        assert (await bare.names())[:9] == ["self.get_device_status"] + ALARMS + ["self.get_system_info",
                                     "self.reboot", "self.upgrade_firmware",
-                                    "self.assets.set_download_url"]
+                                    "self.assets.set_download_url", "self.tools.set_enabled"]
     finally:
         bare.close()
 
@@ -358,5 +359,35 @@ async def test_assets_download_url_is_stored():
         url = "https://assets.example/pack.bin"
         assert await rig.result_text("self.assets.set_download_url", {"url": url}) == "true"
         assert Settings(SETTINGS_FILE).get("asset_url") == url
+    finally:
+        rig.close()
+
+
+async def test_tool_choices_the_latest_match_decides_and_earlier_ones_it_covers_go():
+    rig = Rig()
+    try:
+        every = await rig.names()
+        choose = rig.result_text
+        await choose("self.tools.set_enabled", {"name": "self.screen.set_theme", "enabled": False})
+        await choose("self.tools.set_enabled", {"name": "self.led_strip.*", "enabled": False})
+        await choose("self.tools.set_enabled", {"name": "self.led_strip.get_state", "enabled": True})
+        shown = await rig.names()  # (MicroPython: no await inside a comprehension)
+        assert [n for n in every if n not in shown] == [
+            "self.screen.set_theme", "self.led_strip.set_color"]
+        # A wider choice replaces the ones it covers; "*" hides all but the tool itself.
+        await choose("self.tools.set_enabled", {"name": "self.led_strip.*", "enabled": True})
+        await choose("self.tools.set_enabled", {"name": "*", "enabled": False})
+        assert await rig.names() == ["self.tools.set_enabled"]
+        assert "unknown tool self.get_device_status" in await rig.error_text("self.get_device_status")
+        await choose("self.tools.set_enabled", {"name": "*", "enabled": True})
+        assert await rig.names() == every
+        assert Settings(SETTINGS_FILE).get("tool_choices") == [["*", True]]
+        message = await rig.error_text("self.tools.set_enabled", {"name": "self.*.x", "enabled": True})
+        assert message.startswith('name must be a tool name or a prefix ending in "*"')
+        for index in range(31):
+            await choose("self.tools.set_enabled", {"name": "test.%d" % index, "enabled": False})
+        message = await rig.error_text("self.tools.set_enabled", {"name": "test.x", "enabled": False})
+        assert message == "more than 32 tool choices: show or hide a wider pattern"
+        assert len(Settings(SETTINGS_FILE).get("tool_choices")) == 32
     finally:
         rig.close()

@@ -224,3 +224,20 @@ def test_only_an_escaped_or_deep_message_loads_the_repairs_and_only_for_itself()
     refuses("[" * 40 + "]" * 40, "nesting deeper than 32")
     # Dropped again where modules are forgotten (MicroPython): the next such message loads it.
     assert ("umcp.jsonfix" in sys.modules) is not compat.FORGET
+
+
+def test_an_object_or_list_cut_short_is_refused_on_every_release():
+    # MicroPython 1.24's json.loads takes '{"id":4' for whole; umcp.jsonin.closed() says it
+    # is not (and a text that ends as one may, blanks aside, go on to the parser).
+    from umcp.jsonin import closed
+
+    for text in ('{"jsonrpc":"2.0","id":4', "{", "[1, 2", '{"a": [1]'):
+        assert not closed(text) and not closed(text.encode()), text
+        try:
+            loads(text)
+        except ValueError as e:
+            assert str(e).startswith("invalid JSON"), e
+        else:
+            assert False, text
+    for text in ('{"a": 1}', '[1]\r\n ', ' {"a": "}"}\t'):
+        assert closed(text) and closed(text.encode()), text

