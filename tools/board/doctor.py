@@ -19,7 +19,7 @@ import os
 import shlex
 import sys
 
-from ..paths import LIB, hint, module_prog
+from ..paths import LIB, beside_python, hint, module_prog
 from . import deploy
 from .ports import describe_ports, port_problem, serial_ports
 
@@ -52,7 +52,7 @@ def parse_args(argv=None, prog="python3 -m tools.board.doctor"):
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("--port", help="the board's serial port, e.g. /dev/ttyUSB0, COM3, auto, "
                         "or an mpremote shortcut (u0, a0, c0); without it, the serial ports are listed")
-    parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or deploy.beside_python("mpremote"))
+    parser.add_argument("--mpremote", default=os.environ.get("UMCP_MPREMOTE") or beside_python("mpremote"))
     return parser.parse_args(argv)
 
 

@@ -21,8 +21,7 @@ import struct
 import subprocess
 import sys
 
-from ..paths import hint, module_prog
-from .deploy import beside_python
+from ..paths import beside_python, hint, module_prog
 
 # Where the MicroPython image starts: after the second-stage bootloader on the original
 # ESP32 (and S2), at 0 on the newer chips whose ROM finds the bootloader itself.

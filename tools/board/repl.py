@@ -9,8 +9,8 @@ import shlex
 import subprocess
 import sys
 
-from ..paths import hint, module_prog
-from .deploy import beside_python, connect_args
+from ..paths import beside_python, hint, module_prog
+from .deploy import connect_args
 from .ports import port_problem
 
 

@@ -25,7 +25,7 @@ import time
 import tty
 
 from ..childprocess import stop_process
-from ..paths import HWSIM
+from ..paths import HWSIM, beside_python
 
 BOOT = os.path.join(HWSIM, "ptyboot.py")
 ROMFS_FILE = ".romfs-partition"  # beside the board's folder: the ROMFS partition's bytes
@@ -45,11 +45,7 @@ BLANK_BOOT = "# boot.py -- run on boot-up\n"
 def default_micropython():
     """The unix port to run: $UMCP_MICROPYTHON_PTY, else `micropython` beside this
     Python (the wheel's), else on PATH."""
-    named = os.environ.get("UMCP_MICROPYTHON_PTY")
-    if named:
-        return named
-    beside = os.path.join(os.path.dirname(sys.executable), "micropython")
-    return beside if os.path.exists(beside) else (shutil.which("micropython") or "micropython")
+    return os.environ.get("UMCP_MICROPYTHON_PTY") or beside_python("micropython")
 
 
 def prepare(folder):
@@ -172,17 +168,17 @@ class _Child:
         return self.process.returncode
 
 
-def run(folder, micropython=None, heap=HEAP, without=(), announce=None):
-    """Be the board in `folder` until SIGTERM: open the pty, print (or pass to
-    `announce`) its path, and keep the unix port running behind it. `without`: the
-    simulated modules it lacks (a stock image has no camera)."""
+def run(folder, micropython=None, heap=HEAP, without=()):
+    """Be the board in `folder` until SIGTERM: open the pty, print its path, and keep the
+    unix port running behind it. `without`: the simulated modules it lacks (a stock image
+    has no camera)."""
     prepare(folder)
     micropython = micropython or default_micropython()
     user, user_side = os.openpty()
     _raw_terminal(user_side, signals=False)
     os.set_blocking(user, False)
     path = os.ttyname(user_side)  # kept open: the pty stays while nobody has it
-    (announce or (lambda p: print(p, flush=True)))(path)
+    print(path, flush=True)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     raw = False
@@ -272,13 +268,9 @@ class PtyBoard:
         if self.process is not None:
             stop_process(self.process)
 
-    @property
-    def running(self):
-        return self.process is not None and self.process.poll() is None
-
     def mpremote(self, *args, timeout=120, check=True):
         """The real mpremote on this board: `mpremote connect PTY ARGS...` -> its output."""
-        done = subprocess.run(self.niced + [mpremote_command(), "connect", self.pty, *args],
+        done = subprocess.run(self.niced + [beside_python("mpremote"), "connect", self.pty, *args],
                               capture_output=True, text=True, timeout=timeout)
         if check and done.returncode != 0:
             raise AssertionError("mpremote %s: status %d\n%s%s" % (" ".join(args), done.returncode,
@@ -294,10 +286,6 @@ class PtyBoard:
         for target, source in files.items():
             args += ["+", "fs", "cp", source, ":" + target]
         self.mpremote(*args[1:])
-
-
-def mpremote_command():
-    return os.path.join(os.path.dirname(sys.executable), "mpremote")
 
 
 def main(argv=None, prog="python -m tools.sim.ptyboard"):
