@@ -51,6 +51,8 @@ def recorder(tmp_path, monkeypatch):
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("FAKE_LOG", str(log))
     monkeypatch.setenv("FAKE_PROBE", "umcp-probe:1.24.1:")
+    # No board restarts behind the stand-in's reset (wait_for_restart: test_doctor.py).
+    monkeypatch.setattr(deploy, "wait_for_restart", lambda port: True)
     controller, line = os.openpty()
     yield Recorder(program, log, os.ttyname(line))
     os.close(controller)

@@ -90,3 +90,25 @@ def test_a_board_without_the_firmware_says_what_to_run(tmp_path):
 def test_an_old_micropython_is_a_problem():
     ok, lines = doctor.findings({"micropython": "1.22.2"}, "COM3")
     assert not ok and lines[0] == "problem: MicroPython 1.22.2 is too old: flash 1.24 or newer (make flash)"
+
+
+def test_wait_for_restart_sees_the_roms_line_and_gives_up_on_a_silent_port():
+    import threading
+    import time
+
+    from tools.board.ports import wait_for_restart
+
+    controller, line = os.openpty()
+    try:
+        name = os.ttyname(line)
+        started = time.monotonic()
+        assert not wait_for_restart(name, timeout=0.5)  # nothing said: it gives up
+        assert 0.5 <= time.monotonic() - started < 2
+        # The ROM's line in the middle of a long read, then the board's first words, then quiet.
+        said = threading.Timer(0.2, os.write, (controller, b"x" * 100 + b"\r\nrst:0xc (SW_CPU_RESET)" + b"y" * 100))
+        said.start()
+        assert wait_for_restart(name, timeout=3, quiet=0.3)
+        said.join()
+    finally:
+        os.close(controller)
+        os.close(line)

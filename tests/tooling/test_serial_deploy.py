@@ -14,6 +14,7 @@ import pytest
 
 from tests.support import ROOT
 from tests.support.serialrig import CONFIG, RUNNING, console
+from tools.board.ports import wait_for_restart
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -108,6 +109,18 @@ def test_main_py_runs_the_firmware_ctrl_c_gives_the_repl_ctrl_d_runs_it_again(se
         console_.write(b"\x04")  # Ctrl-D: a soft reset, and main.py again
         console_.read_until(b"MPY: soft reboot")
         console_.read_until(RUNNING)
+
+
+def test_a_command_straight_after_deploys_reset_reaches_the_repl(serial_rig):
+    # Deploy's reset waits until the board has started again (what mpremote sends while
+    # it restarts is lost). mpremote's Ctrl-C then lands as the board starts, before the
+    # firmware runs: it must still stop main.py and give the raw REPL, never end the board.
+    board = serial_rig.board("plain").board
+    for attempt in range(3):
+        board.mpremote("reset", timeout=60)
+        assert wait_for_restart(board.pty)
+        said = board.mpremote("exec", "print(6 * 7)", timeout=60)
+        assert said.strip().splitlines()[-1] == "42", (attempt, said)
 
 
 def test_deploy_names_each_file_and_a_second_deploy_copies_only_what_changed(serial_rig):

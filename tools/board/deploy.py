@@ -32,7 +32,7 @@ import time
 from .. import devicelib  # noqa: F401 (lib/ on sys.path: the firmware's own config check)
 from ..paths import INSTALLED, ROOT, beside_python, hint, module_prog
 from . import catalogue
-from .ports import SHORTCUTS, port_problem
+from .ports import SHORTCUTS, port_problem, wait_for_restart
 
 from parts import check as parts_check  # noqa: E402 (lib/ is on sys.path from here)
 from umcpfw import configcheck, linkconfig  # noqa: E402
@@ -394,6 +394,8 @@ def deploy(args):
     copied = copy_changed(mpremote, files)
     print("[4/4] resetting the board", flush=True)
     run(mpremote + ["reset"], "reset")
+    if not wait_for_restart(args.port):
+        print("  the board said nothing of its restart within 3 s", flush=True)
     print("deploy: done in %.1f s: %s; watch it boot with `%s`"
           % (time.monotonic() - started, copied, hint("make repl PORT=%s", "umcp repl --port %s") % args.port))
 

@@ -2,9 +2,11 @@
 
 Deploy, repl, doctor and `bridge --serial` ask port_problem() before they compile or
 start anything, so that a missing board is said at once instead of through mpremote's
-"it may be in use by another program" some seconds later."""
+"it may be in use by another program" some seconds later. Deploy waits with
+wait_for_restart() for the board it reset."""
 
 import os
+import time
 
 # mpremote's own shortcuts (u0 = /dev/ttyUSB0, a0 = /dev/ttyACM0, c0 = COM0).
 SHORTCUTS = tuple(kind + str(n) for kind in "uac" for n in range(4))
@@ -59,3 +61,34 @@ def port_problem(port, ports=None):
     if ports:
         return "no serial port %s; the serial ports here: %s" % (device, describe_ports(ports))
     return "no serial port %s, and none here at all: is the board plugged in (and its USB driver installed)?" % device
+
+
+def wait_for_restart(port, timeout=3.0, quiet=0.3):
+    """Read `port` after a reset until the board has started again: its ROM's "rst:" line
+    (or a soft reboot's), then `quiet` seconds without output; at most `timeout` seconds.
+
+    Bytes sent while a board restarts are lost, so a command that follows the reset too
+    soon (mpremote's Ctrl-C) would wait for a raw REPL that main.py never gives. A port
+    that goes while the chip restarts (native USB) is opened again. Returns whether the
+    restart was seen (never for `auto` or a URL)."""
+    device = _device_of(port)
+    if device is None:
+        return False
+    import serial
+
+    deadline = time.monotonic() + timeout
+    seen, restarted, last = b"", False, 0.0
+    while time.monotonic() < deadline:
+        try:
+            with serial.serial_for_url(device, baudrate=115200, timeout=0.05) as line:
+                while time.monotonic() < deadline:
+                    data = line.read(256)
+                    now = time.monotonic()
+                    if data:
+                        seen, last = seen[-16:] + data, now  # a sign may straddle two reads
+                        restarted = restarted or b"rst:" in seen or b"soft reboot" in seen
+                    elif restarted and now - last >= quiet:
+                        return True
+        except (OSError, serial.SerialException):
+            time.sleep(0.05)
+    return restarted

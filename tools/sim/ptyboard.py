@@ -39,6 +39,8 @@ RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n"
 FRIENDLY_BANNER = b'Type "help()" for more information.'
 FRIENDLY_PROMPT = b">>> "
 OUT_MAX = 4096  # what waits for a reader of the pty: an ESP32's USB FIFO drops the rest
+INTERRUPT = object()  # a Ctrl-C among the bytes for the child
+INTERRUPT_WAIT = 10  # seconds a Ctrl-C waits for the child to be able to take it
 BLANK_BOOT = "# boot.py -- run on boot-up\n"
 
 
@@ -76,13 +78,16 @@ def _raw_terminal(fd, signals):
         termios.tcsetattr(fd, termios.TCSANOW, attributes)
 
 
-def _state(pid):
-    """A process's state letter (R running, S sleeping in a system call...), or "" once gone."""
+def _proc_status(pid):
+    """A process's state letter (R running, S sleeping in a system call...) and whether it
+    catches SIGINT; ("", False) once it is gone."""
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
-        return ""
+        with open("/proc/%d/status" % pid) as f:
+            fields = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+        caught = int(fields["SigCgt"].strip(), 16) >> (signal.SIGINT - 1) & 1
+        return fields["State"].split()[0], bool(caught)
+    except (OSError, KeyError, ValueError, IndexError):
+        return "", False
 
 
 class _Child:
@@ -109,7 +114,8 @@ class _Child:
         # unix port starts at its friendly prompt, which is held back until Ctrl-A is in.
         self.holding = raw
         self.held = b""
-        self.to_child = b""
+        self.to_child = []  # bytes, and INTERRUPT where a Ctrl-C came, in order
+        self.waiting_since = None  # when the Ctrl-C first in line started to wait
 
     def read(self):
         try:
@@ -124,41 +130,63 @@ class _Child:
         if FRIENDLY_PROMPT in self.held:
             self.holding = False
             self.held = b""
-            self.to_child = b"\x01" + self.to_child
+            self.to_child.insert(0, b"\x01")
         return b""
 
     def write(self, data):
-        self.to_child += data
+        if data:
+            self.to_child.append(data)
 
     def interrupt(self):
-        """Ctrl-C. At a REPL that reads its line (its terminal without ISIG) it is a byte
-        like any other. While code runs it is SIGINT, which the unix port raises as
-        KeyboardInterrupt from its signal handler at once; sent while the child sleeps in
-        a system call, never in the middle of a collection (which a board's UART interrupt
-        only flags, but the unix port would crash on: "uncaught NLR")."""
-        self.flush()
+        """Ctrl-C, delivered in its place among the bytes by flush()."""
+        self.to_child.append(INTERRUPT)
+
+    def _interrupted(self):
+        """Deliver the Ctrl-C first in line if the child can take it now; False to wait.
+
+        While code runs the unix port catches SIGINT (it sets its handler only then, as a
+        board sets its interrupt character) and raises KeyboardInterrupt from the handler
+        at once: the Ctrl-C is that signal, sent while the child sleeps in a system call,
+        never in the middle of a collection (which a board's UART interrupt only flags, but
+        the unix port would crash on: "uncaught NLR"). At a REPL that reads its line (its
+        terminal without ISIG) Ctrl-C is a byte like any other. Neither yet (starting, or a
+        script ending): it waits, since the signal's default action, or the byte through a
+        terminal with ISIG, would end the child."""
+        state, caught = _proc_status(self.process.pid)
         try:
             signals = termios.tcgetattr(self.master)[3] & termios.ISIG
         except termios.error:
             signals = 0
-        if not signals or self.holding or self.to_child:
-            self.write(b"\x03")
-            return
-        deadline = time.monotonic() + 3  # "R" is also runnable: a loaded machine may take a while
-        while time.monotonic() < deadline and _state(self.process.pid) == "R":
-            time.sleep(0.001)
+        if not caught and not signals:
+            return os.write(self.master, b"\x03") == 1
+        now = time.monotonic()
+        self.waiting_since = self.waiting_since or now
+        # "R" is also runnable: a loaded machine may take a while; past the wait, send anyway.
+        if state and (not caught or state == "R") and now - self.waiting_since < INTERRUPT_WAIT:
+            return False
         try:
             os.kill(self.process.pid, signal.SIGINT)
         except ProcessLookupError:
             pass
+        return True
 
     def flush(self):
-        if self.to_child and not self.holding:
+        while self.to_child and not self.holding:
+            piece = self.to_child[0]
             try:
-                written = os.write(self.master, self.to_child)
+                if piece is INTERRUPT:
+                    if not self._interrupted():
+                        return
+                    self.waiting_since = None
+                    self.to_child.pop(0)
+                    continue
+                written = os.write(self.master, piece)
             except (BlockingIOError, OSError):
                 return
-            self.to_child = self.to_child[written:]
+            if written < len(piece):
+                self.to_child[0] = piece[written:]
+                return
+            self.to_child.pop(0)
 
     def end(self):
         if self.process.poll() is None:
