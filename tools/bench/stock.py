@@ -30,7 +30,7 @@ from ..sim.board import BoardFailed, config_for
 # v1.28.0 (heap.RELEASE). (a) and (b) leave 16 KB of the stock heap to what a real network
 # stack and a burst of messages take.
 TARGETS = {"a": 96 * 1024, "b": 96 * 1024, "c": 104 * 1024, "d": 112 * 1024, "e": 112 * 1024,
-           "f": 112 * 1024, "g": 112 * 1024}
+           "f": 112 * 1024, "g": 112 * 1024, "h": 96 * 1024}
 GENEROUS = 256 * 1024  # the run whose heap in use is reported
 STEP = 1024
 LOWEST = 32 * 1024  # below any board's need: the bisection's floor
@@ -62,17 +62,23 @@ TEN_CALLS = [
     ("self.get_device_status", {}),
 ]
 THREE_CALLS = [("self.lamp.turn_on", {}), ("self.room.read", {}), ("self.get_device_status", {})]
+# Board (h), issue 42's: one event in config.json, and an alarm set in the session (kept in
+# flash, the store loaded on demand) before the three calls.
+ONE_EVENT = {"events": [{"part": "door", "on": "press", "say": "someone is at the door"}]}
+ALARM_THEN_THREE = [("self.alarms.add", {"in_seconds": 600, "label": "tea is ready"})] + THREE_CALLS
 BOARDS = [
     # (key, what it is, parts, the session's calls, the link: None xiaozhi, AT_OTA xiaozhi's from
-    # the OTA check, else the endpoint's accept)
-    ("a", "a relay, a DHT22, a button; xiaozhi WebSocket link", [RELAY, DHT22, BUTTON], THREE_CALLS, None),
-    ("b", "the same, only an MCP endpoint URL", [RELAY, DHT22, BUTTON], THREE_CALLS, at_endpoint),
-    ("c", "(a) and an SSD1306 status screen", [RELAY, DHT22, BUTTON, STATUS_SCREEN], THREE_CALLS, None),
-    ("d", "ten parts and the status screen", TEN_PARTS + [STATUS_SCREEN], TEN_CALLS, None),
+    # the OTA check, else the endpoint's accept; config.json beside the parts)
+    ("a", "a relay, a DHT22, a button; xiaozhi WebSocket link", [RELAY, DHT22, BUTTON], THREE_CALLS, None, {}),
+    ("b", "the same, only an MCP endpoint URL", [RELAY, DHT22, BUTTON], THREE_CALLS, at_endpoint, {}),
+    ("c", "(a) and an SSD1306 status screen", [RELAY, DHT22, BUTTON, STATUS_SCREEN], THREE_CALLS, None, {}),
+    ("d", "ten parts and the status screen", TEN_PARTS + [STATUS_SCREEN], TEN_CALLS, None, {}),
     ("f", "(a) given only an OTA URL, as xiaozhi.me's boards (the OTA server hands out the link)",
-     [RELAY, DHT22, BUTTON], THREE_CALLS, generic.AT_OTA),
+     [RELAY, DHT22, BUTTON], THREE_CALLS, generic.AT_OTA, {}),
     ("g", "(f) with the OTA server handing out MQTT (and UDP for audio) instead",
-     [RELAY, DHT22, BUTTON], THREE_CALLS, generic.AT_OTA_MQTT),
+     [RELAY, DHT22, BUTTON], THREE_CALLS, generic.AT_OTA_MQTT, {}),
+    ("h", "(a) with one event (the button says a line) and an alarm set in the session",
+     [RELAY, DHT22, BUTTON], ALARM_THEN_THREE, None, ONE_EVENT),
 ]
 NEEDS = ("the stock table needs --stock PATH or UMCP_MICROPYTHON_STOCK: a 32-bit unix port of MicroPython v%s"
          " with the heap split in two areas and asyncio and tools/sim/hwsim frozen in" % heap.RELEASE)
@@ -83,34 +89,34 @@ def default_stock():
     return os.environ.get("UMCP_MICROPYTHON_STOCK") or None
 
 
-def board_config(parts):
-    return config_for("generic", chip="esp32", parts=parts)
+def board_config(parts, extra=None):
+    return dict(config_for("generic", chip="esp32", parts=parts), **(extra or {}))
 
 
-async def _run(micropython, stage_dir, heapsize, parts, calls, accept, qstr=False):
-    return await generic.run_board(micropython, None, stage_dir, heapsize, RUNTIME, board_config(parts), calls,
-                                   accept, qstr=qstr)
+async def _run(micropython, stage_dir, heapsize, parts, calls, accept, extra, qstr=False):
+    return await generic.run_board(micropython, None, stage_dir, heapsize, RUNTIME, board_config(parts, extra),
+                                   calls, accept, qstr=qstr)
 
 
-def _smallest(micropython, stage_dir, parts, calls, accept):
+def _smallest(micropython, stage_dir, parts, calls, accept, extra):
     async def attempt(size):
-        await _run(micropython, stage_dir, size, parts, calls, accept)
+        await _run(micropython, stage_dir, size, parts, calls, accept, extra)
 
     return asyncio.run(heap.smallest(attempt, GENEROUS, LOWEST, STEP, REPEAT, generic.GenericFailed))
 
 
-def measure_board(micropython, one_area, stage_dir, parts, calls, accept):
+def measure_board(micropython, one_area, stage_dir, parts, calls, accept, extra=None):
     """{"in_use": heap in use after onboarding at GENEROUS, "names": names interned then,
     "simulated": the simulated hardware's share of the heap, "smallest": the smallest heap
     in two areas (bytes), "runs": bisection runs, "one_area": the smallest in one area
     (with `one_area`, the same build without the split heap)}."""
-    figures = asyncio.run(_run(micropython, stage_dir, GENEROUS, parts, calls, accept, qstr=True))
-    smallest, runs = _smallest(micropython, stage_dir, parts, calls, accept)
+    figures = asyncio.run(_run(micropython, stage_dir, GENEROUS, parts, calls, accept, extra, qstr=True))
+    smallest, runs = _smallest(micropython, stage_dir, parts, calls, accept, extra)
     board = {"in_use": figures["boot"], "tools": figures["tools"], "smallest": smallest, "runs": runs,
              "names": figures["qstrs_boot"][1],
              "simulated": generic.simulated(micropython, None, stage_dir, board_config(parts))}
     if one_area:
-        board["one_area"], _ = _smallest(one_area, stage_dir, parts, calls, accept)
+        board["one_area"], _ = _smallest(one_area, stage_dir, parts, calls, accept, extra)
     return board
 
 
@@ -137,8 +143,8 @@ def measure(micropython, one_area=None):
     try:
         generic.stage("generic", stage_dir, RUNTIME)
         figures = {}
-        for key, _, parts, calls, accept in BOARDS:
-            figures[key] = measure_board(micropython, one_area, stage_dir, parts, calls, accept)
+        for key, _, parts, calls, accept, extra in BOARDS:
+            figures[key] = measure_board(micropython, one_area, stage_dir, parts, calls, accept, extra)
             _progress("(%s) %dK" % (key, figures[key]["smallest"] // 1024))
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
@@ -169,7 +175,7 @@ def table(figures):
     host, runs = figures["host"]
     rows = {"e": "| (e) the host board, the whole session of make bench's firmware table | | %dK (%d runs) "
                  "| | | | | |" % (host // 1024, runs)}
-    for key, what, _, _, _ in BOARDS:
+    for key, what, *_ in BOARDS:
         board = figures[key]
         rows[key] = "| (%s) %s | %d | %dK (%d runs) | %s | %s | %s | %s | %d |" % (
             key, what, board["tools"], board["smallest"] // 1024, board["runs"], _k(board.get("one_area")),
