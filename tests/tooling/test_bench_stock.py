@@ -45,6 +45,30 @@ def test_the_table_says_each_target_met_or_missed():
     assert "Board (c) completes in 104K; target (v1.28.0, two areas): in 104K: met" in met
 
 
+def _fuzz(**changes):
+    said = {"heapsize": 128 * 1024, "limit": 4096, "sent": 5000, "requests": 3312, "answered": 3312,
+            "unanswered": 0, "out_of_memory": 0, "null_errors": 919, "expected_null": 919, "drops": 0,
+            "bad": 0, "problems": [], "invalid": [1007] * 10}
+    return dict(said, **changes)
+
+
+@pytest.mark.parametrize("changes, verdict", [
+    ({}, "met"),
+    ({"invalid": [1007] * 9 + [None]}, "MISSED"),  # one frame taken as text
+    ({"drops": 1}, "MISSED"),
+    ({"answered": 3311, "unanswered": 1}, "MISSED"),
+    ({"null_errors": 918}, "MISSED"),
+    ({"invalid": []}, "MISSED"),  # none sent: nothing shown
+])
+def test_the_fuzz_is_held_against_its_target(changes, verdict):
+    figures = {key: _board(96) for key in "abcdfgh"}
+    lines = stock.table(dict(figures, host=(112 * 1024, 11), fuzz=_fuzz(**changes)))
+    assert lines[-1] == "Fuzz target: every id exact, no link dropped, 1007 for every frame that is not UTF-8: " + verdict
+    assert "Fuzz, the host board at 128K ((e)'s target plus 16 KB): 5000 hostile messages" in "\n".join(lines)
+    invalid = _fuzz(**changes)["invalid"]
+    assert "%d of %d text frames that are not UTF-8" % (invalid.count(1007), len(invalid)) in "\n".join(lines)
+
+
 def test_a_binary_that_is_not_the_measuring_form_is_refused_in_one_line(capsys):
     assert stock.print_stock(MICROPYTHON) is False  # the venv's port: 64-bit, one area, nothing frozen
     out = capsys.readouterr().out.splitlines()

@@ -2,7 +2,9 @@
 a given heap (a tools.sim.board.SimBoard) against a bare xiaozhi server on loopback, which
 answers the hello, initializes the session and hands the connection to
 tools/sim/hostile.py's driver: `count` hostile messages within the limit the device
-announced. Reports what the driver saw and how each connection ended.
+announced. Then, with `invalid`, each of INVALID_UTF8 as a text frame on a connection of
+its own: RFC 6455 8.1 closes each with 1007, and the device connects again. Reports what
+the driver saw and how each connection ended.
 """
 
 import asyncio
@@ -21,6 +23,12 @@ from ..sim.hostile import drive
 SEED = 20261124
 WAIT_S = 20.0  # for the device to connect (a boot) or to answer initialize
 TOO_BIG = 1009  # RFC 6455's close for a message over the limit: not a drop the device chose
+NOT_UTF8 = 1007  # RFC 6455's close for a text frame that is not UTF-8
+# Text frames that are not UTF-8 (RFC 3629), inside what looks like a message.
+INVALID_UTF8 = [b'{"type":"mcp","payload":"%s"}' % wrong for wrong in (
+    b"\xff", b"\x80", b"\xc3\x28", b"\xc0\xaf", b"\xe0\x80\xaf",  # stray, bad continuation, overlong
+    b"\xed\xa0\x80", b"\xed\xbf\xbf",  # UTF-16 surrogates encoded
+    b"\xf4\x90\x80\x80", b"\xf8\x88\x80\x80\x80")] + [b'{"type":"mcp","payload":"\xe4\xb8']  # past U+10FFFF; cut short
 
 
 class BareServer:
@@ -73,10 +81,12 @@ class BareServer:
         await self._server.wait_closed()
 
 
-async def fuzz_firmware(micropython, stage, heapsize, count, seed=SEED):
-    """Boot `stage` (a heap.Stage) with `heapsize` bytes and send it `count` hostile messages.
-    Returns {"heapsize", "limit", "report": hostile.Report, "drops": connections that ended
-    other than with RFC 6455's 1009}."""
+async def fuzz_firmware(micropython, stage, heapsize, count, seed=SEED, invalid=False):
+    """Boot `stage` (a heap.Stage) with `heapsize` bytes and send it `count` hostile messages
+    (then, with `invalid`, INVALID_UTF8's frames). Returns {"heapsize", "limit", "report":
+    hostile.Report, "drops": connections of the hostile messages that ended other than
+    with RFC 6455's 1009, "invalid": [the close code of each invalid frame's connection,
+    None where none came]}."""
     server = await BareServer().start()
     config = dict(config_for(BOARD, "ws://127.0.0.1:%d/xiaozhi/v1/" % server.port, "fuzz",
                              wifi={"ssid": "", "password": ""}), **LINK_CONFIG)
@@ -87,26 +97,47 @@ async def fuzz_firmware(micropython, stage, heapsize, count, seed=SEED):
             board.start()
             ws, session_id, limit = await server.next()
 
+            latest = [ws]
+
             async def reconnect():
-                ws, session_id, _ = await server.next()
-                return ws, session_id
+                latest[0], session_id, _ = await server.next()
+                return latest[0], session_id
 
             report = await drive(ws, session_id, count, seed, limit=limit, reconnect=reconnect)
             await asyncio.sleep(0.2)  # a connection that just ended has its close code kept
             ended = list(server.close_codes)  # during the run, not as the bench stops the board
+            codes = await _send_invalid(server, latest[0]) if invalid else []
     finally:
         board.close()
         await server.stop()
     return {"heapsize": heapsize, "limit": limit, "report": report,
-            "drops": len([code for code in ended if code != TOO_BIG]), "closes": ended}
+            "drops": len([code for code in ended if code != TOO_BIG]), "closes": ended, "invalid": codes}
 
 
-def measure_fuzz(micropython, heapsize, count, form="mpy_board"):
+async def _send_invalid(server, ws):
+    """Each of INVALID_UTF8 as a text frame, the first on `ws` and each next one on the
+    device's next connection; the close code the device gave each (None: none)."""
+    codes = []
+    for frame in INVALID_UTF8:
+        if ws is None:
+            ws, _, _ = await server.next()
+        await ws.send(frame, text=True)  # the bytes as they are, in a text frame
+        try:
+            await asyncio.wait_for(ws.wait_closed(), WAIT_S)
+        except asyncio.TimeoutError:
+            pass
+        close = ws.protocol.close_rcvd
+        codes.append(close.code if close else None)
+        ws = None
+    return codes
+
+
+def measure_fuzz(micropython, heapsize, count, form="mpy_board", invalid=False):
     """fuzz_firmware in `form`: "mpy_board" (the measuring form: the .mpy files beside the
     simulated hardware frozen in `micropython`) or "mpy" (beside it as .mpy files)."""
     stage = heap.stage_form(form, tempfile.mkdtemp(prefix="umcp-bench-stage-"))
     try:
-        return asyncio.run(fuzz_firmware(micropython, stage, heapsize, count))
+        return asyncio.run(fuzz_firmware(micropython, stage, heapsize, count, invalid=invalid))
     finally:
         shutil.rmtree(stage.folder, ignore_errors=True)
 
@@ -118,4 +149,5 @@ def figures(result):
             "requests": report.requests, "answered": report.answered,
             "unanswered": report.unanswered_count, "out_of_memory": report.out_of_memory,
             "null_errors": report.null_errors, "expected_null": report.expected_null,
-            "drops": result["drops"], "bad": len(report.bad), "problems": report.problems}
+            "drops": result["drops"], "bad": len(report.bad), "problems": report.problems,
+            "invalid": result["invalid"]}

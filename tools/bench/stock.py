@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import firmware, generic, heap
+from . import firmware, fuzz, generic, heap
 from ..board import deploy
 from ..hub.endpoint import at_endpoint
 from ..sim.board import BoardFailed, config_for
@@ -31,6 +31,10 @@ from ..sim.board import BoardFailed, config_for
 # stack and a burst of messages take.
 TARGETS = {"a": 96 * 1024, "b": 96 * 1024, "c": 104 * 1024, "d": 112 * 1024, "e": 112 * 1024,
            "f": 112 * 1024, "g": 112 * 1024, "h": 96 * 1024}
+# The fuzz (issue 44): tools/sim/hostile.py's messages, then fuzz.INVALID_UTF8's frames, to
+# the host board at (e)'s target plus 16 KB: every id exact, no link dropped, 1007 for each.
+FUZZ_HEAP = TARGETS["e"] + 16 * 1024
+FUZZ_MESSAGES = 5000
 GENEROUS = 256 * 1024  # the run whose heap in use is reported
 STEP = 1024
 LOWEST = 32 * 1024  # below any board's need: the bisection's floor
@@ -150,6 +154,7 @@ def measure(micropython, one_area=None):
         shutil.rmtree(stage_dir, ignore_errors=True)
     figures["host"] = measure_host(micropython)
     _progress("(e) %dK" % (figures["host"][0] // 1024))
+    figures["fuzz"] = fuzz.figures(fuzz.measure_fuzz(micropython, FUZZ_HEAP, FUZZ_MESSAGES, invalid=True))
     return figures
 
 
@@ -187,7 +192,28 @@ def table(figures):
         smallest = host if key == "e" else figures[key]["smallest"]
         lines.append("Board (%s) completes in %dK; target (v%s, two areas): in %dK: %s" % (
             key, smallest // 1024, heap.RELEASE, TARGETS[key] // 1024, "met" if smallest <= TARGETS[key] else "MISSED"))
+    if "fuzz" in figures:
+        lines += [""] + fuzz_lines(figures["fuzz"])
     return lines
+
+
+def fuzz_lines(said):
+    """The fuzz's figures (fuzz.figures) in words, against issue 44's target."""
+    invalid = said["invalid"]
+    closed = len([code for code in invalid if code == fuzz.NOT_UTF8])
+    met = (said["answered"] == said["requests"] and not said["unanswered"] and not said["out_of_memory"]
+           and said["null_errors"] == said["expected_null"] and not said["drops"] and not said["bad"]
+           and not said["problems"] and invalid and closed == len(invalid))
+    return ["Fuzz, the host board at %dK ((e)'s target plus 16 KB): %d hostile messages within the %s-byte limit"
+            % (said["heapsize"] // 1024, said["sent"], said["limit"]),
+            "it announced, %d of %d requests answered with their id (%d out of memory), %d of %d null-id"
+            % (said["answered"], said["requests"], said["out_of_memory"], said["null_errors"], said["expected_null"]),
+            "errors, %d link drop(s) other than 1009 for a message over the limit, %d unreadable frame(s); then"
+            % (said["drops"], said["bad"]),
+            "%d of %d text frames that are not UTF-8 (encoded surrogates, overlong forms...) closed with 1007"
+            % (closed, len(invalid))] + list(said["problems"]) + [
+            "Fuzz target: every id exact, no link dropped, 1007 for every frame that is not UTF-8: %s"
+            % ("met" if met else "MISSED")]
 
 
 def check(micropython, areas):
