@@ -5,6 +5,7 @@ module that loads it. Loaded with mcplink.http and forgotten with it."""
 
 import asyncio
 
+from umcp.compat import const
 from umcp.rpc import error_code, is_response
 from umcp.server import Session
 
@@ -14,6 +15,10 @@ SSE = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
        ("X-Accel-Buffering", "no"))
 EVENT_OPEN = "event: message\r\ndata: "
 EVENT_END = "\r\n\r\n"
+# An answer's body is no frame: it goes out entry by entry after its length (umcp.paging,
+# unet.httpd), never whole on the heap, so one page holds every tool. Home Assistant (its
+# coordinator's one list_tools()) never asks for a next page; max_payload is the frames'.
+_ONE_PAGE = const(0x3FFFFFFF)
 
 
 class _Session(Session):
@@ -40,7 +45,7 @@ class Exchange:
         if headers is not None:
             self.headers = headers
         # (positional: keyword arguments would cost a dict per request)
-        self.session = _Session(endpoint.server, self.send, 0, None, endpoint.max_message)
+        self.session = _Session(endpoint.server, self.send, 0, _ONE_PAGE, endpoint.max_message)
 
     async def answer_out(self):
         """Return once the answer is out (finish()): a handler waiting for a tool's call."""

@@ -15,6 +15,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types import PaginatedRequestParams
 
 from tests.firmware.test_firmware_mcp_http import BEARER, free_port, http_config, modern, modern_headers, post
 from tests.support.firmwareharness import RUNTIMES, WAIT_S, Sim, run
@@ -22,6 +23,7 @@ from tests.support.toolnames import check_tool_names
 
 pytestmark = pytest.mark.timeout(300)
 SLOW_LINK = {"backoff_min": 5, "backoff_max": 30}
+SMALL_FRAMES = 2000
 
 
 def open_config(port):
@@ -48,8 +50,9 @@ def wait_answering(url, sim, status):
 def boards(request, tmp_path):
     """One board with "auth": "none" and one with a token, under the same runtime."""
     open_port, token_port = free_port(), free_port()
+    # Its message links' frames (max_payload) hold about a third of its tools each.
     open_board = Sim("ws://127.0.0.1:9/xiaozhi/v1/", tmp_path / "open", micropython=request.param,
-                     extra_config=dict(SLOW_LINK, **open_config(open_port))).start()
+                     extra_config=dict(SLOW_LINK, max_payload=SMALL_FRAMES, **open_config(open_port))).start()
     token_board = Sim("ws://127.0.0.1:9/xiaozhi/v1/", tmp_path / "token", micropython=request.param,
                       extra_config=dict(SLOW_LINK, **http_config(token_port))).start()
     try:
@@ -96,6 +99,35 @@ def test_home_assistant_s_client_lists_and_calls_the_tools_of_a_board_without_a_
     with open(boards["open_board"].log_path, errors="replace") as source:
         log = source.read()
     assert "anyone on the network can call the board's tools" in log, log
+
+
+async def every_page(url):
+    """The tools/list of a client that follows nextCursor to the end: (names, pages)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        async with streamable_http_client(url) as (read, write, *_), ClientSession(read, write) as session:
+            await session.initialize()
+            names, pages, cursor = [], 0, None
+            while True:
+                listing = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+                names += [tool.name for tool in listing.tools]
+                pages += 1
+                cursor = listing.next_cursor
+                if cursor is None:
+                    return names, pages
+
+
+def test_home_assistant_s_one_listing_holds_every_tool(boards):
+    # Home Assistant calls list_tools() once and never follows nextCursor. An HTTP answer is
+    # no frame: it holds every tool, however small the board's frames (max_payload).
+    _, listing = run(home_assistant_session(boards["open"]))
+    assert listing.next_cursor is None
+    listed = [tool.name for tool in listing.tools]
+    names, pages = run(every_page(boards["open"]))
+    assert pages == 1 and names == listed
+    sizes = sum(len(json.dumps(tool.model_dump(by_alias=True, exclude_none=True))) for tool in listing.tools)
+    assert sizes > 2 * SMALL_FRAMES, sizes  # more than two frames' worth
+    assert len(listed) == len(set(listed)) >= 10
 
 
 def test_the_same_client_gets_401_from_a_board_with_a_token(boards):

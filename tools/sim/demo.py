@@ -27,10 +27,9 @@ from ..paths import module_prog
 from .board import BoardFailed, SimBoard, check_runtime_options, config_for, write_inputs
 from .calls import CALLS, GENERIC_CALLS, GENERIC_INPUTS, GENERIC_PARTS
 
-PAGE_LIMIT = 2000  # small, so the transcript shows tools/list paging
-# With --mcp-http, the firmware's own page limit (umcp.McpServer's): Home Assistant's MCP
-# integration lists tools once and never follows nextCursor (its coordinator.py).
-BOARD_PAGE_LIMIT = 8000
+# Small, so the transcript shows tools/list paging (the link's frames; an answer at the
+# board's HTTP endpoint, --mcp-http, lists every tool on one page whatever it is).
+PAGE_LIMIT = 2000
 # config.json's ways to reach a server or to be reached: the simulator's own, not --config's
 # (mcp_http comes from --mcp-http, bound to loopback).
 SIMULATOR_KEYS = ("wifi", "url", "token", "ota_url", "mcp_endpoint", "mcp_http", "board")
@@ -44,9 +43,8 @@ class BadInput(Exception):
 def parse_args(argv=None, prog=module_prog("sim.demo")):
     parser = argparse.ArgumentParser(prog=prog, description="The local backend and a simulated board on loopback: "
                                      "one real session, printed.")
-    parser.add_argument("--max-payload", type=int, default=None,
-                        help="device tools/list page limit (default %d; %d with --mcp-http, as a board has it)"
-                             % (PAGE_LIMIT, BOARD_PAGE_LIMIT))
+    parser.add_argument("--max-payload", type=int, default=PAGE_LIMIT,
+                        help="device tools/list page limit of its link's frames (default %d)" % PAGE_LIMIT)
     parser.add_argument("--micropython", metavar="BIN", help="run the device under this MicroPython unix port")
     parser.add_argument("--mpy", action="store_true", help="with --micropython: run the .mpy files deploy copies to a board")
     parser.add_argument("--mqtt", action="store_true",
@@ -74,8 +72,6 @@ def parse_args(argv=None, prog=module_prog("sim.demo")):
     check_runtime_options(parser, args)
     if args.auth and args.mcp_http is None:
         parser.error("--auth needs --mcp-http")
-    if args.max_payload is None:
-        args.max_payload = PAGE_LIMIT if args.mcp_http is None else BOARD_PAGE_LIMIT
     if args.generic and (args.board or args.config):
         parser.error("--generic is --board generic with a part of each type: give one or the other")
     if args.serve is None:
