@@ -15,54 +15,19 @@ keepalive (240 s by default) watches the broker; any loss reconnects with the ba
 
 import asyncio
 
-from umcp.compat import dumps, forget_modules, get_logger, ticks_diff, ticks_ms
+from umcp.compat import call_then_forget, const, dumps, forget_modules, get_logger, ticks_diff, ticks_ms
 from unet.mqtt import MqttClient, MqttError, MqttRefused
 from xiaozhi.link import Link, describe, parse
 from xiaozhi.udp import AudioCodec, UdpAudio
 
 _log = get_logger("xiaozhi.mqtt")
 
-_TLS_PORT = 8883  # the reference's port when the endpoint names none
+_TLS_PORT = const(8883)  # the reference's port (xiaozhi.mqttsettings): TLS there
 GATEWAY_MAX_PACKET = 8192  # xiaozhi-mqtt-gateway closes the connection above this
 
 
 class SessionEnded(Exception):
     """The server said goodbye, or was silent for idle_timeout: hello again."""
-
-
-def parse_endpoint(endpoint):
-    """(host, port) of "host" or "host:port"; ValueError if unusable."""
-    if not isinstance(endpoint, str) or not endpoint:
-        raise ValueError("mqtt endpoint missing")
-    host, port = endpoint, _TLS_PORT
-    colon = endpoint.rfind(":")
-    if colon >= 0:
-        host = endpoint[:colon]
-        try:
-            port = int(endpoint[colon + 1:])
-        except ValueError:
-            raise ValueError("mqtt endpoint %r: bad port" % endpoint)
-        if not 0 < port < 65536:
-            raise ValueError("mqtt endpoint %r: bad port" % endpoint)
-    if not host:
-        raise ValueError("mqtt endpoint %r: no host" % endpoint)
-    return host, port
-
-
-def check_settings(mqtt):
-    """Refuse (ValueError) an mqtt block the link cannot use."""
-    if not isinstance(mqtt, dict):
-        raise ValueError("mqtt settings must be an object")
-    parse_endpoint(mqtt.get("endpoint"))
-    for key in ("client_id", "publish_topic"):
-        if not isinstance(mqtt.get(key), str) or not mqtt[key]:
-            raise ValueError("mqtt %s missing" % key)
-    for key in ("username", "password", "subscribe_topic"):
-        if mqtt.get(key) is not None and not isinstance(mqtt[key], str):
-            raise ValueError("mqtt %s must be a string" % key)
-    keepalive = mqtt.get("keepalive", 240)
-    if not isinstance(keepalive, int) or not 0 <= keepalive <= 65535:
-        raise ValueError("mqtt keepalive must be 0..65535 seconds")
 
 
 class MqttLink(Link):
@@ -76,12 +41,13 @@ class MqttLink(Link):
                  max_message=16384, on_system=None, on_alert=None, hello_timeout=10,
                  idle_timeout=120, backoff_min=1, backoff_max=60, stable_after=30,
                  keepalive=None, max_send=GATEWAY_MAX_PACKET):
-        check_settings(mqtt)
+        # The block's checks (xiaozhi.mqttsettings, the OTA check's too) are not kept.
+        host, port = call_then_forget("xiaozhi.mqttsettings", "check_settings", mqtt)
         Link.__init__(self, server, device_id, client_id, protocol_version, ca, max_message,
                       on_system, on_alert, hello_timeout, idle_timeout, backoff_min,
                       backoff_max, stable_after)
         self.mqtt = mqtt
-        self.host, self.port = parse_endpoint(mqtt["endpoint"])
+        self.host, self.port = host, port
         self.publish_topic = mqtt["publish_topic"]
         self.subscribe_topic = mqtt.get("subscribe_topic") or None
         self.keepalive = mqtt.get("keepalive", 240) if keepalive is None else keepalive
