@@ -100,23 +100,25 @@ class MqttLink(Link):
                                            mqtt.get("password"), self.keepalive,
                                            max_packet=self.message_limit(), max_send=self.max_send)
         try:
-            await client.connect(self.host, self.port, self.port == _TLS_PORT, self.ca,
-                                 self.hello_timeout)
-        except MqttRefused as e:
-            # Bad credentials do not get better by asking again at once: wait the longest.
-            self.refused = e
-            self.backoff.slow_down()
-            _log.error("MQTT broker %s:%d refused the device: %s (check the mqtt credentials"
-                       " the OTA server gave)", self.host, self.port, e.reason)
-            raise
+            try:
+                await client.connect(self.host, self.port, self.port == _TLS_PORT, self.ca,
+                                     self.hello_timeout)
+            except MqttRefused as e:
+                # Bad credentials do not get better by asking again at once: wait the longest.
+                self.refused = e
+                self.backoff.slow_down()
+                _log.error("MQTT broker %s:%d refused the device: %s (check the mqtt credentials"
+                           " the OTA server gave)", self.host, self.port, e.reason)
+                raise
+            self.refused = None
+            if self.stopping:
+                return
+            self._set_session_envelope("")  # MCP before any session: the gateway's own requests
+            if self.subscribe_topic:
+                await client.subscribe(self.subscribe_topic, 0, self.hello_timeout)
         finally:
-            forget_modules("unet.conn")  # the connection's code (unet.mqtt's): not resident
-        self.refused = None
-        if self.stopping:
-            return
-        self._set_session_envelope("")  # MCP before any session: the gateway's own requests
-        if self.subscribe_topic:
-            await client.subscribe(self.subscribe_topic, 0, self.hello_timeout)
+            # The connection's and its opening's code (unet.mqtt's): not resident.
+            forget_modules("unet.conn", "unet.mqttopen")
         while not self.stopping:
             try:
                 await self._one_session(client)
