@@ -1,5 +1,4 @@
 """The xiaozhi session over MQTT+UDP (the reference's mqtt_protocol.cc, docs/mqtt-udp.md).
-
 The same interface as the WebSocket link (xiaozhi.link.Link): run(), stop(), connected,
 session_id, on_system/on_alert. JSON messages travel as MQTT PUBLISH (QoS 0) on the
 topics the OTA server gave: the device publishes on publish_topic and hears on
@@ -8,17 +7,19 @@ hello must carry session_id and a udp block {server, port, key, nonce}, with whi
 device opens the (AES-128-CTR) audio channel, as the protocol says, although it sends no
 audio. MCP is served whenever the MQTT connection is up, session or not:
 xiaozhi-mqtt-gateway sends initialize and tools/list right after CONNECT (no session id)
-to cache the device's tools, and waits 10 s for each answer. A server goodbye ends the session but not the MQTT connection: the device says
-hello again to come back (as xiaozhi-mqtt-gateway expects); 120 s (idle_timeout)
-without a message from the server counts as a dead session the same way. The MQTT
-keepalive (240 s by default) watches the broker; any loss reconnects with the backoff."""
+to cache the device's tools, and waits 10 s for each answer. Both hellos, and the audio
+channel opened, are xiaozhi.mqttopening's, loaded for each session. A server goodbye ends
+the session but not the MQTT connection: the device says hello again to come back (as
+xiaozhi-mqtt-gateway expects); 120 s (idle_timeout) without a message from the server
+counts as a dead session the same way. The MQTT keepalive (240 s by default) watches the
+broker; any loss reconnects with the backoff."""
 
 import asyncio
 
-from umcp.compat import call_then_forget, const, dumps, forget_modules, get_logger, ticks_diff, ticks_ms
+from umcp.compat import (await_then_forget, call_then_forget, const, dumps, forget_modules, get_logger,
+                          ticks_diff, ticks_ms)
 from unet.mqtt import MqttClient, MqttError, MqttRefused
 from xiaozhi.link import Link, describe, parse
-from xiaozhi.udp import AudioCodec, UdpAudio
 
 _log = get_logger("xiaozhi.mqtt")
 
@@ -80,7 +81,7 @@ class MqttLink(Link):
         if client is not None and client.connected:
             if self.connected.is_set():
                 try:
-                    await self._publish_json({"session_id": self.session_id, "type": "goodbye"})
+                    await self.publish_json({"session_id": self.session_id, "type": "goodbye"})
                 except Exception as e:
                     _log.info("goodbye not sent: %s", describe(e))
             await client.close()
@@ -135,28 +136,13 @@ class MqttLink(Link):
                 await self._pause(self.last_delay)
 
     async def _one_session(self, client):
-        self.hellos += 1
-        await self._publish_json(self.hello_message())
-        deadline = ticks_ms()
-        while True:  # the server's hello, within hello_timeout; anything else is dropped
-            left = self.hello_timeout * 1000 - ticks_diff(ticks_ms(), deadline)
-            if left <= 0:
-                raise OSError("no usable server hello within %s s" % self.hello_timeout)
-            try:
-                topic, payload = await asyncio.wait_for(client.recv(), left / 1000)
-            except asyncio.TimeoutError:
-                continue
-            message = self._message(payload)
-            if message is None:
-                continue
-            kind = message.get("type")
-            if kind == "hello":
-                if self._open_audio(message):
-                    break
-            elif kind == "mcp":  # the gateway asks for initialize and tools/list at once
-                await self._dispatch(message, payload)
-            else:
-                _log.warning("ignored a %s message before the server hello", kind)
+        # Both hellos (xiaozhi.mqttopening, loaded for them), then the session's traffic.
+        message, channel = await await_then_forget("xiaozhi.mqttopening", "open_session", self,
+                                                   client, _log)
+        self._close_audio()
+        self.udp = channel
+        self._udp_task = asyncio.create_task(self._drain_audio(channel))
+        channel = None
         self.session_up(message, self._overhead())
         idle_ms = int(self.idle_timeout * 1000)
         last_rx = ticks_ms()
@@ -170,12 +156,6 @@ class MqttLink(Link):
                 continue
             last_rx = ticks_ms()
             await self._incoming(payload)
-
-    def _message(self, payload):
-        message, problem = parse(payload)  # the bytes as they came: UTF-8 is checked there
-        if message is None:
-            _log.warning("dropped %s", problem)
-        return message
 
     async def _incoming(self, payload):
         message, problem = parse(payload)  # the bytes as they came: UTF-8 is checked there
@@ -194,30 +174,6 @@ class MqttLink(Link):
             await self._dispatch(message, payload)
 
     # -- the UDP audio channel
-
-    def _open_audio(self, hello):
-        """Open the audio channel the server's hello describes; False (logged) if it
-        describes none usable: the hello is then dropped."""
-        udp = hello.get("udp")
-        if not isinstance(udp, dict):
-            _log.warning("dropped a server hello without a udp block")
-            return False
-        try:
-            server, port = udp.get("server"), udp.get("port")
-            if not isinstance(server, str) or not server or not isinstance(port, int) \
-                    or not 0 < port < 65536:
-                raise ValueError("udp server/port missing or bad")
-            codec = AudioCodec(udp.get("key") or "", udp.get("nonce") or "")
-            channel = UdpAudio(codec)
-            channel.open(server, port)
-        except (ValueError, TypeError, OSError) as e:
-            _log.warning("dropped a server hello with an unusable udp block: %s", describe(e))
-            return False
-        self._close_audio()
-        self.udp = channel
-        self._udp_task = asyncio.create_task(self._drain_audio(channel))
-        _log.info("audio channel to %s:%d", server, port)
-        return True
 
     async def _drain_audio(self, channel):
         """This device plays no audio: read what arrives (bad packets are logged and
@@ -240,7 +196,9 @@ class MqttLink(Link):
 
     # -- traffic
 
-    async def _publish_json(self, message):
+    async def publish_json(self, message):
+        """Publish one message of the xiaozhi protocol (a dict) on publish_topic, if the
+        connection is up (a failure is logged, not raised)."""
         await self._send_frame(dumps(message))
 
     async def _send_frame(self, frame):
