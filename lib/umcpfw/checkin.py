@@ -8,7 +8,7 @@ import asyncio
 import sys
 
 from devsvc.otacheck import OtaCheck
-from umcp.compat import get_logger
+from umcp.compat import call_then_forget, get_logger
 
 log = get_logger("app")
 
@@ -90,10 +90,9 @@ def on_transport(app, transport):
 
 
 def _check_mqtt(block):
-    """An answer's mqtt block as the MQTT link will need it (loaded only for one)."""
-    from xiaozhi.mqttlink import check_settings
-
-    check_settings(block)
+    """An answer's mqtt block as the MQTT link will need it: its checks only, not the link's
+    code (loaded only for one, and dropped again)."""
+    call_then_forget("xiaozhi.mqttsettings", "check_settings", block)
 
 
 def _chip():

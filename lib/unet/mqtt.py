@@ -16,11 +16,8 @@ import struct
 from unet import close_quietly, read_exactly
 from umcp.compat import const, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
-_CONNECT = const(0x10)
-_CONNACK = const(0x20)
 _PUBLISH = const(0x30)
 _PUBACK = const(0x40)
-_SUBSCRIBE = const(0x82)  # SUBSCRIBE carries fixed-header flags 0b0010
 _SUBACK = const(0x90)
 _PINGREQ = const(0xC0)
 _PINGRESP = const(0xD0)
@@ -34,14 +31,6 @@ _CLOSE_WAIT_MS = const(1000)  # how long DISCONNECT may take to leave before we 
 _PINGREQ_BYTES = b"\xc0\x00"
 _DISCONNECT_BYTES = b"\xe0\x00"
 
-REFUSALS = {
-    1: "unacceptable protocol version",
-    2: "client identifier rejected",
-    3: "server unavailable",
-    4: "bad user name or password",
-    5: "not authorized",
-}
-
 _log = get_logger("mqtt")
 
 
@@ -54,12 +43,13 @@ class MqttError(Exception):
 
 
 class MqttRefused(MqttError):
-    """The broker answered CONNACK with a non-zero return code."""
+    """The broker answered CONNACK with a non-zero return code; `meaning` says what it means
+    (unet.mqttopen.REFUSALS)."""
 
-    def __init__(self, code):
+    def __init__(self, code, meaning):
         self.code = code
-        self.meaning = REFUSALS.get(code, "unknown return code")
-        super().__init__("connection refused: %d %s" % (code, self.meaning))
+        self.meaning = meaning
+        super().__init__("connection refused: %d %s" % (code, meaning))
 
 
 def _utf8(text):
@@ -93,13 +83,6 @@ def _topic_bytes(topic, wildcards):
         if ch == 0 or (not wildcards and ch in (0x23, 0x2B)):  # NUL, '#', '+'
             raise ValueError("invalid character in topic")
     return t
-
-
-def _string_field(value):
-    data = _utf8(value) if isinstance(value, str) else value
-    if len(data) > 0xFFFF:
-        raise ValueError("field too long")
-    return struct.pack("!H", len(data)) + bytes(data)
 
 
 class MqttClient:
@@ -177,23 +160,27 @@ class MqttClient:
         self.error = None
         self._queue = []
         self._waiting = {}
-        # The connection's code, imported here, not at the top: a link forgets it once
-        # connected (a library leaves forgetting to its caller: docs/DESIGN.md, "The heap").
-        from . import conn
+        # The connection's code and the opening's, imported here, not at the top: a link
+        # forgets them once connected (a library leaves forgetting to its caller:
+        # docs/DESIGN.md, "The heap").
+        from . import conn, mqttopen
 
+        packet = mqttopen.connect_packet(self.client_id, self.username, self.password,
+                                         self.keepalive, self.clean_session)
         reader, writer = await conn.open_connection(host, port, tls, ca, timeout)
         conn = None
         self._reader, self._writer = reader, writer
         self._copy = hasattr(writer, "transport")
         try:
-            await self._write(self._connect_packet())
-            code = await asyncio.wait_for(self._read_connack(), timeout)
+            await self._write(packet)
+            packet = None
+            code = await asyncio.wait_for(mqttopen.read_connack(reader), timeout)
         except asyncio.TimeoutError:
             await self._hang_up(MqttError("no CONNACK within %d s" % timeout))
             raise self.error
-        except MqttError as e:
-            await self._hang_up(e)
-            raise
+        except ValueError as e:  # not a CONNACK
+            await self._hang_up(MqttError(str(e)))
+            raise self.error
         except (OSError, EOFError) as e:  # EOFError: CPython's IncompleteReadError too
             await self._hang_up(MqttError("connection closed before CONNACK: %r" % (e,)))
             raise self.error
@@ -201,38 +188,15 @@ class MqttClient:
             await self._hang_up(MqttError("connect cancelled"))
             raise
         if code:
-            await self._hang_up(MqttRefused(code))
+            await self._hang_up(MqttRefused(code, mqttopen.meaning(code)))
             raise self.error
+        mqttopen = None
         self._connected = True
         self._pinged = False
         self.last_rx_ms = ticks_ms()
         self._tasks = [asyncio.create_task(self._read_loop())]
         if self.keepalive:
             self._tasks.append(asyncio.create_task(self._keepalive_loop()))
-
-    def _connect_packet(self):
-        flags = 0x02 if self.clean_session else 0
-        payload = _string_field(self.client_id)
-        if self.username is not None:
-            flags |= 0x80
-            payload += _string_field(self.username)
-            if self.password is not None:
-                flags |= 0x40
-                payload += _string_field(self.password)
-        # protocol name "MQTT", level 4 (3.1.1), flags, keepalive
-        var = b"\x00\x04MQTT\x04" + struct.pack("!BH", flags, self.keepalive)
-        n = len(var) + len(payload)
-        head = bytearray(5)
-        head[0] = _CONNECT
-        end = _varint(n, head, 1)
-        return bytes(head[:end]) + var + payload
-
-    async def _read_connack(self):
-        first, length = await self._read_fixed_header()
-        if first != _CONNACK or length != 2:
-            raise MqttError("expected CONNACK, got packet type 0x%02x" % first)
-        data = await self._reader.readexactly(2)
-        return data[1]
 
     async def close(self):
         """Send DISCONNECT (briefly) and hang up. Safe to call at any time."""
@@ -308,19 +272,19 @@ class MqttClient:
         return entry[1]
 
     async def subscribe(self, topic, qos=0, timeout=10):
-        """Subscribe to one topic filter; returns the granted QoS."""
+        """Subscribe to one topic filter; returns the granted QoS. (Its packet is
+        unet.mqttopen's: a device subscribes as it connects.)"""
         if qos not in (0, 1):
             raise ValueError("QoS must be 0 or 1")
         self._check()
-        t = bytes(_topic_bytes(topic, True))
+        from . import mqttopen
+
         pid = self._packet_id()
-        body = struct.pack("!HH", pid, len(t)) + t + bytes((qos,))
-        head = bytearray(5)
-        head[0] = _SUBSCRIBE
-        end = _varint(len(body), head, 1)
+        packet = mqttopen.subscribe_packet(pid, bytes(_topic_bytes(topic, True)), qos)
+        mqttopen = None
         self._waiting[pid] = [asyncio.Event(), None]
         try:
-            await self._send(bytes(head[:end]) + body)
+            await self._send(packet)
         except BaseException:
             self._waiting.pop(pid, None)
             raise

@@ -9,7 +9,7 @@ longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqttlink.py
 the MQTT+UDP one. Runs on CPython and MicroPython.
 
 What a connected link does all the time is here; its connection is unet.ws's
-(unet.wshandshake, loaded for it), both hellos are xiaozhi.opening's, and the messages
+(imported by the first XiaozhiLink, never by the MQTT one; unet.wshandshake, loaded for it), both hellos are xiaozhi.opening's, and the messages
 besides MCP, and an unreadable one's answer, are xiaozhi.control's: each loaded when
 needed and dropped after."""
 
@@ -20,9 +20,11 @@ from umcp.compat import await_then_forget, call_then_forget, const, dumps, forge
 from umcp.jsonin import loads
 from unet import bearer
 from unet.reconnect import Reconnecting
-from unet.ws import CLOSE_NORMAL, ConnectionClosed, MessageDropped, connect
 
 _log = get_logger("xiaozhi")
+# unet.ws, imported by the first XiaozhiLink: the MQTT transport (xiaozhi.mqttlink) shares
+# Link and never needs the WebSocket client's code (about 8 KB of a stock board's heap).
+_ws = None
 
 _PAYLOAD = const(b"payload")  # the envelope member that holds the MCP message
 
@@ -149,7 +151,7 @@ class Link(Reconnecting):
                 await self._route(data)
             else:
                 _log.info("ignored a binary frame of %d bytes", len(data))  # audio
-        except MessageDropped as e:
+        except _ws.MessageDropped as e:  # (evaluated only for an exception: unet.ws is loaded)
             data = None
             gc.collect()
             head = bytes(e.head)
@@ -181,6 +183,8 @@ class XiaozhiLink(Link):
         # header lines to the upgrade request) is a ValueError now, not a retry loop later.
         if call_then_forget("unet.conn", "parse_url", url)[0] not in ("ws", "wss"):
             raise ValueError("not a WebSocket URL (want ws:// or wss://): " + url)
+        global _ws
+        import unet.ws as _ws
         Link.__init__(self, server, device_id, client_id, protocol_version, ca, max_message,
                       on_system, on_alert, hello_timeout, idle_timeout, backoff_min,
                       backoff_max, stable_after)
@@ -197,7 +201,7 @@ class XiaozhiLink(Link):
     async def _close(self):
         ws = self.ws
         if ws is not None:
-            await ws.close(CLOSE_NORMAL, "device stopping")
+            await ws.close(_ws.CLOSE_NORMAL, "device stopping")
 
     # -- one session
 
@@ -205,12 +209,12 @@ class XiaozhiLink(Link):
         # The connection (unet.ws.connect loads unet.wshandshake and conn for it), then both
         # hellos (xiaozhi.opening): each phase's code loaded for it and dropped after.
         try:
-            self.ws = ws = await connect(self.url, self.headers, self.message_limit(), self.ca,
+            self.ws = ws = await _ws.connect(self.url, self.headers, self.message_limit(), self.ca,
                                          self.hello_timeout)
         finally:
             forget_modules("unet.conn")
         if self.stopping:  # stop() came while connecting
-            await ws.close(CLOSE_NORMAL, "device stopping")
+            await ws.close(_ws.CLOSE_NORMAL, "device stopping")
             return
         await await_then_forget("xiaozhi.opening", "open_session", self, ws, parse, _log)
         # Pings every ping_interval; idle_timeout without any frame: a dead channel.
@@ -236,7 +240,7 @@ class XiaozhiLink(Link):
             return
         try:
             await ws.send(frame)
-        except ConnectionClosed:  # the session is ending: run() hangs up and accounts
+        except _ws.ConnectionClosed:  # the session is ending: run() hangs up and accounts
             self._drop()
 
 

@@ -1,5 +1,4 @@
 """The xiaozhi session over MQTT+UDP (the reference's mqtt_protocol.cc, docs/mqtt-udp.md).
-
 The same interface as the WebSocket link (xiaozhi.link.Link): run(), stop(), connected,
 session_id, on_system/on_alert. JSON messages travel as MQTT PUBLISH (QoS 0) on the
 topics the OTA server gave: the device publishes on publish_topic and hears on
@@ -8,61 +7,28 @@ hello must carry session_id and a udp block {server, port, key, nonce}, with whi
 device opens the (AES-128-CTR) audio channel, as the protocol says, although it sends no
 audio. MCP is served whenever the MQTT connection is up, session or not:
 xiaozhi-mqtt-gateway sends initialize and tools/list right after CONNECT (no session id)
-to cache the device's tools, and waits 10 s for each answer. A server goodbye ends the session but not the MQTT connection: the device says
-hello again to come back (as xiaozhi-mqtt-gateway expects); 120 s (idle_timeout)
-without a message from the server counts as a dead session the same way. The MQTT
-keepalive (240 s by default) watches the broker; any loss reconnects with the backoff."""
+to cache the device's tools, and waits 10 s for each answer. Both hellos, and the audio
+channel opened, are xiaozhi.mqttopening's, loaded for each session. A server goodbye ends
+the session but not the MQTT connection: the device says hello again to come back (as
+xiaozhi-mqtt-gateway expects); 120 s (idle_timeout) without a message from the server
+counts as a dead session the same way. The MQTT keepalive (240 s by default) watches the
+broker; any loss reconnects with the backoff."""
 
 import asyncio
 
-from umcp.compat import dumps, forget_modules, get_logger, ticks_diff, ticks_ms
+from umcp.compat import (await_then_forget, call_then_forget, const, dumps, forget_modules, get_logger,
+                          ticks_diff, ticks_ms)
 from unet.mqtt import MqttClient, MqttError, MqttRefused
 from xiaozhi.link import Link, describe, parse
-from xiaozhi.udp import AudioCodec, UdpAudio
 
 _log = get_logger("xiaozhi.mqtt")
 
-_TLS_PORT = 8883  # the reference's port when the endpoint names none
+_TLS_PORT = const(8883)  # the reference's port (xiaozhi.mqttsettings): TLS there
 GATEWAY_MAX_PACKET = 8192  # xiaozhi-mqtt-gateway closes the connection above this
 
 
 class SessionEnded(Exception):
     """The server said goodbye, or was silent for idle_timeout: hello again."""
-
-
-def parse_endpoint(endpoint):
-    """(host, port) of "host" or "host:port"; ValueError if unusable."""
-    if not isinstance(endpoint, str) or not endpoint:
-        raise ValueError("mqtt endpoint missing")
-    host, port = endpoint, _TLS_PORT
-    colon = endpoint.rfind(":")
-    if colon >= 0:
-        host = endpoint[:colon]
-        try:
-            port = int(endpoint[colon + 1:])
-        except ValueError:
-            raise ValueError("mqtt endpoint %r: bad port" % endpoint)
-        if not 0 < port < 65536:
-            raise ValueError("mqtt endpoint %r: bad port" % endpoint)
-    if not host:
-        raise ValueError("mqtt endpoint %r: no host" % endpoint)
-    return host, port
-
-
-def check_settings(mqtt):
-    """Refuse (ValueError) an mqtt block the link cannot use."""
-    if not isinstance(mqtt, dict):
-        raise ValueError("mqtt settings must be an object")
-    parse_endpoint(mqtt.get("endpoint"))
-    for key in ("client_id", "publish_topic"):
-        if not isinstance(mqtt.get(key), str) or not mqtt[key]:
-            raise ValueError("mqtt %s missing" % key)
-    for key in ("username", "password", "subscribe_topic"):
-        if mqtt.get(key) is not None and not isinstance(mqtt[key], str):
-            raise ValueError("mqtt %s must be a string" % key)
-    keepalive = mqtt.get("keepalive", 240)
-    if not isinstance(keepalive, int) or not 0 <= keepalive <= 65535:
-        raise ValueError("mqtt keepalive must be 0..65535 seconds")
 
 
 class MqttLink(Link):
@@ -76,12 +42,13 @@ class MqttLink(Link):
                  max_message=16384, on_system=None, on_alert=None, hello_timeout=10,
                  idle_timeout=120, backoff_min=1, backoff_max=60, stable_after=30,
                  keepalive=None, max_send=GATEWAY_MAX_PACKET):
-        check_settings(mqtt)
+        # The block's checks (xiaozhi.mqttsettings, the OTA check's too) are not kept.
+        host, port = call_then_forget("xiaozhi.mqttsettings", "check_settings", mqtt)
         Link.__init__(self, server, device_id, client_id, protocol_version, ca, max_message,
                       on_system, on_alert, hello_timeout, idle_timeout, backoff_min,
                       backoff_max, stable_after)
         self.mqtt = mqtt
-        self.host, self.port = parse_endpoint(mqtt["endpoint"])
+        self.host, self.port = host, port
         self.publish_topic = mqtt["publish_topic"]
         self.subscribe_topic = mqtt.get("subscribe_topic") or None
         self.keepalive = mqtt.get("keepalive", 240) if keepalive is None else keepalive
@@ -114,7 +81,7 @@ class MqttLink(Link):
         if client is not None and client.connected:
             if self.connected.is_set():
                 try:
-                    await self._publish_json({"session_id": self.session_id, "type": "goodbye"})
+                    await self.publish_json({"session_id": self.session_id, "type": "goodbye"})
                 except Exception as e:
                     _log.info("goodbye not sent: %s", describe(e))
             await client.close()
@@ -134,23 +101,25 @@ class MqttLink(Link):
                                            mqtt.get("password"), self.keepalive,
                                            max_packet=self.message_limit(), max_send=self.max_send)
         try:
-            await client.connect(self.host, self.port, self.port == _TLS_PORT, self.ca,
-                                 self.hello_timeout)
-        except MqttRefused as e:
-            # Bad credentials do not get better by asking again at once: wait the longest.
-            self.refused = e
-            self.backoff.slow_down()
-            _log.error("MQTT broker %s:%d refused the device: %s (check the mqtt credentials"
-                       " the OTA server gave)", self.host, self.port, e.reason)
-            raise
+            try:
+                await client.connect(self.host, self.port, self.port == _TLS_PORT, self.ca,
+                                     self.hello_timeout)
+            except MqttRefused as e:
+                # Bad credentials do not get better by asking again at once: wait the longest.
+                self.refused = e
+                self.backoff.slow_down()
+                _log.error("MQTT broker %s:%d refused the device: %s (check the mqtt credentials"
+                           " the OTA server gave)", self.host, self.port, e.reason)
+                raise
+            self.refused = None
+            if self.stopping:
+                return
+            self._set_session_envelope("")  # MCP before any session: the gateway's own requests
+            if self.subscribe_topic:
+                await client.subscribe(self.subscribe_topic, 0, self.hello_timeout)
         finally:
-            forget_modules("unet.conn")  # the connection's code (unet.mqtt's): not resident
-        self.refused = None
-        if self.stopping:
-            return
-        self._set_session_envelope("")  # MCP before any session: the gateway's own requests
-        if self.subscribe_topic:
-            await client.subscribe(self.subscribe_topic, 0, self.hello_timeout)
+            # The connection's and its opening's code (unet.mqtt's): not resident.
+            forget_modules("unet.conn", "unet.mqttopen")
         while not self.stopping:
             try:
                 await self._one_session(client)
@@ -167,28 +136,13 @@ class MqttLink(Link):
                 await self._pause(self.last_delay)
 
     async def _one_session(self, client):
-        self.hellos += 1
-        await self._publish_json(self.hello_message())
-        deadline = ticks_ms()
-        while True:  # the server's hello, within hello_timeout; anything else is dropped
-            left = self.hello_timeout * 1000 - ticks_diff(ticks_ms(), deadline)
-            if left <= 0:
-                raise OSError("no usable server hello within %s s" % self.hello_timeout)
-            try:
-                topic, payload = await asyncio.wait_for(client.recv(), left / 1000)
-            except asyncio.TimeoutError:
-                continue
-            message = self._message(payload)
-            if message is None:
-                continue
-            kind = message.get("type")
-            if kind == "hello":
-                if self._open_audio(message):
-                    break
-            elif kind == "mcp":  # the gateway asks for initialize and tools/list at once
-                await self._dispatch(message, payload)
-            else:
-                _log.warning("ignored a %s message before the server hello", kind)
+        # Both hellos (xiaozhi.mqttopening, loaded for them), then the session's traffic.
+        message, channel = await await_then_forget("xiaozhi.mqttopening", "open_session", self,
+                                                   client, _log)
+        self._close_audio()
+        self.udp = channel
+        self._udp_task = asyncio.create_task(self._drain_audio(channel))
+        channel = None
         self.session_up(message, self._overhead())
         idle_ms = int(self.idle_timeout * 1000)
         last_rx = ticks_ms()
@@ -202,12 +156,6 @@ class MqttLink(Link):
                 continue
             last_rx = ticks_ms()
             await self._incoming(payload)
-
-    def _message(self, payload):
-        message, problem = parse(payload)  # the bytes as they came: UTF-8 is checked there
-        if message is None:
-            _log.warning("dropped %s", problem)
-        return message
 
     async def _incoming(self, payload):
         message, problem = parse(payload)  # the bytes as they came: UTF-8 is checked there
@@ -227,36 +175,12 @@ class MqttLink(Link):
 
     # -- the UDP audio channel
 
-    def _open_audio(self, hello):
-        """Open the audio channel the server's hello describes; False (logged) if it
-        describes none usable: the hello is then dropped."""
-        udp = hello.get("udp")
-        if not isinstance(udp, dict):
-            _log.warning("dropped a server hello without a udp block")
-            return False
-        try:
-            server, port = udp.get("server"), udp.get("port")
-            if not isinstance(server, str) or not server or not isinstance(port, int) \
-                    or not 0 < port < 65536:
-                raise ValueError("udp server/port missing or bad")
-            codec = AudioCodec(udp.get("key") or "", udp.get("nonce") or "")
-            channel = UdpAudio(codec)
-            channel.open(server, port)
-        except (ValueError, TypeError, OSError) as e:
-            _log.warning("dropped a server hello with an unusable udp block: %s", describe(e))
-            return False
-        self._close_audio()
-        self.udp = channel
-        self._udp_task = asyncio.create_task(self._drain_audio(channel))
-        _log.info("audio channel to %s:%d", server, port)
-        return True
-
     async def _drain_audio(self, channel):
         """This device plays no audio: read what arrives (bad packets are logged and
-        counted by the codec) and let it go."""
+        counted by the codec) and let it go, never decrypted."""
         try:
             while True:
-                await channel.recv()
+                await channel.discard()
         except asyncio.CancelledError:
             raise
         except Exception as e:
@@ -272,7 +196,9 @@ class MqttLink(Link):
 
     # -- traffic
 
-    async def _publish_json(self, message):
+    async def publish_json(self, message):
+        """Publish one message of the xiaozhi protocol (a dict) on publish_topic, if the
+        connection is up (a failure is logged, not raised)."""
         await self._send_frame(dumps(message))
 
     async def _send_frame(self, frame):

@@ -4,9 +4,8 @@ rules) and UdpAudio (the socket), unchanged on CPython 3.11+ and MicroPython 1.2
 The packet format follows the reference firmware (78/xiaozhi-esp32 docs/mqtt-udp.md,
 main/protocols/mqtt_protocol.cc); docs/mqtt.md, "The UDP audio packets", lays it out.
 
-Crypto back ends: MicroPython's cryptolib in CTR mode (mode 6, only when the port was
-built with MICROPY_PY_CRYPTOLIB_CTR), else cryptolib ECB (mode 1) with the counter
-done here; CPython uses the `cryptography` package (imported only when needed).
+The cipher, AES-128-CTR, is xiaozhi.aesctr's, imported by the first packet encrypted or
+decrypted: a device that plays no audio only checks what arrives (UdpAudio.discard()).
 """
 
 import binascii
@@ -18,17 +17,11 @@ PACKET_TYPE = const(1)
 HEADER_SIZE = const(16)
 MAX_PAYLOAD = const(0xFFFF)
 _MASK32 = const(0xFFFFFFFF)
-_MASK128 = (1 << 128) - 1
 _RECV_SIZE = const(1500)  # one Ethernet MTU: an Opus frame of 60 ms is far smaller
 
 _log = get_logger("xiaozhi.udp")
 
-try:
-    import cryptolib
-except ImportError:
-    cryptolib = None
-
-_ctr_mode = None  # MicroPython: whether cryptolib has mode 6 (probed on first use)
+_aes = None  # xiaozhi.aesctr, once a packet was encrypted or decrypted
 
 
 def _unhex(value, what):
@@ -42,40 +35,13 @@ def _unhex(value, what):
     return bytes(value)
 
 
-def _ctr_software(key, iv, data):
-    """AES-CTR from ECB: encrypt the counter blocks in one call, XOR as big integers."""
-    n = len(data)
-    if not n:
-        return b""
-    blocks = (n + 15) >> 4
-    stream = bytearray(blocks << 4)
-    counter = int.from_bytes(iv, "big")
-    for i in range(blocks):
-        stream[i << 4 : (i + 1) << 4] = ((counter + i) & _MASK128).to_bytes(16, "big")
-    cryptolib.aes(key, 1).encrypt(stream, stream)
-    keys = int.from_bytes(bytes(memoryview(stream)[:n]), "big")
-    return (int.from_bytes(bytes(data), "big") ^ keys).to_bytes(n, "big")
-
-
 def ctr_crypt(key, iv, data):
-    """AES-128-CTR of `data` (encryption and decryption are the same) -> bytes."""
-    global _ctr_mode
-    if cryptolib is None:  # CPython
-        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-        op = Cipher(algorithms.AES(bytes(key)), modes.CTR(bytes(iv))).encryptor()
-        return op.update(bytes(data)) + op.finalize()
-    if _ctr_mode is None:
-        try:
-            cryptolib.aes(b"\0" * 16, 6, b"\0" * 16)
-            _ctr_mode = True
-        except ValueError:  # built without MICROPY_PY_CRYPTOLIB_CTR
-            _ctr_mode = False
-    if _ctr_mode:
-        out = bytearray(len(data))
-        cryptolib.aes(key, 6, iv).encrypt(data, out)
-        return bytes(out)
-    return _ctr_software(key, iv, data)
+    """AES-128-CTR of `data` (encryption and decryption are the same) -> bytes
+    (xiaozhi.aesctr, imported at the first call)."""
+    global _aes
+    if _aes is None:
+        import xiaozhi.aesctr as _aes
+    return _aes.ctr_crypt(key, iv, data)
 
 
 def parse_header(packet):
@@ -125,6 +91,14 @@ class AudioCodec:
 
     def decode(self, packet):
         """(timestamp, payload) of an incoming packet, or None when it is dropped."""
+        timestamp = self.check(packet)
+        if timestamp is None:
+            return None
+        return timestamp, ctr_crypt(self.key, bytes(packet[:HEADER_SIZE]), memoryview(packet)[HEADER_SIZE:])
+
+    def check(self, packet):
+        """An incoming packet's timestamp once its header and sequence are accepted (and
+        counted), its payload left encrypted; None when it is dropped."""
         try:
             _, _, timestamp, sequence = parse_header(packet)
         except ValueError as e:
@@ -140,9 +114,8 @@ class AudioCodec:
             self.gaps += 1
             self.lost += sequence - expected
             _log.warning("audio sequence gap: got %d, expected %d", sequence, expected)
-        payload = ctr_crypt(self.key, bytes(packet[:HEADER_SIZE]), memoryview(packet)[HEADER_SIZE:])
         self.remote_sequence = sequence
-        return timestamp, payload
+        return timestamp
 
 
 class UdpAudio:
@@ -189,17 +162,26 @@ class UdpAudio:
             _log.warning("audio frame not sent: %r", e)
             return False
 
+    async def _datagram(self):
+        if self._stream is not None:  # MicroPython: one datagram per read
+            return await self._stream.read(_RECV_SIZE)
+        return await self._loop.sock_recv(self._sock, _RECV_SIZE)
+
     async def recv(self):
         """Next accepted (timestamp, payload); dropped packets are skipped."""
         while True:
-            if self._stream is not None:  # MicroPython: one datagram per read
-                data = await self._stream.read(_RECV_SIZE)
-            else:
-                data = await self._loop.sock_recv(self._sock, _RECV_SIZE)
+            data = await self._datagram()
             if data:
                 result = self.codec.decode(data)
                 if result is not None:
                     return result
+
+    async def discard(self):
+        """Wait for the next datagram and let it go, checked and counted by the codec
+        (AudioCodec.check) but not decrypted: what a device that plays no audio does."""
+        data = await self._datagram()
+        if data:
+            self.codec.check(data)
 
     def close(self):
         if self._sock is not None:

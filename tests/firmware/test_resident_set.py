@@ -253,8 +253,40 @@ def top_level_imports(module):
     return {name for name in found if name.split(".")[0] in DEVICE_PACKAGES}
 
 
-# Where the OTA server hands out MQTT (and UDP for audio) instead of the WebSocket.
-MQTT_RESIDENT = OTA_RESIDENT | {"xiaozhi.mqttlink", "xiaozhi.udp", "unet.mqtt"}
+# Where the OTA server hands out MQTT (and UDP for audio) instead of the WebSocket: the
+# MQTT link's modules in place of the WebSocket client (xiaozhi.link's Link does not load
+# unet.ws), and the mqtt block's checks (xiaozhi.mqttsettings) gone once the link is made.
+MQTT_RESIDENT = (OTA_RESIDENT - {"unet.ws"}) | {"xiaozhi.mqttlink", "xiaozhi.udp", "unet.mqtt"}
+
+
+def test_a_board_given_mqtt_by_its_ota_server_keeps_only_the_steady_state(tmp_path, broker):
+    from tests.support.mqttharness import MqttBackend
+
+    app = modules_app(tmp_path)
+    block = {"endpoint": "127.0.0.1:%d" % broker.port, "client_id": "GID_host@@@aa_bb@@@x",
+             "username": "dev", "password": "pw", "publish_topic": "device-server",
+             "subscribe_topic": "devices/p2p/aa_bb"}
+
+    async def scenario():
+        backend = await MqttBackend(broker.port).start()
+        try:
+            with OtaCheckServer([{"mqtt": block}]) as ota:
+                sim = Sim(None, tmp_path / "state", micropython=True, ota_url=ota.url, app=app,
+                          extra_config=dict(BOARD, ota_retry=0.2)).start()
+                try:
+                    device = await backend.next_device(30)
+                    assert device.hello["transport"] == "udp"
+                    await device.initialize()
+                    assert (await device.call("self.lamp.turn_on"))["isError"] is False
+                    assert (await device.call("self.room.read"))["isError"] is False
+                    result = await device.call("test.modules")
+                finally:
+                    assert sim.stop() == 0
+        finally:
+            await backend.stop()
+        return json.loads(result["content"][0]["text"])
+
+    assert_keeps_only(run(scenario()), MQTT_RESIDENT)
 
 
 @pytest.mark.parametrize("resident", [RESIDENT, ENDPOINT_RESIDENT, OTA_RESIDENT, MQTT_RESIDENT],

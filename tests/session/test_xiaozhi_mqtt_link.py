@@ -11,6 +11,7 @@ import time
 import pytest
 
 import xiaozhi.mqttlink
+import xiaozhi.mqttsettings
 from tests.support.firmwareharness import AUDIO_PARAMS, WAIT_S, run
 from tests.support.mpyclients import run_script
 from tests.support.brokers import Mosquitto
@@ -214,9 +215,10 @@ def test_settings_are_checked():
         bad = dict(good)
         bad[key] = value
         with pytest.raises(ValueError):
-            xiaozhi.mqttlink.check_settings(bad)
-    assert xiaozhi.mqttlink.parse_endpoint("mqtt.example.com") == ("mqtt.example.com", 8883)
-    assert xiaozhi.mqttlink.parse_endpoint("10.0.0.2:1883") == ("10.0.0.2", 1883)
+            xiaozhi.mqttsettings.check_settings(bad)
+    assert xiaozhi.mqttsettings.check_settings(good) == ("127.0.0.1", 1883)
+    assert xiaozhi.mqttsettings.parse_endpoint("mqtt.example.com") == ("mqtt.example.com", 8883)
+    assert xiaozhi.mqttsettings.parse_endpoint("10.0.0.2:1883") == ("10.0.0.2", 1883)
 
 
 async def _until(predicate):

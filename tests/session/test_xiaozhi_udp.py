@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from tests.support import ROOT
 from tests.support.mpyclients import MICROPYTHON
 from tools.mpy import micropython_env
-from xiaozhi import udp
+from xiaozhi import aesctr, udp
 
 LIB = os.path.join(ROOT, "lib")
 from xiaozhi.udp import AudioCodec, UdpAudio
@@ -58,12 +58,12 @@ def test_counter_carries_across_128_bits():
         def encrypt(self, src, dst):
             dst[:] = self.enc.update(bytes(src))
 
-    saved = udp.cryptolib
-    udp.cryptolib = type("cryptolib", (), {"aes": Ecb})
+    saved = aesctr.cryptolib
+    aesctr.cryptolib = type("cryptolib", (), {"aes": Ecb})
     try:
-        assert udp._ctr_software(bytes.fromhex(KEY), packet[:16], payload) == packet[16:]
+        assert aesctr._ctr_software(bytes.fromhex(KEY), packet[:16], payload) == packet[16:]
     finally:
-        udp.cryptolib = saved
+        aesctr.cryptolib = saved
 
 
 def test_decode_and_sequence_rules():
@@ -79,6 +79,11 @@ def test_decode_and_sequence_rules():
     assert rx.decode(packets[2]) is None  # late: below the expected sequence
     assert rx.decode(packets[5])[1] == frames[5][0]
     assert rx.remote_sequence == 6 and rx.dropped == 2
+    # check(): the same rules, the payload left encrypted (a device that plays no audio)
+    checker = AudioCodec(KEY, NONCE)
+    assert [checker.check(packets[i]) for i in (0, 0, 1, 4, 2, 5)] == [0, None, 60, 240, None, 300]
+    assert (checker.remote_sequence, checker.dropped, checker.gaps, checker.lost) == (6, 2, 1, 2)
+    assert checker.check(b"\x02" + bytes(15)) is None and checker.dropped == 3
 
 
 @pytest.mark.parametrize("packet", [
@@ -114,6 +119,12 @@ def test_udp_socket_roundtrip():
             await loop.sock_sendto(server, peer.encode(b"tts %d" % i, i * 60), addr)
         assert await asyncio.wait_for(ch.recv(), 2) == (60, b"tts 1")
         assert await asyncio.wait_for(ch.recv(), 2) == (120, b"tts 2")
+        # discard(): a datagram read, checked and counted, not decrypted
+        await loop.sock_sendto(server, peer.encode(b"tts 3", 180), addr)
+        await loop.sock_sendto(server, b"\x01\x00", addr)
+        for _ in range(2):
+            assert await asyncio.wait_for(ch.discard(), 2) is None
+        assert (ch.codec.remote_sequence, ch.codec.dropped) == (3, 2)
         ch.close()
         server.close()
 
@@ -141,3 +152,4 @@ def test_micropython_codec_and_socket():
     enc = [l for l in out.splitlines() if l.startswith("ENC ")][0].split()[1]
     assert bytes.fromhex(enc) == reference_packet(KEY, NONCE, bytes(range(200)), 1234, 1)
     assert "RECV 99 b'from server'" in out, out
+    assert "CHECKED 7 aesctr False" in out, out  # a packet checked: the cipher not loaded

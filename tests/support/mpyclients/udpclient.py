@@ -1,18 +1,22 @@
 """lib/xiaozhi/udp.py under MicroPython: micropython udpclient.py KEY NONCE PORT
-Prints the packet it encodes, whether cryptolib had CTR, then sends one packet to PORT
-and prints the one the test's peer sends back.
+Prints a checked packet's timestamp and whether the cipher (xiaozhi.aesctr) was loaded for
+it, the packet it encodes, whether cryptolib had CTR, then sends one packet to PORT and
+prints the one the test's peer sends back.
 """
 import asyncio
 import socket
 import sys
 
-import xiaozhi.udp as u
 from xiaozhi.udp import AudioCodec, UdpAudio
 
 codec = AudioCodec(sys.argv[1], sys.argv[2])
+checked = codec.check(b"\x01\x00\x00\x03" + bytes(4) + b"\x00\x00\x00\x07\x00\x00\x00\x01abc")
+print("CHECKED", checked, "aesctr", "xiaozhi.aesctr" in sys.modules)
 pkt = codec.encode(bytes(range(200)), 1234)
 print("ENC", "".join("%02x" % b for b in pkt))
-print("CTRMODE", u._ctr_mode)
+import xiaozhi.aesctr as aesctr  # noqa: E402 (loaded by encode())
+
+print("CTRMODE", aesctr._ctr_mode)
 
 
 async def main():
