@@ -96,8 +96,33 @@ def add_endpoints(app):
                                     % (app.version, app.board.name), app.trust, app.server.max_message)
     except ValueError as e:  # its words mask the token
         raise ConfigError("config.json: %s" % e)
+    catalogue = app.server.catalogue
     for link in links:
         link.on_starved = app.starved
+        # A choice of tools that one of the catalogue's page forms lists gets its pages
+        # from the file, as a backend does: no paging code loaded at its first tools/list.
+        link.mcp.sees = catalogue_form(catalogue, link.mcp.offered)
     app.endpoints = links
     app.services[:0] = links  # before the HTTP endpoint's service, as config.json lists them
     app.tools.endpoints = links  # get_system_info reports them
+
+
+def catalogue_form(catalogue, offered):
+    """Which of the page forms of `catalogue` (umcp.catalogue, or None) lists exactly the
+    tools `offered(tool)` picks out of it (Session.sees): True, the one with the user-only
+    tools (all are offered); False, the one without (all but those); None: neither."""
+    if catalogue is None:
+        return None
+    from umcp.catalogue import CatalogueTool
+
+    every = plain = True  # every tool offered; exactly those not user-only
+    with open(catalogue.path, "rb") as f:
+        for index in range(catalogue.count):
+            record = catalogue.record(index, f)
+            tool = CatalogueTool(record[0], record[1], None, None)
+            if offered(tool):
+                plain = plain and not tool.user_only
+            else:
+                every = False
+                plain = plain and tool.user_only
+    return True if every else False if plain else None
