@@ -7,7 +7,7 @@ common tools registered, a tools/list entry written). Loaded for a call, a read 
 `sysinfo` (the system information), `systools` (the other user-only tools), `upgrading`,
 `resources`, `vision`, `fleet` and `checkin` (the OTA check), `mcphttp`, `mcpserial`,
 `wifisetup`, `statusview`, `turntext` (a turn's text on the screen), `alarmtools`,
-`alarmring`, `speak` (an alarm or event said), `toolbudget`
+`alarmring`, `alarmbell`, `speak` (an alarm or event said), `toolbudget`
 (self.tools.set_enabled); `alarms` while there are some, `events` where
 config.json has events, `toolrule` while tools are hidden. docs/DESIGN.md's map says more.
 Here: what the application and the modules it loads share (ConfigError, log and
