@@ -58,7 +58,8 @@ def _build(app):
     config = app.config
     where = transport(app)
     options = {"ca": app.trust, "max_message": app.max_message or app.message_limit,
-               "on_system": app.on_system, "on_alert": app.on_alert}
+               "on_system": OnDemand("umcpfw.orders", "on_system", app),
+               "on_alert": OnDemand("umcpfw.orders", "on_alert", app)}
     for key in _LINK_OPTIONS:
         if key in config:
             options[key] = config[key]
