@@ -31,36 +31,6 @@ _CLOSE_POLICY = const(1008)
 _NO_LOGS = const(8)  # above every level of umcp.server.LOG_LEVELS
 
 
-# Optional config.json keys handed to each link as they are (seconds), as to the xiaozhi
-# link; hello_timeout bounds the connection and its upgrade.
-_OPTIONS = ("idle_timeout", "ping_interval", "backoff_min", "backoff_max", "stable_after")
-
-
-def configured(config, server, device_id, user_agent, ca, max_message):
-    """The links config.json asks for: one per URL of its mcp_endpoint (a URL, or a list
-    of them, one per agent), with the tools its links.endpoint.tools offers (or
-    mcp_endpoint_tools, its older name) and the timings it names; ValueError saying what
-    is wrong, the token masked."""
-    urls = config["mcp_endpoint"]
-    if isinstance(urls, str):
-        urls = [urls]
-    if not isinstance(urls, list):
-        raise ValueError("mcp_endpoint must be a ws:// or wss:// URL, or a list of them")
-    choice = ((config.get("links") or {}).get("endpoint") or {}).get("tools")
-    options = {"tools": config.get("mcp_endpoint_tools") if choice is None else choice,
-               "connect_timeout": config.get("hello_timeout", 10)}
-    for key in _OPTIONS:
-        if key in config:
-            options[key] = config[key]
-    links = []
-    for url in urls:
-        # One agent's endpoint takes one connection: a second would push the first off.
-        if urls.count(url) > 1:
-            raise ValueError("mcp_endpoint lists %s twice" % masked(url))
-        links.append(EndpointLink(server, url, device_id, user_agent, ca, max_message, **options))
-    return links
-
-
 def masked(url):
     """`url` with the values of its query (the token) replaced by ***: what logs and
     reports may show."""

@@ -121,16 +121,16 @@ class Catalogue:
             target, rows = loads(f.read(record[5]))
         return CatalogueTool(record[0], record[1], self.resolve(target), rows)
 
-    def page(self, session, id_json, params, room):
+    def page(self, session, id_json, params, room, with_user_tools):
         """The pieces of the tools/list page asked by `params` in `session`'s form (not in
-        the portable form, nor of 2026-07-28: the server asks only then), read from its
-        page record as the transport writes them, where it is the page umcp.paging would
-        cut for `room` (what the frame leaves the result: see above); None otherwise."""
+        the portable form, nor of 2026-07-28: the server asks only then), the user-only
+        tools listed where `with_user_tools`, read from its page record as the transport
+        writes them, where it is the page umcp.paging would cut for `room` (what the frame
+        leaves the result: see above); None otherwise."""
         cursor = params.get("cursor")
         if cursor is None:
             cursor = ""  # the first page's record
-        form = ((WITH_USER_TOOLS if params.get("withUserTools") is True else 0)
-                | (STRUCTURED if structured(session, False) else 0))
+        form = (WITH_USER_TOOLS if with_user_tools else 0) | (STRUCTURED if structured(session, False) else 0)
         with open(self.path, "rb") as f:
             for index in range(self.count, self.count + self.pages):
                 record = self.record(index, f)

@@ -100,6 +100,9 @@ class Session:
     min_log_level = 0
     subscriptions = ()  # URIs it subscribed to (legacy revisions; umcp.resource: at most 8)
     updated = ()  # subscribed URIs whose notification is on its way
+    # Where `offered` picks out of a catalogue what one of its page forms lists: whether
+    # that form lists the user-only tools (set by whoever made the session); None: not so.
+    sees = None
 
     def __init__(self, server, send=None, overhead=0, page_limit=None, max_message=None,
                  offered=None):
@@ -704,12 +707,15 @@ class McpServer:
         room = page_limit - session.overhead - len(FRAME_OPEN) - len(id_json.encode())
         tools = items is self.tools
         catalogue = self.catalogue
-        # A catalogue alone (no tool made at run time, none removed), as a backend asks.
-        if (tools and catalogue is not None and offered is None and self.hidden is None
+        # A catalogue alone (no tool made at run time, none removed), as a backend asks, or
+        # a choice of tools that one of its page forms lists (Session.sees).
+        if (tools and catalogue is not None and self.hidden is None
                 and not (modern or session.portable or self.tools or catalogue.removed)):
-            pieces = catalogue.page(session, id_json, params, room)
-            if pieces is not None:
-                return pieces
+            sees = params.get("withUserTools") is True if offered is None else session.sees
+            if sees is not None:
+                pieces = catalogue.page(session, id_json, params, room, sees)
+                if pieces is not None:
+                    return pieces
         try:
             return call_then_forget("umcp.paging", "page", session, id_json, params, items, key,
                                     opening, modern, offered, tools, page_limit, room,

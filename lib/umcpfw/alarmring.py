@@ -1,30 +1,18 @@
-"""What is done when an alarm is due or the alarms change, loaded for that and dropped after
-(by umcpfw.alarms' task, umcpfw.alarmtools): the board's time carried on ticks (now()),
-the store saved (save()), the task that sleeps until the next alarm made (schedule(),
-which lets umcpfw.alarms go with the last alarm), and due(): each due alarm taken off (a
-daily one to its next day), the store saved, each rung (ring()): the board speaking first.
-A buzzer part beeps and the status screen shows the label for a minute; MCP clients get a
-notifications/message (logger "alarms") and resources/updated on device://alarms; the
-xiaozhi link sends {"type": "listen", "state": "detect", "text": "[device_call]" + label}
-(said as it is), or the label alone where the alarm asks (a turn for the model): umcpfw.speak,
-which waits for a link still connecting. Each way is tried whatever the others did
-(docs/speaking.md). `clock` is umcpfw.alarms' AlarmClock."""
+"""What is done when the alarms change or one is due, loaded for that and dropped after (by
+umcpfw.alarmtools, umcpfw.alarms' task): the board's time carried on ticks (now()), the
+store saved (save()), the task that sleeps until the next alarm made (schedule(), which
+lets umcpfw.alarms go with the last alarm). What is due rung is umcpfw.alarmbell's,
+loaded with this only when the sleep ends. `clock` is umcpfw.alarms' AlarmClock."""
 
 import asyncio
 import time
 
 from devsvc.settings import write_atomically
-from umcp.compat import await_then_forget, const, forget_modules, get_logger, ticks_diff, ticks_ms
+from umcp.compat import const, forget_modules, ticks_diff, ticks_ms
 
 KNOWN_YEAR = const(2025)  # a clock before this year was never set (an ESP32 starts in 2000)
-_BEEP = {"frequency": 2000, "duration_ms": 600}
-_SHOWN_S = const(60)  # how long the status screen shows a label
-_LATE_S = const(60)  # an alarm rung more than this after its time is "late"
-_DAY_S = const(86400)
 _LOOK_S = const(30)  # the longest sleep while the clock is not known: its setting is seen
 _SLEEP_S = const(3600)  # the longest sleep: well within what ticks can measure (days)
-
-log = get_logger("alarms")
 
 
 def known(seconds):
@@ -58,7 +46,7 @@ def save(clock):
 
 def schedule(clock):
     """The task that sleeps until the next alarm, in place of one sleeping (none while the
-    alarms ring: due() schedules when done); with no alarm left, umcpfw.alarms leaves the
+    alarms ring: umcpfw.alarmbell's due() schedules when done); with no alarm left, umcpfw.alarms leaves the
     heap (the Application's tools and services let the clock go)."""
     if clock.ringing:
         return
@@ -76,76 +64,3 @@ def schedule(clock):
     current = now(clock)
     wait = min([alarm["due"] for alarm in clock.alarms]) - current
     clock.task = asyncio.create_task(clock.sleep(max(0, min(wait, _SLEEP_S if known(current) else _LOOK_S))))
-
-
-async def due(clock):
-    """The alarms due now: each taken off or set for its next day, the store saved, each
-    rung; then the next sleep."""
-    current = now(clock)
-    real = int(time.time())
-    if not known(current) and known(real):  # the clock was just set: what was made before moves
-        for alarm in clock.alarms:
-            if not known(alarm["due"]):
-                alarm["due"] += real - current
-        clock.ms = None
-        current = now(clock)
-    rung = []
-    for alarm in list(clock.alarms):
-        if alarm["due"] <= current:
-            rung.append((alarm, current - alarm["due"] > _LATE_S))
-            if alarm["repeat"] == "daily":
-                while alarm["due"] <= current:
-                    alarm["due"] += _DAY_S
-            else:
-                clock.alarms.remove(alarm)
-    try:
-        save(clock)
-    except OSError as e:
-        log.warning("cannot save %s: %s", clock.path, e)
-    try:
-        for alarm, late in rung:
-            await ring(clock.app, alarm, late)
-    finally:
-        clock.ringing = False
-        clock.task = None  # (this task, ending)
-        schedule(clock)
-
-
-async def ring(app, alarm, late):
-    """Say the alarm (a stored alarm's dict) on every way the Application `app` has."""
-    label = alarm["label"]
-    log.warning("alarm %d%s: %s", alarm["id"], " (late)" if late else "", label)
-    for say in (_board, _clients, _link):
-        try:
-            await say(app, alarm, label, late)
-        except Exception as e:  # one way failing must not keep the others silent
-            log.warning("alarm %d: %r", alarm["id"], e)
-
-
-async def _board(app, alarm, label, late):
-    for part in app.board.parts:
-        if part.kind == "buzzer":
-            part.beep(_BEEP)
-            break
-    view = app.status_view
-    if view is not None:
-        view.note = label
-        view.changed()
-        asyncio.create_task(_unshow(view, label))
-
-
-async def _unshow(view, label):
-    await asyncio.sleep(_SHOWN_S)
-    if view.note == label:
-        view.note = None
-        view.changed()
-
-
-async def _clients(app, alarm, label, late):
-    await app.server.log("notice", {"alarm": alarm["id"], "label": label, "late": late,
-                                    "repeat": alarm["repeat"]}, "alarms")
-    app.server.resource_updated("device://alarms")
-
-
-async def _link(app, alarm, label, late):
-    await await_then_forget("umcpfw.speak", "to_link", app, label, alarm["ask"], "alarm %d" % alarm["id"])

@@ -2,8 +2,8 @@
 all that stays on the heap while there is an alarm. Imported only then: at boot when
 alarms.json holds one (umcpfw.boot reads it), or by the first self.alarms.add
 (umcpfw.alarmtools); once the last alarm is gone it leaves the heap again. The rest (the
-time, the store, what is due, the ringing) is umcpfw.alarmring's, loaded when the sleep
-ends or the alarms change.
+time, the store, the next sleep) is umcpfw.alarmring's, loaded when the sleep ends or the
+alarms change; what is due and the ringing umcpfw.alarmbell's, loaded when the sleep ends.
 
 The store, alarms.json beside settings.json, is replaced atomically as devsvc.settings
 saves: {"next": the next id, "alarms": [{"id", "label", "due": seconds on the board's
@@ -14,7 +14,7 @@ _SETTLE_S after the services start without it); one past due then rings once, "l
 
 import asyncio
 
-from umcp.compat import await_then_forget, call_then_forget, const
+from umcp.compat import await_then_forget, call_then_forget, const, forget_modules
 
 ALARMS_FILE = "alarms.json"
 _SETTLE_S = const(60)
@@ -51,11 +51,12 @@ class AlarmClock:
         """As a service: nothing to close (the application cancels the task)."""
 
     async def sleep(self, seconds):
-        """The task (umcpfw.alarmring.schedule makes it): umcpfw.alarmring's due() after
-        `seconds`, its code loaded only then."""
+        """The task (umcpfw.alarmring.schedule makes it): umcpfw.alarmbell's due() after
+        `seconds`, its code (and umcpfw.alarmring's, which it uses) loaded only then."""
         await asyncio.sleep(seconds)
         self.ringing = True
         try:
-            await await_then_forget("umcpfw.alarmring", "due", self)
+            await await_then_forget("umcpfw.alarmbell", "due", self)
         finally:
             self.ringing = False
+            forget_modules("umcpfw.alarmring")

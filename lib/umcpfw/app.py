@@ -63,26 +63,28 @@ def free_heap():
 
 
 class Application:
+    # Class defaults: what an application has not set yet (or at all) costs no heap.
+    version = VERSION
+    tools = None
+    ota = None  # where config.json has an ota_url: the OTA check's side (umcpfw.fleet)
+    link = None  # built in run(), once the OTA check said where to connect
+    hostname = None  # the board's network name, where mcp_http set it (umcpfw.mcphttp)
+    endpoints = ()  # one MCP endpoint link per URL (a service): umcpfw.linkconfig
+    stopped = False
+    _reboot_task = None
+    _wifi_task = None
+    _ota_task = None
+    status_view = None  # umcpfw.statusview, where a screen part (oled, lcd) has "status": true
+    wifi_setup = None  # the access point and its page, while that mode runs
+
     def __init__(self, config, serial=False):
         self.config = config
         # Served over the serial line (umcpfw.mcpserial): no server to reach is needed.
         self.serial = serial
-        self.version = VERSION
-        self.tools = None
-        self.ota = None  # where config.json has an ota_url: the OTA check's side (umcpfw.fleet)
-        self.link = None  # built in run(), once the OTA check said where to connect
         # Other ways clients reach the same server, run beside the link: objects with
         # async run() (serves until cancelled or stop()) and async stop().
         self.services = []
-        self.hostname = None  # the board's network name, where mcp_http set it (umcpfw.mcphttp)
-        self.endpoints = []  # one MCP endpoint link per URL (a service): umcpfw.linkconfig
         self._tasks = []  # the services' tasks and the board's upkeep
-        self.stopped = False
-        self._reboot_task = None
-        self._wifi_task = None
-        self._ota_task = None
-        self.status_view = None  # umcpfw.statusview, where a screen part (oled, lcd) has "status": true
-        self.wifi_setup = None  # the access point and its page, while that mode runs
         # Log ring, settings, board, trust, vision, server and tools, the OTA check: built
         # by umcpfw.boot, whose code then leaves the heap.
         try:
@@ -131,30 +133,10 @@ class Application:
         return credentials.get("ssid"), credentials.get("password")
 
     def reboot(self, delay_ms=0):
-        """Reset the device after delay_ms, on its own task so a reply can leave first."""
+        """Reset the device after delay_ms, on its own task so a reply can leave first (its
+        code, umcpfw.orders', loaded only then)."""
         if self._reboot_task is None:
-            self._reboot_task = asyncio.create_task(self._reboot(delay_ms))
-
-    async def _reboot(self, delay_ms):
-        log.warning("rebooting in %d ms", delay_ms)
-        await asyncio.sleep(delay_ms / 1000)
-        try:
-            await self.stop()  # clean closes tell the backend and the endpoints we are going
-        except Exception as e:
-            log_exception("closing the links", e)
-        import machine
-
-        machine.reset()
-
-    def on_system(self, message):
-        if message.get("command") == "reboot":
-            log.warning("server asked for a reboot")
-            self.reboot(0)
-        else:
-            log.warning("ignoring system command %r", message.get("command"))
-
-    def on_alert(self, message):
-        log.warning("alert from server: %s %s", message.get("status"), message.get("message"))
+            self._reboot_task = asyncio.create_task(await_then_forget("umcpfw.orders", "reboot", self, delay_ms))
 
     async def stop(self):
         """End the link and the services, each the way its transport says goodbye."""

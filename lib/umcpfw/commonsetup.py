@@ -3,8 +3,8 @@ parameters and output schemas, as the reference firmware (xiaozhi-esp32
 main/mcp_server.cc) names and words them. Loaded once at boot and dropped again: only
 what the tools keep (their short texts and parameter lists) stays on the heap; the long
 texts are in umcpfw.commontexts and commonschemas, loaded only while a tools/list
-entry is written, and the user-only tools' and the camera's code in umcpfw.systools,
-umcpfw.upgrading and umcpfw.vision, loaded for each call (OnDemand)."""
+entry is written, and the user-only tools' and the camera's code in umcpfw.sysinfo,
+umcpfw.systools, umcpfw.upgrading and umcpfw.vision, loaded for each call (OnDemand)."""
 
 from umcp import BOOLEAN, INTEGER, STRING, McpTool, Property, PropertyList
 from umcp.compat import OnDemand
@@ -101,7 +101,7 @@ def _register_alarms(tools, s):
 
 def _register_user_only(tools, s):
     s.add_tool(McpTool("self.get_system_info", "Get the system information", None,
-                       OnDemand(_SYSTOOLS, "get_system_info", tools), user_only=True, read_only=True,
+                       OnDemand("umcpfw.sysinfo", "get_system_info", tools), user_only=True, read_only=True,
                        output_schema=SYSTEM_SCHEMA))
     s.add_user_only_tool("self.reboot", "Reboot the system", PropertyList([]),
                          OnDemand(_SYSTOOLS, "reboot", tools), destructive=True, open_world=False)

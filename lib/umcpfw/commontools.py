@@ -4,8 +4,8 @@ appears only where the board has the hardware behind it. Names and descriptions 
 the reference firmware (xiaozhi-esp32 main/mcp_server.cc).
 
 What a model calls (the status, the volume, the brightness, the theme) is here, resident.
-The user-only tools (system information, reboot, Wi-Fi setup, the assets URL, the screen's
-facts) are umcpfw.systools', the upgrade umcpfw.upgrading's: each loaded for its call
+The user-only tools are umcpfw.sysinfo's (system information) and umcpfw.systools' (reboot,
+Wi-Fi setup, the assets URL, the screen's facts), the upgrade umcpfw.upgrading's: each loaded for its call
 (umcp.compat.OnDemand) and dropped after, as are the camera's (umcpfw.vision). Their
 registration is umcpfw.commonsetup's (boot only). The alarms' calls are umcpfw.alarmtools',
 loaded for each; the alarms themselves umcpfw.alarms', loaded only while there are some."""

@@ -58,7 +58,8 @@ def _build(app):
     config = app.config
     where = transport(app)
     options = {"ca": app.trust, "max_message": app.max_message or app.message_limit,
-               "on_system": app.on_system, "on_alert": app.on_alert}
+               "on_system": OnDemand("umcpfw.orders", "on_system", app),
+               "on_alert": OnDemand("umcpfw.orders", "on_alert", app)}
     for key in _LINK_OPTIONS:
         if key in config:
             options[key] = config[key]
@@ -89,15 +90,71 @@ def add_endpoints(app):
     import gc
 
     gc.collect()  # the start's garbage first: the links' objects stay, packed into its room
-    from mcplink import endpoint
-
     try:
-        links = endpoint.configured(app.config, app.server, app.device_id, "umcp/%s (%s)"
-                                    % (app.version, app.board.name), app.trust, app.server.max_message)
+        links = endpoint_links(app.config, app.server, app.device_id, "umcp/%s (%s)"
+                               % (app.version, app.board.name), app.trust, app.server.max_message)
     except ValueError as e:  # its words mask the token
         raise ConfigError("config.json: %s" % e)
+    catalogue = app.server.catalogue
     for link in links:
         link.on_starved = app.starved
+        # A choice of tools that one of the catalogue's page forms lists gets its pages
+        # from the file, as a backend does: no paging code loaded at its first tools/list.
+        link.mcp.sees = catalogue_form(catalogue, link.mcp.offered)
     app.endpoints = links
     app.services[:0] = links  # before the HTTP endpoint's service, as config.json lists them
     app.tools.endpoints = links  # get_system_info reports them
+
+
+# Optional config.json keys handed to each link as they are (seconds), as to the xiaozhi
+# link; hello_timeout bounds the connection and its upgrade.
+_ENDPOINT_OPTIONS = const(("idle_timeout", "ping_interval", "backoff_min", "backoff_max", "stable_after"))
+
+
+def endpoint_links(config, server, device_id, user_agent, ca, max_message):
+    """The links config.json asks for: one per URL of its mcp_endpoint (a URL, or a list
+    of them, one per agent), with the tools its links.endpoint.tools offers (or
+    mcp_endpoint_tools, its older name) and the timings it names; ValueError saying what
+    is wrong, the token masked. Here, not in mcplink.endpoint, which stays resident: it
+    runs once, at the start."""
+    from mcplink.endpoint import EndpointLink, masked
+
+    urls = config["mcp_endpoint"]
+    if isinstance(urls, str):
+        urls = [urls]
+    if not isinstance(urls, list):
+        raise ValueError("mcp_endpoint must be a ws:// or wss:// URL, or a list of them")
+    choice = ((config.get("links") or {}).get("endpoint") or {}).get("tools")
+    options = {"tools": config.get("mcp_endpoint_tools") if choice is None else choice,
+               "connect_timeout": config.get("hello_timeout", 10)}
+    for key in _ENDPOINT_OPTIONS:
+        if key in config:
+            options[key] = config[key]
+    links = []
+    for url in urls:
+        # One agent's endpoint takes one connection: a second would push the first off.
+        if urls.count(url) > 1:
+            raise ValueError("mcp_endpoint lists %s twice" % masked(url))
+        links.append(EndpointLink(server, url, device_id, user_agent, ca, max_message, **options))
+    return links
+
+
+def catalogue_form(catalogue, offered):
+    """Which of the page forms of `catalogue` (umcp.catalogue, or None) lists exactly the
+    tools `offered(tool)` picks out of it (Session.sees): True, the one with the user-only
+    tools (all are offered); False, the one without (all but those); None: neither."""
+    if catalogue is None:
+        return None
+    from umcp.catalogue import CatalogueTool
+
+    every = plain = True  # every tool offered; exactly those not user-only
+    with open(catalogue.path, "rb") as f:
+        for index in range(catalogue.count):
+            record = catalogue.record(index, f)
+            tool = CatalogueTool(record[0], record[1], None, None)
+            if offered(tool):
+                plain = plain and not tool.user_only
+            else:
+                every = False
+                plain = plain and tool.user_only
+    return True if every else False if plain else None

@@ -47,7 +47,7 @@ def read_status(tools):
 
 
 def read_system(tools):
-    return call_then_forget("umcpfw.systools", "get_system_info", tools, None)
+    return call_then_forget("umcpfw.sysinfo", "get_system_info", tools, None)
 
 
 def read_log(tools):

@@ -247,6 +247,34 @@ async def test_pages_cut_for_another_page_limit_are_cut_by_paging(tmp_path, monk
     assert len(expected[0]) > 1 and served == [False] * len(expected[0])
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("choice, sees", [(["self."], True), (None, False), (["self.lamp.*"], None)])
+async def test_a_choice_of_tools_a_page_form_lists_is_read_from_the_file(tmp_path, monkeypatch, choice, sees):
+    # An MCP endpoint's choice of tools (mcplink.endpoint.offered_tools): every tool, or all
+    # but the user-only ones, is one of the catalogue's page forms (umcpfw.linkconfig finds
+    # which) and read from its page records; a narrower choice is cut by umcp.paging. Each
+    # frame is the one the server that built its tools sends for the same choice.
+    from mcplink.endpoint import offered_tools
+    from umcpfw.linkconfig import catalogue_form
+
+    built = _server(tmp_path, "built", False)
+    written = _server(tmp_path, "catalogue", True, page_limit=1500)
+    served = _spied(written, monkeypatch)
+    offered = offered_tools(choice)
+    assert catalogue_form(written.catalogue, offered) is sees
+    assert catalogue_form(None, offered) is None
+    written.default.sees = sees
+    for server in (built, written):
+        server.page_limit = 1500
+        server.default.overhead = host_catalogue.PAGE_RESERVE - 2  # the ids have two digits
+        server.default.offered = offered
+    expected, frames = await _listed(built, "2024-11-05")
+    assert await _listed(written, "2024-11-05") == (expected, frames)
+    names = [tool["name"] for page in expected for tool in page["tools"]]
+    assert ("self.get_system_info" in names) is (sees is True)
+    assert served == ([True] * len(expected) if sees is not None else [])
+
+
 def _app(config=CONFIG, version=None):
     from types import SimpleNamespace
 
