@@ -8,14 +8,16 @@ pending (nothing else then: the owner needs it), the Wi-Fi setup's access point 
 password while that mode runs, the last tool called and whether it worked, the volume
 and the brightness. The
 theme (light/dark) is the panel's. Updates never make anyone wait: changed() only sets
-an Event, and the view's own task draws once for any number of changes meanwhile.
+a flag, which the view's own task looks at every _STEP_MS (asyncio.sleep_ms: nothing made),
+and it draws once for any number of changes meanwhile.
 """
 
 import asyncio
 
 from umcp.compat import const, get_logger, ticks_diff, ticks_ms
 
-_POLL_S = const(2)  # how often the link's state is looked at without a change announced
+_POLL_MS = const(2000)  # how often the link's state is looked at without a change announced
+_STEP_MS = const(100)  # how often the view looks for a change announced
 _TALK_MS = const(60000)  # how long a turn's text stays on the screen
 
 _log = get_logger("status")
@@ -25,7 +27,7 @@ class StatusView:
     """The status view on one screen, for the application `app`.
 
     It draws only when the text differs from what the panel shows, and also looks every
-    _POLL_S seconds, for the link's state. The screen: any object with `rows`,
+    _POLL_MS, for the link's state. The screen: any object with `rows`,
     `columns`, show(lines) (OSError/RuntimeError when the panel does not answer),
     `theme` and set_theme(theme), and `held` (True while a maker's text is on it: the
     view leaves the panel alone until it is cleared), as parts.screen.Screen is. The
@@ -43,15 +45,15 @@ class StatusView:
     emotion = None
     shown = None  # the lines on the panel, None: not drawn yet
     failed = False  # the panel did not answer at the last draw (logged once)
+    stale = False  # something changed since the last draw
 
     def __init__(self, screen, app):
         self.screen = screen
         self.app = app
-        self._changed = asyncio.Event()
 
     def changed(self):
         """Something shown may have changed: the view's task redraws soon."""
-        self._changed.set()
+        self.stale = True
 
     def on_call(self, name, ok):
         """McpServer.on_call: the last tool and how it went, named for a 16-character line:
@@ -62,7 +64,7 @@ class StatusView:
             parts = parts[1:]
         short = ".".join(parts[-2:])
         self.tool = (short if len(short) <= 12 else parts[-1][:12], ok)
-        self._changed.set()
+        self.stale = True
 
     def lines(self):
         """The text for the panel now."""
@@ -123,19 +125,21 @@ class StatusView:
             self.shown = None
 
     async def run(self):
-        """Draw at each change (coalesced) and every _POLL_S seconds, until cancelled. A
-        heap too full for a draw (a connection's peak on a board without PSRAM) skips that
-        draw: the screen is drawn again at the next look, the view never stops for it."""
+        """Draw at each change (coalesced: the flag is looked at every _STEP_MS) and every
+        _POLL_MS, until cancelled. A heap too full for a draw (a connection's peak on a
+        board without PSRAM) skips that draw: the screen is drawn again at the next look,
+        the view never stops for it."""
+        sleep_ms = getattr(asyncio, "sleep_ms", None)  # MicroPython's makes nothing
         while True:
-            self._changed.clear()
+            self.stale = False
             try:
                 self.draw()
             except MemoryError:
                 self.shown = None
-            try:
-                await asyncio.wait_for(self._changed.wait(), _POLL_S)
-            except asyncio.TimeoutError:
-                pass
-            except MemoryError:  # no heap for the wait's task: look again after a pause
-                await asyncio.sleep(_POLL_S)
-
+            waited = 0
+            while waited < _POLL_MS and not self.stale:
+                if sleep_ms is None:
+                    await asyncio.sleep(_STEP_MS / 1000)
+                else:
+                    await sleep_ms(_STEP_MS)
+                waited += _STEP_MS
