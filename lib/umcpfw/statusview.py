@@ -20,8 +20,6 @@ _POLL_MS = const(2000)  # how often the link's state is looked at without a chan
 _STEP_MS = const(100)  # how often the view looks for a change announced
 _TALK_MS = const(60000)  # how long a turn's text stays on the screen
 
-_log = get_logger("status")
-
 
 class StatusView:
     """The status view on one screen, for the application `app`.
@@ -36,7 +34,8 @@ class StatusView:
     """
 
     # Class attributes: an instance holds its own only once they change.
-    tool = None  # (short name, ok) of the last tool call
+    tool = None  # the last tool called (its name, the server's: nothing made for it)
+    ok = True  # whether it worked
     setup = None  # (access point, password, address) while Wi-Fi setup runs
     note = None  # a text shown under the state for a while (an alarm's label: umcpfw.alarms)
     talk = None  # a turn's text, lines for under the state, since talk_at (umcpfw.turntext)
@@ -56,14 +55,10 @@ class StatusView:
         self.stale = True
 
     def on_call(self, name, ok):
-        """McpServer.on_call: the last tool and how it went, named for a 16-character line:
-        without "self.", its last two parts ("lamp.turn_on"), or the last one when they are
-        long."""
-        parts = name.split(".")
-        if parts[0] == "self":
-            parts = parts[1:]
-        short = ".".join(parts[-2:])
-        self.tool = (short if len(short) <= 12 else parts[-1][:12], ok)
+        """McpServer.on_call: the last tool and how it went (kept as they come: a call
+        makes nothing here; lines() names the tool)."""
+        self.tool = name
+        self.ok = ok
         self.stale = True
 
     def lines(self):
@@ -95,7 +90,7 @@ class StatusView:
                 return lines + self.talk
             self.talk = None
         if self.tool is not None:
-            lines.append("%s %s" % (self.tool[0], "ok" if self.tool[1] else "error"))
+            lines.append("%s %s" % (short(self.tool), "ok" if self.ok else "error"))
         board = app.board
         if board.speaker is not None:
             lines.append("Volume %d" % board.speaker.volume)
@@ -120,7 +115,7 @@ class StatusView:
             self.failed = False
         except (OSError, RuntimeError) as e:
             if not self.failed:
-                _log.warning("status screen: %s", e)
+                get_logger("status").warning("status screen: %s", e)
             self.failed = True
             self.shown = None
 
@@ -143,3 +138,13 @@ class StatusView:
                 else:
                     await sleep_ms(_STEP_MS)
                 waited += _STEP_MS
+
+
+def short(name):
+    """A tool's name for a 16-character line: without "self.", its last two parts
+    ("lamp.turn_on"), or the last one when they are long."""
+    parts = name.split(".")
+    if parts[0] == "self":
+        parts = parts[1:]
+    both = ".".join(parts[-2:])
+    return both if len(both) <= 12 else parts[-1][:12]
