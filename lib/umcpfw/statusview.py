@@ -6,18 +6,19 @@ It shows the connection state, an alarm's label while it rings (`note`), a turn'
 for a minute after it came (`talk`: umcpfw.turntext), the activation code while one is
 pending (nothing else then: the owner needs it), the Wi-Fi setup's access point and
 password while that mode runs, the last tool called and whether it worked, the volume
-and the brightness. The
-theme (light/dark) is the panel's. Updates never make anyone wait: changed() only sets
-a flag, which the view's own task looks at every _STEP_MS (asyncio.sleep_ms: nothing made),
-and it draws once for any number of changes meanwhile.
+and the brightness. The theme (light/dark) is the panel's.
+
+Updates never make anyone wait: changed() only sets an Event, and the view's own task
+draws once for any number of changes meanwhile. A second small task sets it every
+_POLL_S, for the link's state: a look makes only the Event's wait (no wait_for task,
+coroutine or TimeoutError; whole seconds: no float).
 """
 
 import asyncio
 
 from umcp.compat import const, get_logger, ticks_diff, ticks_ms
 
-_POLL_MS = const(2000)  # how often the link's state is looked at without a change announced
-_STEP_MS = const(100)  # how often the view looks for a change announced
+_POLL_S = const(2)  # how often the link's state is looked at without a change announced
 _TALK_MS = const(60000)  # how long a turn's text stays on the screen
 
 
@@ -25,7 +26,7 @@ class StatusView:
     """The status view on one screen, for the application `app`.
 
     It draws only when the text differs from what the panel shows, and also looks every
-    _POLL_MS, for the link's state. The screen: any object with `rows`,
+    _POLL_S, for the link's state. The screen: any object with `rows`,
     `columns`, show(lines) (OSError/RuntimeError when the panel does not answer),
     `theme` and set_theme(theme), and `held` (True while a maker's text is on it: the
     view leaves the panel alone until it is cleared), as parts.screen.Screen is. The
@@ -44,22 +45,22 @@ class StatusView:
     emotion = None
     shown = None  # the lines on the panel, None: not drawn yet
     failed = False  # the panel did not answer at the last draw (logged once)
-    stale = False  # something changed since the last draw
 
     def __init__(self, screen, app):
         self.screen = screen
         self.app = app
+        self._changed = asyncio.Event()
 
     def changed(self):
         """Something shown may have changed: the view's task redraws soon."""
-        self.stale = True
+        self._changed.set()
 
     def on_call(self, name, ok):
         """McpServer.on_call: the last tool and how it went (kept as they come: a call
         makes nothing here; lines() names the tool)."""
         self.tool = name
         self.ok = ok
-        self.stale = True
+        self._changed.set()
 
     def lines(self):
         """The text for the panel now."""
@@ -120,24 +121,29 @@ class StatusView:
             self.shown = None
 
     async def run(self):
-        """Draw at each change (coalesced: the flag is looked at every _STEP_MS) and every
-        _POLL_MS, until cancelled. A heap too full for a draw (a connection's peak on a
-        board without PSRAM) skips that draw: the screen is drawn again at the next look,
-        the view never stops for it."""
-        sleep_ms = getattr(asyncio, "sleep_ms", None)  # MicroPython's makes nothing
+        """Draw at each change (coalesced) and every _POLL_S, until cancelled. A heap too
+        full for a draw or a wait (a connection's peak on a board without PSRAM) skips that
+        draw: the screen is drawn again at the next look, the view never stops for it."""
+        ticker = asyncio.create_task(self._tick())
+        changed = self._changed
+        try:
+            while True:
+                changed.clear()
+                try:
+                    self.draw()
+                except MemoryError:
+                    self.shown = None
+                try:
+                    await changed.wait()
+                except MemoryError:  # no heap for the wait's coroutine: look again after a pause
+                    await asyncio.sleep(_POLL_S)
+        finally:
+            ticker.cancel()
+
+    async def _tick(self):
         while True:
-            self.stale = False
-            try:
-                self.draw()
-            except MemoryError:
-                self.shown = None
-            waited = 0
-            while waited < _POLL_MS and not self.stale:
-                if sleep_ms is None:
-                    await asyncio.sleep(_STEP_MS / 1000)
-                else:
-                    await sleep_ms(_STEP_MS)
-                waited += _STEP_MS
+            await asyncio.sleep(_POLL_S)
+            self._changed.set()
 
 
 def short(name):
