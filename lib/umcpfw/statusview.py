@@ -6,9 +6,12 @@ It shows the connection state, an alarm's label while it rings (`note`), a turn'
 for a minute after it came (`talk`: umcpfw.turntext), the activation code while one is
 pending (nothing else then: the owner needs it), the Wi-Fi setup's access point and
 password while that mode runs, the last tool called and whether it worked, the volume
-and the brightness. The
-theme (light/dark) is the panel's. Updates never make anyone wait: changed() only sets
-an Event, and the view's own task draws once for any number of changes meanwhile.
+and the brightness. The theme (light/dark) is the panel's.
+
+Updates never make anyone wait: changed() only sets an Event, and the view's own task
+draws once for any number of changes meanwhile. A second small task sets it every
+_POLL_S, for the link's state: a look makes only the Event's wait (no wait_for task,
+coroutine or TimeoutError; whole seconds: no float).
 """
 
 import asyncio
@@ -18,14 +21,12 @@ from umcp.compat import const, get_logger, ticks_diff, ticks_ms
 _POLL_S = const(2)  # how often the link's state is looked at without a change announced
 _TALK_MS = const(60000)  # how long a turn's text stays on the screen
 
-_log = get_logger("status")
-
 
 class StatusView:
     """The status view on one screen, for the application `app`.
 
     It draws only when the text differs from what the panel shows, and also looks every
-    _POLL_S seconds, for the link's state. The screen: any object with `rows`,
+    _POLL_S, for the link's state. The screen: any object with `rows`,
     `columns`, show(lines) (OSError/RuntimeError when the panel does not answer),
     `theme` and set_theme(theme), and `held` (True while a maker's text is on it: the
     view leaves the panel alone until it is cleared), as parts.screen.Screen is. The
@@ -34,7 +35,8 @@ class StatusView:
     """
 
     # Class attributes: an instance holds its own only once they change.
-    tool = None  # (short name, ok) of the last tool call
+    tool = None  # the last tool called (its name, the server's: nothing made for it)
+    ok = True  # whether it worked
     setup = None  # (access point, password, address) while Wi-Fi setup runs
     note = None  # a text shown under the state for a while (an alarm's label: umcpfw.alarms)
     talk = None  # a turn's text, lines for under the state, since talk_at (umcpfw.turntext)
@@ -54,14 +56,10 @@ class StatusView:
         self._changed.set()
 
     def on_call(self, name, ok):
-        """McpServer.on_call: the last tool and how it went, named for a 16-character line:
-        without "self.", its last two parts ("lamp.turn_on"), or the last one when they are
-        long."""
-        parts = name.split(".")
-        if parts[0] == "self":
-            parts = parts[1:]
-        short = ".".join(parts[-2:])
-        self.tool = (short if len(short) <= 12 else parts[-1][:12], ok)
+        """McpServer.on_call: the last tool and how it went (kept as they come: a call
+        makes nothing here; lines() names the tool)."""
+        self.tool = name
+        self.ok = ok
         self._changed.set()
 
     def lines(self):
@@ -93,7 +91,7 @@ class StatusView:
                 return lines + self.talk
             self.talk = None
         if self.tool is not None:
-            lines.append("%s %s" % (self.tool[0], "ok" if self.tool[1] else "error"))
+            lines.append("%s %s" % (short(self.tool), "ok" if self.ok else "error"))
         board = app.board
         if board.speaker is not None:
             lines.append("Volume %d" % board.speaker.volume)
@@ -118,24 +116,41 @@ class StatusView:
             self.failed = False
         except (OSError, RuntimeError) as e:
             if not self.failed:
-                _log.warning("status screen: %s", e)
+                get_logger("status").warning("status screen: %s", e)
             self.failed = True
             self.shown = None
 
     async def run(self):
-        """Draw at each change (coalesced) and every _POLL_S seconds, until cancelled. A
-        heap too full for a draw (a connection's peak on a board without PSRAM) skips that
+        """Draw at each change (coalesced) and every _POLL_S, until cancelled. A heap too
+        full for a draw or a wait (a connection's peak on a board without PSRAM) skips that
         draw: the screen is drawn again at the next look, the view never stops for it."""
-        while True:
-            self._changed.clear()
-            try:
-                self.draw()
-            except MemoryError:
-                self.shown = None
-            try:
-                await asyncio.wait_for(self._changed.wait(), _POLL_S)
-            except asyncio.TimeoutError:
-                pass
-            except MemoryError:  # no heap for the wait's task: look again after a pause
-                await asyncio.sleep(_POLL_S)
+        ticker = asyncio.create_task(self._tick())
+        changed = self._changed
+        try:
+            while True:
+                changed.clear()
+                try:
+                    self.draw()
+                except MemoryError:
+                    self.shown = None
+                try:
+                    await changed.wait()
+                except MemoryError:  # no heap for the wait's coroutine: look again after a pause
+                    await asyncio.sleep(_POLL_S)
+        finally:
+            ticker.cancel()
 
+    async def _tick(self):
+        while True:
+            await asyncio.sleep(_POLL_S)
+            self._changed.set()
+
+
+def short(name):
+    """A tool's name for a 16-character line: without "self.", its last two parts
+    ("lamp.turn_on"), or the last one when they are long."""
+    parts = name.split(".")
+    if parts[0] == "self":
+        parts = parts[1:]
+    both = ".".join(parts[-2:])
+    return both if len(both) <= 12 else parts[-1][:12]

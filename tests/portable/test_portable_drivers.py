@@ -8,7 +8,8 @@ from drivers.backlight import Axp2101Backlight, PwmBacklight
 from drivers.camera import Camera
 from drivers.display import Display
 from drivers.es8311 import ES8311
-from drivers.ssd1306 import SSD1306
+from drivers.ssd1306 import command, setup, theme
+from parts.oled import text
 from portable_support import raises
 from simoled import SSD1306 as SimSSD1306
 
@@ -25,15 +26,17 @@ def _bus(addr, width=1):
 
 
 def test_ssd1306_text_lands_page_by_page_as_a_whole_frame_would_show_it():
-    # The driver keeps no frame: each line goes into one reusable page. What the
-    # controller's RAM holds must be what a whole-panel FrameBuffer would have drawn.
+    # No frame is kept: each line goes into one reusable page (drivers.ssd1306's set-up
+    # makes it, parts.oled's text() draws with it). What the controller's RAM holds must be
+    # what a whole-panel FrameBuffer would have drawn.
     for width, height in ((128, 64), (128, 32), (64, 48)):
         hwsim.reset()
         chip = machine.sim_attach_i2c(0, 0x3C, SimSSD1306(width, height))
-        oled = SSD1306(machine.I2C(0), width, height)
+        i2c = machine.I2C(0)
+        drawing = setup(i2c, width, height)
         assert chip.on and not chip.inverted and chip.data_bytes == width * height // 8  # blanked
         lines = ["Temperature:", "21.5 C", "", "a line longer than the panel is wide"][:height // 8]
-        oled.text(lines)
+        text(i2c, 0x3C, drawing, height // 8, lines)
         frame = bytearray(width * height // 8)
         drawn = framebuf.FrameBuffer(frame, width, height, framebuf.MONO_VLSB)
         for row, line in enumerate(lines):
@@ -43,12 +46,18 @@ def test_ssd1306_text_lands_page_by_page_as_a_whole_frame_would_show_it():
             assert chip.ram[page * 128 + first:page * 128 + first + width] == \
                 frame[page * width:(page + 1) * width], (width, height, page)
         assert sum(frame[:width]) > 0 and sum(frame[2 * width:3 * width]) == 0
-        oled.text(["x"])  # fewer lines: the pages below are blanked
+        text(i2c, 0x3C, drawing, height // 8, ["x"])  # fewer lines: the pages below are blanked
         assert sum(chip.ram[128:]) == 0 and sum(chip.ram[:128]) > 0
-        oled.invert(True)
+        theme(i2c, 0x3C, "light")
         assert chip.inverted
-        oled.command(0xAE)  # any other command: display off
+        assert raises(ValueError, theme, i2c, 0x3C, "blue")
+        assert chip.inverted
+        command(i2c, 0x3C, 0xAE)  # any other command: display off
         assert not chip.on
+    hwsim.reset()
+    chip = machine.sim_attach_i2c(0, 0x3C, SimSSD1306(128, 64))
+    setup(machine.I2C(0), inverted=True)  # set up in the light theme
+    assert chip.on and chip.inverted
 
 
 def test_es8311_volume_registers():
