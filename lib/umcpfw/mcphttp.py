@@ -120,6 +120,18 @@ async def _serve_mdns(sock, group, found, port):
             answer = None
 
 
+def address_of(wlan, bind):
+    """Discovery's address(): the board's Wi-Fi address (`wlan`: its network interface), or
+    without Wi-Fi (the host board) `bind`, where it listens; None when that is "0.0.0.0".
+    (Made here, in a module that stays: a function keeps its module's globals, and so all
+    of its module, on the heap.)"""
+    if wlan is not None:
+        return lambda: wlan.ifconfig()[0]
+    if bind == "0.0.0.0":
+        return None
+    return lambda: bind
+
+
 def _usable(address):
     return bool(address) and address != "0.0.0.0"
 
