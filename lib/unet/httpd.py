@@ -15,6 +15,7 @@ What it refuses without calling the handler, and what a connection keeps: HttpSe
 """
 
 import asyncio
+import sys
 
 from umcp.compat import const, forget_modules, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
@@ -29,6 +30,13 @@ _SWEEP_MS = const(1000)  # how often deadlines and stream keep-alives are looked
 # must not keep every client out until their idle_timeout.
 SILENT_MS = const(2000)
 _JOINED_MAX = const(1024)  # a response up to this size is written in one piece
+# A small answer is composed in the connection's read buffer (nothing unread there): its
+# body from this offset on, its head just before it (a tools/call's head is about 80
+# bytes; a legacy session's adds its Mcp-Session-Id). MicroPython only: its streams copy
+# what they cannot send at once, and the buffer is free again when write() returns
+# (CPython's transports may keep a view of it).
+_HEAD_ROOM = const(160)
+_COMPOSE = sys.implementation.name == "micropython"
 
 # "|<code> <reason>" for each status answered: one string (a table of pairs would be some
 # 40 objects on the heap while the server is loaded).
@@ -149,6 +157,22 @@ class Response:
         elif not isinstance(body, (list, tuple)):
             body = (body,)
         self.sent = True
+        if _COMPOSE:
+            whole = self._conn.compose(status, headers, body, self.keep_alive)
+            if whole is not None:  # one write, and no string made for it
+                if self.gone:
+                    raise OSError("the client has gone")
+                writer = self._conn.writer
+                try:
+                    writer.write(whole)
+                    whole = None
+                    if getattr(writer, "out_buf", True):  # not all sent at once (else no turn
+                        await writer.drain()  # of the loop, nor a frame, for nothing)
+                except Exception:
+                    self.gone = True
+                    raise
+                self._last_write = ticks_ms()
+                return
         if len(body) > 1 and _short_text(body):
             body = ("".join(body),)  # a frame's pieces as one string: no view of each
         length = body_length(body)
@@ -270,6 +294,67 @@ class _Connection:
         if not count:
             raise EOFError
         self.end += count
+
+    def compose(self, status, headers, pieces, keep_alive):
+        """A response (Response.send's arguments, `pieces` str or bytes-like) composed in
+        the read buffer, as a view of it to write at once; None when something unread is
+        there, a piece is another kind, or it does not fit."""
+        if self.start != self.end:  # (a pipelined request's bytes)
+            return None
+        buf = self.buf
+        at = _HEAD_ROOM
+        room = len(buf)
+        for piece in pieces:
+            if not isinstance(piece, (str, bytes, bytearray, memoryview)):
+                return None
+            data = utf8(piece)
+            size = len(data)
+            if at + size > room:
+                return None
+            buf[at:at + size] = data
+            at += size
+        # The head backwards from the body: its end, Content-Length, the headers, the
+        # status line.
+        pos = _HEAD_ROOM - (4 if keep_alive else 23)
+        buf[pos:_HEAD_ROOM] = b"\r\n\r\n" if keep_alive else b"\r\nConnection: close\r\n\r\n"
+        length = at - _HEAD_ROOM
+        while True:
+            pos -= 1
+            buf[pos] = 48 + length % 10
+            length //= 10
+            if not length:
+                break
+        pos -= 18
+        buf[pos:pos + 18] = b"\r\nContent-Length: "
+        for i in range(len(headers or ()) - 1, -1, -1):
+            name, value = headers[i]
+            if "\r" in value or "\n" in value:
+                raise ValueError("line break in response header " + name)
+            value = utf8(value)
+            name = utf8(name)
+            pos -= len(value) + len(name) + 4
+            if pos < 0:
+                return None
+            buf[pos:pos + 2] = b"\r\n"
+            pos += 2
+            buf[pos:pos + len(name)] = name
+            pos += len(name)
+            buf[pos:pos + 2] = b": "
+            pos += 2
+            buf[pos:pos + len(value)] = value
+            pos -= len(name) + 4
+        if status == 200:
+            if pos < 15:
+                return None
+            pos -= 15
+            buf[pos:pos + 15] = b"HTTP/1.1 200 OK"
+        else:
+            line = utf8(status_line(status))
+            if pos < len(line):
+                return None
+            pos -= len(line)
+            buf[pos:pos + len(line)] = line
+        return self.view[pos:at]
 
     def _take_line(self):
         """Where the next line (CRLF or LF ended) ends in the buffer, without its end (its

@@ -138,6 +138,38 @@ async def test_a_streamed_response_ends_with_the_connection():
     assert server.served == 1
 
 
+async def test_answers_of_every_size_and_form_go_out_whole():
+    # Small answers are composed in the connection's read buffer (MicroPython), others
+    # written as they are: each comes out as its status, headers and pieces say, after a
+    # request alone or with the next one's bytes already read behind it.
+    sizes = (0, 1, 99, 300, 350, 351, 360, 420, 511, 900, 3000)
+
+    async def sized(request, response):
+        size = int(request.path[1:])
+        if size == 1:
+            await response.send(404, (("X-A", "1"),), "ü")
+            return
+        pieces = ["[", "x" * (size // 2), b"y" * (size - size // 2 - 2), "]"] if size > 1 else None
+        await response.send(201 if size % 2 else 200, (("Content-Type", "text/plain"), ("X-Z", "%d" % size)),
+                            pieces)
+
+    for size in sizes:
+        for behind, chunk in ((b"", 7), (b"GET /0 HTTP/1.1\r\n\r\n", 512)):
+            head = b"GET /%d HTTP/1.1\r\n%s\r\n" % (size, b"" if behind else b"Connection: close\r\n")
+            server, stream = await serve(head + behind, sized, chunk)
+            replies = stream.responses()
+            assert len(replies) == (2 if behind else 1), (size, replies)
+            status, headers, body = replies[0]
+            if size == 1:
+                assert (status, headers["x-a"], body) == (404, "1", "ü".encode())
+            else:
+                assert status == (201 if size % 2 else 200) and headers["x-z"] == str(size)
+                assert headers["content-type"] == "text/plain" and len(body) == size
+                assert body == (b"[" + b"x" * (size // 2) + b"y" * (size - size // 2 - 2) + b"]" if size else b"")
+            assert headers["content-length"] == str(len(body))
+            assert ("connection" in headers) == (not behind)
+
+
 async def test_bad_requests_are_answered_and_the_connection_closed():
     long_line = b"X-Kept: " + b"y" * MAX_LINE + b"\r\n"
     many = b"".join(b"X-%d: 1\r\n" % i for i in range(MAX_HEADERS + 1))
