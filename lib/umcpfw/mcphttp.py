@@ -11,6 +11,7 @@ the UDP socket and its receive loop, and unet.mdns is loaded only for a packet t
 for the board, and forgotten after its answer."""
 
 import asyncio
+import gc
 
 from umcp.compat import call_then_forget, const, forget_modules, get_logger
 from unet import close_quietly
@@ -35,6 +36,13 @@ _UNAVAILABLE = const(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/pl
                      b"no heap free on the board for the MCP endpoint now: retry in a moment\n")
 _DRAIN_BYTES = const(2048)  # at most, of what the client sent, read before it (a request's
 # head and a small body)
+# While the endpoint is loaded, the collector runs after this many times the bytes main.py
+# set (2 KB: 8 KB on a stock ESP32). Each run marks the whole heap in use, about 100 KB
+# with the endpoint's code, and a request leaves a few KB of garbage and almost nothing
+# that stays: at every 2 KB the collector was most of a call's cost. Packing what stays
+# (main.py's reason) matters for the session's other work, which has it back when the
+# endpoint goes idle.
+_SERVING_COLLECTS = const(4)
 
 
 def endpoint_maker(app, token, port, bind, hostname, options):
@@ -170,6 +178,7 @@ class McpHttpService:
         self._server = None
         self._stopped = None
         self._dropping = None  # the task that drops an idle endpoint
+        self._threshold = None  # gc.threshold() to restore when the endpoint goes
 
     @property
     def listening(self):
@@ -196,6 +205,7 @@ class McpHttpService:
             try:
                 endpoint = self.endpoint = self.make()
                 self.made += 1
+                self._collect_less()
             except Exception as e:  # MemoryError among them: the board carries on
                 _log.error("the MCP endpoint could not start: %r", e)
                 await _unavailable(reader, writer)
@@ -207,6 +217,22 @@ class McpHttpService:
                 self._dropping = asyncio.create_task(self._drop_idle())
             endpoint = None  # (see _drop_idle)
 
+    def _collect_less(self):
+        """The collector's threshold raised for the endpoint's time (_SERVING_COLLECTS; where
+        there is one: MicroPython's gc.threshold, set by main.py)."""
+        threshold = getattr(gc, "threshold", None)
+        if threshold is not None and self._threshold is None:
+            now = threshold()
+            if now > 0:
+                self._threshold = now
+                threshold(now * _SERVING_COLLECTS)
+
+    def _collect_as_before(self):
+        """The threshold _collect_less() found, back."""
+        if self._threshold is not None:
+            gc.threshold(self._threshold)
+            self._threshold = None
+
     async def _drop_idle(self):
         """After idle_s, stop the endpoint if it is idle still, and forget its code."""
         try:
@@ -214,6 +240,7 @@ class McpHttpService:
             endpoint = self.endpoint
             if endpoint is not None and _idle(endpoint):
                 self.endpoint = None
+                self._collect_as_before()
                 await endpoint.stop()
                 forget_modules(*_LOADED)
                 _log.info("MCP endpoint idle: its code unloaded until the next connection")
@@ -253,6 +280,7 @@ class McpHttpService:
         if dropping is not None:
             dropping.cancel()
         endpoint, self.endpoint = self.endpoint, None
+        self._collect_as_before()
         if endpoint is not None:
             await endpoint.stop()
         if self._stopped is not None:
