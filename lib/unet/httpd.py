@@ -305,7 +305,7 @@ class _Connection:
         at = _HEAD_ROOM
         room = len(buf)
         for piece in pieces:
-            if not isinstance(piece, (str, bytes, bytearray, memoryview)):
+            if isinstance(piece, tuple) or hasattr(piece, "json_bytes"):  # a listed entry
                 return None
             data = utf8(piece)
             size = len(data)
@@ -405,10 +405,20 @@ class _Connection:
         server = self.server
         self._wait(_IDLE, server.idle_timeout * 1000)
         while self.start == self.end:
-            try:
-                await self._fill()
-            except EOFError:
+            # (_fill() and read_some(), inline: two coroutine frames a request otherwise)
+            self._room()
+            sock = getattr(self.reader, "s", None)  # MicroPython's stream: its socket
+            if sock is not None:
+                target = self.view[self.end:]
+                count = sock.readinto(target)  # what has come already
+                while count is None:  # (None: nothing yet)
+                    count = await self.reader.readinto(target)
+                target = None
+            else:
+                count = await read_some(self.reader, self.buf, self.end, self.view)
+            if not count:
                 return None
+            self.end += count
         self._wait(_READING, server.request_timeout * 1000)
         stop = await self.line()
         if self.first == stop and self.requests:  # a stray CRLF after a body (RFC 9112 2.2)
@@ -492,6 +502,18 @@ class _Connection:
                 raise _Refusal(10, server.max_body)  # 413: body too large
             request.length = length
         return request
+
+    def take_body(self, request):
+        """The request's body into request.body (a bytearray of its own) when all of it is
+        in the buffer already (it comes with the head): whether it was (else read_body)."""
+        length = request.length
+        if request.expect or self.end - self.start < length:
+            return False
+        body = bytearray(length)
+        body[:] = self.view[self.start:self.start + length]
+        self.start += length
+        request.body = body
+        return True
 
     async def read_body(self, request):
         """The request's body (request.length bytes) into request.body, a bytearray of its
@@ -702,7 +724,7 @@ class HttpServer:
                     return
                 if full or self.active >= self.max_requests:
                     raise _Refusal(11, self.max_requests)  # 503: busy
-                if request.length:
+                if request.length and not connection.take_body(request):
                     await connection.read_body(request)
             except _Refusal as refusal:
                 await self._refuse(connection, refusal)
