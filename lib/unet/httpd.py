@@ -253,8 +253,13 @@ class _Connection:
         self.server = server
         self.reader = reader
         self.writer = writer
-        self.buf = bytearray(BUF_START)
-        self.view = memoryview(self.buf)  # one view for the connection: slices of it, not of new ones
+        spare = server.spare  # the read buffer of a connection that ended, and its view
+        if spare is not None:
+            server.spare = None
+            self.buf, self.view = spare
+        else:
+            self.buf = bytearray(BUF_START)
+            self.view = memoryview(self.buf)  # one view for the connection: slices of it, not of new ones
         self.start = 0  # unread bytes are buf[start:end]
         self.first = 0  # where the line _take_line() found starts
         self.end = 0
@@ -610,6 +615,9 @@ class HttpServer:
             lengths[len(name)] = True
         self._lengths = lengths
         self.connections = []
+        # A read buffer (and its view) a connection left, for the next: clients of one
+        # request per connection do not cost a buffer each.
+        self.spare = None
         self.active = 0  # requests in the handler now, streams aside
         self.streams = 0  # streamed responses open now
         self.served = 0  # requests answered so far (the handler's or the server's own)
@@ -714,6 +722,11 @@ class HttpServer:
             connection.response = None
             if connection in self.connections:
                 self.connections.remove(connection)
+            if len(connection.buf) == BUF_START and self.spare is None:  # for the next one
+                self.spare = (connection.buf, connection.view)
+                # Its only view now: CPython will not grow a buffer another view looks at,
+                # and a connection may outlive its task a while (a reference cycle).
+                connection.buf = connection.view = None
             await _conn.close_quietly(writer, abort)
 
     async def _requests(self, connection, full):

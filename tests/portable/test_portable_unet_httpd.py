@@ -170,6 +170,34 @@ async def test_answers_of_every_size_and_form_go_out_whole():
             assert ("connection" in headers) == (not behind)
 
 
+async def test_a_connection_takes_the_read_buffer_the_one_before_left():
+    # A client of one request per connection costs no new buffer each time; a buffer grown
+    # for a long line is not kept.
+    seen = []
+
+    def spare():  # the buffer kept and its size (not its view: CPython would not let a
+        # buffer seen so grow)
+        return server.spare and (server.spare[0], len(server.spare[0]))
+
+    async def note(request, response):
+        seen.append(spare())
+        await response.send(200, None, "ok")
+
+    server = HttpServer(note, ("x-long",))
+    for data in (b"GET /a HTTP/1.1\r\n\r\n", b"GET /b HTTP/1.1\r\n\r\n",
+                 b"GET /c HTTP/1.1\r\nX-Long: " + b"y" * 600 + b"\r\n\r\n", b"GET /d HTTP/1.1\r\n\r\n"):
+        stream = Stream(data)
+        await server.serve(stream, stream)
+        assert [status for status, _, _ in stream.responses()] == [200]
+        seen.append(spare())
+    await server.stop()
+    first = seen[1][0]
+    assert seen[0] is None and seen[1][1] == httpd.BUF_START
+    assert seen[2] is None and seen[3][0] is first  # taken by /b, and given back
+    assert seen[4] is None and seen[5] is None  # taken by /c, grown: not kept
+    assert seen[6] is None and seen[7][1] == httpd.BUF_START and seen[7][0] is not first
+
+
 async def test_bad_requests_are_answered_and_the_connection_closed():
     long_line = b"X-Kept: " + b"y" * MAX_LINE + b"\r\n"
     many = b"".join(b"X-%d: 1\r\n" % i for i in range(MAX_HEADERS + 1))
