@@ -121,6 +121,7 @@ class Response:
     sent = False
     streaming = False
     gone = False
+    unsent = False  # send_now() left bytes in the stream (flush() writes them)
     keepalive = None  # bytes a quiet stream sends every keepalive_s (an SSE comment)
     keepalive_s = 20
     _lock = None
@@ -146,33 +147,59 @@ class Response:
         parts.append("\r\n\r\n" if self.keep_alive else "\r\nConnection: close\r\n\r\n")
         return "".join(parts)
 
+    def send_now(self, status, headers=None, body=None):
+        """send() at once, without a coroutine, where it can be: a small answer on
+        MicroPython, composed in the connection's read buffer and written in one piece.
+        Returns whether it was; if not, nothing was written, and send() is the way. What
+        the stream could not take at once (`unsent`) goes out before the server reads the
+        next request or closes (or with flush())."""
+        if self.sent:
+            raise RuntimeError("response already sent")
+        if not _COMPOSE:
+            return False
+        if body is None:
+            body = ()
+        elif not isinstance(body, list) and not isinstance(body, tuple):
+            body = (body,)
+        whole = self._conn.compose(status, headers, body, self.keep_alive)
+        if whole is None:
+            return False
+        if self.gone:
+            raise OSError("the client has gone")
+        self.sent = True
+        writer = self._conn.writer
+        try:
+            writer.write(whole)
+        except Exception:
+            self.gone = True
+            raise
+        if getattr(writer, "out_buf", True):  # (MicroPython's stream: what it kept back)
+            self.unsent = True
+        self._last_write = ticks_ms()
+        return True
+
+    async def flush(self):
+        """Write what send_now() left in the stream."""
+        if self.unsent:
+            self.unsent = False
+            try:
+                await self._conn.writer.drain()
+            except Exception:
+                self.gone = True
+                raise
+
     async def send(self, status, headers=None, body=None):
         """The whole response: `headers` (name, value) pairs, `body` None, a str, a
         bytes-like or a list/tuple of those (joined with the head into one write up to
         _JOINED_MAX bytes; beyond, written as they are, never copied)."""
-        if self.sent:
-            raise RuntimeError("response already sent")
+        if self.send_now(status, headers, body):
+            await self.flush()
+            return
         if body is None:
             body = ()
-        elif not isinstance(body, (list, tuple)):
+        elif not isinstance(body, list) and not isinstance(body, tuple):
             body = (body,)
         self.sent = True
-        if _COMPOSE:
-            whole = self._conn.compose(status, headers, body, self.keep_alive)
-            if whole is not None:  # one write, and no string made for it
-                if self.gone:
-                    raise OSError("the client has gone")
-                writer = self._conn.writer
-                try:
-                    writer.write(whole)
-                    whole = None
-                    if getattr(writer, "out_buf", True):  # not all sent at once (else no turn
-                        await writer.drain()  # of the loop, nor a frame, for nothing)
-                except Exception:
-                    self.gone = True
-                    raise
-                self._last_write = ticks_ms()
-                return
         if len(body) > 1 and _short_text(body):
             body = ("".join(body),)  # a frame's pieces as one string: no view of each
         length = body_length(body)
@@ -753,6 +780,7 @@ class HttpServer:
                 await self.handler(request, response)
                 if not response.sent:
                     raise RuntimeError("the handler sent no response")
+                await response.flush()
             except Exception as e:
                 if not response.sent and not response.gone:
                     _log.error("%s %s failed: %r", request.method, request.path, e)
