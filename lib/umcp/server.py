@@ -572,22 +572,24 @@ class McpServer:
             data = None
             await self.answer_out_of_memory(session, "null")
 
-    async def handle(self, payload, session=None, raw=None, inside=None):
+    def handle(self, payload, session=None, raw=None, inside=None):
         """Serve one incoming JSON-RPC message (dict, or JSON text or bytes, which
         receive() reads) from `session` (None: the default session). `raw`: the text the
         message was read from, and `inside` the key (bytes) of the envelope member that
         held it: a string id whose decoding replaced a lone surrogate is then answered as
         the client wrote it (umcp.refusal.echo_id).
 
-        Never raises and never waits for a tool callback; a MemoryError costs this
-        message only (answer_out_of_memory).
+        Returns the awaitable that serves it (a plain function: no coroutine frame of its
+        own for each message). Never raises and never waits for a tool callback; a
+        MemoryError costs this message only (answer_out_of_memory).
         """
         if session is None:
             session = self.default
+        if isinstance(payload, dict):  # (the common case first: no tuple made to ask)
+            return self._serve(payload, session, raw, inside)
         if isinstance(payload, (str, bytes, bytearray, memoryview)):
-            await self.receive(payload, session)
-        else:
-            await self._serve(payload, session, raw, inside)
+            return self.receive(payload, session)
+        return self._serve(payload, session, raw, inside)
 
     async def _serve(self, payload, session, raw, inside):
         """handle() for a message already parsed (any JSON value)."""
