@@ -17,7 +17,9 @@ EVENT_END = "\r\n\r\n"
 
 
 class _Session(Session):
-    portable = True  # tool names every client accepts (a class attribute: no heap per request)
+    # (Class attributes: no heap per request.)
+    portable = True  # tool names every client accepts
+    waits = True  # the request's task waits for its answer: a tool call may run in it
 
 
 class Exchange:
