@@ -198,26 +198,29 @@ class McpHttpService:
         finally:
             await self.stop()
 
-    async def accept(self, reader, writer):
+    def accept(self, reader, writer):
         """Serve one connection the listener accepted: the endpoint is made at the first;
         if it cannot be (MemoryError among others), that connection is answered 503 with
-        Retry-After and closed, and the next one tries again."""
+        Retry-After and closed, and the next one tries again. Returns the awaitable that
+        serves it (a plain function: no coroutine frame of its own for each connection)."""
         endpoint = self.endpoint
         if endpoint is None:
             try:
                 endpoint = self.endpoint = self.make()
                 self.made += 1
+                endpoint.httpd.on_closed = self._closed
                 self._collect_less()
             except Exception as e:  # MemoryError among them: the board carries on
                 _log.error("the MCP endpoint could not start: %r", e)
-                await _unavailable(reader, writer)
-                return
-        try:
-            await endpoint.httpd.serve(reader, writer)
-        finally:
-            if self.idle_s is not None and self._dropping is None and _idle(endpoint):
-                self._dropping = asyncio.create_task(self._drop_idle())
-            endpoint = None  # (see _drop_idle)
+                return _unavailable(reader, writer)
+        return endpoint.httpd.serve(reader, writer)
+
+    def _closed(self):
+        """A connection ended (the endpoint's httpd says so): once none is open and no
+        legacy session kept, the endpoint is dropped after idle_s."""
+        endpoint = self.endpoint
+        if self.idle_s is not None and self._dropping is None and endpoint is not None and _idle(endpoint):
+            self._dropping = asyncio.create_task(self._drop_idle())
 
     def _collect_less(self):
         """The collector's threshold raised for the endpoint's time (_SERVING_COLLECTS; where

@@ -431,26 +431,40 @@ class _Connection:
                 return
             self.end += count
 
-    async def request(self, keep):
-        """The next request (its body not read yet); None when the client closed between
-        requests."""
-        server = self.server
-        self._wait(_IDLE, server.idle_timeout * 1000)
-        while self.start == self.end:
-            # (_fill() and read_some(), inline: two coroutine frames a request otherwise)
-            self._room()
-            sock = getattr(self.reader, "s", None)  # MicroPython's stream: its socket
-            if sock is not None:
-                target = self.view[self.end:]
-                count = sock.readinto(target)  # what has come already
-                while count is None:  # (None: nothing yet)
-                    count = await self.reader.readinto(target)
-                target = None
-            else:
-                count = await read_some(self.reader, self.buf, self.end, self.view)
-            if not count:
-                return None
+    def read_now(self):
+        """What has come already, into the buffer (MicroPython: its socket read without
+        waiting): the count (0: the stream ended), or None when nothing has come, or on
+        CPython (which cannot tell without waiting)."""
+        self._room()  # (room there is: nothing is unread when this is asked)
+        sock = getattr(self.reader, "s", None)  # MicroPython's stream: its socket
+        if sock is None:
+            return None
+        count = sock.readinto(self.view[self.end:])
+        if count:
             self.end += count
+        return count
+
+    async def arrived(self):
+        """Wait for a request's first bytes (what the buffer holds already counts):
+        whether they came (False: the client closed between requests)."""
+        while self.start == self.end:
+            count = self.read_now()
+            if count is None:
+                if getattr(self.reader, "s", None) is not None:
+                    count = await self.reader.readinto(self.view[self.end:])
+                    if count is None:  # nothing yet (TLS)
+                        continue
+                else:
+                    count = await read_some(self.reader, self.buf, self.end, self.view)
+                self.end += count
+            if not count:
+                return False
+        return True
+
+    async def request(self, keep):
+        """The next request (its body not read yet), its first bytes in the buffer
+        (arrived())."""
+        server = self.server
         self._wait(_READING, server.request_timeout * 1000)
         stop = await self.line()
         if self.first == stop and self.requests:  # a stray CRLF after a body (RFC 9112 2.2)
@@ -645,6 +659,7 @@ class HttpServer:
         # A read buffer (and its view) a connection left, for the next: clients of one
         # request per connection do not cost a buffer each.
         self.spare = None
+        self.on_closed = None  # called (no arguments) after each connection has ended
         self.active = 0  # requests in the handler now, streams aside
         self.streams = 0  # streamed responses open now
         self.served = 0  # requests answered so far (the handler's or the server's own)
@@ -729,7 +744,7 @@ class HttpServer:
 
     async def serve(self, reader, writer):
         """Serve one connection until it ends (start() hands it each it accepts; a
-        listener of one's own may too)."""
+        listener of one's own may too). Then on_closed(), if set."""
         if self._sweeper is None:  # deadlines matter once there is a connection
             self._sweeper = asyncio.create_task(self._sweep())
         connection = _Connection(self, reader, writer)
@@ -739,7 +754,56 @@ class HttpServer:
         full = len(self.connections) > self.max_connections and not self._make_room()
         abort = True  # cut off (a deadline, room for another, stop()): unsent data is dropped
         try:
-            await self._requests(connection, full)
+            # The requests in turn (here, not in a coroutine of its own: a frame each
+            # connection).
+            while True:
+                try:
+                    connection._wait(_IDLE, self.idle_timeout * 1000)
+                    if connection.start == connection.end:
+                        # What has come already; else wait (arrived()), and only then (a
+                        # coroutine frame for nothing otherwise).
+                        count = connection.read_now()
+                        if count == 0 or count is None and not await connection.arrived():
+                            break  # the client closed between requests
+                    request = await connection.request(self.keep)
+                    if full or self.active >= self.max_requests:
+                        raise _Refusal(11, self.max_requests)  # 503: busy
+                    if request.length and not connection.take_body(request):
+                        await connection.read_body(request)
+                except _Refusal as refusal:
+                    await self._refuse(connection, refusal)
+                    break
+                except (EOFError, OSError):
+                    break  # the client left mid-request: nothing to answer
+                connection.requests += 1
+                response = Response(connection, request.keep_alive)
+                connection.response = response
+                connection._wait(_SERVING, None)
+                self.active += 1
+                try:
+                    await self.handler(request, response)
+                    if not response.sent:
+                        raise RuntimeError("the handler sent no response")
+                    await response.flush()
+                except Exception as e:
+                    if not response.sent and not response.gone:
+                        _log.error("%s %s failed: %r", request.method, request.path, e)
+                        response.keep_alive = False
+                        try:
+                            await response.send(500)
+                        except Exception:
+                            pass
+                    break
+                finally:
+                    if response.streaming:
+                        self.streams -= 1
+                    else:
+                        self.active -= 1
+                    self.served += 1
+                    connection.response = None
+                request = None
+                if not response.keep_alive or response.gone:
+                    break
             abort = False
         except asyncio.CancelledError:
             pass
@@ -754,52 +818,18 @@ class HttpServer:
                 # Its only view now: CPython will not grow a buffer another view looks at,
                 # and a connection may outlive its task a while (a reference cycle).
                 connection.buf = connection.view = None
-            await _conn.close_quietly(writer, abort)
-
-    async def _requests(self, connection, full):
-        while True:
+            # unet.close_quietly's steps, here: a coroutine frame each connection otherwise
             try:
-                request = await connection.request(self.keep)
-                if request is None:
-                    return
-                if full or self.active >= self.max_requests:
-                    raise _Refusal(11, self.max_requests)  # 503: busy
-                if request.length and not connection.take_body(request):
-                    await connection.read_body(request)
-            except _Refusal as refusal:
-                await self._refuse(connection, refusal)
-                return
-            except (EOFError, OSError):
-                return  # the client left mid-request: nothing to answer
-            connection.requests += 1
-            response = Response(connection, request.keep_alive)
-            connection.response = response
-            connection._wait(_SERVING, None)
-            self.active += 1
-            try:
-                await self.handler(request, response)
-                if not response.sent:
-                    raise RuntimeError("the handler sent no response")
-                await response.flush()
-            except Exception as e:
-                if not response.sent and not response.gone:
-                    _log.error("%s %s failed: %r", request.method, request.path, e)
-                    response.keep_alive = False
-                    try:
-                        await response.send(500)
-                    except Exception:
-                        pass
-                return
-            finally:
-                if response.streaming:
-                    self.streams -= 1
+                transport = getattr(writer, "transport", None)  # CPython only
+                if abort and transport is not None:
+                    transport.abort()
                 else:
-                    self.active -= 1
-                self.served += 1
-                connection.response = None
-            request = None
-            if not response.keep_alive or response.gone:
-                return
+                    writer.close()
+                await writer.wait_closed()
+            except Exception:  # already reset by the peer: nothing left to release
+                pass
+            if self.on_closed is not None:
+                self.on_closed()
 
     async def _refuse(self, connection, refusal):
         """Answer what the server refused itself, and close (unet.httpdrefusal: loaded at
