@@ -147,7 +147,7 @@ class McpHttp:
         if refusal is not None:
             return self.refuse(response, refusal[0], refusal[1])
         if request.method == "POST":
-            return self._post(request, response)
+            return self._post(request, response, request.headers)
         if request.method == "GET":
             from .httpsession import stream
 
@@ -158,44 +158,38 @@ class McpHttp:
             return end(self, request, response)
         return self.refuse(response, 3)  # method
 
-    async def _post(self, request, response):
-        headers = request.headers
+    def _post(self, request, response, headers):
+        """The awaitable that answers a POST (a plain function: no frame of its own)."""
         accept = headers.get("accept") or "*/*"
         if "application/json" not in accept and "*/*" not in accept:
-            await self.refuse(response, 4)  # accept
-            return
+            return self.refuse(response, 4)  # accept
         streams = "text/event-stream" in accept or "*/*" in accept
         kind = headers.get("content-type") or ""
         if not kind.startswith("application/json") and kind.split(";")[0].strip().lower() != "application/json":
-            await self.refuse(response, 5)  # media
-            return
+            return self.refuse(response, 5)  # media
         body, request.body = request.body, None
         try:
             message = loads(body or b"")
         except ValueError as e:
-            await self.refuse(response, 6, str(e))  # parse
-            return
+            return self.refuse(response, 6, str(e))  # parse
         except MemoryError:  # the heap could not hold it parsed: this request only
             body = None
             # Answered here, not by mcplink.httperrors: no heap to load it with now.
-            await response.send(503, JSON, error_frame("null", INTERNAL_ERROR,
-                                                        "Out of memory: the request was not read"))
-            return
+            return response.send(503, JSON, error_frame("null", INTERNAL_ERROR,
+                                                         "Out of memory: the request was not read"))
         body = None  # the text's memory goes before the call runs
         if not isinstance(message, dict):
-            await self.refuse(response, 8)  # notone
-            return
+            return self.refuse(response, 8)  # notone
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         if headers.get("mcp-protocol-version") == MODERN_VERSION or (
                 isinstance(meta, dict) and META_VERSION in meta):
             from .httpmodern import handle
 
-            await handle(self, request, response, message, params, meta, streams)
-        else:
-            from .httpsession import handle
+            return handle(self, request, response, message, params, meta, streams)
+        from .httpsession import handle
 
-            await handle(self, request, response, message, streams)
+        return handle(self, request, response, message, streams)
 
     async def unsupported(self, response, version, id_json):
         from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)

@@ -22,7 +22,9 @@ _ONE_PAGE = const(0x3FFFFFFF)
 
 
 class _Session(Session):
-    portable = True  # tool names every client accepts (a class attribute: no heap per request)
+    # (Class attributes: no heap per request.)
+    portable = True  # tool names every client accepts
+    waits = True  # the request's task waits for its answer: a tool call may run in it
 
 
 class Exchange:
@@ -58,10 +60,28 @@ class Exchange:
         if self._done is not None:
             self._done.set()
 
-    async def send(self, pieces):
+    def send(self, pieces):
+        """The session's send(): a message for this request's client. A response written at
+        once (Response.send_now: a small one on MicroPython) needs no coroutine; else the
+        awaitable that writes it."""
         response = self.response
         if self.answered or response.gone:
-            return  # the client hung up: nobody to tell
+            return None  # the client hung up: nobody to tell
+        if not response.streaming and is_response(pieces):
+            code = error_code(pieces)
+            try:
+                if not response.send_now(200 if self.modern is None else self.modern(code),
+                                         JSON if code is not None or not self.headers else JSON + self.headers,
+                                         pieces):
+                    return self._send(pieces)
+            except OSError:
+                pass  # gone: the handler returns
+            self.finish()
+            return None
+        return self._send(pieces)
+
+    async def _send(self, pieces):
+        response = self.response
         try:
             if is_response(pieces):
                 code = error_code(pieces)

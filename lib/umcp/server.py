@@ -103,6 +103,9 @@ class Session:
     # Where `offered` picks out of a catalogue what one of its page forms lists: whether
     # that form lists the user-only tools (set by whoever made the session); None: not so.
     sees = None
+    # Its transport's task waits for the answer to each request it hands over (an HTTP
+    # request's): a tool call with none ahead of it runs in that task, not one of its own.
+    waits = False
 
     def __init__(self, server, send=None, overhead=0, page_limit=None, max_message=None,
                  offered=None):
@@ -575,22 +578,24 @@ class McpServer:
             data = None
             await self.answer_out_of_memory(session, "null")
 
-    async def handle(self, payload, session=None, raw=None, inside=None):
+    def handle(self, payload, session=None, raw=None, inside=None):
         """Serve one incoming JSON-RPC message (dict, or JSON text or bytes, which
         receive() reads) from `session` (None: the default session). `raw`: the text the
         message was read from, and `inside` the key (bytes) of the envelope member that
         held it: a string id whose decoding replaced a lone surrogate is then answered as
         the client wrote it (umcp.refusal.echo_id).
 
-        Never raises and never waits for a tool callback; a MemoryError costs this
-        message only (answer_out_of_memory).
+        Returns the awaitable that serves it (a plain function: no coroutine frame of its
+        own for each message). Never raises and never waits for a tool callback; a
+        MemoryError costs this message only (answer_out_of_memory).
         """
         if session is None:
             session = self.default
+        if isinstance(payload, dict):  # (the common case first: no tuple made to ask)
+            return self._serve(payload, session, raw, inside)
         if isinstance(payload, (str, bytes, bytearray, memoryview)):
-            await self.receive(payload, session)
-        else:
-            await self._serve(payload, session, raw, inside)
+            return self.receive(payload, session)
+        return self._serve(payload, session, raw, inside)
 
     async def _serve(self, payload, session, raw, inside):
         """handle() for a message already parsed (any JSON value)."""
@@ -654,6 +659,10 @@ class McpServer:
                         log_level = request_log_level(meta)
             if method == "tools/call":
                 reply = self._call_tool(session, request_id, id_json, params, modern, log_level)
+                if isinstance(reply, _Call):  # to run here (Session.waits)
+                    reply.task = asyncio.current_task()
+                    await self._run(reply, None, True)
+                    return
             elif method == "tools/list":
                 reply = self.page(session, id_json, params, self.tools, "name", TOOLS_OPEN, modern,
                                   session.offered)
@@ -774,8 +783,12 @@ class McpServer:
         session.refusing = False
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        self._queue.append(_Call(session, request_id, id_json, tool, args,
-                                 token if valid_id(token) else None, modern, log_level))
+        call = _Call(session, request_id, id_json, tool, args, token if valid_id(token) else None,
+                     modern, log_level)
+        if self._running is None and session.waits and not self._queue:
+            self._running = call
+            return call  # none ahead of it, and its transport's task waits: run there
+        self._queue.append(call)
         if self._running is None:
             self._start_next()
         return None
@@ -785,18 +798,32 @@ class McpServer:
         if self._running is not None:
             self._running.task = asyncio.create_task(self._run(self._running))
 
-    async def _run(self, call):
+    async def _run(self, call, value=None, here=False):
+        """Run the call `call` and send its answer, then start the next. `here`: in the
+        task of the transport that asked (Session.waits), not in one of its own; a callback
+        that returns a coroutine then goes on in a task of its own (`value`: that
+        coroutine), so that the transport's task never waits on a tool's await (a client
+        hanging up must be seen meanwhile)."""
+        handed = False
         try:
             # A task cancelled before its first step never enters its body (so
             # never reaches `finally`): a not-yet-started call is only flagged.
             if call.cancelled:
+                if value is not None:
+                    value.close()  # handed over, and cancelled before its task began
                 return
             call.started = True
             pieces = None  # none: the heap could not hold the answer
             ok = refused = False  # refused: pieces are an error frame
             try:
                 try:
-                    value = call.tool.callback(call.args)
+                    if value is None:
+                        value = call.tool.callback(call.args)
+                        if here and iscoroutine(value):
+                            call.started = False  # (see above: flagged until its task begins)
+                            call.task = asyncio.create_task(self._run(call, value))
+                            handed = True
+                            return
                     if iscoroutine(value):
                         value = await value
                     pieces = result_pieces(value, call.modern, call.tool.output_schema is not None
@@ -832,9 +859,12 @@ class McpServer:
                 call.answering = True
                 await self.answer_out_of_memory(call.session, call.id_json)
         except asyncio.CancelledError:
-            pass  # cancelled by the client: it expects no response
+            if here:  # the transport's task itself is cancelled (a call run here never is)
+                raise
+            # cancelled by the client: it expects no response
         finally:
-            self._start_next()
+            if not handed:
+                self._start_next()
 
     def cancel_calls(self, session=None):
         """Cancel every tool call of `session` (None: the default session) still owed a

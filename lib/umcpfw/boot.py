@@ -385,10 +385,9 @@ def mcp_http_service(app, options):
     app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
     discovery = None
     if options.get("mdns", True):
-        # The board's address: its Wi-Fi's; without Wi-Fi (the host board), where it listens.
-        wlan = app.board.wlan
-        address = (lambda: wlan.ifconfig()[0]) if wlan is not None else None if bind == "0.0.0.0" else (lambda: bind)
-        discovery = mcphttp.Discovery(hostname, options.get("auth", "token"), address, bind,
+        # (A function made here would keep this whole module on the heap with it.)
+        discovery = mcphttp.Discovery(hostname, options.get("auth", "token"),
+                                      mcphttp.address_of(app.board.wlan, bind), bind,
                                       options.get("mdns_port", 5353))
     return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port,
                                   discovery=discovery)

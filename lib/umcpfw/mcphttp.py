@@ -11,6 +11,7 @@ the UDP socket and its receive loop, and unet.mdns is loaded only for a packet t
 for the board, and forgotten after its answer."""
 
 import asyncio
+import gc
 
 from umcp.compat import call_then_forget, const, forget_modules, get_logger
 from unet import close_quietly
@@ -35,6 +36,15 @@ _UNAVAILABLE = const(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/pl
                      b"no heap free on the board for the MCP endpoint now: retry in a moment\n")
 _DRAIN_BYTES = const(2048)  # at most, of what the client sent, read before it (a request's
 # head and a small body)
+# While the endpoint is loaded, the collector runs after this many times the bytes main.py
+# set (2 KB: 16 KB on a stock ESP32, more than is free there with the endpoint loaded, so
+# it runs when the heap is full). Each run marks the whole heap in use, about 100 KB with
+# the endpoint's code, and a request allocates a few KB and leaves almost nothing that
+# stays; MicroPython counts toward the threshold every frame a call allocates and frees at
+# once too (a function's with more than 11 words of locals and stack): at every 2 KB the
+# collector was most of a call's cost. Packing what stays (main.py's reason) matters for
+# the session's other work, which has it back when the endpoint goes idle.
+_SERVING_COLLECTS = const(8)
 
 
 def endpoint_maker(app, token, port, bind, hostname, options):
@@ -120,6 +130,18 @@ async def _serve_mdns(sock, group, found, port):
             answer = None
 
 
+def address_of(wlan, bind):
+    """Discovery's address(): the board's Wi-Fi address (`wlan`: its network interface), or
+    without Wi-Fi (the host board) `bind`, where it listens; None when that is "0.0.0.0".
+    (Made here, in a module that stays: a function keeps its module's globals, and so all
+    of its module, on the heap.)"""
+    if wlan is not None:
+        return lambda: wlan.ifconfig()[0]
+    if bind == "0.0.0.0":
+        return None
+    return lambda: bind
+
+
 def _usable(address):
     return bool(address) and address != "0.0.0.0"
 
@@ -158,6 +180,7 @@ class McpHttpService:
         self._server = None
         self._stopped = None
         self._dropping = None  # the task that drops an idle endpoint
+        self._threshold = None  # gc.threshold() to restore when the endpoint goes
 
     @property
     def listening(self):
@@ -175,25 +198,45 @@ class McpHttpService:
         finally:
             await self.stop()
 
-    async def accept(self, reader, writer):
+    def accept(self, reader, writer):
         """Serve one connection the listener accepted: the endpoint is made at the first;
         if it cannot be (MemoryError among others), that connection is answered 503 with
-        Retry-After and closed, and the next one tries again."""
+        Retry-After and closed, and the next one tries again. Returns the awaitable that
+        serves it (a plain function: no coroutine frame of its own for each connection)."""
         endpoint = self.endpoint
         if endpoint is None:
             try:
                 endpoint = self.endpoint = self.make()
                 self.made += 1
+                endpoint.httpd.on_closed = self._closed
+                self._collect_less()
             except Exception as e:  # MemoryError among them: the board carries on
                 _log.error("the MCP endpoint could not start: %r", e)
-                await _unavailable(reader, writer)
-                return
-        try:
-            await endpoint.httpd.serve(reader, writer)
-        finally:
-            if self.idle_s is not None and self._dropping is None and _idle(endpoint):
-                self._dropping = asyncio.create_task(self._drop_idle())
-            endpoint = None  # (see _drop_idle)
+                return _unavailable(reader, writer)
+        return endpoint.httpd.serve(reader, writer)
+
+    def _closed(self):
+        """A connection ended (the endpoint's httpd says so): once none is open and no
+        legacy session kept, the endpoint is dropped after idle_s."""
+        endpoint = self.endpoint
+        if self.idle_s is not None and self._dropping is None and endpoint is not None and _idle(endpoint):
+            self._dropping = asyncio.create_task(self._drop_idle())
+
+    def _collect_less(self):
+        """The collector's threshold raised for the endpoint's time (_SERVING_COLLECTS; where
+        there is one: MicroPython's gc.threshold, set by main.py)."""
+        threshold = getattr(gc, "threshold", None)
+        if threshold is not None and self._threshold is None:
+            now = threshold()
+            if now > 0:
+                self._threshold = now
+                threshold(now * _SERVING_COLLECTS)
+
+    def _collect_as_before(self):
+        """The threshold _collect_less() found, back."""
+        if self._threshold is not None:
+            gc.threshold(self._threshold)
+            self._threshold = None
 
     async def _drop_idle(self):
         """After idle_s, stop the endpoint if it is idle still, and forget its code."""
@@ -202,6 +245,7 @@ class McpHttpService:
             endpoint = self.endpoint
             if endpoint is not None and _idle(endpoint):
                 self.endpoint = None
+                self._collect_as_before()
                 await endpoint.stop()
                 forget_modules(*_LOADED)
                 _log.info("MCP endpoint idle: its code unloaded until the next connection")
@@ -241,6 +285,7 @@ class McpHttpService:
         if dropping is not None:
             dropping.cancel()
         endpoint, self.endpoint = self.endpoint, None
+        self._collect_as_before()
         if endpoint is not None:
             await endpoint.stop()
         if self._stopped is not None:

@@ -15,6 +15,7 @@ What it refuses without calling the handler, and what a connection keeps: HttpSe
 """
 
 import asyncio
+import sys
 
 from umcp.compat import const, forget_modules, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
@@ -29,6 +30,13 @@ _SWEEP_MS = const(1000)  # how often deadlines and stream keep-alives are looked
 # must not keep every client out until their idle_timeout.
 SILENT_MS = const(2000)
 _JOINED_MAX = const(1024)  # a response up to this size is written in one piece
+# A small answer is composed in the connection's read buffer (nothing unread there): its
+# body from this offset on, its head just before it (a tools/call's head is about 80
+# bytes; a legacy session's adds its Mcp-Session-Id). MicroPython only: its streams copy
+# what they cannot send at once, and the buffer is free again when write() returns
+# (CPython's transports may keep a view of it).
+_HEAD_ROOM = const(160)
+_COMPOSE = sys.implementation.name == "micropython"
 
 # "|<code> <reason>" for each status answered: one string (a table of pairs would be some
 # 40 objects on the heap while the server is loaded).
@@ -113,6 +121,7 @@ class Response:
     sent = False
     streaming = False
     gone = False
+    unsent = False  # send_now() left bytes in the stream (flush() writes them)
     keepalive = None  # bytes a quiet stream sends every keepalive_s (an SSE comment)
     keepalive_s = 20
     _lock = None
@@ -138,15 +147,57 @@ class Response:
         parts.append("\r\n\r\n" if self.keep_alive else "\r\nConnection: close\r\n\r\n")
         return "".join(parts)
 
+    def send_now(self, status, headers=None, body=None):
+        """send() at once, without a coroutine, where it can be: a small answer on
+        MicroPython, composed in the connection's read buffer and written in one piece.
+        Returns whether it was; if not, nothing was written, and send() is the way. What
+        the stream could not take at once (`unsent`) goes out before the server reads the
+        next request or closes (or with flush())."""
+        if self.sent:
+            raise RuntimeError("response already sent")
+        if not _COMPOSE:
+            return False
+        if body is None:
+            body = ()
+        elif not isinstance(body, list) and not isinstance(body, tuple):
+            body = (body,)
+        whole = self._conn.compose(status, headers, body, self.keep_alive)
+        if whole is None:
+            return False
+        if self.gone:
+            raise OSError("the client has gone")
+        self.sent = True
+        writer = self._conn.writer
+        try:
+            writer.write(whole)
+        except Exception:
+            self.gone = True
+            raise
+        if getattr(writer, "out_buf", True):  # (MicroPython's stream: what it kept back)
+            self.unsent = True
+        self._last_write = ticks_ms()
+        return True
+
+    async def flush(self):
+        """Write what send_now() left in the stream."""
+        if self.unsent:
+            self.unsent = False
+            try:
+                await self._conn.writer.drain()
+            except Exception:
+                self.gone = True
+                raise
+
     async def send(self, status, headers=None, body=None):
         """The whole response: `headers` (name, value) pairs, `body` None, a str, a
         bytes-like or a list/tuple of those (joined with the head into one write up to
         _JOINED_MAX bytes; beyond, written as they are, never copied)."""
-        if self.sent:
-            raise RuntimeError("response already sent")
+        if self.send_now(status, headers, body):
+            await self.flush()
+            return
         if body is None:
             body = ()
-        elif not isinstance(body, (list, tuple)):
+        elif not isinstance(body, list) and not isinstance(body, tuple):
             body = (body,)
         self.sent = True
         if len(body) > 1 and _short_text(body):
@@ -229,8 +280,13 @@ class _Connection:
         self.server = server
         self.reader = reader
         self.writer = writer
-        self.buf = bytearray(BUF_START)
-        self.view = memoryview(self.buf)  # one view for the connection: slices of it, not of new ones
+        spare = server.spare  # the read buffer of a connection that ended, and its view
+        if spare is not None:
+            server.spare = None
+            self.buf, self.view = spare
+        else:
+            self.buf = bytearray(BUF_START)
+            self.view = memoryview(self.buf)  # one view for the connection: slices of it, not of new ones
         self.start = 0  # unread bytes are buf[start:end]
         self.first = 0  # where the line _take_line() found starts
         self.end = 0
@@ -270,6 +326,67 @@ class _Connection:
         if not count:
             raise EOFError
         self.end += count
+
+    def compose(self, status, headers, pieces, keep_alive):
+        """A response (Response.send's arguments, `pieces` str or bytes-like) composed in
+        the read buffer, as a view of it to write at once; None when something unread is
+        there, a piece is another kind, or it does not fit."""
+        if self.start != self.end:  # (a pipelined request's bytes)
+            return None
+        buf = self.buf
+        at = _HEAD_ROOM
+        room = len(buf)
+        for piece in pieces:
+            if isinstance(piece, tuple) or hasattr(piece, "json_bytes"):  # a listed entry
+                return None
+            data = utf8(piece)
+            size = len(data)
+            if at + size > room:
+                return None
+            buf[at:at + size] = data
+            at += size
+        # The head backwards from the body: its end, Content-Length, the headers, the
+        # status line.
+        pos = _HEAD_ROOM - (4 if keep_alive else 23)
+        buf[pos:_HEAD_ROOM] = b"\r\n\r\n" if keep_alive else b"\r\nConnection: close\r\n\r\n"
+        length = at - _HEAD_ROOM
+        while True:
+            pos -= 1
+            buf[pos] = 48 + length % 10
+            length //= 10
+            if not length:
+                break
+        pos -= 18
+        buf[pos:pos + 18] = b"\r\nContent-Length: "
+        for i in range(len(headers or ()) - 1, -1, -1):
+            name, value = headers[i]
+            if "\r" in value or "\n" in value:
+                raise ValueError("line break in response header " + name)
+            value = utf8(value)
+            name = utf8(name)
+            pos -= len(value) + len(name) + 4
+            if pos < 0:
+                return None
+            buf[pos:pos + 2] = b"\r\n"
+            pos += 2
+            buf[pos:pos + len(name)] = name
+            pos += len(name)
+            buf[pos:pos + 2] = b": "
+            pos += 2
+            buf[pos:pos + len(value)] = value
+            pos -= len(name) + 4
+        if status == 200:
+            if pos < 15:
+                return None
+            pos -= 15
+            buf[pos:pos + 15] = b"HTTP/1.1 200 OK"
+        else:
+            line = utf8(status_line(status))
+            if pos < len(line):
+                return None
+            pos -= len(line)
+            buf[pos:pos + len(line)] = line
+        return self.view[pos:at]
 
     def _take_line(self):
         """Where the next line (CRLF or LF ended) ends in the buffer, without its end (its
@@ -314,16 +431,40 @@ class _Connection:
                 return
             self.end += count
 
-    async def request(self, keep):
-        """The next request (its body not read yet); None when the client closed between
-        requests."""
-        server = self.server
-        self._wait(_IDLE, server.idle_timeout * 1000)
+    def read_now(self):
+        """What has come already, into the buffer (MicroPython: its socket read without
+        waiting): the count (0: the stream ended), or None when nothing has come, or on
+        CPython (which cannot tell without waiting)."""
+        self._room()  # (room there is: nothing is unread when this is asked)
+        sock = getattr(self.reader, "s", None)  # MicroPython's stream: its socket
+        if sock is None:
+            return None
+        count = sock.readinto(self.view[self.end:])
+        if count:
+            self.end += count
+        return count
+
+    async def arrived(self):
+        """Wait for a request's first bytes (what the buffer holds already counts):
+        whether they came (False: the client closed between requests)."""
         while self.start == self.end:
-            try:
-                await self._fill()
-            except EOFError:
-                return None
+            count = self.read_now()
+            if count is None:
+                if getattr(self.reader, "s", None) is not None:
+                    count = await self.reader.readinto(self.view[self.end:])
+                    if count is None:  # nothing yet (TLS)
+                        continue
+                else:
+                    count = await read_some(self.reader, self.buf, self.end, self.view)
+                self.end += count
+            if not count:
+                return False
+        return True
+
+    async def request(self, keep):
+        """The next request (its body not read yet), its first bytes in the buffer
+        (arrived())."""
+        server = self.server
         self._wait(_READING, server.request_timeout * 1000)
         stop = await self.line()
         if self.first == stop and self.requests:  # a stray CRLF after a body (RFC 9112 2.2)
@@ -407,6 +548,18 @@ class _Connection:
                 raise _Refusal(10, server.max_body)  # 413: body too large
             request.length = length
         return request
+
+    def take_body(self, request):
+        """The request's body into request.body (a bytearray of its own) when all of it is
+        in the buffer already (it comes with the head): whether it was (else read_body)."""
+        length = request.length
+        if request.expect or self.end - self.start < length:
+            return False
+        body = bytearray(length)
+        body[:] = self.view[self.start:self.start + length]
+        self.start += length
+        request.body = body
+        return True
 
     async def read_body(self, request):
         """The request's body (request.length bytes) into request.body, a bytearray of its
@@ -503,6 +656,10 @@ class HttpServer:
             lengths[len(name)] = True
         self._lengths = lengths
         self.connections = []
+        # A read buffer (and its view) a connection left, for the next: clients of one
+        # request per connection do not cost a buffer each.
+        self.spare = None
+        self.on_closed = None  # called (no arguments) after each connection has ended
         self.active = 0  # requests in the handler now, streams aside
         self.streams = 0  # streamed responses open now
         self.served = 0  # requests answered so far (the handler's or the server's own)
@@ -587,7 +744,7 @@ class HttpServer:
 
     async def serve(self, reader, writer):
         """Serve one connection until it ends (start() hands it each it accepts; a
-        listener of one's own may too)."""
+        listener of one's own may too). Then on_closed(), if set."""
         if self._sweeper is None:  # deadlines matter once there is a connection
             self._sweeper = asyncio.create_task(self._sweep())
         connection = _Connection(self, reader, writer)
@@ -597,7 +754,56 @@ class HttpServer:
         full = len(self.connections) > self.max_connections and not self._make_room()
         abort = True  # cut off (a deadline, room for another, stop()): unsent data is dropped
         try:
-            await self._requests(connection, full)
+            # The requests in turn (here, not in a coroutine of its own: a frame each
+            # connection).
+            while True:
+                try:
+                    connection._wait(_IDLE, self.idle_timeout * 1000)
+                    if connection.start == connection.end:
+                        # What has come already; else wait (arrived()), and only then (a
+                        # coroutine frame for nothing otherwise).
+                        count = connection.read_now()
+                        if count == 0 or count is None and not await connection.arrived():
+                            break  # the client closed between requests
+                    request = await connection.request(self.keep)
+                    if full or self.active >= self.max_requests:
+                        raise _Refusal(11, self.max_requests)  # 503: busy
+                    if request.length and not connection.take_body(request):
+                        await connection.read_body(request)
+                except _Refusal as refusal:
+                    await self._refuse(connection, refusal)
+                    break
+                except (EOFError, OSError):
+                    break  # the client left mid-request: nothing to answer
+                connection.requests += 1
+                response = Response(connection, request.keep_alive)
+                connection.response = response
+                connection._wait(_SERVING, None)
+                self.active += 1
+                try:
+                    await self.handler(request, response)
+                    if not response.sent:
+                        raise RuntimeError("the handler sent no response")
+                    await response.flush()
+                except Exception as e:
+                    if not response.sent and not response.gone:
+                        _log.error("%s %s failed: %r", request.method, request.path, e)
+                        response.keep_alive = False
+                        try:
+                            await response.send(500)
+                        except Exception:
+                            pass
+                    break
+                finally:
+                    if response.streaming:
+                        self.streams -= 1
+                    else:
+                        self.active -= 1
+                    self.served += 1
+                    connection.response = None
+                request = None
+                if not response.keep_alive or response.gone:
+                    break
             abort = False
         except asyncio.CancelledError:
             pass
@@ -607,51 +813,23 @@ class HttpServer:
             connection.response = None
             if connection in self.connections:
                 self.connections.remove(connection)
-            await _conn.close_quietly(writer, abort)
-
-    async def _requests(self, connection, full):
-        while True:
+            if len(connection.buf) == BUF_START and self.spare is None:  # for the next one
+                self.spare = (connection.buf, connection.view)
+                # Its only view now: CPython will not grow a buffer another view looks at,
+                # and a connection may outlive its task a while (a reference cycle).
+                connection.buf = connection.view = None
+            # unet.close_quietly's steps, here: a coroutine frame each connection otherwise
             try:
-                request = await connection.request(self.keep)
-                if request is None:
-                    return
-                if full or self.active >= self.max_requests:
-                    raise _Refusal(11, self.max_requests)  # 503: busy
-                if request.length:
-                    await connection.read_body(request)
-            except _Refusal as refusal:
-                await self._refuse(connection, refusal)
-                return
-            except (EOFError, OSError):
-                return  # the client left mid-request: nothing to answer
-            connection.requests += 1
-            response = Response(connection, request.keep_alive)
-            connection.response = response
-            connection._wait(_SERVING, None)
-            self.active += 1
-            try:
-                await self.handler(request, response)
-                if not response.sent:
-                    raise RuntimeError("the handler sent no response")
-            except Exception as e:
-                if not response.sent and not response.gone:
-                    _log.error("%s %s failed: %r", request.method, request.path, e)
-                    response.keep_alive = False
-                    try:
-                        await response.send(500)
-                    except Exception:
-                        pass
-                return
-            finally:
-                if response.streaming:
-                    self.streams -= 1
+                transport = getattr(writer, "transport", None)  # CPython only
+                if abort and transport is not None:
+                    transport.abort()
                 else:
-                    self.active -= 1
-                self.served += 1
-                connection.response = None
-            request = None
-            if not response.keep_alive or response.gone:
-                return
+                    writer.close()
+                await writer.wait_closed()
+            except Exception:  # already reset by the peer: nothing left to release
+                pass
+            if self.on_closed is not None:
+                self.on_closed()
 
     async def _refuse(self, connection, refusal):
         """Answer what the server refused itself, and close (unet.httpdrefusal: loaded at

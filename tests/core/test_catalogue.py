@@ -170,6 +170,32 @@ async def test_a_catalogue_tool_removed_is_neither_listed_nor_called(pair):
     assert reply["error"]["code"] == -32602 and "unknown tool" in reply["error"]["message"]
 
 
+@pytest.mark.anyio
+async def test_a_tool_called_again_is_not_looked_up_again_unless_removed(pair, monkeypatch):
+    # The latest call's tool is kept: the same name again reads no record; another name,
+    # or the kept tool removed, does.
+    _, server = pair
+    looked = []
+    find = server.catalogue.find
+
+    def spy(name, f=None):
+        looked.append(name)
+        return find(name, f)
+
+    monkeypatch.setattr(server.catalogue, "find", spy)
+    wire = McpWire(server)
+    for number, name in enumerate(["self_lamp_turn_on", "self_lamp_turn_on", "self.lamp.turn_off",
+                                   "self.lamp.turn_off", "self_lamp_turn_on"]):
+        reply = await wire.request("tools/call", {"name": name}, id=number)
+        assert reply["result"]["isError"] is False
+    assert looked == ["self_lamp_turn_on", "self.lamp.turn_off", "self_lamp_turn_on"]
+    server.remove_tool("self.lamp.turn_on")
+    reply = await wire.request("tools/call", {"name": "self_lamp_turn_on"}, id=9)
+    assert "unknown tool" in reply["error"]["message"]
+    state = await wire.request("tools/call", {"name": "self.lamp.get_state"}, id=10)
+    assert json.loads(state["result"]["content"][0]["text"]) == {"power": True}
+
+
 def test_the_catalogue_says_what_it_was_written_for(tmp_path):
     path = str(tmp_path / "tools.cat")
     host_catalogue.write(CONFIG, path)

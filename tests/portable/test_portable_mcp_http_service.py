@@ -136,3 +136,33 @@ async def test_with_idle_s_none_the_endpoint_stays():
     assert service.endpoint is maker.made and not maker.made.stopped
     await service.stop()
     assert maker.made.stopped
+
+
+async def test_the_collector_runs_less_often_while_the_endpoint_is_loaded():
+    # MicroPython: main.py has the collector run after every 2 KB allocated; a request over
+    # the endpoint allocates several KB, so the endpoint has it run after 16 KB while it is
+    # loaded, and gives 2 KB back when it goes (idle, or stopped). CPython has no such
+    # threshold: nothing is set there.
+    import gc
+
+    threshold = getattr(gc, "threshold", None)
+    before = threshold() if threshold is not None else None
+    if threshold is not None:
+        threshold(2048)
+    seen = []
+    try:
+        maker = Maker()
+        service = McpHttpService(maker, "127.0.0.1", 8080, idle_s=0)
+        for path in ("/a", "/b"):
+            assert await _get(service, path) == [200]
+            seen.append(threshold and threshold())
+            await _turns(service, maker.made)
+            assert service.endpoint is None
+            seen.append(threshold and threshold())
+        assert await _get(service, "/c") == [200]
+        await service.stop()
+        seen.append(threshold and threshold())
+    finally:
+        if threshold is not None:
+            threshold(before)
+    assert seen == ([16384, 2048] * 2 + [2048] if threshold is not None else [None] * 5)

@@ -313,3 +313,39 @@ async def test_a_callback_refusing_its_arguments_gets_invalid_params_as_the_sche
         assert failed["result"]["isError"] is True and "negative" in failed["result"]["content"][0]["text"]
         await wire.feed(call("pick", {"n": 2}, id=3))
         assert (await wire.response(3))["result"]["content"][0]["text"] == "2"
+
+
+async def test_a_transport_that_waits_has_a_call_run_in_its_own_task():
+    # Session.waits (an HTTP request's): a call with none ahead of it runs in the task that
+    # handed the request over, answered before handle() returns; a coroutine tool goes on
+    # in a task of its own (handle() returns at once), and a call behind a running one
+    # waits its turn in the queue as every other.
+    from umcp.server import Session
+
+    class Waiting(Session):
+        waits = True
+
+    server = McpServer(name="dev", version="9")
+    sent = []
+    seen = []
+
+    def quick(args):
+        seen.append((asyncio.current_task(), server.current_call() is not None))
+        return "quick"
+
+    gate = Gate()
+    server.add_tool("quick", "d", None, quick)
+    server.add_tool("slow", "d", None, gate)
+    session = Waiting(server, lambda pieces: sent.append(json.loads(join_pieces(pieces))))
+    here = asyncio.current_task()
+    await server.handle(call("quick", id=1), session)
+    assert seen == [(here, True)] and [m["id"] for m in sent] == [1]
+    await server.handle(call("slow", id=2), session)  # returns while the tool waits
+    await settle(gate.entered.is_set)
+    assert server.current_call() is None and [m["id"] for m in sent] == [1]
+    await server.handle(call("quick", id=3), session)  # behind the slow one: queued
+    assert len(seen) == 1 and [m["id"] for m in sent] == [1]
+    gate.release.set()
+    await settle(lambda: len(sent) == 3)
+    assert [m["id"] for m in sent] == [1, 2, 3] and seen[1][0] is not here
+    assert sent[1]["result"]["content"][0]["text"] == "done" and server._running is None
