@@ -66,9 +66,13 @@ class SerialBridge:
         return self.log.read_text() if self.log.exists() else ""
 
     async def until_said(self, text, timeout=READ_TIMEOUT):
-        with anyio.fail_after(timeout):
-            while text not in self.said():
-                await anyio.sleep(0.1)
+        try:
+            with anyio.fail_after(timeout):
+                while text not in self.said():
+                    await anyio.sleep(0.1)
+        except TimeoutError:
+            raise AssertionError("the bridge never said %r in %d s; it said:\n%s"
+                                 % (text, timeout, self.said()[-3000:])) from None
 
     def checked(self):
         """Every message the bridge wrote on stdout, checked against the SDK's types."""

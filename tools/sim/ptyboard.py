@@ -40,7 +40,7 @@ FRIENDLY_BANNER = b'Type "help()" for more information.'
 FRIENDLY_PROMPT = b">>> "
 OUT_MAX = 4096  # what waits for a reader of the pty: an ESP32's USB FIFO drops the rest
 INTERRUPT = object()  # a Ctrl-C among the bytes for the child
-INTERRUPT_WAIT = 10  # seconds a Ctrl-C waits for the child to be able to take it
+INTERRUPT_WAIT = 3  # seconds a Ctrl-C waits for the child to take it (the bytes after it wait too)
 BLANK_BOOT = "# boot.py -- run on boot-up\n"
 
 
