@@ -297,7 +297,9 @@ class _Connection:
         self.response = None
         self.requests = 0
 
-    def _wait(self, state, timeout_ms):
+    def enter(self, state, timeout_ms):
+        """Enter `state` (_IDLE, _READING, _SERVING) from now, for at most `timeout_ms`
+        (None: no deadline; the server's sweeper closes it past that)."""
         self.state = state
         self.since = ticks_ms()
         self.deadline = timeout_ms
@@ -465,7 +467,7 @@ class _Connection:
         """The next request (its body not read yet), its first bytes in the buffer
         (arrived())."""
         server = self.server
-        self._wait(_READING, server.request_timeout * 1000)
+        self.enter(_READING, server.request_timeout * 1000)
         stop = await self.line()
         if self.first == stop and self.requests:  # a stray CRLF after a body (RFC 9112 2.2)
             stop = await self.line()
@@ -758,7 +760,7 @@ class HttpServer:
             # connection).
             while True:
                 try:
-                    connection._wait(_IDLE, self.idle_timeout * 1000)
+                    connection.enter(_IDLE, self.idle_timeout * 1000)
                     if connection.start == connection.end:
                         # What has come already; else wait (arrived()), and only then (a
                         # coroutine frame for nothing otherwise).
@@ -778,7 +780,7 @@ class HttpServer:
                 connection.requests += 1
                 response = Response(connection, request.keep_alive)
                 connection.response = response
-                connection._wait(_SERVING, None)
+                connection.enter(_SERVING, None)
                 self.active += 1
                 try:
                     await self.handler(request, response)
