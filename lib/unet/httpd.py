@@ -199,7 +199,6 @@ class Response:
             body = ()
         elif not isinstance(body, list) and not isinstance(body, tuple):
             body = (body,)
-        self.sent = True
         if len(body) > 1 and _short_text(body):
             body = ("".join(body),)  # a frame's pieces as one string: no view of each
         length = body_length(body)
@@ -215,6 +214,9 @@ class Response:
                     joined += utf8(piece)
                 body = (joined,)
             head = None
+        # Sent from here on, not before: a MemoryError while composing left nothing written,
+        # and the caller may still answer in short (an out-of-memory error).
+        self.sent = True
         await self._write_all(body, head)
 
     async def start(self, status, headers=None):

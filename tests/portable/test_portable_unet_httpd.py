@@ -125,6 +125,32 @@ async def test_keep_alive_serves_requests_in_turn():
     assert server.served == 3
 
 
+class _NoRoomForHeaders:
+    """Headers whose reading runs out of memory, as composing a big answer can on a board."""
+
+    def __iter__(self):
+        raise MemoryError("memory allocation failed")
+
+
+async def test_an_answer_that_ran_out_of_memory_while_composed_can_still_be_answered_in_short():
+    # umcp.server answers a MemoryError with a short -32603 on the same response: nothing
+    # of the first answer went out, so the response is not sent yet, and the client gets
+    # the short one on its kept-alive connection instead of waiting for an answer forever.
+    seen = []
+
+    async def handler(request, response):
+        try:
+            await response.send(200, _NoRoomForHeaders(), [b"x" * 4000])  # beyond the buffer
+        except MemoryError:
+            seen.append(response.sent)
+            await response.send(500, (("Content-Type", "text/plain"),), "out of memory")
+
+    server, stream = await serve(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", handler)
+    assert seen == [False, False]
+    assert [(status, body) for status, _, body in stream.responses()] == [(500, b"out of memory")] * 2
+    assert server.served == 2
+
+
 async def test_http_1_0_closes_after_one_request():
     server, stream = await serve(b"GET /a HTTP/1.0\r\n\r\nGET /b HTTP/1.0\r\n\r\n")
     assert len(stream.responses()) == 1 and stream.responses()[0][1]["connection"] == "close"
