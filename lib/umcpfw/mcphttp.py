@@ -177,6 +177,7 @@ class McpHttpService:
         self._answering = None  # its task
         self.endpoint = None
         self.made = 0  # endpoints made so far (the code loaded as often)
+        self.accepted = 0  # connections accepted so far
         self._server = None
         self._stopped = None
         self._dropping = None  # the task that drops an idle endpoint
@@ -203,6 +204,7 @@ class McpHttpService:
         if it cannot be (MemoryError among others), that connection is answered 503 with
         Retry-After and closed, and the next one tries again. Returns the awaitable that
         serves it (a plain function: no coroutine frame of its own for each connection)."""
+        self.accepted += 1
         endpoint = self.endpoint
         if endpoint is None:
             try:
@@ -220,7 +222,7 @@ class McpHttpService:
         legacy session kept, the endpoint is dropped after idle_s."""
         endpoint = self.endpoint
         if self.idle_s is not None and self._dropping is None and endpoint is not None and _idle(endpoint):
-            self._dropping = asyncio.create_task(self._drop_idle())
+            self._dropping = asyncio.create_task(self._drop_idle(self.accepted))
 
     def _collect_less(self):
         """The collector's threshold raised for the endpoint's time (_SERVING_COLLECTS; where
@@ -238,17 +240,25 @@ class McpHttpService:
             gc.threshold(self._threshold)
             self._threshold = None
 
-    async def _drop_idle(self):
-        """After idle_s, stop the endpoint if it is idle still, and forget its code."""
+    async def _drop_idle(self, accepted):
+        """Once idle_s pass with no connection accepted (`accepted`: the count when the
+        last connection closed), stop the endpoint if it is idle still, and forget its code.
+        A connection meanwhile starts the wait again: idle at the moment of a check between
+        two clients' calls is not idle for idle_s."""
         try:
-            await asyncio.sleep(self.idle_s)
-            endpoint = self.endpoint
-            if endpoint is not None and _idle(endpoint):
-                self.endpoint = None
-                self._collect_as_before()
-                await endpoint.stop()
-                forget_modules(*_LOADED)
-                _log.info("MCP endpoint idle: its code unloaded until the next connection")
+            while True:
+                await asyncio.sleep(self.idle_s)
+                endpoint = self.endpoint
+                if endpoint is None or not _idle(endpoint):
+                    return  # in use: the connection's close schedules the next wait
+                if self.accepted == accepted:
+                    break
+                accepted = self.accepted
+            self.endpoint = None
+            self._collect_as_before()
+            await endpoint.stop()
+            forget_modules(*_LOADED)
+            _log.info("MCP endpoint idle: its code unloaded until the next connection")
         finally:
             self._dropping = None
             # A finished task may stay referenced a while (MicroPython's task queue keeps

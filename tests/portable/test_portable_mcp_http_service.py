@@ -106,6 +106,26 @@ async def test_an_idle_endpoint_and_its_code_leave_the_heap_until_the_next_conne
     assert maker.made.stopped and service.endpoint is None
 
 
+async def test_connections_within_idle_s_keep_the_endpoint_though_none_is_open_at_the_check():
+    # A client calling once every few hundred ms, each call on a connection of its own
+    # (Home Assistant, curl), is never idle for idle_s: the endpoint stays made for it
+    # instead of being dropped between two calls and loaded again at the next.
+    maker = Maker()
+    service = McpHttpService(maker, "127.0.0.1", 8080, idle_s=0.6)
+    assert await _get(service, "/a") == [200]  # its close starts the idle wait
+    made = maker.made
+    await asyncio.sleep(0.3)
+    assert await _get(service, "/b") == [200]  # within idle_s of /a
+    await asyncio.sleep(0.5)  # past idle_s since /a, not since /b; no connection open
+    assert service.endpoint is made and not made.stopped and service.accepted == 2
+    for _ in range(30):  # then idle for idle_s since /b: dropped
+        if service.endpoint is None:
+            break
+        await asyncio.sleep(0.1)
+    assert service.endpoint is None and made.stopped and maker.calls == 1
+    await service.stop()
+
+
 async def test_a_kept_legacy_session_or_an_open_connection_keeps_the_endpoint():
     maker = Maker()
     service = McpHttpService(maker, "127.0.0.1", 8080, idle_s=0)
