@@ -136,7 +136,10 @@ def heap_used(port):
     """The board's heap in use (self.get_system_info, after a collection), over HTTP."""
     with connect(port) as sock:
         sock.sendall(request(port, "self_get_system_info"))
-        result = json.loads(answer(sock))["result"]
+        reply = json.loads(answer(sock))
+    result = reply.get("result")
+    if result is None:
+        raise BoardFailed("self.get_system_info answered %s" % json.dumps(reply.get("error")))
     if result.get("isError"):
         raise BoardFailed("self.get_system_info failed: %s" % result)
     return json.loads(result["content"][0]["text"])["heap_used"]
@@ -194,7 +197,7 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
                 calls_new(port, data["board"], drift_calls // 2)
                 calls_kept(port, data["board"], drift_calls - drift_calls // 2)
                 drift = (before, heap_used(port))
-            except OSError as e:
+            except (OSError, BoardFailed) as e:
                 raise BoardFailed("board, drift: %s\n%s" % (e or "timed out", _log_tail(servers["board"])))
         return {"times": times, "cpu": cpu, "drift": drift, "drift_calls": drift_calls, "runtime": runtime,
                 "heapsize": heapsize}
