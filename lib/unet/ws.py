@@ -16,6 +16,7 @@ import sys
 
 from . import close_quietly, read_into
 from umcp.compat import await_then_forget, const, piece_size, piece_utf8, ticks_diff, ticks_ms
+from umcp.jsonin import refuse_invalid_utf8
 
 _MICROPYTHON = sys.implementation.name == "micropython"
 
@@ -149,7 +150,7 @@ def parse_close(data):
     try:
         reason = str(data[2:], "utf-8")
         if len(reason) != len(data) - 2:  # more than ASCII
-            _check_forms(data[2:])
+            refuse_invalid_utf8(data[2:])
     except UnicodeError:
         raise _Fail(CLOSE_INVALID_DATA, "close reason is not UTF-8")
     return code, reason
@@ -198,7 +199,7 @@ class WebSocket:
         try:
             text = str(payload, "utf-8")
             if len(text) != len(payload):  # more than ASCII
-                _check_forms(payload)
+                refuse_invalid_utf8(payload)
             return text
         except UnicodeError:
             await self._fail(CLOSE_INVALID_DATA, "text message is not UTF-8")
@@ -562,7 +563,7 @@ def _check_utf8(payload):
     view = memoryview(payload)
     n = len(payload)
     start = 0
-    wide = False  # a piece held more than ASCII: its lead bytes are checked (_check_forms)
+    wide = False  # a piece held more than ASCII: its lead bytes are checked
     while start < n:
         end = min(start + _UTF8_STEP, n)
         while end < n and end > start and payload[end] & 0xC0 == 0x80:
@@ -572,27 +573,5 @@ def _check_utf8(payload):
         wide = len(str(view[start:end], "utf-8")) != end - start or wide
         start = end
     if wide:
-        _check_forms(payload)
+        refuse_invalid_utf8(payload)
 
-
-def _check_forms(data):
-    """Raise UnicodeError if `data` (bytes-like that MicroPython's str() decodes: each lead
-    byte has its continuation bytes) holds what RFC 3629 forbids and MicroPython's decoder
-    lets through: an encoded surrogate, an overlong form or a code point above U+10FFFF
-    (CPython's decoder refuses them itself). Each lead byte that may start one is sought
-    with find(), in C, and the byte after it checked against its range."""
-    # A lead byte, then the lowest and highest second byte it allows (none: FF, 00).
-    forms = (b"\xc0\xff\x00\xc1\xff\x00"  # C0, C1: only overlong forms
-             b"\xe0\xa0\xbf"  # E0: overlong below A0
-             b"\xed\x80\x9f"  # ED: a surrogate from A0
-             b"\xf0\x90\xbf"  # F0: overlong below 90
-             b"\xf4\x80\x8f"  # F4: above U+10FFFF from 90
-             b"\xf5\xff\x00\xf6\xff\x00\xf7\xff\x00")  # F5-F7: only above U+10FFFF
-    needle = bytearray(1)  # the lead byte sought
-    for i in range(0, len(forms), 3):
-        needle[0] = forms[i]
-        at = data.find(needle)
-        while at >= 0:
-            if not forms[i + 1] <= data[at + 1] <= forms[i + 2]:
-                raise UnicodeError
-            at = data.find(needle, at + 2)
