@@ -7,7 +7,8 @@ frame goes through one buffer, header and masked payload together, so a
 frame of up to FRAME_CHUNK payload bytes leaves in ONE writer.write() call (one TCP segment:
 a header written apart from its payload waits for the peer's delayed ACK under Nagle's
 algorithm, about 40 ms a frame). A longer frame streams in chunks, the header with the
-first one."""
+first one. The end of a connection (close frames both ways, the closing handshake, a
+failure's 1002/1007/1009) is unet.wsclose's, loaded as a connection ends."""
 
 import asyncio
 import os
@@ -34,7 +35,6 @@ CLOSE_ABNORMAL = const(1006)
 CLOSE_INVALID_DATA = const(1007)
 CLOSE_TOO_BIG = const(1009)
 
-_MAX_REASON = const(123)  # a close frame is a control frame: 125 bytes, 2 for the code
 FRAME_CHUNK = const(1008)  # payload bytes per write; a multiple of 4 keeps the key aligned
 _FRAME_BUF = const(1024)  # a header (14 bytes at most) and a chunk
 # Where every outgoing frame is built and masked: one, allocated as this module is imported
@@ -45,12 +45,10 @@ _FRAME_BUF = const(1024)  # a header (14 bytes at most) and a chunk
 # buffer is free again at every await: connections never need it at the same time.
 _FRAME = bytearray(_FRAME_BUF)
 _MASK_STEP = const(64)  # bytes masked at a time (a multiple of 4)
-_DISCARD = const(512)  # bytes read at a time while skipping what a failing peer still sends
 _HEAD = const(192)  # bytes of a dropped message kept, for its id (an envelope's start)
 _SKIP = const(64)  # bytes read at a time while reading a dropped message through
 _UTF8_STEP = const(256)  # bytes of a text message checked at a time
 _NO_HEAP = const("message too large for memory")
-_CLOSE_WAIT_S = const(2)  # how long a closing handshake may take before we hang up
 
 
 class ConnectionClosed(Exception):
@@ -122,40 +120,6 @@ def frame_header(opcode, length, key, fin=True):
     return head + key
 
 
-def close_payload(code, reason=""):
-    if code == CLOSE_NO_STATUS:
-        return b""
-    reason = reason.encode()
-    end = min(len(reason), _MAX_REASON)
-    while end < len(reason) and reason[end] & 0xC0 == 0x80:  # never split a UTF-8 character
-        end -= 1
-    return struct.pack("!H", code) + reason[:end]
-
-
-def _sendable(code):
-    """Whether a close code may appear on the wire (RFC 6455 7.4, IANA registry): 1004-1006
-    and 1015 never do, the rest below 3000 is unassigned, 5000 and up undefined."""
-    return 1000 <= code <= 1014 and not 1004 <= code <= 1006 or 3000 <= code <= 4999
-
-
-def parse_close(data):
-    """Close frame payload -> (code, reason); _Fail on a malformed one."""
-    if not data:
-        return CLOSE_NO_STATUS, ""
-    if len(data) < 2:
-        raise _Fail(CLOSE_PROTOCOL_ERROR, "bad close frame")
-    code = struct.unpack("!H", data[:2])[0]
-    if not _sendable(code):
-        raise _Fail(CLOSE_PROTOCOL_ERROR, "close code %d may not be sent" % code)
-    try:
-        reason = str(data[2:], "utf-8")
-        if len(reason) != len(data) - 2:  # more than ASCII
-            refuse_invalid_utf8(data[2:])
-    except UnicodeError:
-        raise _Fail(CLOSE_INVALID_DATA, "close reason is not UTF-8")
-    return code, reason
-
-
 async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
     """Open a WebSocket to a ws:// or wss:// URL; `headers` is a dict of extra headers.
 
@@ -168,7 +132,7 @@ async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
 
 class WebSocket:
     def __init__(self, reader, writer, max_message):
-        self._reader = reader
+        self.reader = reader
         self._writer = writer
         self.max_message = max_message
         self.last_rx_ms = ticks_ms()
@@ -239,7 +203,7 @@ class WebSocket:
                 await self._fail(e.code, e.reason)
             except (OSError, EOFError, MemoryError):  # reset, EOF without a close frame, or
                 # the heap failed inside a frame: the stream is out of step, as if lost
-                await self._finish(CLOSE_ABNORMAL, "connection lost")
+                await self.finish(CLOSE_ABNORMAL, "connection lost")
             finally:
                 self._reading = False
         raise ConnectionClosed(self._closed[0], self._closed[1])
@@ -260,16 +224,14 @@ class WebSocket:
 
     async def close(self, code=CLOSE_NORMAL, reason=""):
         """Closing handshake: send close, wait briefly for the peer's, hang up.
-        `code` 1005 sends a close frame without a status."""
-        if code != CLOSE_NO_STATUS and not _sendable(code):
-            raise ValueError("close code %d may not be sent" % code)
-        if self._closed is None:
-            await self._hang_up_after(self._close_handshake(code, reason), code, reason)
+        `code` 1005 sends a close frame without a status; ValueError for a code that may
+        not be sent (unet.wsclose's handshake)."""
+        await self._end("close", code, reason)
 
     async def abort(self):
         """Hang up at once, without the closing handshake (for a peer that went silent).
         A task blocked in recv() gets ConnectionClosed(1006)."""
-        await self._finish(CLOSE_ABNORMAL, "aborted", True)
+        await self.finish(CLOSE_ABNORMAL, "aborted", True)
 
     async def keep_alive(self, ping_interval, idle_timeout):
         """Ping every ping_interval seconds (0: never) and hang up after idle_timeout
@@ -288,7 +250,7 @@ class WebSocket:
                 await asyncio.sleep(step_s)
                 now = ticks_ms()
                 if ticks_diff(now, self.last_rx_ms) >= idle_ms:
-                    await self._finish(CLOSE_ABNORMAL, "nothing received for %d ms" % idle_ms, True)
+                    await self.finish(CLOSE_ABNORMAL, "nothing received for %d ms" % idle_ms, True)
                     return
                 if ping_ms and ticks_diff(now, last_ping) >= ping_ms:
                     if pinging is None or pinging.done():
@@ -304,23 +266,6 @@ class WebSocket:
         except ConnectionClosed:
             pass  # the task in recv() hears of it
 
-    async def _hang_up_after(self, handshake, code, reason):
-        # A peer may never answer, and a send stuck on a dead network may hold the send
-        # lock: the handshake gets a bounded time, then unsent data is dropped.
-        try:
-            await asyncio.wait_for(handshake, _CLOSE_WAIT_S)
-            abort = False
-        except Exception:
-            abort = True
-        await self._finish(code, reason, abort)
-
-    async def _close_handshake(self, code, reason):
-        await self._send_close(code, reason)
-        if self._reading:  # the task in recv() will see the reply
-            await self._done.wait()
-        else:
-            await self._drain_until_close()
-
     # -- receiving
 
     async def _read_message(self, offer=False):
@@ -334,7 +279,7 @@ class WebSocket:
         dropped = False  # it did not fit in the heap: its frames are read through
         kept = 0  # bytes of it kept in self._head (once dropped)
         while True:
-            b0, b1 = await self._reader.readexactly(2)
+            b0, b1 = await self.reader.readexactly(2)
             self.last_rx_ms = ticks_ms()
             opcode = b0 & 0x0F
             fin = b0 & 0x80
@@ -344,15 +289,24 @@ class WebSocket:
                 raise _Fail(CLOSE_PROTOCOL_ERROR, "masked frame from server")
             length = b1 & 0x7F
             if length == 126:
-                length = struct.unpack("!H", await self._reader.readexactly(2))[0]
+                length = struct.unpack("!H", await self.reader.readexactly(2))[0]
             elif length == 127:
-                length = struct.unpack("!Q", await self._reader.readexactly(8))[0]
+                length = struct.unpack("!Q", await self.reader.readexactly(8))[0]
             if opcode >= _OP_CLOSE:
                 if opcode > _OP_PONG:  # 0xB to 0xF: reserved (RFC 6455 5.2)
                     raise _Fail(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
                 if not fin or length > 125:
                     raise _Fail(CLOSE_PROTOCOL_ERROR, "bad control frame")
-                await self._on_control(opcode, await self._reader.readexactly(length))
+                data = await self.reader.readexactly(length)
+                if opcode == _OP_PING:
+                    if not self._close_sent:
+                        await self._send_frame(_OP_PONG, (data,))
+                elif opcode == _OP_CLOSE:  # unet.wsclose reads it and answers
+                    failed, code, reason = await await_then_forget("unet.wsclose", "closed_by_peer",
+                                                                   self, data)
+                    if failed:
+                        raise _Fail(code, reason)
+                    raise ConnectionClosed(code, reason)
                 continue
             if opcode == _OP_CONT:
                 if message is None and not dropped:
@@ -377,7 +331,7 @@ class WebSocket:
                 message = None
                 dropped = True
             else:
-                await read_into(self._reader, memoryview(payload))
+                await read_into(self.reader, memoryview(payload))
                 if message is None:
                     message = payload
                 else:
@@ -406,29 +360,24 @@ class WebSocket:
             kept += m
         m = min(_HEAD - kept, length)
         if m:
-            await read_into(self._reader, head[kept:kept + m])
+            await read_into(self.reader, head[kept:kept + m])
             kept += m
             length -= m
         if skip:
             scratch = head[_HEAD:]
             while length:
                 m = min(length, len(scratch))
-                await read_into(self._reader, scratch[:m])
+                await read_into(self.reader, scratch[:m])
                 length -= m
         return kept
 
-    async def _on_control(self, opcode, data):
-        if opcode == _OP_PING:
-            if not self._close_sent:
-                await self._send_frame(_OP_PONG, (data,))
-        elif opcode == _OP_CLOSE:
-            code, reason = parse_close(data)
-            if not self._close_sent:  # the peer started the handshake: echo its code
-                await self._send_close(code, reason)
-            await self._finish(code, reason)
-            raise ConnectionClosed(code, reason)
-
-    async def _drain_until_close(self):
+    async def wait_close(self):
+        """Wait for the peer's close frame once ours is out (unet.wsclose's closing
+        handshake): the task in receive() reads it if there is one; else messages are read
+        here, and dropped, until it comes or the connection fails."""
+        if self._reading:
+            await self._done.wait()
+            return
         try:
             while True:
                 try:
@@ -439,14 +388,16 @@ class WebSocket:
             pass
 
     async def _fail(self, code, reason):
-        await self._hang_up_after(self._fail_handshake(code, reason), code, reason)
+        await self._end("fail", code, reason)
 
-    async def _fail_handshake(self, code, reason):
-        await self._send_close(code, reason)
-        # Give the peer the chance to read our close frame before the socket goes:
-        # skip (never store) whatever it still sends until it hangs up.
-        while await self._reader.read(_DISCARD):
-            pass
+    async def _end(self, how, code, reason):
+        """Close the connection (`how` "close") or fail it ("fail") with `code` and
+        `reason`: unet.wsclose's, loaded for it and forgotten after. Without the heap to
+        load it, the connection is hung up at once, as when a closing handshake fails."""
+        try:
+            await await_then_forget("unet.wsclose", how, self, code, reason)
+        except MemoryError:
+            await self.finish(code, reason, True)
 
     def _over(self, code, reason):
         """The connection is over (the first reason given stays): sends and receives end."""
@@ -454,18 +405,22 @@ class WebSocket:
             self._closed = (code, reason)
         self._done.set()
 
-    async def _finish(self, code, reason, abort=False):
+    async def finish(self, code, reason, abort=False):
+        """The connection is over with `code` and `reason` (the first given stays): close
+        its stream (`abort`: at once, its unsent data dropped)."""
         self._over(code, reason)
         await close_quietly(self._writer, abort)
 
     # -- sending
 
-    async def _send_close(self, code, reason):
+    async def send_close(self, payload):
+        """Send our close frame with `payload` (unet.wsclose's), unless one went out
+        already or the connection is over: from then on no message is sent."""
         if self._close_sent or self._closed is not None:
             return
         self._close_sent = True
         try:
-            await self._send_frame(_OP_CLOSE, (close_payload(code, reason),))
+            await self._send_frame(_OP_CLOSE, (payload,))
         except OSError:  # the peer is gone already
             pass
 
@@ -477,7 +432,7 @@ class WebSocket:
         try:
             await self._send_frame(opcode, pieces)
         except OSError:
-            await self._finish(CLOSE_ABNORMAL, "connection lost")
+            await self.finish(CLOSE_ABNORMAL, "connection lost")
             raise ConnectionClosed(CLOSE_ABNORMAL, "connection lost")
 
     async def _send_frame(self, opcode, pieces):
