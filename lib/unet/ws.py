@@ -73,26 +73,9 @@ class MessageDropped(Exception):
         self.fatal = fatal
 
 
-class _Fail(Exception):
-    """The peer broke the protocol: close with this code."""
-
-    def __init__(self, code, reason):
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
 def _key_int(key):
     """The 4-byte key repeated over _MASK_STEP bytes, as one big-endian integer."""
     return int.from_bytes(key * (_MASK_STEP // 4), "big")
-
-
-def _utf8(text):
-    """The UTF-8 bytes of `text`: on MicroPython a view of the str itself (no copy)."""
-    try:
-        return memoryview(text)
-    except TypeError:  # CPython: str has no buffer
-        return text.encode()
 
 
 def _mask_into(buf, start, n, keys):
@@ -157,29 +140,23 @@ class WebSocket:
         for a message over max_message), MessageDropped for one the heap could not hold
         (the connection carries on). Cancelling a recv() abandons the connection (a frame
         may be half read)."""
-        opcode, payload = await self._next(False)
-        if opcode == _OP_BINARY:
+        text, payload = await self.receive(False)
+        if not text:
             return payload
         try:
-            text = str(payload, "utf-8")
-            if len(text) != len(payload):  # more than ASCII
-                refuse_invalid_utf8(payload)
-            return text
-        except UnicodeError:
-            await self._fail(CLOSE_INVALID_DATA, "text message is not UTF-8")
+            return str(payload, "utf-8")
         except MemoryError:  # the text's copy: the bytes are all there, the stream in step
             raise MessageDropped(memoryview(payload)[:_HEAD], len(payload), _NO_HEAP)
-        raise ConnectionClosed(self._closed[0], self._closed[1])
 
-    async def receive(self):
+    async def receive(self, offer=True):
         """Next message as (text, payload): `text` True for a text message, whose UTF-8 is
         checked (1007 if it is not) without a copy of it; `payload` a bytearray of its
         bytes. Nothing of the message's size is allocated but its payload.
 
-        As recv(), but a message over max_message first raises MessageDropped with its
-        first bytes (`fatal`: the next receive() closes with 1009), so that a caller can
-        answer what it could read of it."""
-        opcode, payload = await self._next(True)
+        As recv(), but with `offer` a message over max_message first raises MessageDropped
+        with its first bytes (`fatal`: the next receive() closes with 1009), so that a
+        caller can answer what it could read of it."""
+        opcode, payload = await self._next(offer)
         if opcode == _OP_BINARY:
             return False, payload
         try:
@@ -197,10 +174,11 @@ class WebSocket:
             self._reading = True
             try:
                 if self._failing is not None:
-                    raise _Fail(self._failing[0], self._failing[1])
+                    raise ConnectionClosed(self._failing[0], self._failing[1])
                 return await self._read_message(offer)
-            except _Fail as e:
-                await self._fail(e.code, e.reason)
+            except ConnectionClosed as e:
+                if self._closed is None:  # the peer broke the protocol: fail with e.code
+                    await self._fail(e.code, e.reason)
             except (OSError, EOFError, MemoryError):  # reset, EOF without a close frame, or
                 # the heap failed inside a frame: the stream is out of step, as if lost
                 await self.finish(CLOSE_ABNORMAL, "connection lost")
@@ -213,7 +191,7 @@ class WebSocket:
         bytes-like UTF-8 text, or listed entries: umcp.compat.piece_utf8) -> one text
         message made of them, never joined (an entry is serialized as it is written)."""
         if isinstance(data, str):
-            await self._send_message(_OP_TEXT, (_utf8(data),))
+            await self._send_message(_OP_TEXT, (data,))  # (read in place: piece_utf8)
         elif isinstance(data, (list, tuple)):
             await self._send_message(_OP_TEXT, data)
         else:
@@ -272,7 +250,9 @@ class WebSocket:
         """(opcode, payload) of the next message. A message the heap cannot hold is read
         through and dropped (MessageDropped, its first bytes kept); one over max_message
         is refused before its payload is read (with `offer`, after its first bytes: see
-        receive)."""
+        receive). Raises ConnectionClosed once the peer's close frame ended the connection,
+        and while it is still open for a peer that broke the protocol: the code to fail
+        it with (1002, 1007 for a close reason, 1009)."""
         message = None  # bytearray while a fragmented message is being reassembled
         message_op = _OP_CONT
         total = 0  # bytes of the message so far
@@ -284,9 +264,9 @@ class WebSocket:
             opcode = b0 & 0x0F
             fin = b0 & 0x80
             if b0 & 0x70:
-                raise _Fail(CLOSE_PROTOCOL_ERROR, "reserved bits set")
+                raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "reserved bits set")
             if b1 & 0x80:
-                raise _Fail(CLOSE_PROTOCOL_ERROR, "masked frame from server")
+                raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "masked frame from server")
             length = b1 & 0x7F
             if length == 126:
                 length = struct.unpack("!H", await self.reader.readexactly(2))[0]
@@ -294,38 +274,41 @@ class WebSocket:
                 length = struct.unpack("!Q", await self.reader.readexactly(8))[0]
             if opcode >= _OP_CLOSE:
                 if opcode > _OP_PONG:  # 0xB to 0xF: reserved (RFC 6455 5.2)
-                    raise _Fail(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
+                    raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
                 if not fin or length > 125:
-                    raise _Fail(CLOSE_PROTOCOL_ERROR, "bad control frame")
+                    raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "bad control frame")
                 data = await self.reader.readexactly(length)
                 if opcode == _OP_PING:
                     if not self._close_sent:
                         await self._send_frame(_OP_PONG, (data,))
                 elif opcode == _OP_CLOSE:  # unet.wsclose reads it and answers
-                    failed, code, reason = await await_then_forget("unet.wsclose", "closed_by_peer",
-                                                                   self, data)
-                    if failed:
-                        raise _Fail(code, reason)
-                    raise ConnectionClosed(code, reason)
+                    code, reason = await await_then_forget("unet.wsclose", "closed_by_peer", self,
+                                                           data)
+                    raise ConnectionClosed(code, reason)  # (a malformed one: still open)
                 continue
             if opcode == _OP_CONT:
                 if message is None and not dropped:
-                    raise _Fail(CLOSE_PROTOCOL_ERROR, "continuation without a message")
+                    raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "continuation without a message")
             elif opcode in (_OP_TEXT, _OP_BINARY):
                 if message is not None or dropped:
-                    raise _Fail(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
+                    raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
                 message_op = opcode
             else:
-                raise _Fail(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
+                raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
             total += length
             # Checked before reading: an oversized frame is never allocated.
             if total > self.max_message:
                 if not offer:
-                    raise _Fail(CLOSE_TOO_BIG, "message too big")
+                    raise ConnectionClosed(CLOSE_TOO_BIG, "message too big")
                 kept = await self._keep_head(message, kept, length, False)
                 self._failing = (CLOSE_TOO_BIG, "message too big")
                 raise MessageDropped(memoryview(self._head)[:kept], total, "message too big", True)
-            payload = None if dropped else _payload_buffer(length)
+            payload = None
+            if not dropped:
+                try:  # (MicroPython collects before it gives up)
+                    payload = bytearray(length)
+                except MemoryError:  # no room for it: it is dropped, the connection carries on
+                    pass
             if payload is None:
                 kept = await self._keep_head(message, kept, length, True)
                 message = None
@@ -384,7 +367,7 @@ class WebSocket:
                     await self._read_message()  # discarded: we are closing
                 except MessageDropped:
                     pass
-        except (ConnectionClosed, _Fail, OSError, EOFError, MemoryError):
+        except (ConnectionClosed, OSError, EOFError, MemoryError):
             pass
 
     async def _fail(self, code, reason):
@@ -500,16 +483,6 @@ def _out(buf, start, filled, keys):
     _mask_into(buf, start, filled, keys)
     view = memoryview(buf)[:start + filled]
     return view if _MICROPYTHON else bytes(view)
-
-
-def _payload_buffer(length):
-    """A bytearray for a payload of `length` bytes, or None when the heap has no room for
-    it (MicroPython collects before it gives up): the message is then dropped, the
-    connection carries on."""
-    try:
-        return bytearray(length)
-    except MemoryError:
-        return None
 
 
 def _check_utf8(payload):

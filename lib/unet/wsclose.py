@@ -67,16 +67,15 @@ def parse_close(data):
 
 async def closed_by_peer(ws, data):
     """The peer sent a close frame with payload `data`: echo its code unless ours went
-    out first, and end the connection. Returns (failed, code, reason): failed False for
-    the code and reason the connection closed with, True for the code the WebSocket
-    must fail it with (a malformed frame)."""
+    out first, and end the connection. Returns (code, reason): what it closed with, or
+    for a malformed frame the code to fail it with (the connection is still open then)."""
     try:
         code, reason = parse_close(data)
     except BadClose as e:
-        return True, e.code, e.reason
+        return e.code, e.reason
     await ws.send_close(close_payload(code, reason))  # nothing if ours went out first
     await ws.finish(code, reason)
-    return False, code, reason
+    return code, reason
 
 
 async def close(ws, code, reason):
