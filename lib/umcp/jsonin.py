@@ -91,7 +91,7 @@ def loads(data, max_depth=MAX_DEPTH):
             deep = data.count(b"[") + data.count(b"{") > max_depth
         buf = data
         if _MICROPYTHON and not text:
-            _refuse_invalid_utf8(data)  # CPython's strict decode refuses what this does
+            refuse_invalid_utf8(data)  # CPython's strict decode refuses what this does
         if escaped or deep:
             if text:
                 buf = data.encode()  # byte offsets: MicroPython indexes a str by characters
@@ -124,17 +124,19 @@ _NARROW = const(b"\xe0\xa0\xbf\xed\x80\x9f\xf0\x90\xbf\xf4\x80\x8f")
 _NEEDLE = bytearray(1)  # the byte looked for: find() takes an int only from MicroPython 1.29
 
 
-def _refuse_invalid_utf8(buf):
+def refuse_invalid_utf8(buf):
     """MicroPython checks only the shape of UTF-8 (a lead byte and its number of
     continuation bytes): surrogates, longer forms than needed and code points past
     U+10FFFF get into its strs, and from there back out in a reply the peer refuses.
-    Raise ValueError if `buf` has any (C-level finds; a Python step only per E0, ED, F0
-    or F4 byte, which few texts have)."""
+    Raise UnicodeError (a ValueError) if `buf` (bytes or bytearray) has any (C-level
+    finds; a Python step only per E0, ED, F0 or F4 byte, which few texts have). unet.ws
+    checks a text frame with it too (RFC 6455 8.1: 1007). CPython's strict decoder
+    refuses all of them itself."""
     needle = _NEEDLE
     for lead in _NEVER:
         needle[0] = lead
         if buf.find(needle) >= 0:
-            raise ValueError("invalid JSON: not UTF-8 text")
+            raise UnicodeError
     n = len(buf)
     for i in range(0, len(_NARROW), 3):
         needle[0] = _NARROW[i]
@@ -142,5 +144,5 @@ def _refuse_invalid_utf8(buf):
         k = buf.find(needle)
         while k >= 0:
             if k + 1 < n and not low <= buf[k + 1] <= high:
-                raise ValueError("invalid JSON: not UTF-8 text")
+                raise UnicodeError
             k = buf.find(needle, k + 1)

@@ -2,7 +2,7 @@
 certificates and TLS client contexts, loaded by the first TLS connection or Trust with
 certificates), `http` (multipart and JSON POST), `download` (the streamed GET), `httpcore`
 (what those two share), `ws` (WebSocket; `wshandshake`, its opening handshake, loaded per
-connection), `mqtt` (MQTT 3.1.1; `mqttopen`, its CONNECT and SUBSCRIBE, loaded per connection),
+connection; `wsclose`, its closing one, loaded as a connection ends), `mqtt` (MQTT 3.1.1; `mqttopen`, its CONNECT and SUBSCRIBE, loaded per connection),
 `roots` (the CA roots TLS trusts by default, imported by tlscontext only for a verified
 connection), `reconnect` (what every link that reconnects shares); and one server, `httpd` (a
 small HTTP/1.1 server: the board's HTTP MCP endpoint is one handler of it; `httpdrefusal`, the

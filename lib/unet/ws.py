@@ -7,7 +7,8 @@ frame goes through one buffer, header and masked payload together, so a
 frame of up to FRAME_CHUNK payload bytes leaves in ONE writer.write() call (one TCP segment:
 a header written apart from its payload waits for the peer's delayed ACK under Nagle's
 algorithm, about 40 ms a frame). A longer frame streams in chunks, the header with the
-first one."""
+first one. The end of a connection (close frames both ways, the closing handshake, a
+failure's 1002/1007/1009) is unet.wsclose's, loaded as a connection ends."""
 
 import asyncio
 import os
@@ -16,6 +17,7 @@ import sys
 
 from . import close_quietly, read_into
 from umcp.compat import await_then_forget, const, piece_size, piece_utf8, ticks_diff, ticks_ms
+from umcp.jsonin import refuse_invalid_utf8
 
 _MICROPYTHON = sys.implementation.name == "micropython"
 
@@ -33,7 +35,6 @@ CLOSE_ABNORMAL = const(1006)
 CLOSE_INVALID_DATA = const(1007)
 CLOSE_TOO_BIG = const(1009)
 
-_MAX_REASON = const(123)  # a close frame is a control frame: 125 bytes, 2 for the code
 FRAME_CHUNK = const(1008)  # payload bytes per write; a multiple of 4 keeps the key aligned
 _FRAME_BUF = const(1024)  # a header (14 bytes at most) and a chunk
 # Where every outgoing frame is built and masked: one, allocated as this module is imported
@@ -44,12 +45,10 @@ _FRAME_BUF = const(1024)  # a header (14 bytes at most) and a chunk
 # buffer is free again at every await: connections never need it at the same time.
 _FRAME = bytearray(_FRAME_BUF)
 _MASK_STEP = const(64)  # bytes masked at a time (a multiple of 4)
-_DISCARD = const(512)  # bytes read at a time while skipping what a failing peer still sends
 _HEAD = const(192)  # bytes of a dropped message kept, for its id (an envelope's start)
 _SKIP = const(64)  # bytes read at a time while reading a dropped message through
 _UTF8_STEP = const(256)  # bytes of a text message checked at a time
 _NO_HEAP = const("message too large for memory")
-_CLOSE_WAIT_S = const(2)  # how long a closing handshake may take before we hang up
 
 
 class ConnectionClosed(Exception):
@@ -74,26 +73,9 @@ class MessageDropped(Exception):
         self.fatal = fatal
 
 
-class _Fail(Exception):
-    """The peer broke the protocol: close with this code."""
-
-    def __init__(self, code, reason):
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
 def _key_int(key):
     """The 4-byte key repeated over _MASK_STEP bytes, as one big-endian integer."""
     return int.from_bytes(key * (_MASK_STEP // 4), "big")
-
-
-def _utf8(text):
-    """The UTF-8 bytes of `text`: on MicroPython a view of the str itself (no copy)."""
-    try:
-        return memoryview(text)
-    except TypeError:  # CPython: str has no buffer
-        return text.encode()
 
 
 def _mask_into(buf, start, n, keys):
@@ -121,40 +103,6 @@ def frame_header(opcode, length, key, fin=True):
     return head + key
 
 
-def close_payload(code, reason=""):
-    if code == CLOSE_NO_STATUS:
-        return b""
-    reason = reason.encode()
-    end = min(len(reason), _MAX_REASON)
-    while end < len(reason) and reason[end] & 0xC0 == 0x80:  # never split a UTF-8 character
-        end -= 1
-    return struct.pack("!H", code) + reason[:end]
-
-
-def _sendable(code):
-    """Whether a close code may appear on the wire (RFC 6455 7.4, IANA registry): 1004-1006
-    and 1015 never do, the rest below 3000 is unassigned, 5000 and up undefined."""
-    return 1000 <= code <= 1014 and not 1004 <= code <= 1006 or 3000 <= code <= 4999
-
-
-def parse_close(data):
-    """Close frame payload -> (code, reason); _Fail on a malformed one."""
-    if not data:
-        return CLOSE_NO_STATUS, ""
-    if len(data) < 2:
-        raise _Fail(CLOSE_PROTOCOL_ERROR, "bad close frame")
-    code = struct.unpack("!H", data[:2])[0]
-    if not _sendable(code):
-        raise _Fail(CLOSE_PROTOCOL_ERROR, "close code %d may not be sent" % code)
-    try:
-        reason = str(data[2:], "utf-8")
-        if len(reason) != len(data) - 2:  # more than ASCII
-            _check_forms(data[2:])
-    except UnicodeError:
-        raise _Fail(CLOSE_INVALID_DATA, "close reason is not UTF-8")
-    return code, reason
-
-
 async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
     """Open a WebSocket to a ws:// or wss:// URL; `headers` is a dict of extra headers.
 
@@ -167,7 +115,7 @@ async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
 
 class WebSocket:
     def __init__(self, reader, writer, max_message):
-        self._reader = reader
+        self.reader = reader
         self._writer = writer
         self.max_message = max_message
         self.last_rx_ms = ticks_ms()
@@ -192,29 +140,23 @@ class WebSocket:
         for a message over max_message), MessageDropped for one the heap could not hold
         (the connection carries on). Cancelling a recv() abandons the connection (a frame
         may be half read)."""
-        opcode, payload = await self._next(False)
-        if opcode == _OP_BINARY:
+        text, payload = await self.receive(False)
+        if not text:
             return payload
         try:
-            text = str(payload, "utf-8")
-            if len(text) != len(payload):  # more than ASCII
-                _check_forms(payload)
-            return text
-        except UnicodeError:
-            await self._fail(CLOSE_INVALID_DATA, "text message is not UTF-8")
+            return str(payload, "utf-8")
         except MemoryError:  # the text's copy: the bytes are all there, the stream in step
             raise MessageDropped(memoryview(payload)[:_HEAD], len(payload), _NO_HEAP)
-        raise ConnectionClosed(self._closed[0], self._closed[1])
 
-    async def receive(self):
+    async def receive(self, offer=True):
         """Next message as (text, payload): `text` True for a text message, whose UTF-8 is
         checked (1007 if it is not) without a copy of it; `payload` a bytearray of its
         bytes. Nothing of the message's size is allocated but its payload.
 
-        As recv(), but a message over max_message first raises MessageDropped with its
-        first bytes (`fatal`: the next receive() closes with 1009), so that a caller can
-        answer what it could read of it."""
-        opcode, payload = await self._next(True)
+        As recv(), but with `offer` a message over max_message first raises MessageDropped
+        with its first bytes (`fatal`: the next receive() closes with 1009), so that a
+        caller can answer what it could read of it."""
+        opcode, payload = await self._next(offer)
         if opcode == _OP_BINARY:
             return False, payload
         try:
@@ -232,13 +174,14 @@ class WebSocket:
             self._reading = True
             try:
                 if self._failing is not None:
-                    raise _Fail(self._failing[0], self._failing[1])
+                    raise ConnectionClosed(self._failing[0], self._failing[1])
                 return await self._read_message(offer)
-            except _Fail as e:
-                await self._fail(e.code, e.reason)
+            except ConnectionClosed as e:
+                if self._closed is None:  # the peer broke the protocol: fail with e.code
+                    await self._fail(e.code, e.reason)
             except (OSError, EOFError, MemoryError):  # reset, EOF without a close frame, or
                 # the heap failed inside a frame: the stream is out of step, as if lost
-                await self._finish(CLOSE_ABNORMAL, "connection lost")
+                await self.finish(CLOSE_ABNORMAL, "connection lost")
             finally:
                 self._reading = False
         raise ConnectionClosed(self._closed[0], self._closed[1])
@@ -248,7 +191,7 @@ class WebSocket:
         bytes-like UTF-8 text, or listed entries: umcp.compat.piece_utf8) -> one text
         message made of them, never joined (an entry is serialized as it is written)."""
         if isinstance(data, str):
-            await self._send_message(_OP_TEXT, (_utf8(data),))
+            await self._send_message(_OP_TEXT, (data,))  # (read in place: piece_utf8)
         elif isinstance(data, (list, tuple)):
             await self._send_message(_OP_TEXT, data)
         else:
@@ -259,16 +202,14 @@ class WebSocket:
 
     async def close(self, code=CLOSE_NORMAL, reason=""):
         """Closing handshake: send close, wait briefly for the peer's, hang up.
-        `code` 1005 sends a close frame without a status."""
-        if code != CLOSE_NO_STATUS and not _sendable(code):
-            raise ValueError("close code %d may not be sent" % code)
-        if self._closed is None:
-            await self._hang_up_after(self._close_handshake(code, reason), code, reason)
+        `code` 1005 sends a close frame without a status; ValueError for a code that may
+        not be sent (unet.wsclose's handshake)."""
+        await self._end("close", code, reason)
 
     async def abort(self):
         """Hang up at once, without the closing handshake (for a peer that went silent).
         A task blocked in recv() gets ConnectionClosed(1006)."""
-        await self._finish(CLOSE_ABNORMAL, "aborted", True)
+        await self.finish(CLOSE_ABNORMAL, "aborted", True)
 
     async def keep_alive(self, ping_interval, idle_timeout):
         """Ping every ping_interval seconds (0: never) and hang up after idle_timeout
@@ -287,7 +228,7 @@ class WebSocket:
                 await asyncio.sleep(step_s)
                 now = ticks_ms()
                 if ticks_diff(now, self.last_rx_ms) >= idle_ms:
-                    await self._finish(CLOSE_ABNORMAL, "nothing received for %d ms" % idle_ms, True)
+                    await self.finish(CLOSE_ABNORMAL, "nothing received for %d ms" % idle_ms, True)
                     return
                 if ping_ms and ticks_diff(now, last_ping) >= ping_ms:
                     if pinging is None or pinging.done():
@@ -303,80 +244,77 @@ class WebSocket:
         except ConnectionClosed:
             pass  # the task in recv() hears of it
 
-    async def _hang_up_after(self, handshake, code, reason):
-        # A peer may never answer, and a send stuck on a dead network may hold the send
-        # lock: the handshake gets a bounded time, then unsent data is dropped.
-        try:
-            await asyncio.wait_for(handshake, _CLOSE_WAIT_S)
-            abort = False
-        except Exception:
-            abort = True
-        await self._finish(code, reason, abort)
-
-    async def _close_handshake(self, code, reason):
-        await self._send_close(code, reason)
-        if self._reading:  # the task in recv() will see the reply
-            await self._done.wait()
-        else:
-            await self._drain_until_close()
-
     # -- receiving
 
     async def _read_message(self, offer=False):
         """(opcode, payload) of the next message. A message the heap cannot hold is read
         through and dropped (MessageDropped, its first bytes kept); one over max_message
         is refused before its payload is read (with `offer`, after its first bytes: see
-        receive)."""
+        receive). Raises ConnectionClosed once the peer's close frame ended the connection,
+        and while it is still open for a peer that broke the protocol: the code to fail
+        it with (1002, 1007 for a close reason, 1009)."""
         message = None  # bytearray while a fragmented message is being reassembled
         message_op = _OP_CONT
         total = 0  # bytes of the message so far
         dropped = False  # it did not fit in the heap: its frames are read through
         kept = 0  # bytes of it kept in self._head (once dropped)
         while True:
-            b0, b1 = await self._reader.readexactly(2)
+            b0, b1 = await self.reader.readexactly(2)
             self.last_rx_ms = ticks_ms()
             opcode = b0 & 0x0F
             fin = b0 & 0x80
             if b0 & 0x70:
-                raise _Fail(CLOSE_PROTOCOL_ERROR, "reserved bits set")
+                raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "reserved bits set")
             if b1 & 0x80:
-                raise _Fail(CLOSE_PROTOCOL_ERROR, "masked frame from server")
+                raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "masked frame from server")
             length = b1 & 0x7F
             if length == 126:
-                length = struct.unpack("!H", await self._reader.readexactly(2))[0]
+                length = struct.unpack("!H", await self.reader.readexactly(2))[0]
             elif length == 127:
-                length = struct.unpack("!Q", await self._reader.readexactly(8))[0]
+                length = struct.unpack("!Q", await self.reader.readexactly(8))[0]
             if opcode >= _OP_CLOSE:
                 if opcode > _OP_PONG:  # 0xB to 0xF: reserved (RFC 6455 5.2)
-                    raise _Fail(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
+                    raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
                 if not fin or length > 125:
-                    raise _Fail(CLOSE_PROTOCOL_ERROR, "bad control frame")
-                await self._on_control(opcode, await self._reader.readexactly(length))
+                    raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "bad control frame")
+                data = await self.reader.readexactly(length)
+                if opcode == _OP_PING:
+                    if not self._close_sent:
+                        await self._send_frame(_OP_PONG, (data,))
+                elif opcode == _OP_CLOSE:  # unet.wsclose reads it and answers
+                    code, reason = await await_then_forget("unet.wsclose", "closed_by_peer", self,
+                                                           data)
+                    raise ConnectionClosed(code, reason)  # (a malformed one: still open)
                 continue
             if opcode == _OP_CONT:
                 if message is None and not dropped:
-                    raise _Fail(CLOSE_PROTOCOL_ERROR, "continuation without a message")
+                    raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "continuation without a message")
             elif opcode in (_OP_TEXT, _OP_BINARY):
                 if message is not None or dropped:
-                    raise _Fail(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
+                    raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
                 message_op = opcode
             else:
-                raise _Fail(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
+                raise ConnectionClosed(CLOSE_PROTOCOL_ERROR, "unknown opcode %d" % opcode)
             total += length
             # Checked before reading: an oversized frame is never allocated.
             if total > self.max_message:
                 if not offer:
-                    raise _Fail(CLOSE_TOO_BIG, "message too big")
+                    raise ConnectionClosed(CLOSE_TOO_BIG, "message too big")
                 kept = await self._keep_head(message, kept, length, False)
                 self._failing = (CLOSE_TOO_BIG, "message too big")
                 raise MessageDropped(memoryview(self._head)[:kept], total, "message too big", True)
-            payload = None if dropped else _payload_buffer(length)
+            payload = None
+            if not dropped:
+                try:  # (MicroPython collects before it gives up)
+                    payload = bytearray(length)
+                except MemoryError:  # no room for it: it is dropped, the connection carries on
+                    pass
             if payload is None:
                 kept = await self._keep_head(message, kept, length, True)
                 message = None
                 dropped = True
             else:
-                await read_into(self._reader, memoryview(payload))
+                await read_into(self.reader, memoryview(payload))
                 if message is None:
                     message = payload
                 else:
@@ -405,47 +343,44 @@ class WebSocket:
             kept += m
         m = min(_HEAD - kept, length)
         if m:
-            await read_into(self._reader, head[kept:kept + m])
+            await read_into(self.reader, head[kept:kept + m])
             kept += m
             length -= m
         if skip:
             scratch = head[_HEAD:]
             while length:
                 m = min(length, len(scratch))
-                await read_into(self._reader, scratch[:m])
+                await read_into(self.reader, scratch[:m])
                 length -= m
         return kept
 
-    async def _on_control(self, opcode, data):
-        if opcode == _OP_PING:
-            if not self._close_sent:
-                await self._send_frame(_OP_PONG, (data,))
-        elif opcode == _OP_CLOSE:
-            code, reason = parse_close(data)
-            if not self._close_sent:  # the peer started the handshake: echo its code
-                await self._send_close(code, reason)
-            await self._finish(code, reason)
-            raise ConnectionClosed(code, reason)
-
-    async def _drain_until_close(self):
+    async def wait_close(self):
+        """Wait for the peer's close frame once ours is out (unet.wsclose's closing
+        handshake): the task in receive() reads it if there is one; else messages are read
+        here, and dropped, until it comes or the connection fails."""
+        if self._reading:
+            await self._done.wait()
+            return
         try:
             while True:
                 try:
                     await self._read_message()  # discarded: we are closing
                 except MessageDropped:
                     pass
-        except (ConnectionClosed, _Fail, OSError, EOFError, MemoryError):
+        except (ConnectionClosed, OSError, EOFError, MemoryError):
             pass
 
     async def _fail(self, code, reason):
-        await self._hang_up_after(self._fail_handshake(code, reason), code, reason)
+        await self._end("fail", code, reason)
 
-    async def _fail_handshake(self, code, reason):
-        await self._send_close(code, reason)
-        # Give the peer the chance to read our close frame before the socket goes:
-        # skip (never store) whatever it still sends until it hangs up.
-        while await self._reader.read(_DISCARD):
-            pass
+    async def _end(self, how, code, reason):
+        """Close the connection (`how` "close") or fail it ("fail") with `code` and
+        `reason`: unet.wsclose's, loaded for it and forgotten after. Without the heap to
+        load it, the connection is hung up at once, as when a closing handshake fails."""
+        try:
+            await await_then_forget("unet.wsclose", how, self, code, reason)
+        except MemoryError:
+            await self.finish(code, reason, True)
 
     def _over(self, code, reason):
         """The connection is over (the first reason given stays): sends and receives end."""
@@ -453,18 +388,22 @@ class WebSocket:
             self._closed = (code, reason)
         self._done.set()
 
-    async def _finish(self, code, reason, abort=False):
+    async def finish(self, code, reason, abort=False):
+        """The connection is over with `code` and `reason` (the first given stays): close
+        its stream (`abort`: at once, its unsent data dropped)."""
         self._over(code, reason)
         await close_quietly(self._writer, abort)
 
     # -- sending
 
-    async def _send_close(self, code, reason):
+    async def send_close(self, payload):
+        """Send our close frame with `payload` (unet.wsclose's), unless one went out
+        already or the connection is over: from then on no message is sent."""
         if self._close_sent or self._closed is not None:
             return
         self._close_sent = True
         try:
-            await self._send_frame(_OP_CLOSE, (close_payload(code, reason),))
+            await self._send_frame(_OP_CLOSE, (payload,))
         except OSError:  # the peer is gone already
             pass
 
@@ -476,7 +415,7 @@ class WebSocket:
         try:
             await self._send_frame(opcode, pieces)
         except OSError:
-            await self._finish(CLOSE_ABNORMAL, "connection lost")
+            await self.finish(CLOSE_ABNORMAL, "connection lost")
             raise ConnectionClosed(CLOSE_ABNORMAL, "connection lost")
 
     async def _send_frame(self, opcode, pieces):
@@ -546,23 +485,13 @@ def _out(buf, start, filled, keys):
     return view if _MICROPYTHON else bytes(view)
 
 
-def _payload_buffer(length):
-    """A bytearray for a payload of `length` bytes, or None when the heap has no room for
-    it (MicroPython collects before it gives up): the message is then dropped, the
-    connection carries on."""
-    try:
-        return bytearray(length)
-    except MemoryError:
-        return None
-
-
 def _check_utf8(payload):
     """Raise UnicodeError unless `payload` is UTF-8, checked _UTF8_STEP bytes at a time
     (each piece ends on a character boundary): no copy of the whole message is made."""
     view = memoryview(payload)
     n = len(payload)
     start = 0
-    wide = False  # a piece held more than ASCII: its lead bytes are checked (_check_forms)
+    wide = False  # a piece held more than ASCII: its lead bytes are checked
     while start < n:
         end = min(start + _UTF8_STEP, n)
         while end < n and end > start and payload[end] & 0xC0 == 0x80:
@@ -572,27 +501,5 @@ def _check_utf8(payload):
         wide = len(str(view[start:end], "utf-8")) != end - start or wide
         start = end
     if wide:
-        _check_forms(payload)
+        refuse_invalid_utf8(payload)
 
-
-def _check_forms(data):
-    """Raise UnicodeError if `data` (bytes-like that MicroPython's str() decodes: each lead
-    byte has its continuation bytes) holds what RFC 3629 forbids and MicroPython's decoder
-    lets through: an encoded surrogate, an overlong form or a code point above U+10FFFF
-    (CPython's decoder refuses them itself). Each lead byte that may start one is sought
-    with find(), in C, and the byte after it checked against its range."""
-    # A lead byte, then the lowest and highest second byte it allows (none: FF, 00).
-    forms = (b"\xc0\xff\x00\xc1\xff\x00"  # C0, C1: only overlong forms
-             b"\xe0\xa0\xbf"  # E0: overlong below A0
-             b"\xed\x80\x9f"  # ED: a surrogate from A0
-             b"\xf0\x90\xbf"  # F0: overlong below 90
-             b"\xf4\x80\x8f"  # F4: above U+10FFFF from 90
-             b"\xf5\xff\x00\xf6\xff\x00\xf7\xff\x00")  # F5-F7: only above U+10FFFF
-    needle = bytearray(1)  # the lead byte sought
-    for i in range(0, len(forms), 3):
-        needle[0] = forms[i]
-        at = data.find(needle)
-        while at >= 0:
-            if not forms[i + 1] <= data[at + 1] <= forms[i + 2]:
-                raise UnicodeError
-            at = data.find(needle, at + 2)

@@ -8,6 +8,7 @@ import struct
 import unet.conn
 import unet.tlscontext
 import unet.ws
+import unet.wsclose as wsclose  # (by its own name: a close forgets unet's attribute)
 from portable_support import raises
 
 
@@ -126,24 +127,24 @@ def test_frame_header_lengths():
 def _close_failure(data):
     """The close code unet.ws answers a close frame carrying `data` with (None: accepted)."""
     try:
-        unet.ws.parse_close(data)
-    except unet.ws._Fail as e:
+        wsclose.parse_close(data)
+    except wsclose.BadClose as e:
         return e.code
     return None
 
 
 def test_close_payload_round_trip():
-    assert unet.ws.parse_close(unet.ws.close_payload(1009, "too big")) == (1009, "too big")
-    assert unet.ws.close_payload(1005) == b""
-    assert unet.ws.parse_close(b"") == (1005, "")
-    assert len(unet.ws.close_payload(1000, "x" * 200)) == 125  # control frame limit
+    assert wsclose.parse_close(wsclose.close_payload(1009, "too big")) == (1009, "too big")
+    assert wsclose.close_payload(1005) == b""
+    assert wsclose.parse_close(b"") == (1005, "")
+    assert len(wsclose.close_payload(1000, "x" * 200)) == 125  # control frame limit
 
 
 def test_close_reason_is_cut_at_a_character_boundary():
     for char, kept in (("\u00e9", 61), ("\u4e2d", 40), ("\U0001f600", 30)):
-        payload = unet.ws.close_payload(1000, "a" + char * 100)
+        payload = wsclose.close_payload(1000, "a" + char * 100)
         assert len(payload) <= 125
-        assert unet.ws.parse_close(payload) == (1000, "a" + char * kept), char
+        assert wsclose.parse_close(payload) == (1000, "a" + char * kept), char
 
 
 def test_bad_close_frames_are_protocol_errors():
@@ -170,7 +171,7 @@ def test_encoded_surrogates_and_overlong_forms_in_a_close_reason_are_1007():
     for wrong in _NOT_UTF8:
         assert _close_failure(b"\x03\xe8a" + wrong + b"z") == 1007, wrong
     for right in _UTF8:
-        assert unet.ws.parse_close(b"\x03\xe8a" + right + b"z") == (1000, str(b"a" + right + b"z", "utf-8")), right
+        assert wsclose.parse_close(b"\x03\xe8a" + right + b"z") == (1000, str(b"a" + right + b"z", "utf-8")), right
 
 
 class _Urandom:
@@ -334,6 +335,17 @@ async def _text_message(payload, method):
         assert got[0] is True and bytes(got[1]) == payload
         return "text", str(payload, "utf-8")
     return "text", got
+
+
+async def test_the_end_of_a_connection_is_loaded_for_it_and_forgotten_after():
+    # unet.wsclose holds the closing handshake: on the heap only while a connection ends
+    # (umcp.compat.FORGET: on MicroPython; CPython keeps every module).
+    import sys
+
+    from umcp.compat import FORGET
+
+    assert await _text_message(b"\xff", "receive") == ("closed", 1007, 1007)
+    assert ("unet.wsclose" in sys.modules) is not FORGET
 
 
 async def test_encoded_surrogates_and_overlong_forms_in_a_text_message_close_with_1007():
