@@ -3,16 +3,16 @@ the transport.
 
 A transport makes a Session for each client (`server.session(send)`) and feeds its
 `receive()` one message at a time; `send` carries the replies and notifications out as
-pieces, never joined. Each client keeps its own revision (an initialize handshake for
-2024-11-05 .. 2025-11-25, or revision 2026-07-28 per request from `params._meta`), log
-level, subscriptions and request ids. Tool calls run one at a time in arrival order across
-all sessions, each on its own task, while ping, tools/list and cancellation are answered.
+pieces, never joined. Each client keeps its own revision (initialize: 2024-11-05 ..
+2025-11-25; or 2026-07-28 per request, in `params._meta`), log level, subscriptions and
+request ids. Tool calls run one at a time in arrival order, each on its own task.
 
-This is what a connected device runs all the time. Every other method and rare path is a
-module loaded when a request needs it (`handshake`, `paging`, `resource`, `modern`,
-`notices`, `refusal`), which reaches the server only through these public names: `tools`,
-`resources`, `templates`, `later`, `sessions`, `hidden`, `vision`, `announcing`, `send()`,
-`current_call()`, `initialized()`, `page()`, `answer_out_of_memory()`.
+What a connected device runs all the time; each rarer path is a module loaded when needed
+(`handshake`, `paging`, `resource`, `modern`, `notices`, `refusal`; the registration
+methods: `registry`, McpServer.__getattr__), which reaches the server only through public
+names: `tools`, `catalogue`, `resources`, `templates`, `later`, `sessions`, `hidden`,
+`vision`, `announcing`, `send()`, `current_call()`, `initialized()`, `page()`,
+`answer_out_of_memory()`.
 """
 
 import asyncio
@@ -197,6 +197,12 @@ class McpServer:
     :param version: The server's version, likewise (umcp's own by default).
     :param page_limit: The largest tools/list (or other list) frame in bytes, the
                        transport's envelope included; a session may set a smaller one.
+
+    The methods that register tools and resources are umcp.registry's, each bound to the
+    server as it is looked up (__getattr__): ``add_tool()``, ``add_user_only_tool()``,
+    ``remove_tool()``, ``set_hidden()``, ``add_resource()``, ``add_resource_template()``,
+    ``remove_resource()``, ``remove_resource_template()``, ``find_resource()``,
+    ``on_vision()``.
     """
 
     def __init__(self, name="umcp", version=__version__, page_limit=8000):
@@ -249,112 +255,19 @@ class McpServer:
 
     # -- registration -------------------------------------------------------
 
-    def add_tool(self, tool, description=None, properties=None, callback=None, **hints):
-        """Register a tool that clients can list and call.
+    def __getattr__(self, name):
+        """The methods that register and remove tools and resources, hide tools, take
+        the vision callback and find a resource: umcp.registry's functions, loaded at the
+        first one asked for (a connected device seldom calls them) and bound to this
+        server as it is looked up (`server.add_tool(...)` is `add_tool(server, ...)`).
 
-        :param tool: An McpTool, or the new tool's name: the tool is then built from
-                     this call's arguments, which are McpTool's.
-        :param description: The tool's description (when ``tool`` is a name).
-        :param properties: Its parameters, a PropertyList or a sequence of Property.
-        :param callback: ``callback(args)``, plain or coroutine function (see McpTool).
-        :param hints: McpTool's keyword arguments (``user_only``, ``title``, ...).
-        :returns: The registered McpTool.
-        :raises ValueError: When the tool is not valid or its name is already taken.
+        :raises AttributeError: For a name that is none of them.
         """
-        from .tool import McpTool  # where tools are made at run time only (umcp.tool)
-
-        if not isinstance(tool, McpTool):
-            tool = McpTool(tool, description, properties, callback, **hints)
-        from .toolcheck import check_unique  # while tools are made only (umcp.toolcheck)
-
-        check_unique(self, tool.name)
-        self.tools.append(tool)
-        self._tools_changed()
-        return tool
-
-    def add_user_only_tool(self, name, description, properties, callback, **hints):
-        """Register a tool for the user's console only: it is listed to a client only
-        when its tools/list asks ``withUserTools``, and a model never sees it.
-
-        The arguments are those of ``add_tool()`` with a name.
-
-        :returns: The registered McpTool.
-        :raises ValueError: As ``add_tool()``.
-        """
-        from .tool import McpTool
-
-        return self.add_tool(McpTool(name, description, properties, callback, user_only=True, **hints))
-
-    def remove_tool(self, name):
-        """Remove a tool; initialized clients hear that the list changed.
-
-        :param name: The tool's name (a catalogue's tool is skipped from then on).
-        :raises KeyError: When no tool has that name.
-        """
-        index = self._index(name)
-        if index >= 0:
-            del self.tools[index]
-        else:
-            catalogue = self.catalogue  # its file stays as written: the tool is skipped
-            record = None if catalogue is None else catalogue.find(name)
-            if record is None:
-                raise KeyError(name)
-            catalogue.removed += (record[0],)
-        self._tools_changed()
-
-    def set_hidden(self, hidden):
-        """Hide tools from every client (absent from tools/list, a call refused as one
-        of an unknown tool); initialized clients hear that the list changed.
-
-        :param hidden: ``hidden(name) -> bool``, or None: every tool shown.
-        """
-        self.hidden = hidden
-        self._tools_changed()
-
-    def _tools_changed(self):
-        if self.initialized():  # only they hear of it: at the start, nobody has
-            from .notices import announce
-
-            announce(self, "notifications/tools/list_changed")
-
-    # Resources: umcp.resource holds their code, imported at the first resource or
-    # resources/* request, so a device without any pays nothing for it.
-
-    def add_resource(self, uri, name=None, read=None, description=None, mime_type=None):
-        """Register a resource at a fixed URI.
-
-        :param uri: An McpResource, or the new resource's URI: the resource is then
-                    built from this call's arguments, which are McpResource's.
-        :param name: Its name, as resources/list shows it.
-        :param read: ``read()``, plain or coroutine function, returns the contents: a
-                     str (text), a bytes-like object (a blob) or a dict or list (JSON).
-        :param description: A description for clients (optional).
-        :param mime_type: The contents' MIME type (optional).
-        :returns: The registered McpResource.
-        :raises ValueError: When the URI or another argument is not valid, or a
-                            resource at that URI is already registered.
-        """
-        from .resource import add_resource
-
-        return add_resource(self, uri, name, read, description, mime_type)
-
-    def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
-        """Register resources whose URIs fit a template, such as
-        ``device://sensor/{id}`` (RFC 6570, level 1).
-
-        :param uri_template: An McpResourceTemplate, or the template.
-        :param name: Its name, as resources/templates/list shows it.
-        :param read: ``read(variables)`` gets a dict of the variables' values and
-                     returns contents as ``add_resource()``'s ``read()`` does; raising
-                     KeyError means there is no such resource.
-        :param description: A description for clients (optional).
-        :param mime_type: The contents' MIME type (optional).
-        :returns: The registered McpResourceTemplate.
-        :raises ValueError: When the template or another argument is not valid.
-        """
-        from .resource import add_template
-
-        return add_template(self, uri_template, name, read, description, mime_type)
+        if not name.startswith("_"):
+            function = getattr(__import__("umcp.registry", None, None, ("_",)), name, None)
+            if function is not None:
+                return lambda *args, **kwargs: function(self, *args, **kwargs)
+        raise AttributeError(name)
 
     def add_resources_later(self, register):
         """Register resources only when a client first sends a resources/* request:
@@ -366,31 +279,6 @@ class McpServer:
                          ``add_resource_template()``.
         """
         self.later.append(register)
-
-    def remove_resource(self, uri):
-        """Remove the resource at ``uri``.
-
-        :raises KeyError: When there is none.
-        """
-        from .resource import remove
-
-        remove(self, uri, False)
-
-    def remove_resource_template(self, uri_template):
-        """Remove the resource template ``uri_template``.
-
-        :raises KeyError: When there is none.
-        """
-        from .resource import remove
-
-        remove(self, uri_template, True)
-
-    def find_resource(self, uri):
-        """(the resource or template serving `uri`, the template's variables or None), or
-        None when none does; InvalidParams when `uri` is not a string."""
-        from .resource import find_resource
-
-        return find_resource(self, uri)
 
     def resource_updated(self, uri):
         """Tell the clients that subscribed to a resource that it changed. Call it from
@@ -423,16 +311,6 @@ class McpServer:
     def set_sender(self, send, overhead=0):
         """The default session's `send(pieces)` and envelope `overhead` (see Session)."""
         self.default.set_sender(send, overhead)
-
-    def on_vision(self, fn):
-        """Register the function that receives the vision endpoint a client's initialize
-        request offers (xiaozhi's capabilities.vision). Usable as a decorator.
-
-        :param fn: ``fn(url, token)``.
-        :returns: ``fn``.
-        """
-        self.vision = fn
-        return fn
 
     # -- outgoing: notifications (umcp.notices, loaded by the first) -------------
 
@@ -732,21 +610,6 @@ class McpServer:
         finally:
             forget_modules("umcp.listing", "umcp.names")
 
-    def _index(self, name):
-        """The tool called `name`, or whose portable form it is (add_tool keeps those
-        unique), or -1."""
-        index = find(self.tools, "name", name)
-        return index if index >= 0 else self._portable_index(name)
-
-    def _portable_index(self, name):
-        """The tool whose portable form `name` is, or -1 (loads umcp.names)."""
-        from .names import same  # a client of portable names (umcp.names)
-
-        for i in range(len(self.tools)):
-            if same(self.tools[i].name, name):
-                return i
-        return -1
-
     # -- tools/call ---------------------------------------------------------
 
     def _call_tool(self, session, request_id, id_json, params, modern=False, log_level=None):
@@ -760,7 +623,9 @@ class McpServer:
         if tool is None and self.catalogue is not None:
             tool = self.catalogue.tool(name)
         if tool is None:
-            index = self._portable_index(name)
+            from .names import index_of  # a client of portable names
+
+            index = index_of(self.tools, name)
             tool = self.tools[index] if index >= 0 else None
         if (tool is None or session.offered is not None and not session.offered(tool)
                 or self.hidden is not None and self.hidden(tool.name)):
