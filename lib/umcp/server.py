@@ -8,11 +8,11 @@ pieces, never joined. Each client keeps its own revision (initialize: 2024-11-05
 request ids. Tool calls run one at a time in arrival order, each on its own task.
 
 What a connected device runs all the time; each rarer path is a module loaded when needed
-(`handshake`, `paging`, `resource`, `modern`, `notices`, `refusal`; the registration
-methods: `registry`, McpServer.__getattr__), which reaches the server only through public
-names: `tools`, `catalogue`, `resources`, `templates`, `later`, `sessions`, `hidden`,
-`vision`, `announcing`, `send()`, `current_call()`, `initialized()`, `page()`,
-`answer_out_of_memory()`.
+(`handshake`, `paging`, `requests`, `resource`, `modern`, `notices`, `refusal`; the
+registration methods: `registry`, McpServer.__getattr__), which reaches the server only
+through public names: `tools`, `catalogue`, `resources`, `templates`, `later`, `sessions`,
+`hidden`, `vision`, `announcing`, `queue`, `running`, `send()`, `current_call()`,
+`initialized()`, `page()`, `stop_call()`, `answer_out_of_memory()`.
 """
 
 import asyncio
@@ -23,8 +23,7 @@ from .args import InvalidParams
 from .compat import await_then_forget, call_then_forget, const, dumps, forget_modules, get_logger, iscoroutine
 from .jsonin import loads
 from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
-                  LOG_LEVELS, METHOD_NOT_FOUND, describe, error_frame, find, result_frame,
-                  valid_id)
+                  LOG_LEVELS, describe, error_frame, find, result_frame, valid_id)
 from .result import error_result_pieces, result_pieces, structured
 
 # The versions an initialize handshake negotiates (the legacy era).
@@ -50,10 +49,6 @@ BUSY = const(-32000)
 # A tools/list result's opening (the host writes a catalogue's pages with it: umcp.catalogue).
 TOOLS_OPEN = const(',"result":{"tools":[')
 
-# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
-# (resources/subscribe and unsubscribe: umcp.resource answers so).
-_LEGACY_ONLY = const(("ping", "initialize", "logging/setLevel"))
-
 # Read only: the params of a message that carries none, without a new dict each time.
 _NO_PARAMS = {}
 
@@ -63,11 +58,6 @@ _OUT_OF_MEMORY = const(',"error":{"code":-32603,"message":"out of memory"}}')
 _REPLACED = const("\ufffd")  # what umcp.jsonin puts in place of a lone surrogate
 
 _log = get_logger("umcp")
-
-
-def _same_id(a, b):
-    # 1 and "1" are different ids.
-    return type(a) is type(b) and a == b
 
 
 class Session:
@@ -221,8 +211,8 @@ class McpServer:
         # without a session use (a server with one transport needs no other).
         self.default = Session(self)
         self.sessions = [self.default]
-        self._queue = []
-        self._running = None
+        self.queue = []  # the tool calls waiting, in arrival order
+        self.running = None  # the tool call running, or None
         self.out_of_memory = 0  # messages the heap could not serve (each answered in short)
         self.notices_lost = 0  # notifications dropped for want of heap
         # The largest message a transport accepts (bytes), announced in initialize as
@@ -370,7 +360,7 @@ class McpServer:
         """The running call when the code asking runs on that call's task, else None: a
         task of its own (a background upgrade, a sensor's upkeep) speaks outside any call,
         even while some other client's call runs."""
-        call = self._running
+        call = self.running
         if call is None:
             return None
         try:
@@ -401,7 +391,7 @@ class McpServer:
             if call is not None:
                 call.sending = False
         if call is not None and call.cancelled and not call.answering:
-            raise asyncio.CancelledError  # the cancellation _cancel put off until now
+            raise asyncio.CancelledError  # the cancellation stop_call() put off until now
 
     async def answer_out_of_memory(self, session, id_json):
         """The heap could not serve a message (reading, deciding, building or sending its
@@ -499,7 +489,10 @@ class McpServer:
             if problem is not None:
                 await self.send(session, error_frame(id_json or "null", INVALID_REQUEST, problem))
             elif "id" not in payload:
-                self._notification(session, payload["method"], _params(payload))
+                method = payload["method"]
+                if method != "notifications/initialized":  # (every client's: nothing to do)
+                    call_then_forget("umcp.requests", "notification", self, session, method,
+                                     _params(payload))
             else:
                 await self._request(session, request_id, id_json, payload["method"],
                                     _params(payload))
@@ -508,12 +501,6 @@ class McpServer:
             await self.answer_out_of_memory(session, id_json)
         except Exception as e:  # a bug of ours must not stop the device
             _log.error("dropped a message: %s", describe(e))
-
-    def _notification(self, session, method, params):
-        if method == "notifications/cancelled":
-            self._cancel(session, params.get("requestId"))
-        elif method != "notifications/initialized":
-            _log.info("ignored notification %s", method)
 
     async def _request(self, session, request_id, id_json, method, params):
         # Each method gives the frame of its reply (None: a tool call answers later).
@@ -544,32 +531,17 @@ class McpServer:
             elif method == "tools/list":
                 reply = self.page(session, id_json, params, self.tools, "name", TOOLS_OPEN, modern,
                                   session.offered)
-            elif method.startswith("resources/"):
-                from .resource import request
-
-                reply = await request(self, session, id_json, method, params, modern)
-            elif method == "server/discover":
-                from .modern import discover_frame
-
-                reply = discover_frame(self, id_json)
-            elif modern and method in _LEGACY_ONLY:
-                # Gone from revision 2026-07-28 (subscriptions/listen replaces subscribe).
-                reply = error_frame(id_json, METHOD_NOT_FOUND,
-                                    "method not found in %s: %s" % (MODERN_VERSION, method))
-            elif method == "ping":
+            elif method == "ping" and not modern:
                 reply = result_frame(id_json, EMPTY_RESULT)
-            elif method == "initialize":
+            elif method == "initialize" and not modern:
                 # Once a session: its code leaves the heap again after.
                 reply = await await_then_forget("umcp.handshake", "initialize_frame", self, session,
                                                 id_json, params, SUPPORTED_VERSIONS, _DEFAULT_VERSION)
-            elif method == "logging/setLevel":
-                from .notices import set_level
-
-                set_level(session, params)
-                reply = result_frame(id_json, EMPTY_RESULT)
             else:
-                # Answered at once: a client probing for a method must not wait.
-                reply = error_frame(id_json, METHOD_NOT_FOUND, "method not found: " + method)
+                # The rest a device seldom gets: resources, discovery, a log level, an
+                # unknown method (answered at once: a client probing must not wait).
+                reply = await await_then_forget("umcp.requests", "answer", self, session, id_json,
+                                                method, params, modern)
         except InvalidParams as e:
             reply = error_frame(id_json, INVALID_PARAMS, str(e))
         except MemoryError:
@@ -637,7 +609,7 @@ class McpServer:
                 raise
             return result_frame(id_json, error_result_pieces(str(e), modern))
         queued = 0
-        for call in self._queue:
+        for call in self.queue:
             if call.session is session:
                 queued += 1
         if queued >= MAX_QUEUED_CALLS:
@@ -650,18 +622,18 @@ class McpServer:
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         call = _Call(session, request_id, id_json, tool, args, token if valid_id(token) else None,
                      modern, log_level)
-        if self._running is None and session.waits and not self._queue:
-            self._running = call
+        if self.running is None and session.waits and not self.queue:
+            self.running = call
             return call  # none ahead of it, and its transport's task waits: run there
-        self._queue.append(call)
-        if self._running is None:
+        self.queue.append(call)
+        if self.running is None:
             self._start_next()
         return None
 
     def _start_next(self):
-        self._running = self._queue.pop(0) if self._queue else None
-        if self._running is not None:
-            self._running.task = asyncio.create_task(self._run(self._running))
+        self.running = self.queue.pop(0) if self.queue else None
+        if self.running is not None:
+            self.running.task = asyncio.create_task(self._run(self.running))
 
     def _hand_over(self, call, value):
         """Go on with `call`, whose callback gave the coroutine `value`, in a task of its own.
@@ -745,37 +717,24 @@ class McpServer:
         counted: it is no longer owed)."""
         if session is None:
             session = self.default
-        queue = self._queue
+        queue = self.queue
         count = 0
         for index in range(len(queue) - 1, -1, -1):
             if queue[index].session is session:
                 del queue[index]
                 count += 1
-        call = self._running
+        call = self.running
         if call is not None and call.session is session and not call.answering and not call.cancelled:
-            self._stop(call)
+            self.stop_call(call)
             count += 1
         return count
 
-    def _stop(self, call):
+    def stop_call(self, call):
         """Cancel a running call's task, or, while the task writes a message of its own,
         have send() raise the cancellation once the message is out."""
         call.cancelled = True
         if call.started and not call.sending:
             call.task.cancel()
-
-    def _cancel(self, session, request_id):
-        if not valid_id(request_id):
-            return
-        call = self._running
-        if call is not None and call.session is session and _same_id(call.id, request_id):
-            if not call.answering:  # too late once the response is on its way
-                self._stop(call)
-            return
-        for index, call in enumerate(self._queue):
-            if call.session is session and _same_id(call.id, request_id):
-                del self._queue[index]
-                return
 
 
 def _params(message):
