@@ -2,9 +2,9 @@
 
 Resident on a connected device: `server`, `result`, `args`, `rpc`, `jsonin`, `compat`,
 and `catalogue` where the board has a tool catalogue. Kept while tools are made at run
-time: `tool`, `schema`, `toolcheck`, `propcheck`. Loaded when a request needs them:
-`jsonfix`, `handshake`, `paging`, `listing`, `names`, `resource`, `modern`, `notices`,
-`refusal`, `jsonpeek`, `image`, `chunks`. docs/DESIGN.md's map says what each holds.
+time: `registry`, `tool`, `schema`, `toolcheck`, `propcheck`. Loaded when a request needs
+them: `jsonfix`, `handshake`, `paging`, `listing`, `names`, `requests`, `resource`,
+`modern`, `notices`, `refusal`, `jsonpeek`, `image`, `chunks` (docs/DESIGN.md's map).
 
 The names below load their module at first use, so code that needs only `umcp.compat`
 (the network clients) does not pay for the server: BOOLEAN, INTEGER, NUMBER, STRING,

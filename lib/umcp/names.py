@@ -66,3 +66,12 @@ def same(a, b):
         if x != y and not ((x == 46 or x == 95) and (y == 46 or y == 95)):  # "." or "_"
             return False
     return True
+
+
+def index_of(tools, name):
+    """The index of the first of `tools` (objects with a `name`) whose name has the
+    portable form of `name` (see same()), or -1."""
+    for index in range(len(tools)):
+        if same(tools[index].name, name):
+            return index
+    return -1

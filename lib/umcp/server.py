@@ -3,16 +3,16 @@ the transport.
 
 A transport makes a Session for each client (`server.session(send)`) and feeds its
 `receive()` one message at a time; `send` carries the replies and notifications out as
-pieces, never joined. Each client keeps its own revision (an initialize handshake for
-2024-11-05 .. 2025-11-25, or revision 2026-07-28 per request from `params._meta`), log
-level, subscriptions and request ids. Tool calls run one at a time in arrival order across
-all sessions, each on its own task, while ping, tools/list and cancellation are answered.
+pieces, never joined. Each client keeps its own revision (initialize: 2024-11-05 ..
+2025-11-25; or 2026-07-28 per request, in `params._meta`), log level, subscriptions and
+request ids. Tool calls run one at a time in arrival order, each on its own task.
 
-This is what a connected device runs all the time. Every other method and rare path is a
-module loaded when a request needs it (`handshake`, `paging`, `resource`, `modern`,
-`notices`, `refusal`), which reaches the server only through these public names: `tools`,
-`resources`, `templates`, `later`, `sessions`, `hidden`, `vision`, `announcing`, `send()`,
-`current_call()`, `initialized()`, `page()`, `answer_out_of_memory()`.
+What a connected device runs all the time; each rarer path is a module loaded when needed
+(`handshake`, `paging`, `requests`, `resource`, `modern`, `notices`, `refusal`; the
+registration methods: `registry`, McpServer.__getattr__), which reaches the server only
+through public names: `tools`, `catalogue`, `resources`, `templates`, `later`, `sessions`,
+`hidden`, `vision`, `announcing`, `queue`, `running`, `send()`, `current_call()`,
+`initialized()`, `page()`, `stop_call()`, `answer_out_of_memory()`.
 """
 
 import asyncio
@@ -23,8 +23,7 @@ from .args import InvalidParams
 from .compat import await_then_forget, call_then_forget, const, dumps, forget_modules, get_logger, iscoroutine
 from .jsonin import loads
 from .rpc import (EMPTY_RESULT, FRAME_OPEN, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
-                  LOG_LEVELS, METHOD_NOT_FOUND, describe, error_frame, find, result_frame,
-                  valid_id)
+                  LOG_LEVELS, describe, error_frame, find, result_frame, valid_id)
 from .result import error_result_pieces, result_pieces, structured
 
 # The versions an initialize handshake negotiates (the legacy era).
@@ -50,10 +49,6 @@ BUSY = const(-32000)
 # A tools/list result's opening (the host writes a catalogue's pages with it: umcp.catalogue).
 TOOLS_OPEN = const(',"result":{"tools":[')
 
-# Methods revision 2026-07-28 removed: a request in its form gets -32601 for them
-# (resources/subscribe and unsubscribe: umcp.resource answers so).
-_LEGACY_ONLY = const(("ping", "initialize", "logging/setLevel"))
-
 # Read only: the params of a message that carries none, without a new dict each time.
 _NO_PARAMS = {}
 
@@ -63,11 +58,6 @@ _OUT_OF_MEMORY = const(',"error":{"code":-32603,"message":"out of memory"}}')
 _REPLACED = const("\ufffd")  # what umcp.jsonin puts in place of a lone surrogate
 
 _log = get_logger("umcp")
-
-
-def _same_id(a, b):
-    # 1 and "1" are different ids.
-    return type(a) is type(b) and a == b
 
 
 class Session:
@@ -197,6 +187,12 @@ class McpServer:
     :param version: The server's version, likewise (umcp's own by default).
     :param page_limit: The largest tools/list (or other list) frame in bytes, the
                        transport's envelope included; a session may set a smaller one.
+
+    The methods that register tools and resources are umcp.registry's, each bound to the
+    server as it is looked up (__getattr__): ``add_tool()``, ``add_user_only_tool()``,
+    ``remove_tool()``, ``set_hidden()``, ``add_resource()``, ``add_resource_template()``,
+    ``remove_resource()``, ``remove_resource_template()``, ``find_resource()``,
+    ``on_vision()``.
     """
 
     def __init__(self, name="umcp", version=__version__, page_limit=8000):
@@ -215,8 +211,8 @@ class McpServer:
         # without a session use (a server with one transport needs no other).
         self.default = Session(self)
         self.sessions = [self.default]
-        self._queue = []
-        self._running = None
+        self.queue = []  # the tool calls waiting, in arrival order
+        self.running = None  # the tool call running, or None
         self.out_of_memory = 0  # messages the heap could not serve (each answered in short)
         self.notices_lost = 0  # notifications dropped for want of heap
         # The largest message a transport accepts (bytes), announced in initialize as
@@ -249,112 +245,19 @@ class McpServer:
 
     # -- registration -------------------------------------------------------
 
-    def add_tool(self, tool, description=None, properties=None, callback=None, **hints):
-        """Register a tool that clients can list and call.
+    def __getattr__(self, name):
+        """The methods that register and remove tools and resources, hide tools, take
+        the vision callback and find a resource: umcp.registry's functions, loaded at the
+        first one asked for (a connected device seldom calls them) and bound to this
+        server as it is looked up (`server.add_tool(...)` is `add_tool(server, ...)`).
 
-        :param tool: An McpTool, or the new tool's name: the tool is then built from
-                     this call's arguments, which are McpTool's.
-        :param description: The tool's description (when ``tool`` is a name).
-        :param properties: Its parameters, a PropertyList or a sequence of Property.
-        :param callback: ``callback(args)``, plain or coroutine function (see McpTool).
-        :param hints: McpTool's keyword arguments (``user_only``, ``title``, ...).
-        :returns: The registered McpTool.
-        :raises ValueError: When the tool is not valid or its name is already taken.
+        :raises AttributeError: For a name that is none of them.
         """
-        from .tool import McpTool  # where tools are made at run time only (umcp.tool)
-
-        if not isinstance(tool, McpTool):
-            tool = McpTool(tool, description, properties, callback, **hints)
-        from .toolcheck import check_unique  # while tools are made only (umcp.toolcheck)
-
-        check_unique(self, tool.name)
-        self.tools.append(tool)
-        self._tools_changed()
-        return tool
-
-    def add_user_only_tool(self, name, description, properties, callback, **hints):
-        """Register a tool for the user's console only: it is listed to a client only
-        when its tools/list asks ``withUserTools``, and a model never sees it.
-
-        The arguments are those of ``add_tool()`` with a name.
-
-        :returns: The registered McpTool.
-        :raises ValueError: As ``add_tool()``.
-        """
-        from .tool import McpTool
-
-        return self.add_tool(McpTool(name, description, properties, callback, user_only=True, **hints))
-
-    def remove_tool(self, name):
-        """Remove a tool; initialized clients hear that the list changed.
-
-        :param name: The tool's name (a catalogue's tool is skipped from then on).
-        :raises KeyError: When no tool has that name.
-        """
-        index = self._index(name)
-        if index >= 0:
-            del self.tools[index]
-        else:
-            catalogue = self.catalogue  # its file stays as written: the tool is skipped
-            record = None if catalogue is None else catalogue.find(name)
-            if record is None:
-                raise KeyError(name)
-            catalogue.removed += (record[0],)
-        self._tools_changed()
-
-    def set_hidden(self, hidden):
-        """Hide tools from every client (absent from tools/list, a call refused as one
-        of an unknown tool); initialized clients hear that the list changed.
-
-        :param hidden: ``hidden(name) -> bool``, or None: every tool shown.
-        """
-        self.hidden = hidden
-        self._tools_changed()
-
-    def _tools_changed(self):
-        if self.initialized():  # only they hear of it: at the start, nobody has
-            from .notices import announce
-
-            announce(self, "notifications/tools/list_changed")
-
-    # Resources: umcp.resource holds their code, imported at the first resource or
-    # resources/* request, so a device without any pays nothing for it.
-
-    def add_resource(self, uri, name=None, read=None, description=None, mime_type=None):
-        """Register a resource at a fixed URI.
-
-        :param uri: An McpResource, or the new resource's URI: the resource is then
-                    built from this call's arguments, which are McpResource's.
-        :param name: Its name, as resources/list shows it.
-        :param read: ``read()``, plain or coroutine function, returns the contents: a
-                     str (text), a bytes-like object (a blob) or a dict or list (JSON).
-        :param description: A description for clients (optional).
-        :param mime_type: The contents' MIME type (optional).
-        :returns: The registered McpResource.
-        :raises ValueError: When the URI or another argument is not valid, or a
-                            resource at that URI is already registered.
-        """
-        from .resource import add_resource
-
-        return add_resource(self, uri, name, read, description, mime_type)
-
-    def add_resource_template(self, uri_template, name=None, read=None, description=None, mime_type=None):
-        """Register resources whose URIs fit a template, such as
-        ``device://sensor/{id}`` (RFC 6570, level 1).
-
-        :param uri_template: An McpResourceTemplate, or the template.
-        :param name: Its name, as resources/templates/list shows it.
-        :param read: ``read(variables)`` gets a dict of the variables' values and
-                     returns contents as ``add_resource()``'s ``read()`` does; raising
-                     KeyError means there is no such resource.
-        :param description: A description for clients (optional).
-        :param mime_type: The contents' MIME type (optional).
-        :returns: The registered McpResourceTemplate.
-        :raises ValueError: When the template or another argument is not valid.
-        """
-        from .resource import add_template
-
-        return add_template(self, uri_template, name, read, description, mime_type)
+        if not name.startswith("_"):
+            function = getattr(__import__("umcp.registry", None, None, ("_",)), name, None)
+            if function is not None:
+                return lambda *args, **kwargs: function(self, *args, **kwargs)
+        raise AttributeError(name)
 
     def add_resources_later(self, register):
         """Register resources only when a client first sends a resources/* request:
@@ -366,31 +269,6 @@ class McpServer:
                          ``add_resource_template()``.
         """
         self.later.append(register)
-
-    def remove_resource(self, uri):
-        """Remove the resource at ``uri``.
-
-        :raises KeyError: When there is none.
-        """
-        from .resource import remove
-
-        remove(self, uri, False)
-
-    def remove_resource_template(self, uri_template):
-        """Remove the resource template ``uri_template``.
-
-        :raises KeyError: When there is none.
-        """
-        from .resource import remove
-
-        remove(self, uri_template, True)
-
-    def find_resource(self, uri):
-        """(the resource or template serving `uri`, the template's variables or None), or
-        None when none does; InvalidParams when `uri` is not a string."""
-        from .resource import find_resource
-
-        return find_resource(self, uri)
 
     def resource_updated(self, uri):
         """Tell the clients that subscribed to a resource that it changed. Call it from
@@ -423,16 +301,6 @@ class McpServer:
     def set_sender(self, send, overhead=0):
         """The default session's `send(pieces)` and envelope `overhead` (see Session)."""
         self.default.set_sender(send, overhead)
-
-    def on_vision(self, fn):
-        """Register the function that receives the vision endpoint a client's initialize
-        request offers (xiaozhi's capabilities.vision). Usable as a decorator.
-
-        :param fn: ``fn(url, token)``.
-        :returns: ``fn``.
-        """
-        self.vision = fn
-        return fn
 
     # -- outgoing: notifications (umcp.notices, loaded by the first) -------------
 
@@ -492,7 +360,7 @@ class McpServer:
         """The running call when the code asking runs on that call's task, else None: a
         task of its own (a background upgrade, a sensor's upkeep) speaks outside any call,
         even while some other client's call runs."""
-        call = self._running
+        call = self.running
         if call is None:
             return None
         try:
@@ -523,7 +391,7 @@ class McpServer:
             if call is not None:
                 call.sending = False
         if call is not None and call.cancelled and not call.answering:
-            raise asyncio.CancelledError  # the cancellation _cancel put off until now
+            raise asyncio.CancelledError  # the cancellation stop_call() put off until now
 
     async def answer_out_of_memory(self, session, id_json):
         """The heap could not serve a message (reading, deciding, building or sending its
@@ -621,7 +489,10 @@ class McpServer:
             if problem is not None:
                 await self.send(session, error_frame(id_json or "null", INVALID_REQUEST, problem))
             elif "id" not in payload:
-                self._notification(session, payload["method"], _params(payload))
+                method = payload["method"]
+                if method != "notifications/initialized":  # (every client's: nothing to do)
+                    call_then_forget("umcp.requests", "notification", self, session, method,
+                                     _params(payload))
             else:
                 await self._request(session, request_id, id_json, payload["method"],
                                     _params(payload))
@@ -630,12 +501,6 @@ class McpServer:
             await self.answer_out_of_memory(session, id_json)
         except Exception as e:  # a bug of ours must not stop the device
             _log.error("dropped a message: %s", describe(e))
-
-    def _notification(self, session, method, params):
-        if method == "notifications/cancelled":
-            self._cancel(session, params.get("requestId"))
-        elif method != "notifications/initialized":
-            _log.info("ignored notification %s", method)
 
     async def _request(self, session, request_id, id_json, method, params):
         # Each method gives the frame of its reply (None: a tool call answers later).
@@ -666,32 +531,17 @@ class McpServer:
             elif method == "tools/list":
                 reply = self.page(session, id_json, params, self.tools, "name", TOOLS_OPEN, modern,
                                   session.offered)
-            elif method.startswith("resources/"):
-                from .resource import request
-
-                reply = await request(self, session, id_json, method, params, modern)
-            elif method == "server/discover":
-                from .modern import discover_frame
-
-                reply = discover_frame(self, id_json)
-            elif modern and method in _LEGACY_ONLY:
-                # Gone from revision 2026-07-28 (subscriptions/listen replaces subscribe).
-                reply = error_frame(id_json, METHOD_NOT_FOUND,
-                                    "method not found in %s: %s" % (MODERN_VERSION, method))
-            elif method == "ping":
+            elif method == "ping" and not modern:
                 reply = result_frame(id_json, EMPTY_RESULT)
-            elif method == "initialize":
+            elif method == "initialize" and not modern:
                 # Once a session: its code leaves the heap again after.
                 reply = await await_then_forget("umcp.handshake", "initialize_frame", self, session,
                                                 id_json, params, SUPPORTED_VERSIONS, _DEFAULT_VERSION)
-            elif method == "logging/setLevel":
-                from .notices import set_level
-
-                set_level(session, params)
-                reply = result_frame(id_json, EMPTY_RESULT)
             else:
-                # Answered at once: a client probing for a method must not wait.
-                reply = error_frame(id_json, METHOD_NOT_FOUND, "method not found: " + method)
+                # The rest a device seldom gets: resources, discovery, a log level, an
+                # unknown method (answered at once: a client probing must not wait).
+                reply = await await_then_forget("umcp.requests", "answer", self, session, id_json,
+                                                method, params, modern)
         except InvalidParams as e:
             reply = error_frame(id_json, INVALID_PARAMS, str(e))
         except MemoryError:
@@ -732,21 +582,6 @@ class McpServer:
         finally:
             forget_modules("umcp.listing", "umcp.names")
 
-    def _index(self, name):
-        """The tool called `name`, or whose portable form it is (add_tool keeps those
-        unique), or -1."""
-        index = find(self.tools, "name", name)
-        return index if index >= 0 else self._portable_index(name)
-
-    def _portable_index(self, name):
-        """The tool whose portable form `name` is, or -1 (loads umcp.names)."""
-        from .names import same  # a client of portable names (umcp.names)
-
-        for i in range(len(self.tools)):
-            if same(self.tools[i].name, name):
-                return i
-        return -1
-
     # -- tools/call ---------------------------------------------------------
 
     def _call_tool(self, session, request_id, id_json, params, modern=False, log_level=None):
@@ -760,7 +595,9 @@ class McpServer:
         if tool is None and self.catalogue is not None:
             tool = self.catalogue.tool(name)
         if tool is None:
-            index = self._portable_index(name)
+            from .names import index_of  # a client of portable names
+
+            index = index_of(self.tools, name)
             tool = self.tools[index] if index >= 0 else None
         if (tool is None or session.offered is not None and not session.offered(tool)
                 or self.hidden is not None and self.hidden(tool.name)):
@@ -772,7 +609,7 @@ class McpServer:
                 raise
             return result_frame(id_json, error_result_pieces(str(e), modern))
         queued = 0
-        for call in self._queue:
+        for call in self.queue:
             if call.session is session:
                 queued += 1
         if queued >= MAX_QUEUED_CALLS:
@@ -785,18 +622,18 @@ class McpServer:
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         call = _Call(session, request_id, id_json, tool, args, token if valid_id(token) else None,
                      modern, log_level)
-        if self._running is None and session.waits and not self._queue:
-            self._running = call
+        if self.running is None and session.waits and not self.queue:
+            self.running = call
             return call  # none ahead of it, and its transport's task waits: run there
-        self._queue.append(call)
-        if self._running is None:
+        self.queue.append(call)
+        if self.running is None:
             self._start_next()
         return None
 
     def _start_next(self):
-        self._running = self._queue.pop(0) if self._queue else None
-        if self._running is not None:
-            self._running.task = asyncio.create_task(self._run(self._running))
+        self.running = self.queue.pop(0) if self.queue else None
+        if self.running is not None:
+            self.running.task = asyncio.create_task(self._run(self.running))
 
     def _hand_over(self, call, value):
         """Go on with `call`, whose callback gave the coroutine `value`, in a task of its own.
@@ -880,37 +717,24 @@ class McpServer:
         counted: it is no longer owed)."""
         if session is None:
             session = self.default
-        queue = self._queue
+        queue = self.queue
         count = 0
         for index in range(len(queue) - 1, -1, -1):
             if queue[index].session is session:
                 del queue[index]
                 count += 1
-        call = self._running
+        call = self.running
         if call is not None and call.session is session and not call.answering and not call.cancelled:
-            self._stop(call)
+            self.stop_call(call)
             count += 1
         return count
 
-    def _stop(self, call):
+    def stop_call(self, call):
         """Cancel a running call's task, or, while the task writes a message of its own,
         have send() raise the cancellation once the message is out."""
         call.cancelled = True
         if call.started and not call.sending:
             call.task.cancel()
-
-    def _cancel(self, session, request_id):
-        if not valid_id(request_id):
-            return
-        call = self._running
-        if call is not None and call.session is session and _same_id(call.id, request_id):
-            if not call.answering:  # too late once the response is on its way
-                self._stop(call)
-            return
-        for index, call in enumerate(self._queue):
-            if call.session is session and _same_id(call.id, request_id):
-                del self._queue[index]
-                return
 
 
 def _params(message):

@@ -90,11 +90,11 @@ class Application:
         try:
             call_then_forget("umcpfw.boot", "build", self)
         finally:
-            # The tools are made: their checks' and listing's code goes too (umcp.toolcheck,
-            # propcheck, listing, names), and what the start used of umcpfw.linkconfig and
-            # boards.setup.
-            forget_modules("umcp.toolcheck", "umcp.propcheck", "umcp.listing", "umcp.names",
-                           "umcpfw.linkconfig", "boards.setup")
+            # The tools are made: their registration's, checks' and listing's code goes too
+            # (umcp.registry, toolcheck, propcheck, listing, names), and what the start used
+            # of umcpfw.linkconfig and boards.setup.
+            forget_modules("umcp.registry", "umcp.toolcheck", "umcp.propcheck", "umcp.listing",
+                           "umcp.names", "umcpfw.linkconfig", "boards.setup")
         if config.get("mcp_endpoint"):  # their links: made once the start's code has gone
             call_then_forget("umcpfw.linkconfig", "add_endpoints", self)
 

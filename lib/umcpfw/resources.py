@@ -7,7 +7,7 @@ Registered at a client's first resources/* request (McpServer.add_resources_late
 each read is an umcp.compat.OnDemand: this module is loaded for that and dropped after
 (most sessions never read a resource). `tools` is the board's CommonTools."""
 
-from umcp.compat import OnDemand, call_then_forget
+from umcp.compat import OnDemand, call_then_forget, forget_modules
 from umcpfw.commontools import STATUS_URI
 
 SYSTEM_URI = "device://system"
@@ -40,6 +40,7 @@ def register(tools, server):
         server.add_resource(PHOTO_URI, "last photo", OnDemand(_HERE, "read_photo", tools),
                             mime_type="image/jpeg",
                             description="The JPEG the camera took last (none until a photo is taken)")
+    forget_modules("umcp.registry")  # the server's registration code, loaded for these
 
 
 def read_status(tools):

@@ -9,7 +9,7 @@ of the tool, and for configcheck's check of "tools" and "links"; the rule it ins
 (umcpfw.toolrule) is all that stays while tools are hidden. `tools` is the board's CommonTools."""
 
 from umcp import InvalidParams
-from umcp.compat import call_then_forget
+from umcp.compat import call_then_forget, forget_modules
 from umcpfw import ConfigError
 
 SETTING = "tool_choices"  # [[pattern, enabled], ...] in the order made
@@ -54,6 +54,7 @@ def set_enabled(tools, args):
     choices.append([pattern, enabled])
     tools.settings.set(SETTING, choices)
     tools.server.set_hidden(_rule(getattr(tools, "hide", ()), choices))
+    forget_modules("umcp.registry")  # the server's code that set_hidden loaded, for this once
     return {"name": pattern, "enabled": enabled}
 
 

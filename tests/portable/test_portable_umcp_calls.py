@@ -74,7 +74,7 @@ async def test_a_call_cancelled_while_it_writes_a_log_line_finishes_the_line_fir
     for _ in range(5):
         await asyncio.sleep(0)
     release.set()
-    await settle(lambda: server._running is None)
+    await settle(lambda: server.running is None)
     assert written[-1]["params"]["data"] == "x" * 3000  # the line went out whole
     assert after_log == []  # and the call stopped there, unanswered
     await server.default.handle(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
@@ -348,4 +348,4 @@ async def test_a_transport_that_waits_has_a_call_run_in_its_own_task():
     gate.release.set()
     await settle(lambda: len(sent) == 3)
     assert [m["id"] for m in sent] == [1, 2, 3] and seen[1][0] is not here
-    assert sent[1]["result"]["content"][0]["text"] == "done" and server._running is None
+    assert sent[1]["result"]["content"][0]["text"] == "done" and server.running is None

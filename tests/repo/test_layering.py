@@ -56,9 +56,9 @@ def test_the_tree_keeps_every_contract():
     ("lib/umcpfw/app.py", "from tools.sim import board", "Device code never imports the host tools",
      "umcpfw.app -> tools.sim.board"),
     # The circles issue 16 broke stay broken.
-    ("lib/umcp/resource.py", "from umcp.server import McpServer", "server > resource | modern | handshake | paging | refusal > catalogue > notices | tool | result > listing | image | chunks > rpc | toolcheck | jsonpeek > schema > args | jsonin | names > jsonfix > compat > propcheck (no circles)",
+    ("lib/umcp/resource.py", "from umcp.server import McpServer", "server > registry | requests > resource | modern | handshake | paging | refusal > catalogue > notices | tool | result > listing | image | chunks > rpc | toolcheck | jsonpeek > schema > args | jsonin | names > jsonfix > compat > propcheck (no circles)",
      "umcp.resource -> umcp.server"),
-    ("lib/umcp/rpc.py", "from umcp.tool import McpTool", "server > resource | modern | handshake | paging | refusal > catalogue > notices | tool | result > listing | image | chunks > rpc | toolcheck | jsonpeek > schema > args | jsonin | names > jsonfix > compat > propcheck (no circles)",
+    ("lib/umcp/rpc.py", "from umcp.tool import McpTool", "server > registry | requests > resource | modern | handshake | paging | refusal > catalogue > notices | tool | result > listing | image | chunks > rpc | toolcheck | jsonpeek > schema > args | jsonin | names > jsonfix > compat > propcheck (no circles)",
      "umcp.rpc -> umcp.tool"),
     ("lib/devsvc/espimage.py", "from devsvc.upgrade import UpgradeError", "otacheck > espimage | settings > settingsload (no circles)",
      "devsvc.espimage -> devsvc.upgrade"),
