@@ -19,7 +19,7 @@ import sys
 
 from umcp.compat import const, forget_modules, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
-from . import conn as _conn
+from . import close_quietly
 
 MAX_LINE = const(2048)  # longest request or header line
 MAX_HEADERS = const(48)  # header lines of one request
@@ -595,6 +595,19 @@ except TypeError:
     _STR_PREFIX = False
 
 
+def _nodelay(writer):
+    """Nagle's algorithm off on a connection's socket: an answer leaves at once, not after
+    the client's delayed ACK. MicroPython's stream: its socket `s`, with the option numbers
+    of Linux, BSD and lwIP (6, 1: the ESP32 port names them, the unix port does not); a
+    TLS socket has no options and keeps Nagle. CPython's asyncio sets it on every TCP
+    transport itself. (Here, not unet.conn's set_nodelay: a server needs none of the rest
+    of that client module, 3 KB of heap.)"""
+    try:
+        writer.s.setsockopt(6, 1, 1)
+    except Exception:  # CPython's stream (no `s`), a TLS socket, a port that refuses
+        pass
+
+
 async def read_some(reader, buf, at, view=None):
     """Read what has come into buf[at:] (`view`: a memoryview of buf, if there is one); the
     count (0 at the end of the stream). (unet.read_into fills a view exactly.)"""
@@ -700,7 +713,7 @@ class HttpServer:
             if connection.task is not None:
                 connection.task.cancel()
         if server is not None:
-            await _conn.close_quietly(server)
+            await close_quietly(server)
         if self._stopped is not None:
             self._stopped.set()
         forget_modules("unet.httpdrefusal")  # loaded at a refusal: the next one loads it again
@@ -754,7 +767,7 @@ class HttpServer:
         connection = _Connection(self, reader, writer)
         connection.task = asyncio.current_task()
         self.connections.append(connection)
-        _conn.set_nodelay(writer)
+        _nodelay(writer)
         full = len(self.connections) > self.max_connections and not self._make_room()
         abort = True  # cut off (a deadline, room for another, stop()): unsent data is dropped
         try:

@@ -224,6 +224,35 @@ async def test_a_connection_takes_the_read_buffer_the_one_before_left():
     assert seen[6] is None and seen[7][1] == httpd.BUF_START and seen[7][0] is not first
 
 
+
+async def test_nagle_is_turned_off_on_a_connection_s_socket_where_it_can_be():
+    # MicroPython's stream keeps its socket as `s`: TCP_NODELAY (IPPROTO_TCP 6, option 1,
+    # as Linux, BSD and lwIP number them) is set on it once per connection. A socket
+    # without options (TLS) or a stream without one (CPython's) is served all the same.
+    class Sock:
+        def __init__(self):
+            self.options = []
+
+        def setsockopt(self, *option):
+            self.options.append(option)
+
+        def readinto(self, buf):
+            return None  # nothing has come yet: the stream's own read waits for it
+
+    class TlsSock:
+        def readinto(self, buf):
+            return None
+
+    sock = Sock()
+    for s in (sock, TlsSock()):
+        stream = Stream(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n")
+        stream.s = s
+        server = HttpServer(echo)
+        await server.serve(stream, stream)
+        await server.stop()
+        assert [status for status, _, _ in stream.responses()] == [200, 200]
+    assert sock.options == [(6, 1, 1)]
+
 async def test_bad_requests_are_answered_and_the_connection_closed():
     long_line = b"X-Kept: " + b"y" * MAX_LINE + b"\r\n"
     many = b"".join(b"X-%d: 1\r\n" % i for i in range(MAX_HEADERS + 1))
