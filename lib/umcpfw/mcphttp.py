@@ -37,14 +37,16 @@ _UNAVAILABLE = const(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/pl
 _DRAIN_BYTES = const(2048)  # at most, of what the client sent, read before it (a request's
 # head and a small body)
 # While the endpoint is loaded, the collector runs after this many times the bytes main.py
-# set (2 KB: 16 KB on a stock ESP32, more than is free there with the endpoint loaded, so
+# set (2 KB: 32 KB on a stock ESP32, more than is free there with the endpoint loaded, so
 # it runs when the heap is full). Each run marks the whole heap in use, about 100 KB with
 # the endpoint's code, and a request allocates a few KB and leaves almost nothing that
 # stays; MicroPython counts toward the threshold every frame a call allocates and frees at
-# once too (a function's with more than 11 words of locals and stack): at every 2 KB the
-# collector was most of a call's cost. Packing what stays (main.py's reason) matters for
-# the session's other work, which has it back when the endpoint goes idle.
-_SERVING_COLLECTS = const(8)
+# once too (a function's with more than 11 words of locals and stack), so a call counts
+# several KB more than it leaves: at every 2 KB the collector was most of a call's cost,
+# and at 16 KB it ran before the heap was full once the endpoint took less of it (some 13
+# KB free at 112K). Packing what stays (main.py's reason) matters for the session's other
+# work, which has it back when the endpoint goes idle.
+_SERVING_COLLECTS = const(16)
 
 
 def endpoint_maker(app, token, port, bind, hostname, options):
