@@ -79,6 +79,16 @@ def _short_text(pieces):
     return size <= _JOINED_MAX
 
 
+def _joined(head, pieces):
+    """A small answer's head and body `pieces` as one str or bytearray, for one write."""
+    if len(pieces) == 1 and isinstance(pieces[0], str):
+        return head + pieces[0]
+    joined = bytearray(utf8(head))
+    for piece in pieces:
+        joined += utf8(piece)
+    return joined
+
+
 def body_length(pieces):
     """Bytes the pieces take on the wire."""
     total = 0
@@ -199,21 +209,23 @@ class Response:
             body = ()
         elif not isinstance(body, list) and not isinstance(body, tuple):
             body = (body,)
+        # A copy that finds no block of its size free (a heap in fragments, with room
+        # enough in all) is left out: the same bytes go in more writes.
         if len(body) > 1 and _short_text(body):
-            body = ("".join(body),)  # a frame's pieces as one string: no view of each
+            try:
+                body = ("".join(body),)  # a frame's pieces as one string: no view of each
+            except MemoryError:
+                pass
         length = body_length(body)
         head = self._head(status, headers, length)
         if length + len(head) <= _JOINED_MAX and len(body):
             # A small answer goes as one write: one send, one segment (a write per piece
             # costs a system call each, and the client waits for the last).
-            if len(body) == 1 and isinstance(body[0], str):
-                body = (head + body[0],)
-            else:
-                joined = bytearray(utf8(head))
-                for piece in body:
-                    joined += utf8(piece)
-                body = (joined,)
-            head = None
+            try:
+                body = (_joined(head, body),)
+                head = None
+            except MemoryError:
+                pass
         # Sent from here on, not before: a MemoryError while composing left nothing written,
         # and the caller may still answer in short (an out-of-memory error).
         self.sent = True

@@ -151,6 +151,30 @@ async def test_an_answer_that_ran_out_of_memory_while_composed_can_still_be_answ
     assert server.served == 2
 
 
+async def test_a_small_answer_whose_joined_copy_finds_no_room_goes_out_in_pieces():
+    # A heap in fragments may have room for an answer but no block for its head and body
+    # joined into one write: the same bytes then go out in more writes, and the request is
+    # answered instead of failing for memory (the board's get_system_info at 112K).
+    pieces = ['{"jsonrpc":"2.0","id":1,"result":', '{"text":"' + "x" * 700 + '"}', "}"]
+
+    async def handler(request, response):
+        await response.send(200, (("Content-Type", "application/json"),), pieces)
+
+    def no_room(head, body):
+        raise MemoryError("memory allocation failed, allocating 907 bytes")
+
+    _, whole = await serve(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", handler)
+    joined = httpd._joined
+    httpd._joined = no_room
+    try:
+        server, split = await serve(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", handler)
+    finally:
+        httpd._joined = joined
+    assert bytes(split.out) == bytes(whole.out)
+    assert [(status, body) for status, _, body in split.responses()] == [(200, "".join(pieces).encode())] * 2
+    assert server.served == 2
+
+
 async def test_http_1_0_closes_after_one_request():
     server, stream = await serve(b"GET /a HTTP/1.0\r\n\r\nGET /b HTTP/1.0\r\n\r\n")
     assert len(stream.responses()) == 1 and stream.responses()[0][1]["connection"] == "close"
