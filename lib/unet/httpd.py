@@ -38,13 +38,6 @@ _JOINED_MAX = const(1024)  # a response up to this size is written in one piece
 _HEAD_ROOM = const(160)
 _COMPOSE = sys.implementation.name == "micropython"
 
-# "|<code> <reason>" for each status answered: one string (a table of pairs would be some
-# 40 objects on the heap while the server is loaded).
-_REASONS = ("|100 Continue|200 OK|202 Accepted|204 No Content|400 Bad Request|401 Unauthorized|403 Forbidden"
-            "|404 Not Found|405 Method Not Allowed|406 Not Acceptable|409 Conflict|411 Length Required"
-            "|413 Content Too Large|415 Unsupported Media Type|431 Request Header Fields Too Large"
-            "|500 Internal Server Error|503 Service Unavailable|505 HTTP Version Not Supported|")
-
 # Connection states (for the sweeper)
 _IDLE = const(0)  # waiting for a request's first byte (keep-alive)
 _READING = const(1)  # a request's head or body is arriving
@@ -54,13 +47,13 @@ _log = get_logger("httpd")
 
 
 def status_line(status):
-    """'HTTP/1.1 404 Not Found' for 404."""
-    if status == 200:  # nearly every answer: no string made for it
+    """'HTTP/1.1 404 Not Found' for 404 (unet.httpdstatus's table: loaded at the first
+    answer other than 200, forgotten as the server stops)."""
+    if status == 200:  # nearly every answer: nothing loaded or made for it
         return "HTTP/1.1 200 OK"
-    start = _REASONS.find("|%d " % status) + 1
-    if not start:
-        return "HTTP/1.1 %d Unknown" % status
-    return "HTTP/1.1 " + _REASONS[start:_REASONS.find("|", start)]
+    from .httpdstatus import status_line as line
+
+    return line(status)
 
 
 # A piece as bytes-like for a stream: a str's UTF-8 (on MicroPython a view of the str
@@ -728,7 +721,8 @@ class HttpServer:
             await close_quietly(server)
         if self._stopped is not None:
             self._stopped.set()
-        forget_modules("unet.httpdrefusal")  # loaded at a refusal: the next one loads it again
+        # Loaded at a refusal and at an answer other than 200: the next one loads them again.
+        forget_modules("unet.httpdrefusal", "unet.httpdstatus")
 
     async def _sweep(self):
         """Once a second: close what outlived its deadline, keep quiet streams alive. Ends

@@ -129,3 +129,26 @@ async def test_the_server_s_own_refusals_come_with_unet_httpdrefusal_and_leave_a
     await server.stop()
     if MICROPYTHON:
         assert loaded("unet.httpdrefusal") == (False,)
+
+
+async def test_status_lines_other_than_200_come_with_unet_httpdstatus_and_leave_as_it_stops():
+    forget_modules("unet.httpdstatus")
+    server = HttpServer(echo)
+    stream = Stream(b"GET /a HTTP/1.1\r\n\r\n")
+    await server.serve(stream, stream)
+    assert bytes(stream.out).startswith(b"HTTP/1.1 200 OK\r\n")
+    if MICROPYTHON:  # 200 OK: nothing loaded for it
+        assert loaded("unet.httpdstatus") == (False,)
+
+    async def accepted(request, response):
+        await response.send(202)
+
+    server.handler = accepted
+    stream = Stream(b"POST /a HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    await server.serve(stream, stream)
+    assert bytes(stream.out) == b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+    if MICROPYTHON:
+        assert loaded("unet.httpdstatus") == (True,)
+    await server.stop()
+    if MICROPYTHON:
+        assert loaded("unet.httpdstatus") == (False,)
