@@ -152,3 +152,30 @@ async def test_status_lines_other_than_200_come_with_unet_httpdstatus_and_leave_
     await server.stop()
     if MICROPYTHON:
         assert loaded("unet.httpdstatus") == (False,)
+
+
+async def test_a_revision_the_board_does_not_speak_is_answered_from_mcplink_httperrors():
+    # -32022 with 400, the versions the board speaks and the one asked: a 2026-07-28-style
+    # request (its _meta) naming another revision keeps its id; a legacy one, a
+    # notification of another revision, are answered with a null id.
+    http = endpoint()
+    meta = {"io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    cases = ((post({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta}},
+                   MCP_Protocol_Version="2099-01-01", Mcp_Method="tools/list"), 7),
+             (post({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": meta}},
+                   MCP_Protocol_Version="2099-01-01"), None),
+             (post({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}, MCP_Protocol_Version="1999-01-01"), None))
+    for data, request_id in cases:
+        status, headers, body = await exchange(http, data)
+        answer = json.loads(body)
+        assert status == 400 and headers["content-type"] == "application/json" and answer["id"] == request_id
+        error = answer["error"]
+        assert error["code"] == -32022 and error["message"] == "Unsupported protocol version"
+        assert error["data"]["requested"] == data.split(b"MCP-Protocol-Version: ")[1][:10].decode()
+        assert "2026-07-28" in error["data"]["supported"]
+        if MICROPYTHON:
+            assert loaded("mcplink.httperrors") == (True,)
+    await http.stop()
+    if MICROPYTHON:
+        assert loaded(*LATER) == (False, False, False)
