@@ -191,11 +191,6 @@ class McpHttp:
 
         return handle(self, request, response, message, streams)
 
-    async def unsupported(self, response, version, id_json):
-        from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)
-
-        await response.send(400, JSON, unsupported_version_frame(id_json, version))
-
     async def answer(self, exchange, message, session=None):
         """Serve one request on its exchange; wait for the answer (a tool call's comes
         later), or for the client to hang up."""

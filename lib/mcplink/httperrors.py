@@ -1,6 +1,7 @@
 """The board's HTTP endpoint's refusals as data (mcplink.http and its family modules name
-one by its number): their texts take no heap until a request is refused, since this
-module is loaded at the first refusal and forgotten with the rest of the endpoint's code."""
+one by its number), and its answer to a revision it does not speak: their texts take no
+heap until a request is refused, since this module is loaded at the first refusal and
+forgotten with the rest of the endpoint's code."""
 
 from umcp.compat import const
 from umcp.rpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_frame
@@ -56,3 +57,11 @@ async def refuse(response, refusal, args=None, request_id="null"):
         await response.send(status, (("Content-Type", "text/plain"),), text)
     else:
         await response.send(status, _AUTHENTICATE if status == 401 else _JSON, error_frame(request_id, code, text))
+
+
+async def unsupported(response, version, id_json):
+    """Answer on `response` a request of a revision the board does not speak (`version`,
+    the MCP-Protocol-Version header's), whose id is `id_json` (JSON): -32022, 400."""
+    from umcp.modern import unsupported_version_frame  # (umcp loads it for its own too)
+
+    await response.send(400, _JSON, unsupported_version_frame(id_json, version))

@@ -69,13 +69,17 @@ def handle(endpoint, request, response, message, params, meta, streams):
         return endpoint.refuse(response, 9, MODERN_VERSION, _id_json(message))  # response
     if "id" not in message:  # a notification: nothing in this revision acts on one
         if version != MODERN_VERSION:
-            return endpoint.unsupported(response, version, "null")
+            from .httperrors import unsupported
+
+            return unsupported(response, version, "null")
         return response.send(202)
     problem = _problem(headers, message, params, meta, version)
     if problem is not None:
         return endpoint.refuse(response, problem[0], problem[1], _id_json(message))
     if version != MODERN_VERSION:
-        return endpoint.unsupported(response, version, _id_json(message))
+        from .httperrors import unsupported
+
+        return unsupported(response, version, _id_json(message))
     return endpoint.answer(Exchange(endpoint, response, streams, status), message)
 
 

@@ -80,7 +80,9 @@ async def handle(endpoint, request, response, message, streams):
     """Serve one POST of the legacy revisions on McpHttp `endpoint`."""
     version = request.headers.get("mcp-protocol-version")
     if version is not None and version not in SUPPORTED_VERSIONS:
-        await endpoint.unsupported(response, version, "null")
+        from .httperrors import unsupported
+
+        await unsupported(response, version, "null")
         return
     method = message.get("method")
     if method == "initialize" and "id" in message:

@@ -37,14 +37,16 @@ _UNAVAILABLE = const(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/pl
 _DRAIN_BYTES = const(2048)  # at most, of what the client sent, read before it (a request's
 # head and a small body)
 # While the endpoint is loaded, the collector runs after this many times the bytes main.py
-# set (2 KB: 16 KB on a stock ESP32, more than is free there with the endpoint loaded, so
+# set (2 KB: 32 KB on a stock ESP32, more than is free there with the endpoint loaded, so
 # it runs when the heap is full). Each run marks the whole heap in use, about 100 KB with
 # the endpoint's code, and a request allocates a few KB and leaves almost nothing that
 # stays; MicroPython counts toward the threshold every frame a call allocates and frees at
-# once too (a function's with more than 11 words of locals and stack): at every 2 KB the
-# collector was most of a call's cost. Packing what stays (main.py's reason) matters for
-# the session's other work, which has it back when the endpoint goes idle.
-_SERVING_COLLECTS = const(8)
+# once too (a function's with more than 11 words of locals and stack), so a call counts
+# several KB more than it leaves: at every 2 KB the collector was most of a call's cost,
+# and at 16 KB it ran before the heap was full once the endpoint took less of it (some 13
+# KB free at 112K). Packing what stays (main.py's reason) matters for the session's other
+# work, which has it back when the endpoint goes idle.
+_SERVING_COLLECTS = const(16)
 
 
 def endpoint_maker(app, token, port, bind, hostname, options):
@@ -84,7 +86,8 @@ async def _serve_mdns(sock, group, found, port):
     """The responder's receive loop on `sock` (unet.mdns.open_socket's), for the service on
     HTTP `port`: a packet that may ask for the board (a query naming `_mcp` or its host
     name: a cheap look, no parse) loads unet.mdns for its answer; the rest costs nothing.
-    A malformed packet is dropped, with one log line for a run of them."""
+    A malformed packet is dropped, with one log line for a run of them; so is a query the
+    heap has no room for (a heap in fragments), and the loop goes on."""
     loop = asyncio.get_event_loop()
     recvfrom = getattr(loop, "sock_recvfrom", None)  # CPython; MicroPython has none
     poller = None
@@ -96,26 +99,37 @@ async def _serve_mdns(sock, group, found, port):
     host = found.hostname.lower().encode()
     upper = found.hostname.upper().encode()  # (a name in mixed case is not looked for)
     where = found.address or _none
-    streak = False
+    streak = short = False  # a run of malformed packets; of packets the heap had no room for
     while True:
-        if recvfrom is not None:
-            packet, sender = await recvfrom(sock, 1500)
-        else:
-            ready = False
-            for _ in poller.ipoll(0):
-                ready = True
-            if not ready:
-                await asyncio.sleep(MDNS_POLL_S)
-                continue
-            try:
-                packet, sender = sock.recvfrom(1500)
-            except OSError:  # not there after all
-                continue
-        if len(packet) < 12 or packet[2] & 0x80 or not (b"_mcp" in packet or host in packet or upper in packet):
-            continue  # a response, or no question of ours: not read further
-        answer = call_then_forget("unet.mdns", "respond", packet, sender, found.hostname, port,
-                                  found.auth, where(), group is not None)
+        try:
+            if recvfrom is not None:
+                packet, sender = await recvfrom(sock, 1500)
+            else:
+                ready = False
+                for _ in poller.ipoll(0):
+                    ready = True
+                if not ready:
+                    await asyncio.sleep(MDNS_POLL_S)
+                    continue
+                try:
+                    packet, sender = sock.recvfrom(1500)
+                except OSError:  # not there after all
+                    continue
+            if len(packet) < 12 or packet[2] & 0x80 or not (b"_mcp" in packet or host in packet or upper in packet):
+                continue  # a response, or no question of ours: not read further
+            answer = call_then_forget("unet.mdns", "respond", packet, sender, found.hostname, port,
+                                      found.auth, where(), group is not None)
+        except MemoryError:
+            # No block free for the packet (it waits in the socket) or for unet.mdns (that
+            # query goes unanswered: a client asks again): the responder carries on.
+            packet = sender = None
+            if not short:
+                short = True
+                _log.warning("no heap for an mDNS query: not logged again until one is answered")
+            await asyncio.sleep(MDNS_POLL_S)
+            continue
         packet = sender = None
+        short = False
         if answer is False:
             if not streak:
                 streak = True
@@ -125,7 +139,7 @@ async def _serve_mdns(sock, group, found, port):
         if answer is not None:
             try:
                 sock.sendto(answer[0], answer[1] or group)
-            except OSError as e:
+            except (OSError, MemoryError) as e:
                 _log.warning("mDNS answer not sent: %r", e)
             answer = None
 

@@ -6,13 +6,13 @@ connection; `wsclose`, its closing one, loaded as a connection ends), `mqtt` (MQ
 `roots` (the CA roots TLS trusts by default, imported by tlscontext only for a verified
 connection), `reconnect` (what every link that reconnects shares); and one server, `httpd` (a
 small HTTP/1.1 server: the board's HTTP MCP endpoint is one handler of it; `httpdrefusal`, the
-requests it refuses itself, loaded at the first), and `mdns`, the mDNS responder of that
-endpoint's service record. Import the module you need; this file imports nothing, so a board
-loads only what it uses. It holds what lives longer than a connection: the stream helpers every
-client uses while connected (close_quietly, read_into, read_exactly: a connected WebSocket or
-MQTT client needs nothing of conn, which a link loads per connection), Trust, whom TLS trusts
-(an object the application keeps; its class must outlive conn), and bearer(), the
-Authorization value a link or an upload sends."""
+requests it refuses itself, and `httpdstatus`, its status lines but 200 OK, each loaded at the
+first use), and `mdns`, the mDNS responder of that endpoint's service record. Import the module
+you need; this file imports nothing, so a board loads only what it uses. It holds what lives
+longer than a connection: the stream helpers every client uses while connected (close_quietly,
+read_into, read_exactly: a connected WebSocket or MQTT client needs nothing of conn, which a link
+loads per connection), Trust, whom TLS trusts (an object the application keeps; its class must
+outlive conn), and bearer(), the Authorization value a link or an upload sends."""
 
 
 async def close_quietly(writer, abort=False):

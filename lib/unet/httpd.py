@@ -19,7 +19,7 @@ import sys
 
 from umcp.compat import const, forget_modules, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
-from . import conn as _conn
+from . import close_quietly
 
 MAX_LINE = const(2048)  # longest request or header line
 MAX_HEADERS = const(48)  # header lines of one request
@@ -38,13 +38,6 @@ _JOINED_MAX = const(1024)  # a response up to this size is written in one piece
 _HEAD_ROOM = const(160)
 _COMPOSE = sys.implementation.name == "micropython"
 
-# "|<code> <reason>" for each status answered: one string (a table of pairs would be some
-# 40 objects on the heap while the server is loaded).
-_REASONS = ("|100 Continue|200 OK|202 Accepted|204 No Content|400 Bad Request|401 Unauthorized|403 Forbidden"
-            "|404 Not Found|405 Method Not Allowed|406 Not Acceptable|409 Conflict|411 Length Required"
-            "|413 Content Too Large|415 Unsupported Media Type|431 Request Header Fields Too Large"
-            "|500 Internal Server Error|503 Service Unavailable|505 HTTP Version Not Supported|")
-
 # Connection states (for the sweeper)
 _IDLE = const(0)  # waiting for a request's first byte (keep-alive)
 _READING = const(1)  # a request's head or body is arriving
@@ -54,13 +47,13 @@ _log = get_logger("httpd")
 
 
 def status_line(status):
-    """'HTTP/1.1 404 Not Found' for 404."""
-    if status == 200:  # nearly every answer: no string made for it
+    """'HTTP/1.1 404 Not Found' for 404 (unet.httpdstatus's table: loaded at the first
+    answer other than 200, forgotten as the server stops)."""
+    if status == 200:  # nearly every answer: nothing loaded or made for it
         return "HTTP/1.1 200 OK"
-    start = _REASONS.find("|%d " % status) + 1
-    if not start:
-        return "HTTP/1.1 %d Unknown" % status
-    return "HTTP/1.1 " + _REASONS[start:_REASONS.find("|", start)]
+    from .httpdstatus import status_line as line
+
+    return line(status)
 
 
 # A piece as bytes-like for a stream: a str's UTF-8 (on MicroPython a view of the str
@@ -77,6 +70,16 @@ def _short_text(pieces):
             return False
         size += len(piece)
     return size <= _JOINED_MAX
+
+
+def _joined(head, pieces):
+    """A small answer's head and body `pieces` as one str or bytearray, for one write."""
+    if len(pieces) == 1 and isinstance(pieces[0], str):
+        return head + pieces[0]
+    joined = bytearray(utf8(head))
+    for piece in pieces:
+        joined += utf8(piece)
+    return joined
 
 
 def body_length(pieces):
@@ -199,21 +202,23 @@ class Response:
             body = ()
         elif not isinstance(body, list) and not isinstance(body, tuple):
             body = (body,)
+        # A copy that finds no block of its size free (a heap in fragments, with room
+        # enough in all) is left out: the same bytes go in more writes.
         if len(body) > 1 and _short_text(body):
-            body = ("".join(body),)  # a frame's pieces as one string: no view of each
+            try:
+                body = ("".join(body),)  # a frame's pieces as one string: no view of each
+            except MemoryError:
+                pass
         length = body_length(body)
         head = self._head(status, headers, length)
         if length + len(head) <= _JOINED_MAX and len(body):
             # A small answer goes as one write: one send, one segment (a write per piece
             # costs a system call each, and the client waits for the last).
-            if len(body) == 1 and isinstance(body[0], str):
-                body = (head + body[0],)
-            else:
-                joined = bytearray(utf8(head))
-                for piece in body:
-                    joined += utf8(piece)
-                body = (joined,)
-            head = None
+            try:
+                body = (_joined(head, body),)
+                head = None
+            except MemoryError:
+                pass
         # Sent from here on, not before: a MemoryError while composing left nothing written,
         # and the caller may still answer in short (an out-of-memory error).
         self.sent = True
@@ -595,6 +600,19 @@ except TypeError:
     _STR_PREFIX = False
 
 
+def _nodelay(writer):
+    """Nagle's algorithm off on a connection's socket: an answer leaves at once, not after
+    the client's delayed ACK. MicroPython's stream: its socket `s`, with the option numbers
+    of Linux, BSD and lwIP (6, 1: the ESP32 port names them, the unix port does not); a
+    TLS socket has no options and keeps Nagle. CPython's asyncio sets it on every TCP
+    transport itself. (Here, not unet.conn's set_nodelay: a server needs none of the rest
+    of that client module, 3 KB of heap.)"""
+    try:
+        writer.s.setsockopt(6, 1, 1)
+    except Exception:  # CPython's stream (no `s`), a TLS socket, a port that refuses
+        pass
+
+
 async def read_some(reader, buf, at, view=None):
     """Read what has come into buf[at:] (`view`: a memoryview of buf, if there is one); the
     count (0 at the end of the stream). (unet.read_into fills a view exactly.)"""
@@ -700,10 +718,11 @@ class HttpServer:
             if connection.task is not None:
                 connection.task.cancel()
         if server is not None:
-            await _conn.close_quietly(server)
+            await close_quietly(server)
         if self._stopped is not None:
             self._stopped.set()
-        forget_modules("unet.httpdrefusal")  # loaded at a refusal: the next one loads it again
+        # Loaded at a refusal and at an answer other than 200: the next one loads them again.
+        forget_modules("unet.httpdrefusal", "unet.httpdstatus")
 
     async def _sweep(self):
         """Once a second: close what outlived its deadline, keep quiet streams alive. Ends
@@ -754,7 +773,7 @@ class HttpServer:
         connection = _Connection(self, reader, writer)
         connection.task = asyncio.current_task()
         self.connections.append(connection)
-        _conn.set_nodelay(writer)
+        _nodelay(writer)
         full = len(self.connections) > self.max_connections and not self._make_room()
         abort = True  # cut off (a deadline, room for another, stop()): unsent data is dropped
         try:

@@ -177,3 +177,70 @@ def test_a_port_held_elsewhere_or_mdns_off_leaves_the_endpoint_serving(tmp_path,
         holder.close()
         for _, _, sim in sims.values():
             sim.stop()
+
+
+def test_a_query_the_heap_has_no_room_for_leaves_the_responder_answering(monkeypatch, caplog):
+    """On a heap in fragments the responder may find no block for a packet (1500 bytes) or
+    for unet.mdns, as at 104K after the httpcall bench's calls: the loop ended there, and the
+    board answered no query again. Now a query whose answer has no room goes unanswered (a
+    client asks again), a packet with no room waits in the socket and is answered after a
+    pause, one line says so for a run of them, and the next query is answered. In process,
+    under CPython: the answer's module load fails for the first query, the receive for the
+    second."""
+    import asyncio
+    import select
+
+    from umcpfw import mcphttp
+
+    udp, http = free_udp_port(), free_port()
+    found = mcphttp.Discovery("umcp-short", "none", lambda: "127.0.0.1", "127.0.0.1", udp)
+    monkeypatch.setattr(mcphttp, "SETTLE_S", 0)
+    respond = mcphttp.call_then_forget
+    short = {"respond": 1, "recv": 1}
+
+    def no_room_once(module, function, *args):
+        if function == "respond" and short["respond"]:
+            short["respond"] -= 1
+            raise MemoryError("memory allocation failed, allocating 1176 bytes")
+        return respond(module, function, *args)
+
+    monkeypatch.setattr(mcphttp, "call_then_forget", no_room_once)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        receive = loop.sock_recvfrom
+
+        async def no_block_once(sock, size):
+            if short["recv"] and not short["respond"]:  # the second query: left in the socket
+                while not select.select([sock], [], [], 0)[0]:
+                    await asyncio.sleep(0.01)
+                short["recv"] -= 1
+                raise MemoryError("memory allocation failed, allocating 1500 bytes")
+            return await receive(sock, size)
+
+        loop.sock_recvfrom = no_block_once
+        service = mcphttp.McpHttpService(lambda: None, "127.0.0.1", http, discovery=found)
+        running = asyncio.create_task(service.run())
+        try:
+            for _ in range(200):
+                if service.mdns_socket is not None:
+                    break
+                await asyncio.sleep(0.01)
+            answers = []
+            for qid in (1, 2, 3):
+                answers.append(await loop.run_in_executor(None, ask, udp, query_packet(qid), 1.0))
+            return answers, dict(short), running.done()
+        finally:
+            await service.stop()
+            running.cancel()
+
+    with caplog.at_level("WARNING", logger="mcp-http"):
+        answers, left, ended = asyncio.run(main())
+    assert left == {"respond": 0, "recv": 0} and not ended
+    assert answers[0] is None  # its answer had no room
+    for qid, answer in ((2, answers[1]), (3, answers[2])):  # the second after the pause
+        assert answer is not None and struct.unpack_from(">H", answer)[0] == qid
+        assert [r for r in records(answer) if r[1] == SRV] == [
+            ("umcp-short._mcp._tcp.local", SRV, (http, "umcp-short.local"))]
+    lines = [r.getMessage() for r in caplog.records if "mDNS" in r.getMessage()]
+    assert lines == ["no heap for an mDNS query: not logged again until one is answered"]

@@ -129,3 +129,53 @@ async def test_the_server_s_own_refusals_come_with_unet_httpdrefusal_and_leave_a
     await server.stop()
     if MICROPYTHON:
         assert loaded("unet.httpdrefusal") == (False,)
+
+
+async def test_status_lines_other_than_200_come_with_unet_httpdstatus_and_leave_as_it_stops():
+    forget_modules("unet.httpdstatus")
+    server = HttpServer(echo)
+    stream = Stream(b"GET /a HTTP/1.1\r\n\r\n")
+    await server.serve(stream, stream)
+    assert bytes(stream.out).startswith(b"HTTP/1.1 200 OK\r\n")
+    if MICROPYTHON:  # 200 OK: nothing loaded for it
+        assert loaded("unet.httpdstatus") == (False,)
+
+    async def accepted(request, response):
+        await response.send(202)
+
+    server.handler = accepted
+    stream = Stream(b"POST /a HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    await server.serve(stream, stream)
+    assert bytes(stream.out) == b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+    if MICROPYTHON:
+        assert loaded("unet.httpdstatus") == (True,)
+    await server.stop()
+    if MICROPYTHON:
+        assert loaded("unet.httpdstatus") == (False,)
+
+
+async def test_a_revision_the_board_does_not_speak_is_answered_from_mcplink_httperrors():
+    # -32022 with 400, the versions the board speaks and the one asked: a 2026-07-28-style
+    # request (its _meta) naming another revision keeps its id; a legacy one, a
+    # notification of another revision, are answered with a null id.
+    http = endpoint()
+    meta = {"io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    cases = ((post({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta}},
+                   MCP_Protocol_Version="2099-01-01", Mcp_Method="tools/list"), 7),
+             (post({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": meta}},
+                   MCP_Protocol_Version="2099-01-01"), None),
+             (post({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}, MCP_Protocol_Version="1999-01-01"), None))
+    for data, request_id in cases:
+        status, headers, body = await exchange(http, data)
+        answer = json.loads(body)
+        assert status == 400 and headers["content-type"] == "application/json" and answer["id"] == request_id
+        error = answer["error"]
+        assert error["code"] == -32022 and error["message"] == "Unsupported protocol version"
+        assert error["data"]["requested"] == data.split(b"MCP-Protocol-Version: ")[1][:10].decode()
+        assert "2026-07-28" in error["data"]["supported"]
+        if MICROPYTHON:
+            assert loaded("mcplink.httperrors") == (True,)
+    await http.stop()
+    if MICROPYTHON:
+        assert loaded(*LATER) == (False, False, False)

@@ -151,6 +151,30 @@ async def test_an_answer_that_ran_out_of_memory_while_composed_can_still_be_answ
     assert server.served == 2
 
 
+async def test_a_small_answer_whose_joined_copy_finds_no_room_goes_out_in_pieces():
+    # A heap in fragments may have room for an answer but no block for its head and body
+    # joined into one write: the same bytes then go out in more writes, and the request is
+    # answered instead of failing for memory (the board's get_system_info at 112K).
+    pieces = ['{"jsonrpc":"2.0","id":1,"result":', '{"text":"' + "x" * 700 + '"}', "}"]
+
+    async def handler(request, response):
+        await response.send(200, (("Content-Type", "application/json"),), pieces)
+
+    def no_room(head, body):
+        raise MemoryError("memory allocation failed, allocating 907 bytes")
+
+    _, whole = await serve(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", handler)
+    joined = httpd._joined
+    httpd._joined = no_room
+    try:
+        server, split = await serve(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", handler)
+    finally:
+        httpd._joined = joined
+    assert bytes(split.out) == bytes(whole.out)
+    assert [(status, body) for status, _, body in split.responses()] == [(200, "".join(pieces).encode())] * 2
+    assert server.served == 2
+
+
 async def test_http_1_0_closes_after_one_request():
     server, stream = await serve(b"GET /a HTTP/1.0\r\n\r\nGET /b HTTP/1.0\r\n\r\n")
     assert len(stream.responses()) == 1 and stream.responses()[0][1]["connection"] == "close"
@@ -223,6 +247,35 @@ async def test_a_connection_takes_the_read_buffer_the_one_before_left():
     assert seen[4] is None and seen[5] is None  # taken by /c, grown: not kept
     assert seen[6] is None and seen[7][1] == httpd.BUF_START and seen[7][0] is not first
 
+
+
+async def test_nagle_is_turned_off_on_a_connection_s_socket_where_it_can_be():
+    # MicroPython's stream keeps its socket as `s`: TCP_NODELAY (IPPROTO_TCP 6, option 1,
+    # as Linux, BSD and lwIP number them) is set on it once per connection. A socket
+    # without options (TLS) or a stream without one (CPython's) is served all the same.
+    class Sock:
+        def __init__(self):
+            self.options = []
+
+        def setsockopt(self, *option):
+            self.options.append(option)
+
+        def readinto(self, buf):
+            return None  # nothing has come yet: the stream's own read waits for it
+
+    class TlsSock:
+        def readinto(self, buf):
+            return None
+
+    sock = Sock()
+    for s in (sock, TlsSock()):
+        stream = Stream(b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n")
+        stream.s = s
+        server = HttpServer(echo)
+        await server.serve(stream, stream)
+        await server.stop()
+        assert [status for status, _, _ in stream.responses()] == [200, 200]
+    assert sock.options == [(6, 1, 1)]
 
 async def test_bad_requests_are_answered_and_the_connection_closed():
     long_line = b"X-Kept: " + b"y" * MAX_LINE + b"\r\n"

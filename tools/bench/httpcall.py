@@ -8,7 +8,8 @@ trips of the same 2026-07-28 tools/call to each, a new connection per call and o
 kept-alive connection: medians, 90th percentiles, their ratio against TARGET (issue 44),
 and each server's CPU per call (/proc/<pid>/stat). Then the drift: the board's heap in use
 (self.get_system_info, read over the endpoint) before and after DRIFT_CALLS more calls
-(target: DRIFT_TARGET). docs/benchmarks.md says more. Figures, not a test.
+(target: DRIFT_TARGET), from once its mDNS responder answers. docs/benchmarks.md says more.
+Figures, not a test.
 """
 
 import json
@@ -20,6 +21,7 @@ import tempfile
 import time
 
 from . import generic, stock
+from ..bridge.discover import discover
 from ..sim.board import BoardFailed, SimBoard, config_for, has_frozen_hardware
 
 CALLS = 500
@@ -36,8 +38,8 @@ READ_TIMEOUT_S = 10
 PARTS = [stock.RELAY, stock.DHT22, stock.BUTTON]
 
 
-def free_port():
-    with socket.socket() as probe:
+def free_port(kind=socket.SOCK_STREAM):
+    with socket.socket(socket.AF_INET, kind) as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
 
@@ -132,6 +134,18 @@ def wait_serving(server, port, data):
             time.sleep(0.2)
 
 
+def wait_mdns(server, port):
+    """Until the board's mDNS responder (on UDP `port`) answers for its service record: it
+    takes its socket some seconds after the board serves, and what it keeps then (its
+    socket, its task, the names its first answer interns) must not count as drift."""
+    deadline = time.monotonic() + WAIT_S
+    while not discover(0.5, "127.0.0.1", port):
+        if not server.running:
+            raise BoardFailed("it exited with status %s" % server.returncode)
+        if time.monotonic() > deadline:
+            raise BoardFailed("its mDNS responder did not answer on UDP port %d within %d s" % (port, WAIT_S))
+
+
 def heap_used(port):
     """The board's heap in use (self.get_system_info, after a collection), over HTTP."""
     with connect(port) as sock:
@@ -160,7 +174,9 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
             "board": stock.board_config(PARTS),
             "floor": stock.board_config(PARTS),
         }
-        configs["board"]["mcp_http"] = {"port": ports["board"], "auth": "none", "bind": "127.0.0.1"}
+        mdns_port = free_port(socket.SOCK_DGRAM)
+        configs["board"]["mcp_http"] = {"port": ports["board"], "auth": "none", "bind": "127.0.0.1",
+                                        "mdns_port": mdns_port}
         entries = {"board": [generic.BOOT], "floor": [FLOOR_SCRIPT, str(ports["floor"])]}
         for name in ("floor", "board"):
             log = open(os.path.join(folder, name + ".log"), "w+", errors="replace")
@@ -173,6 +189,10 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
                 wait_serving(servers[name], ports[name], data[name])
             except BoardFailed as e:
                 raise BoardFailed("%s: %s\n%s" % (name, e, _log_tail(servers[name])))
+        try:  # before the timed calls too: its start takes a few seconds and some heap
+            wait_mdns(servers["board"], mdns_port)
+        except BoardFailed as e:
+            raise BoardFailed("board: %s\n%s" % (e, _log_tail(servers["board"])))
         times = {}
         cpu = {}
         for _ in range(rounds):
@@ -267,7 +287,7 @@ def print_httpcall(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CA
     print("Round trips from this process's client (blocking sockets, TCP_NODELAY); the request is the SDK's")
     print("2026-07-28 POST with its headers. Server CPU: user and system time of the server's process over the")
     print("timed calls, per call (10 ms ticks of /proc/<pid>/stat). Drift: heap_used of self.get_system_info")
-    print("(after a collection), read over HTTP before and after.")
+    print("(after a collection), read over HTTP before and after, from once the board's mDNS responder answers.")
     return True
 
 
