@@ -95,7 +95,7 @@ async def run_board(micropython, name, stage_dir, heapsize, runtime="mpy", confi
                                                      log.read()[-3000:])) from None
             board.stop()
             log.seek(0)
-            pools = [_qstr_pools(line) for line in log.read().splitlines() if line.startswith(QSTR_LINE)]
+            pools = qstr_pools(log.read())
             if pools:  # as the heap was read: after boot, after the session
                 figures["qstrs_boot"], figures["qstrs_session"] = pools[0], pools[-1]
             return figures
@@ -127,10 +127,15 @@ async def session(backend, board, calls, accept=None):
     return figures
 
 
-def _qstr_pools(line):
-    """(pools, names, bytes) from a line micropython.qstr_info() printed."""
-    said = dict(item.strip().split("=") for item in line[len(QSTR_LINE):].split(","))
-    return int(said["n_pool"]), int(said["n_qstr"]), int(said["n_total_bytes"])
+def qstr_pools(log):
+    """[(pools, names, bytes)] of each line micropython.qstr_info() printed in `log` (a
+    board's output, partsboot.py's "qstr"), in order."""
+    found = []
+    for line in log.splitlines():
+        if line.startswith(QSTR_LINE):
+            said = dict(item.strip().split("=") for item in line[len(QSTR_LINE):].split(","))
+            found.append((int(said["n_pool"]), int(said["n_qstr"]), int(said["n_total_bytes"])))
+    return found
 
 
 async def _heap(backend, device):

@@ -12,17 +12,16 @@ and each server's CPU per call (/proc/<pid>/stat). Then the drift: the board's h
 Figures, not a test.
 """
 
-import json
 import os
 import shutil
 import socket
 import statistics
 import tempfile
-import time
 
 from . import generic, stock
-from ..bridge.discover import discover
-from ..sim.board import BoardFailed, SimBoard, config_for, has_frozen_hardware
+from .httpboard import (WAIT_S, answer, calls_kept, calls_new, connect, free_port, heap_used, log_tail, request,
+                        wait_mdns, wait_serving)
+from ..sim.board import BoardFailed, SimBoard, has_frozen_hardware
 
 CALLS = 500
 ROUNDS = 3
@@ -33,78 +32,7 @@ DRIFT_CALLS = 10000
 DRIFT_TARGET = 1024
 FLOOR_SCRIPT = "minhttp.py"
 TOOL = "self_lamp_turn_on"
-WAIT_S = 60
-READ_TIMEOUT_S = 10
 PARTS = [stock.RELAY, stock.DHT22, stock.BUTTON]
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    with socket.socket(socket.AF_INET, kind) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def request(port, name, arguments=None, request_id=1):
-    """A 2026-07-28 tools/call POST as the SDK's client writes it (its headers included)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {
-        "name": name, "arguments": arguments or {},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
-    head = ("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: application/json, text/event-stream\r\n"
-            "Accept-Encoding: gzip, deflate\r\nUser-Agent: python-httpx/0.28.1\r\n"
-            "Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n"
-            "Mcp-Method: tools/call\r\nMcp-Name: %s\r\nContent-Length: %d\r\n\r\n" % (port, name, len(body)))
-    return head.encode() + body
-
-
-def answer(sock):
-    """Read one response on `sock`; returns its body (bytes). OSError if it is not a 200."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        more = sock.recv(4096)
-        if not more:
-            raise OSError("the server hung up: %r" % data[:200])
-        data += more
-    head, _, body = data.partition(b"\r\n\r\n")
-    if not head.startswith(b"HTTP/1.1 200"):
-        raise OSError("unexpected answer: %r" % data[:200])
-    length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-    while len(body) < length:
-        more = sock.recv(4096)
-        if not more:
-            raise OSError("the server hung up mid-answer")
-        body += more
-    return body
-
-
-def connect(port):
-    sock = socket.create_connection(("127.0.0.1", port), timeout=READ_TIMEOUT_S)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
-
-
-def calls_new(port, data, count):
-    """`count` calls, each on a connection of its own; the round trips (seconds)."""
-    times = []
-    for _ in range(count):
-        start = time.perf_counter()
-        with connect(port) as sock:
-            sock.sendall(data)
-            answer(sock)
-        times.append(time.perf_counter() - start)
-    return times
-
-
-def calls_kept(port, data, count):
-    """`count` calls on one kept-alive connection; the round trips (seconds)."""
-    times = []
-    with connect(port) as sock:
-        for _ in range(count):
-            start = time.perf_counter()
-            sock.sendall(data)
-            answer(sock)
-            times.append(time.perf_counter() - start)
-    return times
 
 
 MODES = (("new", "a new connection per call", calls_new), ("kept", "one kept-alive connection", calls_kept))
@@ -118,45 +46,6 @@ def cpu_seconds(pid):
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def wait_serving(server, port, data):
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        if not server.running:
-            raise BoardFailed("it exited with status %s" % server.returncode)
-        try:
-            calls_new(port, data, 1)
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise BoardFailed("it did not answer on port %d within %d s" % (port, WAIT_S))
-            time.sleep(0.2)
-
-
-def wait_mdns(server, port):
-    """Until the board's mDNS responder (on UDP `port`) answers for its service record: it
-    takes its socket some seconds after the board serves, and what it keeps then (its
-    socket, its task, the names its first answer interns) must not count as drift."""
-    deadline = time.monotonic() + WAIT_S
-    while not discover(0.5, "127.0.0.1", port):
-        if not server.running:
-            raise BoardFailed("it exited with status %s" % server.returncode)
-        if time.monotonic() > deadline:
-            raise BoardFailed("its mDNS responder did not answer on UDP port %d within %d s" % (port, WAIT_S))
-
-
-def heap_used(port):
-    """The board's heap in use (self.get_system_info, after a collection), over HTTP."""
-    with connect(port) as sock:
-        sock.sendall(request(port, "self_get_system_info"))
-        reply = json.loads(answer(sock))
-    result = reply.get("result")
-    if result is None:
-        raise BoardFailed("self.get_system_info answered %s" % json.dumps(reply.get("error")))
-    if result.get("isError"):
-        raise BoardFailed("self.get_system_info failed: %s" % result)
-    return json.loads(result["content"][0]["text"])["heap_used"]
 
 
 def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, heapsize=HEAPSIZE):
@@ -188,11 +77,11 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
             try:
                 wait_serving(servers[name], ports[name], data[name])
             except BoardFailed as e:
-                raise BoardFailed("%s: %s\n%s" % (name, e, _log_tail(servers[name])))
+                raise BoardFailed("%s: %s\n%s" % (name, e, log_tail(servers[name])))
         try:  # before the timed calls too: its start takes a few seconds and some heap
             wait_mdns(servers["board"], mdns_port)
         except BoardFailed as e:
-            raise BoardFailed("board: %s\n%s" % (e, _log_tail(servers["board"])))
+            raise BoardFailed("board: %s\n%s" % (e, log_tail(servers["board"])))
         times = {}
         cpu = {}
         for _ in range(rounds):
@@ -204,7 +93,7 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
                         before = cpu_seconds(pid)
                         times.setdefault((name, mode), []).extend(run(ports[name], data[name], calls))
                     except OSError as e:
-                        raise BoardFailed("%s, %s: %s\n%s" % (name, mode, e or "timed out", _log_tail(servers[name])))
+                        raise BoardFailed("%s, %s: %s\n%s" % (name, mode, e or "timed out", log_tail(servers[name])))
                     after = cpu_seconds(pid)
                     if before is not None and after is not None:
                         cpu[(name, mode)] = cpu.get((name, mode), 0.0) + after - before
@@ -218,7 +107,7 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
                 calls_kept(port, data["board"], drift_calls - drift_calls // 2)
                 drift = (before, heap_used(port))
             except (OSError, BoardFailed) as e:
-                raise BoardFailed("board, drift: %s\n%s" % (e or "timed out", _log_tail(servers["board"])))
+                raise BoardFailed("board, drift: %s\n%s" % (e or "timed out", log_tail(servers["board"])))
         return {"times": times, "cpu": cpu, "drift": drift, "drift_calls": drift_calls, "runtime": runtime,
                 "heapsize": heapsize}
     finally:
@@ -226,12 +115,6 @@ def measure(micropython, calls=CALLS, rounds=ROUNDS, drift_calls=DRIFT_CALLS, he
             server.close()
             server.log.close()
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _log_tail(server):
-    server.log.flush()
-    server.log.seek(0)
-    return server.log.read()[-3000:]
 
 
 def _ms(seconds):

@@ -8,7 +8,8 @@ the board has), asyncio and tools/sim/hwsim frozen in (unixhwsimmanifest.py list
 named by --stock or UMCP_MICROPYTHON_STOCK; the table says what the binary is
 (heap.instrument) and refuses one that is not that. Each board of BOARDS (the generic
 board with config.json "chip": "esp32") is staged as make deploy stages it and driven
-through the session a backend drives (generic.session); for each: the smallest heap
+through the session a backend drives (generic.session; board (i) over HTTP,
+httpboard.run); for each: the smallest heap
 completing the session, counted only when it passed twice in a row; the heap in use after
 onboarding and the names interned. With --hardware-frozen, one area too; last, the host
 board's whole session in two areas. docs/benchmarks.md, "The stock plain ESP32".
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import firmware, fuzz, generic, heap
+from . import firmware, fuzz, generic, heap, httpboard
 from ..board import deploy
 from ..hub.endpoint import at_endpoint
 from ..sim.board import BoardFailed, config_for
@@ -30,7 +31,9 @@ from ..sim.board import BoardFailed, config_for
 # v1.28.0 (heap.RELEASE). (a) and (b) leave 16 KB of the stock heap to what a real network
 # stack and a burst of messages take.
 TARGETS = {"a": 96 * 1024, "b": 96 * 1024, "c": 104 * 1024, "d": 112 * 1024, "e": 112 * 1024,
-           "f": 112 * 1024, "g": 112 * 1024, "h": 96 * 1024}
+           "f": 112 * 1024, "g": 112 * 1024, "h": 96 * 1024,
+           # (i) has no figure of its own in the issue: it must fit the stock heap itself.
+           "i": 112 * 1024}
 # The fuzz (issue 44): tools/sim/hostile.py's messages, then fuzz.INVALID_UTF8's frames, to
 # the host board at (e)'s target plus 16 KB: every id exact, no link dropped, 1007 for each.
 FUZZ_HEAP = TARGETS["e"] + 16 * 1024
@@ -70,6 +73,8 @@ THREE_CALLS = [("self.lamp.turn_on", {}), ("self.room.read", {}), ("self.get_dev
 # flash, the store loaded on demand) before the three calls.
 ONE_EVENT = {"events": [{"part": "door", "on": "press", "say": "someone is at the door"}]}
 ALARM_THEN_THREE = [("self.alarms.add", {"in_seconds": 600, "label": "tea is ready"})] + THREE_CALLS
+# Board (i): no link, MCP served over HTTP as Home Assistant and Claude Desktop's bridges reach it.
+OVER_HTTP = "http"
 BOARDS = [
     # (key, what it is, parts, the session's calls, the link: None xiaozhi, AT_OTA xiaozhi's from
     # the OTA check, else the endpoint's accept; config.json beside the parts)
@@ -83,6 +88,8 @@ BOARDS = [
      [RELAY, DHT22, BUTTON], THREE_CALLS, generic.AT_OTA_MQTT, {}),
     ("h", "(a) with one event (the button says a line) and an alarm set in the session",
      [RELAY, DHT22, BUTTON], ALARM_THEN_THREE, None, ONE_EVENT),
+    ("i", "(a) with no link, serving MCP over HTTP (\"mcp_http\", \"auth\": \"none\") as Home Assistant calls it",
+     [RELAY, DHT22, BUTTON], THREE_CALLS, OVER_HTTP, {}),
 ]
 NEEDS = ("the stock table needs --stock PATH or UMCP_MICROPYTHON_STOCK: a 32-bit unix port of MicroPython v%s"
          " with the heap split in two areas and asyncio and tools/sim/hwsim frozen in" % heap.RELEASE)
@@ -98,6 +105,11 @@ def board_config(parts, extra=None):
 
 
 async def _run(micropython, stage_dir, heapsize, parts, calls, accept, extra, qstr=False):
+    if accept == OVER_HTTP:
+        try:
+            return httpboard.run(micropython, stage_dir, heapsize, RUNTIME, board_config(parts, extra), calls, qstr)
+        except BoardFailed as e:
+            raise generic.GenericFailed(str(e)) from None
     return await generic.run_board(micropython, None, stage_dir, heapsize, RUNTIME, board_config(parts, extra),
                                    calls, accept, qstr=qstr)
 
@@ -263,7 +275,9 @@ def print_stock(micropython, one_area=None):
     print("\n".join(table(figures)))
     print()
     print("Session: hello (none at the MCP endpoint), initialize, every tools/list page, a call of each part's")
-    print("tool and self.get_device_status, the server closing the link (1001), the board back, a call again.")
+    print("tool and self.get_device_status, the server closing the link (1001), the board back, a call again;")
+    print("(i), over HTTP from once its mDNS responder answers: tools/list, the heap read, each call on a connection")
+    print("of its own (the 2026-07-28 POSTs of the SDK's client), the heap read.")
     print("Smallest heap: -X heapsize in two areas (MICROPY_GC_SPLIT_HEAP, two heaps), bisected to 1 KB; a size")
     print("counts only when the session completed twice in a row at it. It moves by about 2 KB from run to")
     print("run with where the collector finds room. Heap in use: heap_used of self.get_system_info after")
