@@ -184,24 +184,9 @@ def _build_server(app, catalogue):
     # device://status, system, log, photo: at a client's first resources/* request.
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)
-    if app.config.get("events"):  # the watcher only then (heap), resident
-        watch_events(app, app.config["events"])
+    if app.config.get("events"):  # each watched part's limits (umcpfw.events: its code only then)
+        call_then_forget("umcpfw.events", "watch", app)
     return server
-
-
-def watch_events(app, events):
-    """umcpfw.events' Watcher of `events` (config.json's, checked by umcpfw.eventcheck) on
-    the parts of the Application `app`'s board: each watched part's `watch`. Returns it."""
-    from umcpfw.events import Watcher
-
-    watcher = Watcher(app, events)
-    names = [event["part"] for event in events]
-    for part in app.board.parts:
-        if part.name in names and part.poll_ms:
-            part.watch = watcher.seen
-            if part.kind == "button":
-                watcher.buttons[part.name] = [(part.reading or {}).get("presses", 0), None, False]
-    return watcher
 
 
 def load_alarms(app, path=ALARMS_FILE):

@@ -111,14 +111,16 @@ def test_a_connected_board_keeps_only_the_steady_state(tmp_path):
     assert int(pools[-1]) <= NAMES_MAX, "%s names interned, more than %d" % (pools[-1], NAMES_MAX)
 
 
-# The same board with part events (config.json's "events"): the watcher stays, and what a
-# firing loads to speak (umcpfw.speak) is gone again once it was said; umcp.notices stays
-# as after any button press (its notifications/message). The board without events (above)
-# keeps none of it, nor the config check's events module (umcpfw.eventcheck).
-EVENTS_RESIDENT = RESIDENT | {"umcpfw.events", "umcp.notices"}
+# The same board with part events (config.json's "events"): only each watched part's
+# limits stay; the watcher's code (umcpfw.events), loaded for a reading outside them, and
+# what a firing loads to speak (umcpfw.speak) are gone again once it was said;
+# umcp.notices stays as after any button press (its notifications/message). The board
+# without events (above) keeps none of it, nor the config check's events module
+# (umcpfw.eventcheck).
+EVENTS_RESIDENT = RESIDENT | {"umcp.notices"}
 
 
-def test_a_board_with_events_keeps_only_the_watcher(tmp_path):
+def test_a_board_with_events_keeps_none_of_their_code(tmp_path):
     from tests.firmware.test_alarms import next_frame
     from tools.sim.board import write_inputs
 
