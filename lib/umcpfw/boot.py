@@ -19,7 +19,7 @@ from unet import Trust
 
 SETTINGS_FILE = "settings.json"
 CATALOGUE_FILE = "tools.cat"  # the tools written on the host (umcp.catalogue)
-ALARMS_FILE = "alarms.json"  # umcpfw.alarms' store: its code loads only where there is one
+ALARMS_FILE = "alarms.json"  # umcpfw.alarmring's store: alarm code loads only where there is one
 # The maker's own module on the board (/app.py, or a package /app/): its register(server,
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
 MAKER_MODULE = "app"
@@ -189,23 +189,23 @@ def _build_server(app, catalogue):
     return server
 
 
-def load_alarms(app, path=ALARMS_FILE):
-    """The alarms kept in flash, where there are some: umcpfw.alarms' clock, loaded for them
-    (and kept while there are alarms), one of the application's services (it starts them
-    once the clock is set). None of their code where there is no file."""
+def load_alarms(app):
+    """Where alarms are kept in flash: umcpfw.alarmstart's Start, one of the application's
+    services, which starts their task (umcpfw.alarms) once the clock is set. None of their
+    code where there is no file."""
     try:
-        with open(path) as f:
-            stored = json.loads(f.read())
-        alarms, next_id = stored["alarms"], stored["next"]
+        with open(ALARMS_FILE) as f:
+            alarms = json.loads(f.read())["alarms"]
     except OSError:
         return  # no alarm
     except (ValueError, KeyError, TypeError) as e:
-        log.warning("%s unreadable (%s): no alarms", path, e)
+        log.warning("%s unreadable (%s): no alarms", ALARMS_FILE, e)
         return
-    from umcpfw.alarms import AlarmClock
+    if alarms:
+        from umcpfw.alarmstart import Start  # (its module goes once Start has run)
 
-    app.tools.alarms = clock = AlarmClock(app, alarms, next_id, path)
-    app.services.append(clock)
+        app.services.append(Start(app))
+        forget_modules("umcpfw.alarmstart")
 
 
 def read_catalogue(app, path=CATALOGUE_FILE):

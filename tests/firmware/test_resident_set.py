@@ -303,8 +303,9 @@ def test_a_resident_module_imports_only_resident_modules_at_its_top(resident):
 
 
 # Alarms (umcpfw.alarms): none of their code on a board without one, even after the tools
-# were called; the clock's module while there is an alarm (a restart with one in flash
-# loads it at boot); gone again once the last is removed.
+# were called; only their task's module while there is an alarm (a restart with one in
+# flash starts it at boot, umcpfw.alarmstart gone once it has); gone again once the last
+# is removed.
 ALARM_RESIDENT = RESIDENT | {"umcpfw.alarms"}
 
 
@@ -329,7 +330,7 @@ def test_alarms_are_resident_only_while_there_are_some(tmp_path):
             await device.initialize()
             assert_keeps_only(await modules(device), ALARM_RESIDENT)
             assert await device.call_json("self.alarms.remove", {"id": alarm["id"]}) == {"removed": alarm["id"]}
-            for _ in range(50):  # the clock's task ends at its next step, and its module goes
+            for _ in range(50):  # the alarms' task ends at its next step, and its module goes
                 loaded = await modules(device)
                 if "umcpfw.alarms" not in loaded:
                     break
