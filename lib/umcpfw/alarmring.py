@@ -1,18 +1,17 @@
-"""What is done when the alarms change or one is due, loaded for that and dropped after (by
-umcpfw.alarmtools and umcpfw.alarmbell): the store read and saved (load(), save()), the
-board's time carried on ticks (now()), the sleep until the next alarm (next_sleep()), the
-clock dropped with the last alarm (drop()). The task is umcpfw.alarms'
-wait(), started by umcpfw.alarmtools (and at boot umcpfw.alarmstart); what is due rung
-is umcpfw.alarmbell's, which returns the next sleep to it.
-
+"""What is done when the alarms change, are listed or one is due, loaded for that and dropped
+after (by umcpfw.alarmtools, alarmlist and alarmbell): the store read and saved (load(),
+save()), an alarm as the tools show it (entry()), the board's time carried on ticks
+(now()), the sleep until the next alarm (next_sleep()), the clock dropped with the last
+alarm (drop()). The task is umcpfw.alarms' wait(), started by umcpfw.alarmtools (at boot
+umcpfw.alarmstart); umcpfw.alarmbell rings what is due and returns the next sleep to it.
 The store, alarms.json beside settings.json, is replaced atomically as devsvc.settings
 saves: {"next": the next id, "alarms": [{"id", "label", "due": seconds on the board's
-clock, "repeat": "daily" or null, "ask": bool}]}. Nothing of it stays on the heap: the
-alarms are read from it for each change and each ringing. What stays while there are
-alarms is the clock, the CommonTools' `alarms`: a dict of "task" (umcpfw.alarms' wait(),
-sleeping until the next alarm), "ms" and "ticks" (the board's time in ms, carried on
-ticks from the first reading on, so that a clock set again later moves no alarm) and
-"ringing" (umcpfw.alarmbell's due() is ringing: the task sleeps again when it is done)."""
+clock, "repeat": "daily" or null, "ask": bool}]}; the alarms are read from it for each
+change and each ringing, none kept on the heap. What stays while there are alarms is the
+clock, the CommonTools' `alarms`: a dict of "task" (umcpfw.alarms' wait()), "ms" and
+"ticks" (the board's time in ms, carried on ticks from the first reading on, so that a
+clock set again later moves no alarm) and "ringing" (umcpfw.alarmbell's due() rings: the
+task sleeps again when it is done)."""
 
 import json
 import time
@@ -29,6 +28,16 @@ _SLEEP_S = const(3600)  # the longest sleep: well within what ticks can measure 
 def known(seconds):
     """Whether `seconds` on the board's clock is a time the clock knew (set, not 2000)."""
     return time.localtime(seconds)[0] >= _KNOWN_YEAR
+
+
+def entry(alarm, now):
+    """An alarm as the tools show it: id, label, due (the board's local time, "YYYY-MM-DD
+    HH:MM"; null while the board does not know the time), repeat, ask and in_seconds (from
+    `now`)."""
+    due = alarm["due"]
+    return {"id": alarm["id"], "label": alarm["label"],
+            "due": "%04d-%02d-%02d %02d:%02d" % time.localtime(due)[:5] if known(due) else None,
+            "repeat": alarm["repeat"], "ask": alarm["ask"], "in_seconds": max(0, due - now)}
 
 
 def clock_of(tools):

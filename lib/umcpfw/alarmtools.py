@@ -1,8 +1,8 @@
-"""The self.alarms.* tools' calls (add, list, remove) and the device://alarms resource's
-read, loaded for each (umcp.compat.OnDemand) and dropped after: the arguments checked
-against what a schema cannot say, then the alarms (in flash) read and changed through
-umcpfw.alarmring, loaded for the call too (list and remove where there are alarms only),
-and the task that sleeps until the next (umcpfw.alarms' wait()) started again.
+"""The self.alarms.add and self.alarms.remove calls, loaded for each (umcp.compat.OnDemand)
+and dropped after: the arguments checked against what a schema cannot say, then the
+alarms (in flash) changed through umcpfw.alarmring, loaded for the call too (remove's
+where there are alarms only), and the task that sleeps until the next (umcpfw.alarms'
+wait()) started again. The list and device://alarms are umcpfw.alarmlist's.
 `tools` is the board's CommonTools; its `app` is the Application, its `alarms` the
 alarms' clock while there are some (umcpfw.alarmring's)."""
 
@@ -17,16 +17,6 @@ _MAX_SECONDS = const(604800)  # a week
 _MAX_ALARMS = const(16)
 
 
-def entry(alarm, now, known):
-    """An alarm as the tools show it: id, label, due (the board's local time, "YYYY-MM-DD
-    HH:MM"; null while the board does not know the time), repeat, ask and in_seconds (from
-    `now`). `known`: umcpfw.alarmring's."""
-    due = alarm["due"]
-    return {"id": alarm["id"], "label": alarm["label"],
-            "due": "%04d-%02d-%02d %02d:%02d" % time.localtime(due)[:5] if known(due) else None,
-            "repeat": alarm["repeat"], "ask": alarm["ask"], "in_seconds": max(0, due - now)}
-
-
 def _ring():
     """umcpfw.alarmring, for this call (forgotten by the call's end)."""
     from umcpfw import alarmring
@@ -36,7 +26,7 @@ def _ring():
 
 def add(tools, args):
     """self.alarms.add: a new alarm in args["in_seconds"] seconds or at args["at"] ("HH:MM",
-    the board's local time) -> the alarm (entry()); InvalidParams (-32602) for arguments
+    the board's local time) -> the alarm (umcpfw.alarmring's entry()); InvalidParams (-32602) for arguments
     that cannot be an alarm, ValueError (an isError result) for "at" while the board does
     not know the time."""
     label = args["label"]
@@ -73,7 +63,7 @@ def add(tools, args):
                  "repeat": "daily" if repeat == "daily" else None, "ask": args["ask"]}
         alarms.append(alarm)
         _changed(tools, ring, next_id + 1, alarms, clock)
-        return entry(alarm, now, ring.known)
+        return ring.entry(alarm, now)
     finally:
         forget_modules("umcpfw.alarmring")
 
@@ -107,21 +97,6 @@ def _hour_minute(at):
     raise InvalidParams('at must be "HH:MM" (00:00 to 23:59), not "%s"' % at[:20])
 
 
-def listed(tools, args=None):
-    """self.alarms.list -> {"alarms": [each alarm's entry, soonest first]}."""
-    clock = tools.alarms
-    if clock is None:
-        return {"alarms": []}
-    ring = _ring()
-    try:
-        now = ring.now(clock)
-        entries = [entry(alarm, now, ring.known) for alarm in ring.load()[1]]
-    finally:
-        forget_modules("umcpfw.alarmring")
-    entries.sort(key=lambda shown: (shown["in_seconds"], shown["id"]))  # (MicroPython: not stable)
-    return {"alarms": entries}
-
-
 def remove(tools, args):
     """self.alarms.remove: the alarm of args["id"] gone -> {"removed": id}; InvalidParams
     when there is none."""
@@ -139,8 +114,3 @@ def remove(tools, args):
         finally:
             forget_modules("umcpfw.alarmring")
     raise InvalidParams("no alarm %d (self.alarms.list shows them)" % wanted)
-
-
-def read(tools):
-    """device://alarms: self.alarms.list's answer."""
-    return listed(tools)

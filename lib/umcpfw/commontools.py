@@ -7,8 +7,8 @@ What a model calls (the status, the volume, the brightness, the theme) is here, 
 The user-only tools are umcpfw.sysinfo's (system information) and umcpfw.systools' (reboot,
 Wi-Fi setup, the assets URL, the screen's facts), the upgrade umcpfw.upgrading's: each loaded for its call
 (umcp.compat.OnDemand) and dropped after, as are the camera's (umcpfw.vision). Their
-registration is umcpfw.commonsetup's (boot only). The alarms' calls are umcpfw.alarmtools',
-loaded for each; the alarms' task umcpfw.alarms', loaded only while there are some."""
+registration is umcpfw.commonsetup's (boot only). The alarms' calls are umcpfw.alarmtools' and
+alarmlist's, loaded for each; the alarms' task umcpfw.alarms', loaded only while there are some."""
 
 import time
 
