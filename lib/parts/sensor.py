@@ -36,7 +36,10 @@ class Sensor(parts.Part):
     last = None  # ticks_ms of the last poll
     event = None  # something to tell every client (a button press), or None
     server = None  # the server its tool is registered with
-    watch = None  # called with the part after each good reading of serve()'s (umcpfw.events)
+    # None, or (limits, seen): after a good reading of serve()'s that is outside the limits
+    # (a list of (key, low, high): reading[key] below low or above high), seen(part) is
+    # called (umcpfw.events: a watched part loads the watcher's code only then).
+    watch = None
 
     async def poll(self):
         """Read now; True when the resource changed (a reading moved, an error came or
@@ -145,7 +148,7 @@ async def serve(made, server):
     """The parts' upkeep on the main loop (Board.upkeep: the application's task): each
     sensor read every poll_ms (a read never blocks the loop for long: slow ones await), its
     subscribers told of changes, a part's event (a button press) told to every client, its
-    `watch` called.
+    `watch` told of a reading outside its limits.
     Nothing ends it but cancellation: an error (no heap for a notice) is logged, and the
     sensors are read on. Returns at once without sensors."""
     sensors = [part for part in made if part.poll_ms]
@@ -159,8 +162,12 @@ async def serve(made, server):
                 try:
                     if await part.poll():
                         server.resource_updated(part.uri)
-                    if part.watch is not None and part.error is None:
-                        part.watch(part)
+                    watch = part.watch
+                    if watch is not None and part.error is None:
+                        for key, low, high in watch[0]:
+                            if not low <= part.reading[key] <= high:
+                                watch[1](part)
+                                break
                     event = part.event
                     if event is not None:
                         part.event = None

@@ -7,10 +7,10 @@ common tools registered, a tools/list entry written). Loaded for a call, a read 
 `sysinfo` (the system information), `systools` (the other user-only tools), `upgrading`,
 `resources`, `vision`, `fleet` and `checkin` (the OTA check), `mcphttp`, `mcpserial`,
 `wifisetup`, `statusview`, `turntext` (a turn's text on the screen), `alarmtools`,
-`alarmring`, `alarmbell`, `speak` (an alarm or event said), `toolbudget`
+`alarmlist`, `alarmring`, `alarmbell`, `alarmstart` (at boot), `speak` (an alarm or event
+said), `events` (a watched reading outside its limits), `toolbudget`
 (self.tools.set_enabled), `orders` (the server's system command and alert, a reboot);
-`alarms` while there are some, `events` where config.json has events, `toolrule` while
-tools are hidden. docs/DESIGN.md's map says more.
+`alarms` while there are some, `toolrule` while tools are hidden. docs/DESIGN.md's map says more.
 Here: what the application and the modules it loads share (ConfigError, log and
 log_exception(), WIFI_CHECK_S), so that a loaded module never imports the one loading it.
 """

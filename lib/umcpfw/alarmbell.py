@@ -1,18 +1,18 @@
-"""An alarm due: each due alarm taken off (a daily one to its next day), the store saved,
-each rung (ring()): the board speaking first. Loaded with umcpfw.alarmring by umcpfw.alarms'
-task when its sleep ends, and dropped after: a board whose alarms are still ahead keeps
-none of this. A buzzer part beeps and the status screen shows the label for a minute;
-MCP clients get a notifications/message (logger "alarms") and resources/updated on
-device://alarms; the xiaozhi link sends {"type": "listen", "state": "detect", "text":
-"[device_call]" + label} (said as it is), or the label alone where the alarm asks (a turn
-for the model): umcpfw.speak, which waits for a link still connecting. Each way is tried
-whatever the others did (docs/speaking.md). `clock` is umcpfw.alarms' AlarmClock."""
+"""An alarm due: each due alarm taken off the store (a daily one to its next day), the
+store saved, each rung (ring()): the board speaking first. Loaded with umcpfw.alarmring
+by umcpfw.alarms' task when its sleep ends, and dropped after: a board whose alarms are
+still ahead keeps none of this. A buzzer part beeps and the status screen shows the label
+for a minute; MCP clients get a notifications/message (logger "alarms") and
+resources/updated on device://alarms; the xiaozhi link sends {"type": "listen", "state":
+"detect", "text": "[device_call]" + label} (said as it is), or the label alone where the
+alarm asks (a turn for the model): umcpfw.speak, which waits for a link still connecting.
+Each way is tried whatever the others did (docs/speaking.md)."""
 
 import asyncio
 import time
 
-from umcp.compat import await_then_forget, const, get_logger
-from umcpfw.alarmring import known, now, save, schedule
+from umcp.compat import await_then_forget, const, forget_modules, get_logger
+from umcpfw.alarmring import drop, known, load, next_sleep, now, save
 
 _BEEP = {"frequency": 2000, "duration_ms": 600}
 _SHOWN_S = const(60)  # how long the status screen shows a label
@@ -22,37 +22,53 @@ _DAY_S = const(86400)
 log = get_logger("alarms")
 
 
-async def due(clock):
-    """The alarms due now: each taken off or set for its next day, the store saved, each
-    rung; then the next sleep."""
+async def due(app):
+    """The alarms of the Application `app` due now (its tools' clock: umcpfw.alarmring's):
+    each taken off or set for its next day, the store saved, each rung. Returns the next
+    sleep, for the alarms stored then (a call may have changed them meanwhile), or None
+    with none left (the clock dropped)."""
+    tools = app.tools
+    clock = tools.alarms
+    try:
+        clock["ringing"] = True
+        try:
+            await _ring_due(app, clock)
+        finally:
+            clock["ringing"] = False
+        seconds = next_sleep(clock, load()[1])
+        if seconds is None:
+            drop(tools, clock)
+        return seconds
+    finally:
+        forget_modules("umcpfw.alarmring")
+
+
+async def _ring_due(app, clock):
+    next_id, alarms = load()
     current = now(clock)
     real = int(time.time())
     if not known(current) and known(real):  # the clock was just set: what was made before moves
-        for alarm in clock.alarms:
+        for alarm in alarms:
             if not known(alarm["due"]):
                 alarm["due"] += real - current
-        clock.ms = None
+        clock["ms"] = None
         current = now(clock)
     rung = []
-    for alarm in list(clock.alarms):
+    for alarm in list(alarms):
         if alarm["due"] <= current:
             rung.append((alarm, current - alarm["due"] > _LATE_S))
             if alarm["repeat"] == "daily":
                 while alarm["due"] <= current:
                     alarm["due"] += _DAY_S
             else:
-                clock.alarms.remove(alarm)
+                alarms.remove(alarm)
     try:
-        save(clock)
+        save(next_id, alarms)
     except OSError as e:
-        log.warning("cannot save %s: %s", clock.path, e)
-    try:
-        for alarm, late in rung:
-            await ring(clock.app, alarm, late)
-    finally:
-        clock.ringing = False
-        clock.task = None  # (this task, ending)
-        schedule(clock)
+        log.warning("cannot save the alarms: %s", e)
+    alarms = None
+    for alarm, late in rung:
+        await ring(app, alarm, late)
 
 
 async def ring(app, alarm, late):

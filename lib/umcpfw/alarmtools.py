@@ -1,70 +1,51 @@
-"""The self.alarms.* tools' calls (add, list, remove) and the device://alarms resource's
-read, loaded for each (umcp.compat.OnDemand) and dropped after: the arguments checked
-against what a schema cannot say, then the alarms (umcpfw.alarms, which add loads where
-the board had none; list and remove never load it) changed through umcpfw.alarmring,
-loaded for the call too. `tools` is the board's CommonTools; its `app` is the
-Application, its `alarms` the AlarmClock while there is one."""
+"""The self.alarms.add and self.alarms.remove calls, loaded for each (umcp.compat.OnDemand)
+and dropped after: the arguments checked against what a schema cannot say, then the
+alarms (in flash) changed through umcpfw.alarmring, loaded for the call too (remove's
+where there are alarms only), and the task that sleeps until the next (umcpfw.alarms'
+wait()) started again. The list and device://alarms are umcpfw.alarmlist's.
+`tools` is the board's CommonTools; its `app` is the Application, its `alarms` the
+alarms' clock while there are some (umcpfw.alarmring's)."""
 
+import asyncio
 import time
 
 from umcp import InvalidParams
-from umcp.compat import forget_modules
+from umcp.compat import const, forget_modules
 
-MAX_LABEL = 120
-MAX_SECONDS = 604800  # a week
-MAX_ALARMS = 16
-
-
-def entry(alarm, now, known):
-    """An alarm as the tools show it: id, label, due (the board's local time, "YYYY-MM-DD
-    HH:MM"; null while the board does not know the time), repeat, ask and in_seconds (from
-    `now`). `known`: umcpfw.alarmring's."""
-    due = alarm["due"]
-    return {"id": alarm["id"], "label": alarm["label"],
-            "due": "%04d-%02d-%02d %02d:%02d" % time.localtime(due)[:5] if known(due) else None,
-            "repeat": alarm["repeat"], "ask": alarm["ask"], "in_seconds": max(0, due - now)}
+_MAX_LABEL = const(120)
+_MAX_SECONDS = const(604800)  # a week
+_MAX_ALARMS = const(16)
 
 
 def _ring():
-    """umcpfw.alarmring, for this call (forgotten by _done())."""
+    """umcpfw.alarmring, for this call (forgotten by the call's end)."""
     from umcpfw import alarmring
 
     return alarmring
 
 
-def _done(tools):
-    """After a call: umcpfw.alarmring forgotten, and umcpfw.alarms where no alarm is left
-    (an add refused)."""
-    forget_modules("umcpfw.alarmring")
-    if tools.alarms is None:
-        forget_modules("umcpfw.alarms")
-
-
 def add(tools, args):
     """self.alarms.add: a new alarm in args["in_seconds"] seconds or at args["at"] ("HH:MM",
-    the board's local time) -> the alarm (entry()); InvalidParams (-32602) for arguments
+    the board's local time) -> the alarm (umcpfw.alarmring's entry()); InvalidParams (-32602) for arguments
     that cannot be an alarm, ValueError (an isError result) for "at" while the board does
     not know the time."""
     label = args["label"]
-    if not 1 <= len(label) <= MAX_LABEL:
-        raise InvalidParams("label must be 1 to %d characters, not %d" % (MAX_LABEL, len(label)))
+    if not 1 <= len(label) <= _MAX_LABEL:
+        raise InvalidParams("label must be 1 to %d characters, not %d" % (_MAX_LABEL, len(label)))
     seconds, at, repeat = args["in_seconds"], args["at"], args["repeat"]
     if at and seconds:
         raise InvalidParams("give in_seconds or at, not both")
-    if not at and not 1 <= seconds <= MAX_SECONDS:
+    if not at and not 1 <= seconds <= _MAX_SECONDS:
         raise InvalidParams('in_seconds must be 1 to %d seconds from now (or give at, "HH:MM"), '
-                            "not %d" % (MAX_SECONDS, seconds))
+                            "not %d" % (_MAX_SECONDS, seconds))
     hour, minute = _hour_minute(at) if at else (0, 0)
-    alarms = tools.alarms
-    if alarms is not None and len(alarms.alarms) >= MAX_ALARMS:
-        raise InvalidParams("the board keeps at most %d alarms: remove one first" % MAX_ALARMS)
     ring = _ring()
     try:
-        if alarms is None:
-            from umcpfw.alarms import AlarmClock  # stays while there are alarms
-
-            alarms = AlarmClock(tools.app)
-        now = ring.now(alarms)
+        next_id, alarms = ring.load()
+        if len(alarms) >= _MAX_ALARMS:
+            raise InvalidParams("the board keeps at most %d alarms: remove one first" % _MAX_ALARMS)
+        clock = ring.clock_of(tools)
+        now = ring.now(clock)
         if at:
             if not ring.known(now):
                 raise ValueError("the board does not know the time yet (no OTA check or NTP "
@@ -78,22 +59,32 @@ def add(tools, args):
                 due += 86400
         else:
             due = now + seconds
-        alarm = {"id": alarms.next_id, "label": label, "due": due,
+        alarm = {"id": next_id, "label": label, "due": due,
                  "repeat": "daily" if repeat == "daily" else None, "ask": args["ask"]}
-        alarms.next_id += 1
-        alarms.alarms.append(alarm)
-        tools.alarms = alarms
-        _changed(tools, alarms, ring)
-        return entry(alarm, now, ring.known)
+        alarms.append(alarm)
+        _changed(tools, ring, next_id + 1, alarms, clock)
+        return ring.entry(alarm, now)
     finally:
-        _done(tools)
+        forget_modules("umcpfw.alarmring")
 
 
-def _changed(tools, alarms, ring):
-    """The alarms changed: saved, the sleep until the next one made again, the resource's
-    subscribers told."""
-    ring.save(alarms)
-    ring.schedule(alarms)
+def _changed(tools, ring, next_id, alarms, clock):
+    """The alarms changed: saved, the task that sleeps until the next one made again (none
+    while they ring: it sleeps again when done), the resource's subscribers told."""
+    ring.save(next_id, alarms)
+    if not clock["ringing"]:
+        task = clock["task"]
+        clock["task"] = None
+        if task is not None:
+            task.cancel()
+        seconds = ring.next_sleep(clock, alarms)
+        if seconds is None:
+            ring.drop(tools, clock)
+        else:
+            from umcpfw.alarms import wait  # stays while there are alarms
+
+            tools.alarms = clock
+            clock["task"] = asyncio.create_task(wait(tools.app, seconds))
     tools.server.resource_updated("device://alarms")
 
 
@@ -106,37 +97,20 @@ def _hour_minute(at):
     raise InvalidParams('at must be "HH:MM" (00:00 to 23:59), not "%s"' % at[:20])
 
 
-def listed(tools, args=None):
-    """self.alarms.list -> {"alarms": [each alarm's entry, soonest first]}."""
-    alarms = tools.alarms
-    if alarms is None:
-        return {"alarms": []}
-    ring = _ring()
-    try:
-        now = ring.now(alarms)
-        entries = [entry(alarm, now, ring.known) for alarm in alarms.alarms]
-    finally:
-        _done(tools)
-    entries.sort(key=lambda shown: (shown["in_seconds"], shown["id"]))  # (MicroPython: not stable)
-    return {"alarms": entries}
-
-
 def remove(tools, args):
     """self.alarms.remove: the alarm of args["id"] gone -> {"removed": id}; InvalidParams
     when there is none."""
     wanted = args["id"]
-    alarms = tools.alarms
-    for alarm in alarms.alarms if alarms is not None else ():
-        if alarm["id"] == wanted:
-            alarms.alarms.remove(alarm)
-            try:
-                _changed(tools, alarms, _ring())
-            finally:
-                _done(tools)
-            return {"removed": wanted}
+    clock = tools.alarms
+    if clock is not None:
+        ring = _ring()
+        try:
+            next_id, alarms = ring.load()
+            for alarm in alarms:
+                if alarm["id"] == wanted:
+                    alarms.remove(alarm)
+                    _changed(tools, ring, next_id, alarms, clock)
+                    return {"removed": wanted}
+        finally:
+            forget_modules("umcpfw.alarmring")
     raise InvalidParams("no alarm %d (self.alarms.list shows them)" % wanted)
-
-
-def read(tools):
-    """device://alarms: self.alarms.list's answer."""
-    return listed(tools)

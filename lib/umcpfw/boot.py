@@ -19,7 +19,7 @@ from unet import Trust
 
 SETTINGS_FILE = "settings.json"
 CATALOGUE_FILE = "tools.cat"  # the tools written on the host (umcp.catalogue)
-ALARMS_FILE = "alarms.json"  # umcpfw.alarms' store: its code loads only where there is one
+ALARMS_FILE = "alarms.json"  # umcpfw.alarmring's store: alarm code loads only where there is one
 # The maker's own module on the board (/app.py, or a package /app/): its register(server,
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
 MAKER_MODULE = "app"
@@ -184,43 +184,28 @@ def _build_server(app, catalogue):
     # device://status, system, log, photo: at a client's first resources/* request.
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)
-    if app.config.get("events"):  # the watcher only then (heap), resident
-        watch_events(app, app.config["events"])
+    if app.config.get("events"):  # each watched part's limits (umcpfw.events: its code only then)
+        call_then_forget("umcpfw.events", "watch", app)
     return server
 
 
-def watch_events(app, events):
-    """umcpfw.events' Watcher of `events` (config.json's, checked by umcpfw.eventcheck) on
-    the parts of the Application `app`'s board: each watched part's `watch`. Returns it."""
-    from umcpfw.events import Watcher
-
-    watcher = Watcher(app, events)
-    names = [event["part"] for event in events]
-    for part in app.board.parts:
-        if part.name in names and part.poll_ms:
-            part.watch = watcher.seen
-            if part.kind == "button":
-                watcher.buttons[part.name] = [(part.reading or {}).get("presses", 0), None, False]
-    return watcher
-
-
-def load_alarms(app, path=ALARMS_FILE):
-    """The alarms kept in flash, where there are some: umcpfw.alarms' clock, loaded for them
-    (and kept while there are alarms), one of the application's services (it starts them
-    once the clock is set). None of their code where there is no file."""
+def load_alarms(app):
+    """Where alarms are kept in flash: umcpfw.alarmstart's Start, one of the application's
+    services, which starts their task (umcpfw.alarms) once the clock is set. None of their
+    code where there is no file."""
     try:
-        with open(path) as f:
-            stored = json.loads(f.read())
-        alarms, next_id = stored["alarms"], stored["next"]
+        with open(ALARMS_FILE) as f:
+            alarms = json.loads(f.read())["alarms"]
     except OSError:
         return  # no alarm
     except (ValueError, KeyError, TypeError) as e:
-        log.warning("%s unreadable (%s): no alarms", path, e)
+        log.warning("%s unreadable (%s): no alarms", ALARMS_FILE, e)
         return
-    from umcpfw.alarms import AlarmClock
+    if alarms:
+        from umcpfw.alarmstart import Start  # (its module goes once Start has run)
 
-    app.tools.alarms = clock = AlarmClock(app, alarms, next_id, path)
-    app.services.append(clock)
+        app.services.append(Start(app))
+        forget_modules("umcpfw.alarmstart")
 
 
 def read_catalogue(app, path=CATALOGUE_FILE):

@@ -81,7 +81,7 @@ def register(tools):
 
 
 def _register_alarms(tools, s):
-    # Every board's: their code (umcpfw.alarmtools, umcpfw.alarms) loads only when called.
+    # Every board's: their code (umcpfw.alarmtools, alarmlist, alarms) loads only when called.
     s.add_tool(
         "self.alarms.add", ALARM_DESCRIPTION,
         PropertyList([
@@ -93,7 +93,7 @@ def _register_alarms(tools, s):
         ]),
         OnDemand(_ALARMS, "add", tools), destructive=False, open_world=False)
     s.add_tool("self.alarms.list", "List the alarms and timers set on the device.", PropertyList([]),
-               OnDemand(_ALARMS, "listed", tools), read_only=True, open_world=False)
+               OnDemand("umcpfw.alarmlist", "listed", tools), read_only=True, open_world=False)
     s.add_tool("self.alarms.remove", "Remove an alarm or timer by its id (self.alarms.list).",
                PropertyList([Property("id", INTEGER, minimum=1)]),
                OnDemand(_ALARMS, "remove", tools), destructive=True, idempotent=True, open_world=False)

@@ -7,8 +7,8 @@ What a model calls (the status, the volume, the brightness, the theme) is here, 
 The user-only tools are umcpfw.sysinfo's (system information) and umcpfw.systools' (reboot,
 Wi-Fi setup, the assets URL, the screen's facts), the upgrade umcpfw.upgrading's: each loaded for its call
 (umcp.compat.OnDemand) and dropped after, as are the camera's (umcpfw.vision). Their
-registration is umcpfw.commonsetup's (boot only). The alarms' calls are umcpfw.alarmtools',
-loaded for each; the alarms themselves umcpfw.alarms', loaded only while there are some."""
+registration is umcpfw.commonsetup's (boot only). The alarms' calls are umcpfw.alarmtools' and
+alarmlist's, loaded for each; the alarms' task umcpfw.alarms', loaded only while there are some."""
 
 import time
 
@@ -25,7 +25,7 @@ class CommonTools:
 
     reboot_delay_ms = 1000  # a tool's reboot, as the reference's: its reply leaves first
     app = None  # the Application (umcpfw.boot sets it): its link and screen, for an alarm
-    alarms = None  # umcpfw.alarms' AlarmClock while there are alarms
+    alarms = None  # the alarms' clock (umcpfw.alarmring's) while there are alarms
 
     def __init__(self, server, board, settings, version, reboot, device_id, client_id, ca=None):
         self.server = server

@@ -27,7 +27,7 @@ def register(tools, server):
                         description="Firmware, board, runtime, heap, uptime and OTA partitions")
     server.add_resource(LOG_URI, "log", OnDemand(_HERE, "read_log", tools), mime_type="text/plain",
                         description="The last %d log lines of the device" % tools.log_ring.capacity)
-    server.add_resource("device://alarms", "alarms", OnDemand("umcpfw.alarmtools", "read", tools),
+    server.add_resource("device://alarms", "alarms", OnDemand("umcpfw.alarmlist", "read", tools),
                         mime_type=_JSON, description="The alarms and timers set, as self.alarms.list "
                                                      "reports them; updated when one is set, removed or due")
     view = tools.app.status_view if tools.app is not None else None

@@ -1,5 +1,5 @@
 """The board speaking first on the xiaozhi link, for what rings or happens on it (an alarm:
-umcpfw.alarmring; a part's event: umcpfw.events, event()), loaded for one message and
+umcpfw.alarmbell; a part's event: umcpfw.events, event()), loaded for one message and
 dropped after: {"type": "listen", "state": "detect", "text": ...}, which
 xiaozhi-esp32-server's listenMessageHandler reads, the text after "[device_call]" said as
 it is, a text without it a turn for the model (docs/speaking.md)."""

@@ -38,7 +38,7 @@ class StatusView:
     tool = None  # the last tool called (its name, the server's: nothing made for it)
     ok = True  # whether it worked
     setup = None  # (access point, password, address) while Wi-Fi setup runs
-    note = None  # a text shown under the state for a while (an alarm's label: umcpfw.alarms)
+    note = None  # a text shown under the state for a while (an alarm's label: umcpfw.alarmbell)
     talk = None  # a turn's text, lines for under the state, since talk_at (umcpfw.turntext)
     talk_at = 0
     turns = None  # the last turns [(role, text)...] and emotion: device://conversation's

@@ -121,14 +121,16 @@ def test_a_connected_board_keeps_only_the_steady_state(tmp_path):
     assert not RARE_NAMES & names, "the session loaded umcp.requests: %s" % sorted(RARE_NAMES & names)
 
 
-# The same board with part events (config.json's "events"): the watcher stays, and what a
-# firing loads to speak (umcpfw.speak) is gone again once it was said; umcp.notices stays
-# as after any button press (its notifications/message). The board without events (above)
-# keeps none of it, nor the config check's events module (umcpfw.eventcheck).
-EVENTS_RESIDENT = RESIDENT | {"umcpfw.events", "umcp.notices"}
+# The same board with part events (config.json's "events"): only each watched part's
+# limits stay; the watcher's code (umcpfw.events), loaded for a reading outside them, and
+# what a firing loads to speak (umcpfw.speak) are gone again once it was said;
+# umcp.notices stays as after any button press (its notifications/message). The board
+# without events (above) keeps none of it, nor the config check's events module
+# (umcpfw.eventcheck).
+EVENTS_RESIDENT = RESIDENT | {"umcp.notices"}
 
 
-def test_a_board_with_events_keeps_only_the_watcher(tmp_path):
+def test_a_board_with_events_keeps_none_of_their_code(tmp_path):
     from tests.firmware.test_alarms import next_frame
     from tools.sim.board import write_inputs
 
@@ -311,8 +313,9 @@ def test_a_resident_module_imports_only_resident_modules_at_its_top(resident):
 
 
 # Alarms (umcpfw.alarms): none of their code on a board without one, even after the tools
-# were called; the clock's module while there is an alarm (a restart with one in flash
-# loads it at boot); gone again once the last is removed.
+# were called; only their task's module while there is an alarm (a restart with one in
+# flash starts it at boot, umcpfw.alarmstart gone once it has); gone again once the last
+# is removed.
 ALARM_RESIDENT = RESIDENT | {"umcpfw.alarms"}
 
 
@@ -337,7 +340,7 @@ def test_alarms_are_resident_only_while_there_are_some(tmp_path):
             await device.initialize()
             assert_keeps_only(await modules(device), ALARM_RESIDENT)
             assert await device.call_json("self.alarms.remove", {"id": alarm["id"]}) == {"removed": alarm["id"]}
-            for _ in range(50):  # the clock's task ends at its next step, and its module goes
+            for _ in range(50):  # the alarms' task ends at its next step, and its module goes
                 loaded = await modules(device)
                 if "umcpfw.alarms" not in loaded:
                     break
