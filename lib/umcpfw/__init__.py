@@ -1,9 +1,10 @@
 """The umcp firmware application, which /main.py starts: `app` (settings, board, MCP server
 and link on one loop). Resident besides: `commontools` (the self.* tools a model calls),
-`logring` (the recent log lines), `wifi` (the station's upkeep). Loaded for a phase: `boot`,
-`configcheck`, `eventcheck`, `toolbudget` (config.json checked), `station` (Wi-Fi, clock),
-`linkconfig` (each link built), `commonsetup`, `commontexts` and `commonschemas` (the
-common tools registered, a tools/list entry written). Loaded for a call, a read or a mode:
+`logring` (the recent log lines), `wifi` (the station's upkeep). Loaded for a phase: `boot`
+(and `bootmore`, its paths only some configs take), `configcheck`, `eventcheck`,
+`toolbudget` (config.json checked), `station` (Wi-Fi, clock), `linkconfig` (each link
+built), `commonsetup`, `commontexts` and `commonschemas` (the common tools registered, a
+tools/list entry written). Loaded for a call, a read or a mode:
 `sysinfo` (the system information), `systools` (the other user-only tools), `upgrading`,
 `resources`, `vision`, `fleet` and `checkin` (the OTA check), `mcphttp`, `mcpserial`,
 `wifisetup`, `statusview`, `turntext` (a turn's text on the screen), `alarmtools`,

@@ -3,7 +3,8 @@ ring, settings, board, trust, vision, the MCP server and its tools, the maker's 
 the OTA check, the HTTP endpoint's service). Imported by Application for that and dropped
 again: none of this code is needed afterwards (the links, the MCP endpoints' made once
 this code has gone and the xiaozhi link at each start of the link's task, are
-umcpfw.linkconfig's)."""
+umcpfw.linkconfig's). What only some configs need (the maker's module's register(),
+events, stored alarms, mcp_http) is umcpfw.bootmore's, loaded only for it."""
 
 import json
 
@@ -114,7 +115,7 @@ def build(app):
     app.max_message = config.get("max_message")
     app.server.max_message = app.max_message or app.message_limit()
     if config.get("mcp_http") is not None:
-        app.services.append(mcp_http_service(app, config["mcp_http"]))
+        app.services.append(call_then_forget("umcpfw.bootmore", "mcp_http_service", app, config["mcp_http"]))
 
 
 def load_board(name):
@@ -185,29 +186,15 @@ def _build_server(app, catalogue):
     server.add_resources_later(OnDemand("umcpfw.resources", "register", tools))
     add_maker_module(server, app.board)
     if app.config.get("events"):  # the watcher only then (heap), resident
-        watch_events(app, app.config["events"])
+        call_then_forget("umcpfw.bootmore", "watch_events", app, app.config["events"])
     return server
-
-
-def watch_events(app, events):
-    """umcpfw.events' Watcher of `events` (config.json's, checked by umcpfw.eventcheck) on
-    the parts of the Application `app`'s board: each watched part's `watch`. Returns it."""
-    from umcpfw.events import Watcher
-
-    watcher = Watcher(app, events)
-    names = [event["part"] for event in events]
-    for part in app.board.parts:
-        if part.name in names and part.poll_ms:
-            part.watch = watcher.seen
-            if part.kind == "button":
-                watcher.buttons[part.name] = [(part.reading or {}).get("presses", 0), None, False]
-    return watcher
 
 
 def load_alarms(app, path=ALARMS_FILE):
     """The alarms kept in flash, where there are some: umcpfw.alarms' clock, loaded for them
     (and kept while there are alarms), one of the application's services (it starts them
-    once the clock is set). None of their code where there is no file."""
+    once the clock is set; umcpfw.bootmore.start_alarms). None of their code where there is
+    no file."""
     try:
         with open(path) as f:
             stored = json.loads(f.read())
@@ -217,10 +204,7 @@ def load_alarms(app, path=ALARMS_FILE):
     except (ValueError, KeyError, TypeError) as e:
         log.warning("%s unreadable (%s): no alarms", path, e)
         return
-    from umcpfw.alarms import AlarmClock
-
-    app.tools.alarms = clock = AlarmClock(app, alarms, next_id, path)
-    app.services.append(clock)
+    call_then_forget("umcpfw.bootmore", "start_alarms", app, alarms, next_id, path)
 
 
 def read_catalogue(app, path=CATALOGUE_FILE):
@@ -286,9 +270,9 @@ def install_catalogue(app, server, header, path=CATALOGUE_FILE):
 
 def add_maker_module(server, board, name=MAKER_MODULE):
     """The maker's module (/app.py or /app/): register(server, board) adds its tools and
-    resources. An error in it, at import or in register(), is logged with its traceback,
-    what it added is taken away again, and the firmware runs without it. Returns whether
-    it was added."""
+    resources (umcpfw.bootmore.register_maker, loaded only where there is one). An error in
+    it, at import or in register(), is logged with its traceback, what it added is taken
+    away again, and the firmware runs without it. Returns whether it was added."""
     try:
         module = __import__(name)
     except ImportError as e:
@@ -299,61 +283,7 @@ def add_maker_module(server, board, name=MAKER_MODULE):
     except Exception as e:  # a SyntaxError, or what its top level raised
         log_exception("%s.py could not be imported; running without it" % name, e)
         return False
-    register = getattr(module, "register", None)
-    if not callable(register):
-        log.error("%s.py has no register(server, board); running without it", name)
-        return False
-    added = _Added(server)
-    try:
-        register(added, board)
-    except Exception as e:
-        log_exception("%s.py's register() failed; running without it" % name, e)
-        added.take_away()
-        return False
-    log.info("%s.py added its tools", name)
-    return True
-
-
-class _Added:
-    """The server as the maker's register() sees it: what it adds is noted, so that a
-    register() that fails can have it taken away again. Everything else is the server's."""
-
-    def __init__(self, server):
-        self._server = server
-        self._tools = []
-        self._resources = []
-        self._templates = []
-
-    def __getattr__(self, name):
-        return getattr(self._server, name)
-
-    def add_tool(self, *args, **hints):
-        tool = self._server.add_tool(*args, **hints)
-        self._tools.append(tool.name)
-        return tool
-
-    def add_user_only_tool(self, *args, **hints):
-        tool = self._server.add_user_only_tool(*args, **hints)
-        self._tools.append(tool.name)
-        return tool
-
-    def add_resource(self, *args, **options):
-        resource = self._server.add_resource(*args, **options)
-        self._resources.append(resource.uri)
-        return resource
-
-    def add_resource_template(self, *args, **options):
-        template = self._server.add_resource_template(*args, **options)
-        self._templates.append(template.uri_template)
-        return template
-
-    def take_away(self):
-        for name in self._tools:
-            self._server.remove_tool(name)
-        for uri in self._resources:
-            self._server.remove_resource(uri)
-        for template in self._templates:
-            self._server.remove_resource_template(template)
+    return call_then_forget("umcpfw.bootmore", "register_maker", module, server, board, name)
 
 
 def _missing(error, name):
@@ -361,44 +291,3 @@ def _missing(error, name):
     if getattr(error, "name", None) is not None:  # CPython's ModuleNotFoundError
         return error.name == name
     return str(error) in ("no module named '%s'" % name, "No module named '%s'" % name)
-
-
-def mcp_http_service(app, options):
-    """The umcpfw.mcphttp service for config.json's `mcp_http` of the Application `app`
-    (its server, board, device id and tools built; the settings checked with config.json
-    by umcpfw.configcheck). Sets the network host name first (mDNS answers it as
-    <hostname>.local once Wi-Fi connects) and get_system_info's mcp_url; "mdns" (true by
-    default) has the service answer the `_mcp._tcp` service record, on UDP "mdns_port"
-    (5353). (Here, not in umcpfw.mcphttp: this
-    code leaves the heap with boot's, the service stays.)"""
-    from umcpfw import mcphttp  # only with mcp_http (heap)
-
-    if options.get("auth") == "none":  # a trusted LAN's choice (Home Assistant sends no token): said at every boot
-        log.warning('MCP endpoint without a token ("auth": "none"): anyone on the network can call '
-                    "the board's tools")
-    token = options.get("token")
-    port = options.get("port", 80)
-    hostname = options.get("hostname") or mcphttp.hostname_for(app.device_id)
-    app.hostname = hostname
-    _set_hostname(hostname)
-    bind = options.get("bind", "0.0.0.0")
-    app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
-    discovery = None
-    if options.get("mdns", True):
-        # (A function made here would keep this whole module on the heap with it.)
-        discovery = mcphttp.Discovery(hostname, options.get("auth", "token"),
-                                      mcphttp.address_of(app.board.wlan, bind), bind,
-                                      options.get("mdns_port", 5353))
-    return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port,
-                                  discovery=discovery)
-
-
-def _set_hostname(name):
-    """network.hostname(name) where the port has it: DHCP and mDNS take it when Wi-Fi
-    connects, which is later (MicroPython applies it at connection)."""
-    try:
-        import network
-
-        network.hostname(name)
-    except (ImportError, AttributeError, OSError, ValueError) as e:
-        log.warning("host name %s not set: %r", name, e)
