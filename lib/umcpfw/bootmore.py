@@ -1,10 +1,13 @@
-"""The start's work that only some configs or boards need, loaded by umcpfw.boot only for
-it and dropped again: its names are interned only where it runs (a name stays on the heap
-for good). The maker's module's register(), config.json's events' watcher, the stored
-alarms' clock and the service of mcp_http.
+"""The start's work that only some configs or boards need, loaded by umcpfw.boot (and
+umcpfw.configcheck) only for it and dropped again: its names are interned only where it
+runs (a name stays on the heap for good). The maker's module's register(), config.json's
+events' watcher, the stored alarms' clock, and mcp_http's check and service.
 """
 
-from umcpfw import log, log_exception
+from umcp.compat import const
+from umcpfw import ConfigError, log, log_exception
+
+_AUTHS = const(("token", "none"))
 
 
 def register_maker(module, server, board, name):
@@ -133,3 +136,43 @@ def _set_hostname(name):
         network.hostname(name)
     except (ImportError, AttributeError, OSError, ValueError) as e:
         log.warning("host name %s not set: %r", name, e)
+
+
+def check_mcp_http(options):
+    """config.json's mcp_http (the board's own MCP endpoint, umcpfw.mcphttp), for
+    umcpfw.configcheck: ConfigError when its settings cannot work or are at odds (a token
+    with "auth": "none")."""
+    if not isinstance(options, dict):
+        raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
+    auth = options.get("auth", "token")
+    token = options.get("token")
+    if auth not in _AUTHS:
+        raise ConfigError('config.json: "mcp_http" auth must be "token" (the default) or "none", not %r' % (auth,))
+    if auth == "none" and token is not None:
+        raise ConfigError('config.json: "mcp_http" has "auth": "none" and a "token": keep one of them')
+    if auth == "token" and (not isinstance(token, str) or not token):
+        raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
+                          '"Authorization: Bearer <token>", or "auth": "none" on a trusted network')
+    port = options.get("port", 80)
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
+    hostname = options.get("hostname")  # none or empty: the device id's (umcpfw.mcphttp)
+    if hostname and not valid_hostname(hostname):
+        raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
+                          '"-" (not first or last)' % (hostname,))
+    mdns = options.get("mdns", True)
+    if not isinstance(mdns, bool):
+        raise ConfigError('config.json: "mcp_http" mdns must be true (the default) or false, not %r' % (mdns,))
+    mdns_port = options.get("mdns_port", 5353)
+    if not isinstance(mdns_port, int) or isinstance(mdns_port, bool) or not 0 < mdns_port < 65536:
+        raise ConfigError('config.json: "mcp_http" mdns_port must be 1..65535, not %r' % (mdns_port,))
+
+
+def valid_hostname(name):
+    """A DNS label of at most 32 characters (MicroPython's limit): letters, digits, '-'."""
+    if not isinstance(name, str) or not 1 <= len(name) <= 32 or name[0] == "-" or name[-1] == "-":
+        return False
+    for c in name:
+        if not (c == "-" or ("a" <= c.lower() <= "z") or ("0" <= c <= "9")):
+            return False
+    return True
