@@ -7,7 +7,7 @@ import sys
 import time
 
 from umcp import __version__
-from umcp.compat import await_then_forget, call_then_forget, const, forget_modules, get_logger, remove_log_sink
+from umcp.compat import await_then_forget, call_then_forget, const, get_logger, remove_log_sink
 from umcpfw import ConfigError, log_exception
 
 VERSION = __version__  # the firmware is umcp's release
@@ -18,7 +18,7 @@ _STARVED_AFTER = const(3)  # attempts in a row out of heap before the log says w
 # once), no more than one block the heap can give then, between these bounds.
 MAX_MESSAGE_CAP = 32768
 MAX_MESSAGE_FLOOR = 2048
-_STOP_S = 3  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
+_STOP_S = const(3)  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
 # silent peer's socket is still closed by the link itself
 _MICROPYTHON = sys.implementation.name == "micropython"
 CONFIG_FILE = "config.json"
@@ -86,15 +86,8 @@ class Application:
         self.services = []
         self._tasks = []  # the services' tasks and the board's upkeep
         # Log ring, settings, board, trust, vision, server and tools, the OTA check: built
-        # by umcpfw.boot, whose code then leaves the heap.
-        try:
-            call_then_forget("umcpfw.boot", "build", self)
-        finally:
-            # The tools are made: their registration's, checks' and listing's code goes too
-            # (umcp.registry, toolcheck, propcheck, listing, names), and what the start used
-            # of umcpfw.linkconfig and boards.setup.
-            forget_modules("umcp.registry", "umcp.toolcheck", "umcp.propcheck", "umcp.listing",
-                           "umcp.names", "umcpfw.linkconfig", "boards.setup")
+        # by umcpfw.boot, whose code then leaves the heap (with what else the start loaded).
+        call_then_forget("umcpfw.boot", "build", self)
         if config.get("mcp_endpoint"):  # their links: made once the start's code has gone
             call_then_forget("umcpfw.linkconfig", "add_endpoints", self)
 

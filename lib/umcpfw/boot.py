@@ -59,7 +59,18 @@ def format_mac(raw):
 
 def build(app):
     """Everything the Application `app` keeps, from its config: ConfigError when the
-    config cannot work."""
+    config cannot work. Either way, the modules the start loaded for it are dropped again."""
+    try:
+        _build(app)
+    finally:
+        # The tools are made: their registration's, checks' and listing's code goes too
+        # (umcp.registry, toolcheck, propcheck, listing, names), and what the start used
+        # of umcpfw.linkconfig and boards.setup.
+        forget_modules("umcp.registry", "umcp.toolcheck", "umcp.propcheck", "umcp.listing",
+                       "umcp.names", "umcpfw.linkconfig", "boards.setup")
+
+
+def _build(app):
     config = app.config
     catalogue = read_catalogue(app)  # before the board: its parts' entries leave the config
     # The recent log lines, for device://log: from here on (a fixed-size ring).
