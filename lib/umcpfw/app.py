@@ -260,20 +260,12 @@ def run(config):
 
 
 def load_config(path=CONFIG_FILE):
-    """config.json's object; ConfigError saying what is wrong with it (umcpfw.boot reads
-    it: the start's code, which leaves the heap once the application is built)."""
-    from umcpfw.boot import read_config
+    """config.json's object, info-level log lines set up first where a logging module
+    exists; ConfigError saying what is wrong with it (umcpfw.boot does both: the start's
+    code, which leaves the heap once the application is built)."""
+    from umcpfw.boot import start_config
 
-    return read_config(path)
-
-
-def _setup_logging():
-    """Info-level log lines where a logging module exists (CPython, micropython-lib)."""
-    try:
-        import logging
-    except ImportError:
-        return
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    return start_config(path)
 
 
 def start():
@@ -283,7 +275,6 @@ def start():
     main.py again, a loop). Ctrl-C stops it cleanly and is raised again (the REPL shows
     it). Anything else that ends it resets the board after RESTART_AFTER_S of running;
     sooner, it is printed with its traceback and start() returns False (the REPL)."""
-    _setup_logging()
     started = time.time()
     try:
         run(load_config())

@@ -27,6 +27,18 @@ MAKER_MODULE = "app"
 _BOARD_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
+def start_config(path):
+    """The firmware's start (umcpfw.app.load_config): info-level log lines where a logging
+    module exists (CPython, micropython-lib), then read_config(path)."""
+    try:
+        import logging
+
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    except ImportError:
+        pass
+    return read_config(path)
+
+
 def read_config(path):
     """config.json at `path` as a dict, for firmware/main.py's load_config(), checked
     (umcpfw.configcheck, loaded for it); ConfigError says what is wrong with it. A key the
