@@ -18,12 +18,13 @@ from umcpfw.commontools import CommonTools
 from umcpfw.logring import LogRing
 from unet import Trust
 
-SETTINGS_FILE = "settings.json"
-CATALOGUE_FILE = "tools.cat"  # the tools written on the host (umcp.catalogue)
-ALARMS_FILE = "alarms.json"  # umcpfw.alarms' store: its code loads only where there is one
+# (const(): no names of their own on the heap)
+_SETTINGS_FILE = const("settings.json")
+_CATALOGUE_FILE = const("tools.cat")  # the tools written on the host (umcp.catalogue)
+_ALARMS_FILE = const("alarms.json")  # umcpfw.alarms' store: its code loads only where there is one
 # The maker's own module on the board (/app.py, or a package /app/): its register(server,
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
-MAKER_MODULE = "app"
+_MAKER_MODULE = const("app")
 _BOARD_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -88,7 +89,7 @@ def _build(app):
     # The recent log lines, for device://log: from here on (a fixed-size ring).
     app.log_ring = LogRing()
     add_log_sink(app.log_ring.add)
-    app.settings = Settings(SETTINGS_FILE)
+    app.settings = Settings(_SETTINGS_FILE)
     # The board puts the saved volume, brightness and theme back onto its hardware.
     app.board = _board(config, app.settings)
     for part in app.board.parts:
@@ -213,7 +214,7 @@ def _build_server(app, catalogue):
     return server
 
 
-def load_alarms(app, path=ALARMS_FILE):
+def load_alarms(app, path=_ALARMS_FILE):
     """The alarms kept in flash, where there are some: umcpfw.alarms' clock, loaded for them
     (and kept while there are alarms), one of the application's services (it starts them
     once the clock is set; umcpfw.bootmore.start_alarms). None of their code where there is
@@ -230,7 +231,7 @@ def load_alarms(app, path=ALARMS_FILE):
     call_then_forget("umcpfw.bootmore", "start_alarms", app, alarms, next_id, path)
 
 
-def read_catalogue(app, path=CATALOGUE_FILE):
+def read_catalogue(app, path=_CATALOGUE_FILE):
     """The header of the catalogue at `path` (umcp.catalogue, written on the host by make
     deploy) where it was written for this firmware, board and parts, else None, said in one
     line: the tools are then built at run time, never from a catalogue written for
@@ -276,7 +277,7 @@ def _no_catalogue(path, why):
     return None
 
 
-def install_catalogue(app, server, header, path=CATALOGUE_FILE):
+def install_catalogue(app, server, header, path=_CATALOGUE_FILE):
     """The common, board and parts tools from the catalogue read_catalogue() accepted, where
     the board has the hardware it was written for: True once `server` has them."""
     if header is not None and header.get("features") != app.board.features():
@@ -291,7 +292,7 @@ def install_catalogue(app, server, header, path=CATALOGUE_FILE):
     return True
 
 
-def add_maker_module(server, board, name=MAKER_MODULE):
+def add_maker_module(server, board, name=_MAKER_MODULE):
     """The maker's module (/app.py or /app/): register(server, board) adds its tools and
     resources (umcpfw.bootmore.register_maker, loaded only where there is one). An error in
     it, at import or in register(), is logged with its traceback, what it added is taken
