@@ -24,8 +24,19 @@ class CommonTools:
     roots), verified unless the Trust says otherwise."""
 
     reboot_delay_ms = 1000  # a tool's reboot, as the reference's: its reply leaves first
+    # Class defaults: what is not set yet (or at all) takes no room in each instance's dict.
     app = None  # the Application (umcpfw.boot sets it): its link and screen, for an alarm
     alarms = None  # umcpfw.alarms' AlarmClock while there are alarms
+    log_ring = None  # the recent log lines (umcpfw.logring), for device://log
+    vision = None  # (url, token): where photos go, as the backend said (umcpfw.vision)
+    vision_refused = None  # why the backend's vision URL was refused, if it was
+    photo = None  # the last JPEG the camera took (device://photo/last), or None
+    # The background upgrade's task, from its start until it fails. An upgrade inside
+    # the call needs no guard: the server runs calls one at a time.
+    upgrade_task = None
+    offer = None  # {"version", "url"}: a newer firmware the OTA server offers
+    mcp_url = None  # the board's own MCP endpoint, where config.json enables it
+    endpoints = ()  # the app's MCP endpoint links (get_system_info: status(), masked)
 
     def __init__(self, server, board, settings, version, reboot, device_id, client_id, ca=None):
         self.server = server
@@ -37,16 +48,6 @@ class CommonTools:
         self.client_id = client_id
         self.ca = ca
         self.started = time.time()  # get_system_info's uptime
-        self.log_ring = None  # the recent log lines (umcpfw.logring), for device://log
-        self.vision = None  # (url, token): where photos go, as the backend said (umcpfw.vision)
-        self.vision_refused = None  # why the backend's vision URL was refused, if it was
-        self.photo = None  # the last JPEG the camera took (device://photo/last), or None
-        # The background upgrade's task, from its start until it fails. An upgrade inside
-        # the call needs no guard: the server runs calls one at a time.
-        self.upgrade_task = None
-        self.offer = None  # {"version", "url"}: a newer firmware the OTA server offers
-        self.mcp_url = None  # the board's own MCP endpoint, where config.json enables it
-        self.endpoints = ()  # the app's MCP endpoint links (get_system_info: status(), masked)
 
     def register(self):
         """Register the common tools on the server (umcpfw.commonsetup: loaded for that,
