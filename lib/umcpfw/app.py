@@ -7,8 +7,8 @@ import sys
 import time
 
 from umcp import __version__
-from umcp.compat import await_then_forget, call_then_forget, const, get_logger, remove_log_sink
-from umcpfw import ConfigError, log_exception
+from umcp.compat import await_then_forget, call_then_forget, const, remove_log_sink
+from umcpfw import ConfigError, log, log_exception  # (its log is the application's)
 
 VERSION = __version__  # the firmware is umcp's release
 _LINK_RESTART_S = const(2)
@@ -26,8 +26,6 @@ CONFIG_FILE = "config.json"
 # run out where nothing could catch it) gets a fresh start; what ends it sooner would end
 # the next start the same way, so the board stays at the REPL saying why, not in a loop.
 RESTART_AFTER_S = 60
-
-log = get_logger("app")
 
 
 def max_message_for(free):
