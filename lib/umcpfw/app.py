@@ -7,8 +7,8 @@ import sys
 import time
 
 from umcp import __version__
-from umcp.compat import await_then_forget, call_then_forget, const, remove_log_sink
-from umcpfw import ConfigError, log, log_exception  # (its log is the application's)
+from umcp.compat import await_then_forget, call_then_forget, const, get_logger, remove_log_sink
+from umcpfw import WIFI_CHECK_S, ConfigError, log, log_exception  # (its log is the application's)
 
 VERSION = __version__  # the firmware is umcp's release
 _LINK_RESTART_S = const(2)
@@ -150,8 +150,6 @@ class Application:
         if wlan is not None:  # the host board has no radio
             if not await await_then_forget("umcpfw.station", "start", self, wlan):
                 return  # the Wi-Fi setup ran, and the board restarts
-            from umcpfw.wifi import keep_connected  # resident: the upkeep
-
             self._wifi_task = asyncio.create_task(keep_connected(self, wlan))
         # Settings, board, tools and network are up: this image boots well.
         from devsvc import mark_valid  # (not devsvc.upgrade: its code is an upgrade's)
@@ -205,6 +203,27 @@ class Application:
             return False
         await self.link.run()
         return True
+
+
+async def keep_connected(app, wlan, **retry):
+    """The Wi-Fi station's upkeep on a board with a radio, on the main loop while the
+    firmware runs: every wifi_check_interval seconds (config.json's), whether the station
+    is up; when it is not, umcpfw.station.recover() (loaded for it) brings it back, or after
+    wifi_lost_setup_after seconds restarts the Application `app` into the Wi-Fi setup.
+    `retry`: recover()'s timings (tests shorten them). Here, not in a module of its own:
+    a resident module is a module object, its dict and its path's name on the heap for good.
+
+    The xiaozhi link notices the lost connection by itself and reconnects with its own
+    backoff once the network is back.
+    """
+    check_s = app.config.get("wifi_check_interval", WIFI_CHECK_S)
+    while True:
+        await asyncio.sleep(check_s)
+        try:
+            if not wlan.isconnected():
+                await await_then_forget("umcpfw.station", "recover", app, wlan, **retry)
+        except OSError as e:  # a radio fault must not end the upkeep
+            get_logger("wifi").warning("Wi-Fi upkeep: %r", e)
 
 
 async def _serve(service):

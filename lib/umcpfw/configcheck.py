@@ -99,7 +99,7 @@ def _number(value):
 
 
 def _seconds(key, value, never):
-    """A Wi-Fi timing (umcpfw.wifi): a number of seconds, 0 or more, or null (never); the
+    """A Wi-Fi timing (umcpfw.app.keep_connected, umcpfw.station): a number of seconds, 0 or more, or null (never); the
     check interval above 0."""
     if never and value is None or _number(value) and (value >= 0 if never else value > 0):
         return
