@@ -1,6 +1,6 @@
 """The umcp firmware application, which /main.py starts: `app` (settings, board, MCP server
 and link on one loop, the station's upkeep). Resident besides: `commontools` (the self.*
-tools a model calls), `logring` (the recent log lines). Loaded for a phase: `boot`
+tools a model calls, the recent log lines). Loaded for a phase: `boot`
 (`bootmore`: what some configs need), `configcheck`, `eventcheck`, `toolbudget`
 (config.json checked), `station` (Wi-Fi, clock), `linkconfig` (each link built),
 `commonsetup`, `commontexts` and `commonschemas` (the common tools registered, a tools/list

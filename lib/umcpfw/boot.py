@@ -14,8 +14,7 @@ from umcp import McpServer
 from umcp.jsonin import closed
 from umcp.compat import OnDemand, add_log_sink, call_then_forget, const, forget_modules
 from umcpfw import ConfigError, log, log_exception
-from umcpfw.commontools import CommonTools
-from umcpfw.logring import LogRing
+from umcpfw.commontools import CommonTools, LogRing
 from unet import Trust
 
 # (const(): no names of their own on the heap)
