@@ -1,16 +1,16 @@
 """The umcp firmware application, which /main.py starts: `app` (settings, board, MCP server
-and link on one loop). Resident besides: `commontools` (the self.* tools a model calls),
-`logring` (the recent log lines), `wifi` (the station's upkeep). Loaded for a phase: `boot`,
-`configcheck`, `eventcheck`, `toolbudget` (config.json checked), `station` (Wi-Fi, clock),
-`linkconfig` (each link built), `commonsetup`, `commontexts` and `commonschemas` (the
-common tools registered, a tools/list entry written). Loaded for a call, a read or a mode:
-`sysinfo` (the system information), `systools` (the other user-only tools), `upgrading`,
-`resources`, `vision`, `fleet` and `checkin` (the OTA check), `mcphttp`, `mcpserial`,
-`wifisetup`, `statusview`, `turntext` (a turn's text on the screen), `alarmtools`,
-`alarmlist`, `alarmring`, `alarmbell`, `alarmstart` (at boot), `speak` (an alarm or event
-said), `events` (a watched reading outside its limits), `toolbudget`
-(self.tools.set_enabled), `orders` (the server's system command and alert, a reboot);
-`alarms` while there are some, `toolrule` while tools are hidden. docs/DESIGN.md's map says more.
+and link on one loop, the station's upkeep). Resident besides: `commontools` (the self.*
+tools a model calls, the recent log lines). Loaded for a phase: `boot` (`bootmore`: what
+some configs need), `configcheck`, `eventcheck`, `toolbudget` (config.json checked),
+`station` (Wi-Fi, clock), `linkconfig` (each link built), `commonsetup`, `commontexts` and
+`commonschemas` (the common tools registered, a tools/list entry written). Loaded for a
+call, a read or a mode: `sysinfo` (the system information), `systools` (the other user-only
+tools), `upgrading`, `resources`, `vision`, `fleet` and `checkin` (the OTA check),
+`mcphttp`, `mcpserial`, `wifisetup`, `statusview`, `turntext` (a turn's text on the
+screen), `alarmtools`, `alarmlist`, `alarmring`, `alarmbell`, `alarmstart` (at boot),
+`speak` (an alarm or event said), `events` (a watched reading outside its limits),
+`toolbudget` (self.tools.set_enabled), `orders` (the server's system command and alert, a
+reboot); `alarms` while there are some, `toolrule` while tools are hidden (DESIGN.md's map).
 Here: what the application and the modules it loads share (ConfigError, log and
 log_exception(), WIFI_CHECK_S), so that a loaded module never imports the one loading it.
 """

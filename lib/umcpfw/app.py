@@ -7,8 +7,8 @@ import sys
 import time
 
 from umcp import __version__
-from umcp.compat import await_then_forget, call_then_forget, const, forget_modules, get_logger, remove_log_sink
-from umcpfw import ConfigError, log_exception
+from umcp.compat import await_then_forget, call_then_forget, const, get_logger, remove_log_sink
+from umcpfw import WIFI_CHECK_S, ConfigError, log, log_exception  # (its log is the application's)
 
 VERSION = __version__  # the firmware is umcp's release
 _LINK_RESTART_S = const(2)
@@ -18,7 +18,7 @@ _STARVED_AFTER = const(3)  # attempts in a row out of heap before the log says w
 # once), no more than one block the heap can give then, between these bounds.
 MAX_MESSAGE_CAP = 32768
 MAX_MESSAGE_FLOOR = 2048
-_STOP_S = 3  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
+_STOP_S = const(3)  # a goodbye's time: longer than a WebSocket's closing handshake (2 s), so a
 # silent peer's socket is still closed by the link itself
 _MICROPYTHON = sys.implementation.name == "micropython"
 CONFIG_FILE = "config.json"
@@ -26,8 +26,6 @@ CONFIG_FILE = "config.json"
 # run out where nothing could catch it) gets a fresh start; what ends it sooner would end
 # the next start the same way, so the board stays at the REPL saying why, not in a loop.
 RESTART_AFTER_S = 60
-
-log = get_logger("app")
 
 
 def max_message_for(free):
@@ -86,15 +84,8 @@ class Application:
         self.services = []
         self._tasks = []  # the services' tasks and the board's upkeep
         # Log ring, settings, board, trust, vision, server and tools, the OTA check: built
-        # by umcpfw.boot, whose code then leaves the heap.
-        try:
-            call_then_forget("umcpfw.boot", "build", self)
-        finally:
-            # The tools are made: their registration's, checks' and listing's code goes too
-            # (umcp.registry, toolcheck, propcheck, listing, names), and what the start used
-            # of umcpfw.linkconfig and boards.setup.
-            forget_modules("umcp.registry", "umcp.toolcheck", "umcp.propcheck", "umcp.listing",
-                           "umcp.names", "umcpfw.linkconfig", "boards.setup")
+        # by umcpfw.boot, whose code then leaves the heap (with what else the start loaded).
+        call_then_forget("umcpfw.boot", "build", self)
         if config.get("mcp_endpoint"):  # their links: made once the start's code has gone
             call_then_forget("umcpfw.linkconfig", "add_endpoints", self)
 
@@ -159,8 +150,6 @@ class Application:
         if wlan is not None:  # the host board has no radio
             if not await await_then_forget("umcpfw.station", "start", self, wlan):
                 return  # the Wi-Fi setup ran, and the board restarts
-            from umcpfw.wifi import keep_connected  # resident: the upkeep
-
             self._wifi_task = asyncio.create_task(keep_connected(self, wlan))
         # Settings, board, tools and network are up: this image boots well.
         from devsvc import mark_valid  # (not devsvc.upgrade: its code is an upgrade's)
@@ -216,6 +205,27 @@ class Application:
         return True
 
 
+async def keep_connected(app, wlan, **retry):
+    """The Wi-Fi station's upkeep on a board with a radio, on the main loop while the
+    firmware runs: every wifi_check_interval seconds (config.json's), whether the station
+    is up; when it is not, umcpfw.station.recover() (loaded for it) brings it back, or after
+    wifi_lost_setup_after seconds restarts the Application `app` into the Wi-Fi setup.
+    `retry`: recover()'s timings (tests shorten them). Here, not in a module of its own:
+    a resident module is a module object, its dict and its path's name on the heap for good.
+
+    The xiaozhi link notices the lost connection by itself and reconnects with its own
+    backoff once the network is back.
+    """
+    check_s = app.config.get("wifi_check_interval", WIFI_CHECK_S)
+    while True:
+        await asyncio.sleep(check_s)
+        try:
+            if not wlan.isconnected():
+                await await_then_forget("umcpfw.station", "recover", app, wlan, **retry)
+        except OSError as e:  # a radio fault must not end the upkeep
+            get_logger("wifi").warning("Wi-Fi upkeep: %r", e)
+
+
 async def _serve(service):
     """A service's run(), logged rather than lost if it ends with an error."""
     try:
@@ -267,20 +277,12 @@ def run(config):
 
 
 def load_config(path=CONFIG_FILE):
-    """config.json's object; ConfigError saying what is wrong with it (umcpfw.boot reads
-    it: the start's code, which leaves the heap once the application is built)."""
-    from umcpfw.boot import read_config
+    """config.json's object, info-level log lines set up first where a logging module
+    exists; ConfigError saying what is wrong with it (umcpfw.boot does both: the start's
+    code, which leaves the heap once the application is built)."""
+    from umcpfw.boot import start_config
 
-    return read_config(path)
-
-
-def _setup_logging():
-    """Info-level log lines where a logging module exists (CPython, micropython-lib)."""
-    try:
-        import logging
-    except ImportError:
-        return
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    return start_config(path)
 
 
 def start():
@@ -290,7 +292,6 @@ def start():
     main.py again, a loop). Ctrl-C stops it cleanly and is raised again (the REPL shows
     it). Anything else that ends it resets the board after RESTART_AFTER_S of running;
     sooner, it is printed with its traceback and start() returns False (the REPL)."""
-    _setup_logging()
     started = time.time()
     try:
         run(load_config())

@@ -3,7 +3,9 @@ ring, settings, board, trust, vision, the MCP server and its tools, the maker's 
 the OTA check, the HTTP endpoint's service). Imported by Application for that and dropped
 again: none of this code is needed afterwards (the links, the MCP endpoints' made once
 this code has gone and the xiaozhi link at each start of the link's task, are
-umcpfw.linkconfig's)."""
+umcpfw.linkconfig's). What only some configs need (the maker's module's register(),
+mcp_http's check and service) is umcpfw.bootmore's, loaded only for it; events and stored
+alarms load their own modules (umcpfw.events, umcpfw.alarmstart) only where there are some."""
 
 import json
 
@@ -13,17 +15,29 @@ from umcp import McpServer
 from umcp.jsonin import closed
 from umcp.compat import OnDemand, add_log_sink, call_then_forget, const, forget_modules
 from umcpfw import ConfigError, log, log_exception
-from umcpfw.commontools import CommonTools
-from umcpfw.logring import LogRing
+from umcpfw.commontools import CommonTools, LogRing
 from unet import Trust
 
-SETTINGS_FILE = "settings.json"
-CATALOGUE_FILE = "tools.cat"  # the tools written on the host (umcp.catalogue)
-ALARMS_FILE = "alarms.json"  # umcpfw.alarmring's store: alarm code loads only where there is one
+# (const(): no names of their own on the heap)
+_SETTINGS_FILE = const("settings.json")
+_CATALOGUE_FILE = const("tools.cat")  # the tools written on the host (umcp.catalogue)
+_ALARMS_FILE = const("alarms.json")  # umcpfw.alarmring's store: alarm code loads only where there is one
 # The maker's own module on the board (/app.py, or a package /app/): its register(server,
 # board) adds tools and resources after the board's. make deploy APP=path copies it.
-MAKER_MODULE = "app"
+_MAKER_MODULE = const("app")
 _BOARD_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def start_config(path):
+    """The firmware's start (umcpfw.app.load_config): info-level log lines where a logging
+    module exists (CPython, micropython-lib), then read_config(path)."""
+    try:
+        import logging
+
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    except ImportError:
+        pass
+    return read_config(path)
 
 
 def read_config(path):
@@ -58,13 +72,24 @@ def format_mac(raw):
 
 def build(app):
     """Everything the Application `app` keeps, from its config: ConfigError when the
-    config cannot work."""
+    config cannot work. Either way, the modules the start loaded for it are dropped again."""
+    try:
+        _build(app)
+    finally:
+        # The tools are made: their registration's, checks' and listing's code goes too
+        # (umcp.registry, toolcheck, propcheck, listing, names), and what the start used
+        # of umcpfw.linkconfig and boards.setup.
+        forget_modules("umcp.registry", "umcp.toolcheck", "umcp.propcheck", "umcp.listing",
+                       "umcp.names", "umcpfw.linkconfig", "boards.setup")
+
+
+def _build(app):
     config = app.config
     catalogue = read_catalogue(app)  # before the board: its parts' entries leave the config
     # The recent log lines, for device://log: from here on (a fixed-size ring).
     app.log_ring = LogRing()
     add_log_sink(app.log_ring.add)
-    app.settings = Settings(SETTINGS_FILE)
+    app.settings = Settings(_SETTINGS_FILE)
     # The board puts the saved volume, brightness and theme back onto its hardware.
     app.board = _board(config, app.settings)
     for part in app.board.parts:
@@ -114,7 +139,7 @@ def build(app):
     app.max_message = config.get("max_message")
     app.server.max_message = app.max_message or app.message_limit()
     if config.get("mcp_http") is not None:
-        app.services.append(mcp_http_service(app, config["mcp_http"]))
+        app.services.append(call_then_forget("umcpfw.bootmore", "mcp_http_service", app, config["mcp_http"]))
 
 
 def load_board(name):
@@ -194,12 +219,12 @@ def load_alarms(app):
     services, which starts their task (umcpfw.alarms) once the clock is set. None of their
     code where there is no file."""
     try:
-        with open(ALARMS_FILE) as f:
+        with open(_ALARMS_FILE) as f:
             alarms = json.loads(f.read())["alarms"]
     except OSError:
         return  # no alarm
     except (ValueError, KeyError, TypeError) as e:
-        log.warning("%s unreadable (%s): no alarms", ALARMS_FILE, e)
+        log.warning("%s unreadable (%s): no alarms", _ALARMS_FILE, e)
         return
     if alarms:
         from umcpfw.alarmstart import Start  # (its module goes once Start has run)
@@ -208,7 +233,7 @@ def load_alarms(app):
         forget_modules("umcpfw.alarmstart")
 
 
-def read_catalogue(app, path=CATALOGUE_FILE):
+def read_catalogue(app, path=_CATALOGUE_FILE):
     """The header of the catalogue at `path` (umcp.catalogue, written on the host by make
     deploy) where it was written for this firmware, board and parts, else None, said in one
     line: the tools are then built at run time, never from a catalogue written for
@@ -254,7 +279,7 @@ def _no_catalogue(path, why):
     return None
 
 
-def install_catalogue(app, server, header, path=CATALOGUE_FILE):
+def install_catalogue(app, server, header, path=_CATALOGUE_FILE):
     """The common, board and parts tools from the catalogue read_catalogue() accepted, where
     the board has the hardware it was written for: True once `server` has them."""
     if header is not None and header.get("features") != app.board.features():
@@ -269,11 +294,11 @@ def install_catalogue(app, server, header, path=CATALOGUE_FILE):
     return True
 
 
-def add_maker_module(server, board, name=MAKER_MODULE):
+def add_maker_module(server, board, name=_MAKER_MODULE):
     """The maker's module (/app.py or /app/): register(server, board) adds its tools and
-    resources. An error in it, at import or in register(), is logged with its traceback,
-    what it added is taken away again, and the firmware runs without it. Returns whether
-    it was added."""
+    resources (umcpfw.bootmore.register_maker, loaded only where there is one). An error in
+    it, at import or in register(), is logged with its traceback, what it added is taken
+    away again, and the firmware runs without it. Returns whether it was added."""
     try:
         module = __import__(name)
     except ImportError as e:
@@ -284,61 +309,7 @@ def add_maker_module(server, board, name=MAKER_MODULE):
     except Exception as e:  # a SyntaxError, or what its top level raised
         log_exception("%s.py could not be imported; running without it" % name, e)
         return False
-    register = getattr(module, "register", None)
-    if not callable(register):
-        log.error("%s.py has no register(server, board); running without it", name)
-        return False
-    added = _Added(server)
-    try:
-        register(added, board)
-    except Exception as e:
-        log_exception("%s.py's register() failed; running without it" % name, e)
-        added.take_away()
-        return False
-    log.info("%s.py added its tools", name)
-    return True
-
-
-class _Added:
-    """The server as the maker's register() sees it: what it adds is noted, so that a
-    register() that fails can have it taken away again. Everything else is the server's."""
-
-    def __init__(self, server):
-        self._server = server
-        self._tools = []
-        self._resources = []
-        self._templates = []
-
-    def __getattr__(self, name):
-        return getattr(self._server, name)
-
-    def add_tool(self, *args, **hints):
-        tool = self._server.add_tool(*args, **hints)
-        self._tools.append(tool.name)
-        return tool
-
-    def add_user_only_tool(self, *args, **hints):
-        tool = self._server.add_user_only_tool(*args, **hints)
-        self._tools.append(tool.name)
-        return tool
-
-    def add_resource(self, *args, **options):
-        resource = self._server.add_resource(*args, **options)
-        self._resources.append(resource.uri)
-        return resource
-
-    def add_resource_template(self, *args, **options):
-        template = self._server.add_resource_template(*args, **options)
-        self._templates.append(template.uri_template)
-        return template
-
-    def take_away(self):
-        for name in self._tools:
-            self._server.remove_tool(name)
-        for uri in self._resources:
-            self._server.remove_resource(uri)
-        for template in self._templates:
-            self._server.remove_resource_template(template)
+    return call_then_forget("umcpfw.bootmore", "register_maker", module, server, board, name)
 
 
 def _missing(error, name):
@@ -346,44 +317,3 @@ def _missing(error, name):
     if getattr(error, "name", None) is not None:  # CPython's ModuleNotFoundError
         return error.name == name
     return str(error) in ("no module named '%s'" % name, "No module named '%s'" % name)
-
-
-def mcp_http_service(app, options):
-    """The umcpfw.mcphttp service for config.json's `mcp_http` of the Application `app`
-    (its server, board, device id and tools built; the settings checked with config.json
-    by umcpfw.configcheck). Sets the network host name first (mDNS answers it as
-    <hostname>.local once Wi-Fi connects) and get_system_info's mcp_url; "mdns" (true by
-    default) has the service answer the `_mcp._tcp` service record, on UDP "mdns_port"
-    (5353). (Here, not in umcpfw.mcphttp: this
-    code leaves the heap with boot's, the service stays.)"""
-    from umcpfw import mcphttp  # only with mcp_http (heap)
-
-    if options.get("auth") == "none":  # a trusted LAN's choice (Home Assistant sends no token): said at every boot
-        log.warning('MCP endpoint without a token ("auth": "none"): anyone on the network can call '
-                    "the board's tools")
-    token = options.get("token")
-    port = options.get("port", 80)
-    hostname = options.get("hostname") or mcphttp.hostname_for(app.device_id)
-    app.hostname = hostname
-    _set_hostname(hostname)
-    bind = options.get("bind", "0.0.0.0")
-    app.tools.mcp_url = "http://%s.local%s/mcp" % (hostname, "" if port == 80 else ":%d" % port)
-    discovery = None
-    if options.get("mdns", True):
-        # (A function made here would keep this whole module on the heap with it.)
-        discovery = mcphttp.Discovery(hostname, options.get("auth", "token"),
-                                      mcphttp.address_of(app.board.wlan, bind), bind,
-                                      options.get("mdns_port", 5353))
-    return mcphttp.McpHttpService(mcphttp.endpoint_maker(app, token, port, bind, hostname, options), bind, port,
-                                  discovery=discovery)
-
-
-def _set_hostname(name):
-    """network.hostname(name) where the port has it: DHCP and mDNS take it when Wi-Fi
-    connects, which is later (MicroPython applies it at connection)."""
-    try:
-        import network
-
-        network.hostname(name)
-    except (ImportError, AttributeError, OSError, ValueError) as e:
-        log.warning("host name %s not set: %r", name, e)

@@ -20,7 +20,7 @@ _LIST = const(6)
 _TEXTS = const(7)  # a text or a list of texts
 _SECONDS = const(8)  # seconds, 0 or more, or null: never
 _INTERVAL = const(9)  # seconds above 0
-_MCP_HTTP = const(10)  # an object: check_mcp_http()
+_MCP_HTTP = const(10)  # an object: umcpfw.bootmore's check_mcp_http(), loaded for it
 _EVENTS = const(11)  # a list: umcpfw.eventcheck's check, loaded for it
 _BUDGET = const(12)  # tools and links: umcpfw.toolbudget's check, loaded for them
 
@@ -46,7 +46,6 @@ _OWN_WORDS = {"wifi": 'an object like {"ssid": "my-network", "password": "..."}'
               "parts": 'a list of objects like {"type": "relay", "name": "lamp", "pin": 2}',
               "mcp_endpoint": "a ws:// or wss:// URL, or a list of them",
               "mcp_endpoint_tools": "a list of tool names or prefixes"}
-_AUTHS = const(("token", "none"))
 
 
 def check(config):
@@ -64,8 +63,8 @@ def check(config):
         elif kind == _SECONDS or kind == _INTERVAL:
             _seconds(key, value, kind == _SECONDS)
         elif kind == _MCP_HTTP:
-            if value is not None:
-                check_mcp_http(value)
+            if value is not None:  # (its names only where there is one)
+                call_then_forget("umcpfw.bootmore", "check_mcp_http", value)
         elif kind == _EVENTS or kind == _BUDGET and value is not None:
             # Modules of their own: a board without these keys interns none of their names.
             call_then_forget("umcpfw.eventcheck" if kind == _EVENTS else "umcpfw.toolbudget", "check",
@@ -100,48 +99,9 @@ def _number(value):
 
 
 def _seconds(key, value, never):
-    """A Wi-Fi timing (umcpfw.wifi): a number of seconds, 0 or more, or null (never); the
+    """A Wi-Fi timing (umcpfw.app.keep_connected, umcpfw.station): a number of seconds, 0 or more, or null (never); the
     check interval above 0."""
     if never and value is None or _number(value) and (value >= 0 if never else value > 0):
         return
     raise ConfigError('config.json: "%s" must be a number of seconds %s, not %r' % (
         key, "(0 or more, or null: never)" if never else "above 0", value))
-
-
-def check_mcp_http(options):
-    """config.json's mcp_http (the board's own MCP endpoint, umcpfw.mcphttp): ConfigError
-    when its settings cannot work or are at odds (a token with "auth": "none")."""
-    if not isinstance(options, dict):
-        raise ConfigError('config.json: "mcp_http" must be an object like {"port": 80, "token": "..."}')
-    auth = options.get("auth", "token")
-    token = options.get("token")
-    if auth not in _AUTHS:
-        raise ConfigError('config.json: "mcp_http" auth must be "token" (the default) or "none", not %r' % (auth,))
-    if auth == "none" and token is not None:
-        raise ConfigError('config.json: "mcp_http" has "auth": "none" and a "token": keep one of them')
-    if auth == "token" and (not isinstance(token, str) or not token):
-        raise ConfigError('config.json: "mcp_http" needs a "token" that clients send as '
-                          '"Authorization: Bearer <token>", or "auth": "none" on a trusted network')
-    port = options.get("port", 80)
-    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
-        raise ConfigError('config.json: "mcp_http" port must be 1..65535, not %r' % (port,))
-    hostname = options.get("hostname")  # none or empty: the device id's (umcpfw.mcphttp)
-    if hostname and not valid_hostname(hostname):
-        raise ConfigError('config.json: "mcp_http" hostname %r: 1-32 letters, digits and '
-                          '"-" (not first or last)' % (hostname,))
-    mdns = options.get("mdns", True)
-    if not isinstance(mdns, bool):
-        raise ConfigError('config.json: "mcp_http" mdns must be true (the default) or false, not %r' % (mdns,))
-    mdns_port = options.get("mdns_port", 5353)
-    if not isinstance(mdns_port, int) or isinstance(mdns_port, bool) or not 0 < mdns_port < 65536:
-        raise ConfigError('config.json: "mcp_http" mdns_port must be 1..65535, not %r' % (mdns_port,))
-
-
-def valid_hostname(name):
-    """A DNS label of at most 32 characters (MicroPython's limit): letters, digits, '-'."""
-    if not isinstance(name, str) or not 1 <= len(name) <= 32 or name[0] == "-" or name[-1] == "-":
-        return False
-    for c in name:
-        if not (c == "-" or ("a" <= c.lower() <= "z") or ("0" <= c <= "9")):
-            return False
-    return True

@@ -1,7 +1,7 @@
 """The Wi-Fi station's bring-up on a board with a radio: connect with retries, the Wi-Fi
 setup entered when that fails (umcpfw.wifisetup), the clock from NTP (start(), at boot),
 and a lost network brought back (recover()). Loaded for each call (the application at
-boot, umcpfw.wifi's resident upkeep when the network is lost), dropped after: none of
+boot, umcpfw.app's resident upkeep when the network is lost), dropped after: none of
 this code stays on the heap while the network is up."""
 
 import asyncio
@@ -75,7 +75,7 @@ async def start(app, wlan):
 
 
 async def recover(app, wlan, attempt_s=15, pause_s=1, pause_max_s=60):
-    """The station found down while running (umcpfw.wifi's upkeep): brought back (True),
+    """The station found down while running (umcpfw.app.keep_connected): brought back (True),
     or, when it is not back within config.json's wifi_lost_setup_after seconds (0 or null:
     never give up), the Application `app` restarted into the Wi-Fi setup (a flag for
     bring_up() at the next start; False)."""

@@ -32,7 +32,7 @@ RESIDENT = {
     "umcp.schema", "umcp.tool",
     "unet", "unet.reconnect", "unet.ws",
     "xiaozhi", "xiaozhi.link",
-    "umcpfw", "umcpfw.app", "umcpfw.commontools", "umcpfw.logring", "umcpfw.wifi",
+    "umcpfw", "umcpfw.app", "umcpfw.commontools",
     "devsvc", "devsvc.settings",
     "boards", "boards.generic",
     "parts", "parts.output", "parts.sensor",

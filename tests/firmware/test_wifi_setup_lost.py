@@ -1,4 +1,4 @@
-"""A network lost while the board runs (umcpfw.wifi's upkeep, config.json's
+"""A network lost while the board runs (umcpfw.app's upkeep, config.json's
 wifi_lost_setup_after), in the simulator on CPython and MicroPython: the test takes the
 board's network away and brings it back through hwsim-network.json (hwsim drops the station
 that is on a network made unreachable). Lost for the set time, the board restarts into the

@@ -4,7 +4,7 @@ import os
 import sys
 
 from umcpfw.app import MAX_MESSAGE_CAP, MAX_MESSAGE_FLOOR, ConfigError, load_config, max_message_for
-from umcpfw.configcheck import valid_hostname
+from umcpfw.bootmore import valid_hostname
 from umcpfw.mcphttp import hostname_for
 
 PATH = "test_config_%s.json" % sys.implementation.name

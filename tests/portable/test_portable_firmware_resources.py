@@ -6,7 +6,7 @@ import json
 from umcp import McpServer
 from umcp.compat import OnDemand, add_log_sink, get_logger, join_pieces, remove_log_sink
 from umcpfw.commontools import CommonTools
-from umcpfw.logring import LogRing
+from umcpfw.commontools import LogRing
 from umcpfw.resources import PHOTO_URI
 from umcpfw import vision
 

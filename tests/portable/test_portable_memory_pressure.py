@@ -13,7 +13,7 @@ import umcp.server
 from portable_support import Fault
 from umcp import STRING, McpServer, Property, PropertyList
 from umcp.compat import add_log_sink, get_logger, join_pieces, lines_lost, remove_log_sink
-from umcpfw.logring import LogRing
+from umcpfw.commontools import LogRing
 
 
 class Client:

@@ -1,11 +1,12 @@
-# Wi-Fi bring-up (umcpfw.station) and upkeep (umcpfw.wifi, which loads umcpfw.station's
+# Wi-Fi bring-up (umcpfw.station) and upkeep (umcpfw.app's, which loads umcpfw.station's
 # recover() when the network is lost) over the simulated network module.
 # Runs under pytest and inside MicroPython.
 import asyncio
 
 import hwsim
 import network
-from umcpfw import station, wifi
+from umcpfw import station
+from umcpfw.app import keep_connected
 
 SSID = "workshop"
 PASSWORD = "s3cret"
@@ -34,7 +35,7 @@ async def test_the_bring_up_code_leaves_the_heap_once_the_station_is_up():
         assert "umcpfw.station" not in sys.modules
     # The upkeep, resident, loads it again when the network is lost.
     network.sim_drop()
-    upkeep = asyncio.create_task(wifi.keep_connected(_App({"wifi_check_interval": 0.01}), wlan))
+    upkeep = asyncio.create_task(keep_connected(_App({"wifi_check_interval": 0.01}), wlan))
     try:
         await asyncio.wait_for(_until(wlan.isconnected), _GUARD_S)
     finally:
@@ -69,7 +70,7 @@ async def test_a_connect_that_raises_is_a_failed_attempt():
 async def test_upkeep_brings_a_dropped_link_back():
     wlan = _station()
     await station.connect(wlan, SSID, PASSWORD)
-    upkeep = asyncio.create_task(wifi.keep_connected(_App({"wifi_check_interval": 0.01}), wlan,
+    upkeep = asyncio.create_task(keep_connected(_App({"wifi_check_interval": 0.01}), wlan,
                                                      pause_s=0.01))
     try:
         network.sim_drop()
@@ -116,7 +117,7 @@ async def test_a_network_lost_for_the_set_time_restarts_into_the_setup():
     wlan = _station()
     await station.connect(wlan, SSID, PASSWORD)
     app = _App({"wifi_check_interval": 0.01, "wifi_lost_setup_after": 0.05})
-    upkeep = asyncio.create_task(wifi.keep_connected(app, wlan, pause_s=0.01))
+    upkeep = asyncio.create_task(keep_connected(app, wlan, pause_s=0.01))
     try:
         network.sim_unreachable([SSID])  # drops the station that is on it
         assert not wlan.isconnected()
@@ -135,7 +136,7 @@ async def test_a_network_back_before_the_set_time_restarts_nothing():
     wlan = _station()
     await station.connect(wlan, SSID, PASSWORD)
     app = _App({"wifi_check_interval": 0.01, "wifi_lost_setup_after": 3600})
-    upkeep = asyncio.create_task(wifi.keep_connected(app, wlan, pause_s=0.01, pause_max_s=0.01))
+    upkeep = asyncio.create_task(keep_connected(app, wlan, pause_s=0.01, pause_max_s=0.01))
     try:
         network.sim_unreachable([SSID])
         await asyncio.wait_for(_until(lambda: len(network.sim_connects()) >= 3), _GUARD_S)
@@ -151,7 +152,7 @@ async def test_the_upkeep_takes_its_timings_from_config_json():
     wlan = _station()
     await station.connect(wlan, SSID, PASSWORD)
     app = _App({"wifi_lost_setup_after": 0.05, "wifi_check_interval": 0.01})
-    upkeep = asyncio.create_task(wifi.keep_connected(app, wlan))
+    upkeep = asyncio.create_task(keep_connected(app, wlan))
     try:
         network.sim_unreachable([SSID])
         await asyncio.wait_for(_until(lambda: app.reboots), _GUARD_S)

@@ -215,7 +215,7 @@ def stage_catalogue(root, stage_dir, config):
               "takes more heap" % error, flush=True)
 
 
-APP_NAME = "app"  # the maker's module on the board (lib/umcpfw/boot.py's MAKER_MODULE)
+APP_NAME = "app"  # the maker's module on the board (lib/umcpfw/boot.py's _MAKER_MODULE)
 
 
 def stage_app(app, stage_dir, mpy_cross=None, log=print):
