@@ -39,6 +39,10 @@ _DEFAULT_VERSION = const("2024-11-05")
 # (versions are ISO dates, so they compare as strings).
 _ARGS_AS_RESULTS_FROM = const("2025-11-25")
 
+# McpServer's methods that are umcp.registry's functions (McpServer.__getattr__).
+_REGISTRY = const(("add_tool", "add_user_only_tool", "remove_tool", "set_hidden", "add_resource",
+                   "add_resource_template", "remove_resource", "remove_resource_template", "find_resource",
+                   "on_vision"))
 # At most this many tool calls of one client wait behind the running one; more are refused
 # at once (a flood must not fill the heap, nor hold up the other clients' calls for long).
 MAX_QUEUED_CALLS = const(8)
@@ -253,10 +257,9 @@ class McpServer:
 
         :raises AttributeError: For a name that is none of them.
         """
-        if not name.startswith("_"):
-            function = getattr(__import__("umcp.registry", None, None, ("_",)), name, None)
-            if function is not None:
-                return lambda *args, **kwargs: function(self, *args, **kwargs)
+        if name in _REGISTRY:  # (any other name: no import, as for a plain object)
+            function = getattr(__import__("umcp.registry", None, None, ("_",)), name)
+            return lambda *args, **kwargs: function(self, *args, **kwargs)
         raise AttributeError(name)
 
     def add_resources_later(self, register):

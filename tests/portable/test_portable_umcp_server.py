@@ -309,3 +309,19 @@ def test_removing_an_unknown_tool_is_a_key_error_and_add_tool_returns_the_tool()
         assert False, "removed a tool it did not have"
     tool = McpServer().add_tool("t", "d", None, bool, read_only=True, title="T")
     assert json.loads(entry_json(tool))["annotations"] == {"readOnlyHint": True, "title": "T"}
+
+
+def test_only_the_registration_methods_load_their_module():
+    # McpServer's add_tool, remove_resource... are umcp.registry's (loaded when asked for);
+    # any other name is an AttributeError at once, as on a plain object: hasattr() and
+    # getattr(server, name, default) load nothing.
+    import sys
+
+    from umcp.compat import forget_modules
+
+    server = McpServer()
+    forget_modules("umcp.registry")
+    assert not hasattr(server, "no_such_method") and getattr(server, "registry", None) is None
+    assert "umcp.registry" not in sys.modules or sys.implementation.name != "micropython"
+    server.add_tool("self.x", "x", [], lambda arguments: True)
+    assert "umcp.registry" in sys.modules and [tool.name for tool in server.tools] == ["self.x"]
