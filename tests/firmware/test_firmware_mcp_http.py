@@ -446,6 +446,16 @@ def test_bad_input_is_answered_and_the_board_and_its_link_carry_on(tmp_path, mic
             for _ in range(3):
                 await asyncio.to_thread(bad_inputs, port, max_body)
             after = await system_info(url)
+            if after.get("heap_used", 0) - before.get("heap_used", 0) > 2048:
+                # About 2.6 KB here, in one run of two since umcp.registry and umcp.requests
+                # came (not seen before them): something the firmware then keeps loads in these
+                # rounds rather than the first, as the requests' timing falls, and stays level
+                # over later rounds. A leak grows with every round: measured again over three
+                # more, from there.
+                before = after
+                for _ in range(3):
+                    await asyncio.to_thread(bad_inputs, port, max_body)
+                after = await system_info(url)
             print("heap used before and after 3 rounds of bad input:", before.get("heap_used"), after.get("heap_used"))
             if "heap_used" in before:  # MicroPython: what the bad requests left behind
                 assert after["heap_used"] - before["heap_used"] <= 2048, (before["heap_used"], after["heap_used"])
