@@ -85,13 +85,14 @@ class EndpointLink(Reconnecting):
                  tools=None, connect_timeout=10, ping_interval=30, idle_timeout=75,
                  backoff_min=1, backoff_max=60, stable_after=30):
         try:
-            scheme = call_then_forget("unet.conn", "parse_url", url)[0]  # per connection: not kept
+            parts = call_then_forget("unet.url", "parse_url", url)  # kept: reconnections load no URL code
         except ValueError as e:  # its words end quoting the URL: never the token
             raise ValueError("%s: %s" % (str(e).split(":")[0], masked(url)))
-        if scheme not in ("ws", "wss"):
+        if parts[0] not in ("ws", "wss"):
             raise ValueError("not a WebSocket URL (want ws:// or wss://): " + masked(url))
         Reconnecting.__init__(self, backoff_min, backoff_max, stable_after)
         self.url = url
+        self._parts = parts
         self.who = masked(url) + ": "  # what the log says of this link
         self.headers = {}
         if user_agent:
@@ -117,7 +118,7 @@ class EndpointLink(Reconnecting):
 
     async def _session(self):
         try:
-            ws = await ws_connect(self.url, self.headers, self.max_message, self.ca,
+            ws = await ws_connect(self._parts, self.headers, self.max_message, self.ca,
                                   self.connect_timeout)
         except asyncio.TimeoutError:
             raise OSError("no answer to the upgrade within %s s" % self.connect_timeout)

@@ -30,7 +30,7 @@ def set_assets_url(tools, args):
     url = args["url"]
     # Checked before it is stored: the download that reads it later must not find a URL
     # that adds header lines to its request, or one no download can use.
-    if call_then_forget("unet.conn", "parse_url", url)[0] not in ("http", "https"):
+    if call_then_forget("unet.url", "parse_url", url)[0] not in ("http", "https"):
         raise ValueError("not an HTTP URL: " + url)
     tools.settings.set("asset_url", url)
     return True

@@ -6,8 +6,7 @@ PSRAM their bytecode is heap the session needs."""
 
 import asyncio
 
-from umcp.compat import forget_modules, get_logger
-from unet import conn
+from umcp.compat import call_then_forget, forget_modules, get_logger
 
 # Imported for an upgrade and dropped after a failed one (see forget()).
 _LOADED = ("umcpfw.upgrading", "devsvc.upgrade", "devsvc.espimage", "unet.download", "unet.httpcore",
@@ -41,7 +40,7 @@ async def upgrade_firmware(tools, url, sha256):
         raise RuntimeError("a firmware upgrade is already running")
     # Bad arguments are refused now, not reported in a log message later.
     try:
-        conn.parse_url(url)
+        call_then_forget("unet.url", "parse_url", url)
         if sha256 is not None and not _is_digest(sha256):
             raise ValueError("sha256 must be 64 hex digits")
         if tools.server.progress_requested():

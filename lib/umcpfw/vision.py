@@ -26,7 +26,7 @@ def configure(tools, url, token):
     is not a usable http(s) URL (or carries spaces or control characters, which would
     add header lines to the upload) is refused and logged; explain() then says why."""
     try:
-        if call_then_forget("unet.conn", "parse_url", url)[0] not in ("http", "https"):
+        if call_then_forget("unet.url", "parse_url", url)[0] not in ("http", "https"):
             raise ValueError("not an HTTP URL: %r" % (url,))
     except ValueError as e:
         _log.error("refused the server's vision URL: %s", e)

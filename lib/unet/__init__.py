@@ -1,6 +1,6 @@
-"""Network clients for the device: `conn` (URLs, TCP/TLS streams, HTTP heads), `tlscontext` (CA
-certificates and TLS client contexts, loaded by the first TLS connection or Trust with
-certificates), `http` (multipart and JSON POST), `download` (the streamed GET), `httpcore`
+"""Network clients for the device: `conn` (TCP/TLS streams, HTTP heads), `url` (URLs split,
+each time), `tlscontext` (CA certificates and TLS client contexts, loaded by the first TLS
+connection or Trust with certificates), `http` (multipart and JSON POST), `download` (the streamed GET), `httpcore`
 (what those two share), `ws` (WebSocket; `wshandshake`, its opening handshake, loaded per
 connection; `wsclose`, its closing one, loaded as a connection ends), `mqtt` (MQTT 3.1.1; `mqttopen`, its CONNECT and SUBSCRIBE, loaded per connection),
 `roots` (the CA roots TLS trusts by default, imported by tlscontext only for a verified

@@ -1,7 +1,7 @@
-"""Networking pieces shared by unet.ws and unet.http: URL parsing, TCP/TLS connections
-as asyncio streams (TLS verified by default: Trust; TCP_NODELAY where reachable), and
-reading an HTTP response head. The TLS code itself (certificates, contexts) is in
-unet.tlscontext, loaded only by a device that uses TLS.
+"""Networking pieces shared by unet.ws and unet.http: TCP/TLS connections as asyncio
+streams (TLS verified by default: Trust; TCP_NODELAY where reachable), and reading an
+HTTP response head; URLs are unet.url's. The TLS code itself (certificates, contexts) is
+in unet.tlscontext, loaded only by a device that uses TLS.
 Runs unchanged on CPython 3.11+ and MicroPython 1.24+."""
 
 import asyncio
@@ -11,7 +11,6 @@ from umcp.compat import const
 # (Theirs too: conn.close_quietly, conn.read_exactly, conn.Trust work as before.)
 from . import Trust, close_quietly, read_exactly, read_into, trust  # noqa: F401
 
-_DEFAULT_PORTS = {"ws": 80, "wss": 443, "http": 80, "https": 443}
 _TLS_SCHEMES = const(("wss", "https"))
 _MAX_LINE = const(4096)  # longest status, header or chunk-size line we accept
 _LINE_START = const(256)  # a line buffer's first size: it doubles up to _MAX_LINE as needed
@@ -27,47 +26,13 @@ class HttpError(Exception):
         self.reason = reason
 
 
-def parse_url(url):
-    """'wss://host:8443/p?q' -> ('wss', 'host', 8443, '/p?q'); ValueError if unusable."""
-    if not isinstance(url, str):
-        raise ValueError("URL must be a string")
-    for i in range(len(url)):
-        if ord(url[i]) <= 0x20 or url[i] == "\x7f":
-            # A space or a line break would end the request line and add header lines of
-            # the URL's choosing to our own request: refused wherever it sits.
-            raise ValueError("URL has a space or control character at position %d: %r" % (i, url))
-    scheme, sep, rest = url.partition("://")
-    scheme = scheme.lower()
-    if not sep or scheme not in _DEFAULT_PORTS:
-        raise ValueError("unsupported URL (want ws, wss, http or https): " + url)
-    rest = rest.partition("#")[0]
-    end = len(rest)
-    for ch in "/?":
-        i = rest.find(ch)
-        if 0 <= i < end:
-            end = i
-    netloc, path = rest[:end], rest[end:]
-    if not path.startswith("/"):
-        path = "/" + path
-    host, colon, port = netloc.partition(":")
-    if not host or "@" in netloc or "[" in netloc:
-        raise ValueError("bad host in URL: " + url)
-    if colon:
-        if not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError("bad port in URL: " + url)
-        port = int(port)
-    else:
-        port = _DEFAULT_PORTS[scheme]
-    return scheme, host, port, path
-
-
 def is_tls(scheme):
     return scheme in _TLS_SCHEMES
 
 
 def host_header(scheme, host, port):
     """The Host header value: the port only when it is not the scheme's default."""
-    return host if port == _DEFAULT_PORTS[scheme] else "%s:%d" % (host, port)
+    return host if port == (443 if scheme in _TLS_SCHEMES else 80) else "%s:%d" % (host, port)
 
 
 async def open_connection(host, port, tls=False, ca=None, timeout=10):

@@ -6,6 +6,7 @@ import asyncio
 
 from . import conn
 from .httpcore import Body, send_head
+from umcp.compat import call_then_forget
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 
@@ -93,5 +94,5 @@ def _resolve(url, location):
         return location
     if not location.startswith("/"):
         raise ValueError("unsupported redirect: " + location)
-    scheme, host, port, _ = conn.parse_url(url)
+    scheme, host, port, _ = call_then_forget("unet.url", "parse_url", url)
     return "%s://%s:%d%s" % (scheme, host, port, location)

@@ -3,7 +3,7 @@ and the request head, and the response body read piece by piece. Loaded with the
 Runs unchanged on CPython 3.11+ and MicroPython 1.24+."""
 
 from . import conn
-from umcp.compat import const
+from umcp.compat import call_then_forget, const
 
 _CHUNK = const(4096)  # bytes per socket read
 
@@ -11,7 +11,7 @@ _CHUNK = const(4096)  # bytes per socket read
 async def send_head(method, url, headers, fields, ca, timeout, body_start=b""):
     """Connect and send the request head, plus `body_start` in the same write (one
     segment rather than two small ones) -> (reader, writer); the rest is the caller's."""
-    scheme, host, port, path = conn.parse_url(url)
+    scheme, host, port, path = call_then_forget("unet.url", "parse_url", url)
     if scheme not in ("http", "https"):
         raise ValueError("not an HTTP URL: " + url)
     reader, writer = await conn.open_connection(host, port, conn.is_tls(scheme), ca, timeout)

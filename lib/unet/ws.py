@@ -104,7 +104,8 @@ def frame_header(opcode, length, key, fin=True):
 
 
 async def connect(url, headers=None, max_message=32768, ca=None, timeout=10):
-    """Open a WebSocket to a ws:// or wss:// URL; `headers` is a dict of extra headers.
+    """Open a WebSocket to a ws:// or wss:// URL (or its parts: unet.url.parse_url()'s);
+    `headers` is a dict of extra headers.
 
     Raises conn.HttpError when the server refuses the upgrade (e.g. 401). The handshake's
     code (unet.wshandshake) is loaded for it and dropped again."""

@@ -9,7 +9,7 @@ import hashlib
 import os
 
 from . import conn
-from umcp.compat import const
+from umcp.compat import call_then_forget, const
 
 _GUID = const(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11")
 
@@ -21,11 +21,14 @@ def accept_key(key):
 
 async def open_stream(url, headers, ca, timeout):
     """(reader, writer) of a connection to a ws:// or wss:// URL that the server upgraded
-    to WebSocket; `headers`: a dict of extra headers, or None. Raises conn.HttpError when
-    the server refuses the upgrade (e.g. 401)."""
-    scheme, host, port, path = conn.parse_url(url)
+    to WebSocket; `url`: the URL, or its parts as unet.url.parse_url() gives them (a link
+    splits its URL once: its reconnections load no URL code); `headers`: a dict of extra
+    headers, or None. Raises conn.HttpError when the server refuses the upgrade (e.g. 401)."""
+    if isinstance(url, str):
+        url = call_then_forget("unet.url", "parse_url", url)
+    scheme, host, port, path = url
     if scheme not in ("ws", "wss"):
-        raise ValueError("not a WebSocket URL: " + url)
+        raise ValueError("not a WebSocket URL: %s://%s" % (scheme, host))
     reader, writer = await conn.open_connection(host, port, conn.is_tls(scheme), ca, timeout)
     try:
         host = conn.host_header(scheme, host, port)

@@ -9,7 +9,7 @@ longer than idle_timeout counts as a dead channel. MqttLink (xiaozhi/mqttlink.py
 the MQTT+UDP one. Runs on CPython and MicroPython.
 
 What a connected link does all the time is here; its connection is unet.ws's
-(imported by the first XiaozhiLink, never by the MQTT one; unet.wshandshake, loaded for it), both hellos are xiaozhi.opening's, and the messages
+(imported by the first XiaozhiLink, never by the MQTT one; unet.wshandshake, loaded for it, with the URL's parts split once), both hellos are xiaozhi.opening's, and the messages
 besides MCP, and an unreadable one's answer, are xiaozhi.control's: each loaded when
 needed and dropped after."""
 
@@ -181,7 +181,9 @@ class XiaozhiLink(Link):
                  stable_after=30):
         # A URL that cannot work (wrong scheme, spaces or control characters that would add
         # header lines to the upgrade request) is a ValueError now, not a retry loop later.
-        if call_then_forget("unet.conn", "parse_url", url)[0] not in ("ws", "wss"):
+        # Its parts are kept: each reconnection connects to them and loads no URL code.
+        parts = call_then_forget("unet.url", "parse_url", url)
+        if parts[0] not in ("ws", "wss"):
             raise ValueError("not a WebSocket URL (want ws:// or wss://): " + url)
         global _ws
         import unet.ws as _ws
@@ -189,6 +191,7 @@ class XiaozhiLink(Link):
                       on_system, on_alert, hello_timeout, idle_timeout, backoff_min,
                       backoff_max, stable_after)
         self.url = url
+        self._parts = parts
         self.headers = {
             "Authorization": bearer(token),
             "Protocol-Version": str(protocol_version),
@@ -209,7 +212,7 @@ class XiaozhiLink(Link):
         # The connection (unet.ws.connect loads unet.wshandshake and conn for it), then both
         # hellos (xiaozhi.opening): each phase's code loaded for it and dropped after.
         try:
-            self.ws = ws = await _ws.connect(self.url, self.headers, self.message_limit(), self.ca,
+            self.ws = ws = await _ws.connect(self._parts, self.headers, self.message_limit(), self.ca,
                                          self.hello_timeout)
         finally:
             forget_modules("unet.conn")

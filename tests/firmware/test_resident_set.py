@@ -217,7 +217,7 @@ def test_a_board_given_an_ota_url_keeps_only_the_steady_state(tmp_path):
 # calls' (umcpfw.vision, its HTTP client, umcp.image for the photo itself), gone after each;
 # what lasts is the vision URL and the last photo, on the common tools. The host board's
 # drivers and its own module are resident besides the generic board's set.
-CAMERA_LOADED_FOR_A_CALL = {"umcpfw.vision", "umcp.image", "unet.http", "unet.httpcore", "unet.conn"}
+CAMERA_LOADED_FOR_A_CALL = {"umcpfw.vision", "umcp.image", "unet.http", "unet.httpcore", "unet.conn", "unet.url"}
 
 
 def test_a_camera_board_keeps_no_camera_code_between_photos(tmp_path):

@@ -16,6 +16,7 @@ import pytest
 from websockets.asyncio.server import serve
 
 import unet.conn
+import unet.url
 import unet.ws
 import unet.wshandshake
 from tests.support.firmwareharness import server_tls
@@ -169,6 +170,27 @@ def test_handshake_sends_custom_headers_and_echoes_text_and_binary():
             assert seen["headers"][name] == value
         assert seen["headers"]["Host"] == server.url.partition("://")[2]
         assert seen["received"] == ["h\u00e9llo", payload, payload[:126]]
+
+    run(main())
+
+
+def test_connecting_to_the_parts_of_a_url_as_a_link_reconnects():
+    # A link splits its URL once and connects to the parts each time: the same upgrade,
+    # path and query, Host and headers as from the URL; a scheme that is no WebSocket's
+    # is still refused.
+    async def main():
+        async with scenario_server() as server:
+            parts = unet.url.parse_url(server.url + "/echo?x=2")
+            ws = await unet.ws.connect(parts, HEADERS)
+            await ws.send("parts")
+            assert await ws.recv() == "parts"
+            await ws.close()
+            seen = await server.seen_after_close("/echo")
+        assert seen["path"] == "/echo?x=2"
+        assert seen["headers"]["Host"] == server.url.partition("://")[2]
+        assert seen["headers"]["Device-Id"] == HEADERS["Device-Id"]
+        with pytest.raises(ValueError, match="not a WebSocket URL: http://h"):
+            await unet.ws.connect(("http", "h", 80, "/"), None)
 
     run(main())
 

@@ -7,6 +7,7 @@ import struct
 
 import unet.conn
 import unet.tlscontext
+import unet.url
 import unet.ws
 import unet.wsclose as wsclose  # (by its own name: a close forgets unet's attribute)
 from portable_support import raises
@@ -14,19 +15,19 @@ from portable_support import raises
 
 
 def test_parse_url_defaults_and_parts():
-    assert unet.conn.parse_url("ws://example.com") == ("ws", "example.com", 80, "/")
-    assert unet.conn.parse_url("wss://api.tenclass.net/xiaozhi/v1/") == (
+    assert unet.url.parse_url("ws://example.com") == ("ws", "example.com", 80, "/")
+    assert unet.url.parse_url("wss://api.tenclass.net/xiaozhi/v1/") == (
         "wss", "api.tenclass.net", 443, "/xiaozhi/v1/")
-    assert unet.conn.parse_url("http://192.168.1.5:8003/mcp/vision/explain") == (
+    assert unet.url.parse_url("http://192.168.1.5:8003/mcp/vision/explain") == (
         "http", "192.168.1.5", 8003, "/mcp/vision/explain")
-    assert unet.conn.parse_url("HTTPS://host?a=1&b=2") == ("https", "host", 443, "/?a=1&b=2")
-    assert unet.conn.parse_url("ws://h:1/p?q=1#frag") == ("ws", "h", 1, "/p?q=1")
+    assert unet.url.parse_url("HTTPS://host?a=1&b=2") == ("https", "host", 443, "/?a=1&b=2")
+    assert unet.url.parse_url("ws://h:1/p?q=1#frag") == ("ws", "h", 1, "/p?q=1")
 
 
 def test_parse_url_rejects_garbage():
     for url in ("", "example.com", "ftp://host/", "ws://", "ws://:80/", "ws://h:0/",
                 "ws://h:65536/", "ws://h:x/", "ws://user@h/", "ws://[::1]:80/", 42):
-        assert raises(ValueError, unet.conn.parse_url, url), url
+        assert raises(ValueError, unet.url.parse_url, url), url
 
 
 def test_parse_url_refuses_spaces_and_control_characters():
@@ -35,15 +36,15 @@ def test_parse_url_refuses_spaces_and_control_characters():
         for url in ("http://h/fw" + bad + "x.bin", "http://h/fw.bin?a=" + bad,
                     "http://h" + bad + "/fw.bin", "ws://h/p" + bad):
             try:
-                unet.conn.parse_url(url)
+                unet.url.parse_url(url)
             except ValueError as e:
                 assert "space or control character" in str(e), str(e)
             else:
                 assert False, "accepted %r" % url
     smuggled = "http://h/fw.bin HTTP/1.1\r\nX-Evil: 1\r\n"
-    assert raises(ValueError, unet.conn.parse_url, smuggled)
-    assert unet.conn.parse_url("http://h/a%20b?c=%0D") == ("http", "h", 80, "/a%20b?c=%0D")
-    assert unet.conn.parse_url("http://h/\u4e2d") == ("http", "h", 80, "/\u4e2d")
+    assert raises(ValueError, unet.url.parse_url, smuggled)
+    assert unet.url.parse_url("http://h/a%20b?c=%0D") == ("http", "h", 80, "/a%20b?c=%0D")
+    assert unet.url.parse_url("http://h/\u4e2d") == ("http", "h", 80, "/\u4e2d")
 
 
 def test_host_header_shows_only_non_default_ports():
@@ -358,3 +359,4 @@ async def test_encoded_surrogates_and_overlong_forms_in_a_text_message_close_wit
         for right in _UTF8:
             for payload in (right, b"ab" + right + b"cd", long + right + right, b"plain ASCII"):
                 assert await _text_message(payload, method) == ("text", str(payload, "utf-8")), (method, payload)
+
