@@ -447,11 +447,11 @@ def test_bad_input_is_answered_and_the_board_and_its_link_carry_on(tmp_path, mic
                 await asyncio.to_thread(bad_inputs, port, max_body)
             after = await system_info(url)
             if after.get("heap_used", 0) - before.get("heap_used", 0) > 2048:
-                # About 2.6 KB here, in one run of two since umcp.registry and umcp.requests
-                # came (not seen before them): something the firmware then keeps loads in these
-                # rounds rather than the first, as the requests' timing falls, and stays level
-                # over later rounds. A leak grows with every round: measured again over three
-                # more, from there.
+                # 0 to 4 KB here from run to run (this 64-bit port), with the same modules
+                # loaded and the same interned names before and after: objects that a finished
+                # coroutine or a stale task-queue link keeps (MicroPython keeps a finished
+                # generator's frame), level over later rounds. A leak grows with every round:
+                # measured again over three more, from there.
                 before = after
                 for _ in range(3):
                     await asyncio.to_thread(bad_inputs, port, max_body)
