@@ -16,7 +16,7 @@ docs/device.md, "MCP over HTTP on the board"). Tools are listed by their portabl
 
 import asyncio
 
-from umcp.compat import const, forget_modules, get_logger
+from umcp.compat import await_then_drop, const, forget_modules, get_logger
 from umcp.jsonin import loads
 from umcp.rpc import INTERNAL_ERROR, error_frame
 from umcp.server import MODERN_VERSION
@@ -220,7 +220,7 @@ class McpHttp:
                     break
                 await asyncio.sleep(0)
             if not exchange.answered:
-                watcher = asyncio.create_task(_watch(exchange))
+                watcher = asyncio.create_task(await_then_drop(_watch(exchange)))
                 try:
                     await exchange.answer_out()
                 finally:
@@ -237,11 +237,9 @@ class McpHttp:
 
 
 async def _watch(exchange):
-    """Until the client of a request still waiting for its answer hangs up."""
-    try:
-        await exchange.response.until_gone()
-        if exchange.modern is not None:
-            exchange.session.close()  # 2026-07-28: closing the stream cancels the request
-        exchange.finish()
-    finally:
-        exchange = None  # (a finished task may stay referenced a while on MicroPython)
+    """Until the client of a request still waiting for its answer hangs up. (Its task
+    runs it through await_then_drop: the ended task keeps nothing of the exchange.)"""
+    await exchange.response.until_gone()
+    if exchange.modern is not None:
+        exchange.session.close()  # 2026-07-28: closing the stream cancels the request
+    exchange.finish()

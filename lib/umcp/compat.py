@@ -100,6 +100,22 @@ class OnDemand:
         return call_then_forget(self.module, self.function, self.owner, *args)
 
 
+async def await_then_drop(coro):
+    """`coro`, for a task of its own, so that the task keeps nothing of it once it ends.
+    An ended task may stay linked from tasks that live on (MicroPython's task queue
+    leaves such links), and a task keeps its coroutine; an ended MicroPython coroutine
+    keeps its frame and function, so its module's code: a module forgotten meanwhile
+    (forget_modules) would stay on the heap. This frame drops `coro` as it ends.
+
+    :param coro: The coroutine the task runs.
+    :returns: What `coro` returns.
+    """
+    try:
+        return await coro
+    finally:
+        coro = None
+
+
 async def await_then_forget(module, function, *args, **kwargs):
     """call_then_forget for an async function: the module is forgotten once its coroutine
     ends, so that a task starting the same work meanwhile shares the loaded module."""

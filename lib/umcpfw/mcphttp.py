@@ -13,7 +13,7 @@ for the board, and forgotten after its answer."""
 import asyncio
 import gc
 
-from umcp.compat import call_then_forget, const, forget_modules, get_logger
+from umcp.compat import await_then_drop, call_then_forget, const, forget_modules, get_logger
 from unet import close_quietly
 
 SETTLE_S = const(3)  # after the board has an address, before taking UDP 5353: the ESP32
@@ -216,8 +216,10 @@ class McpHttpService:
     def accept(self, reader, writer):
         """Serve one connection the listener accepted: the endpoint is made at the first;
         if it cannot be (MemoryError among others), that connection is answered 503 with
-        Retry-After and closed, and the next one tries again. Returns the awaitable that
-        serves it (a plain function: no coroutine frame of its own for each connection)."""
+        Retry-After and closed, and the next one tries again. Returns the coroutine that
+        serves it (a plain function: no frame of its own for each connection but the small
+        one of await_then_drop, so that the ended task keeps nothing of the endpoint's code
+        once it is dropped)."""
         self.accepted += 1
         endpoint = self.endpoint
         if endpoint is None:
@@ -229,14 +231,14 @@ class McpHttpService:
             except Exception as e:  # MemoryError among them: the board carries on
                 _log.error("the MCP endpoint could not start: %r", e)
                 return _unavailable(reader, writer)
-        return endpoint.httpd.serve(reader, writer)
+        return await_then_drop(endpoint.httpd.serve(reader, writer))
 
     def _closed(self):
         """A connection ended (the endpoint's httpd says so): once none is open and no
         legacy session kept, the endpoint is dropped after idle_s."""
         endpoint = self.endpoint
         if self.idle_s is not None and self._dropping is None and endpoint is not None and _idle(endpoint):
-            self._dropping = asyncio.create_task(self._drop_idle(self.accepted))
+            self._dropping = asyncio.create_task(await_then_drop(self._drop_idle(self.accepted)))
 
     def _collect_less(self):
         """The collector's threshold raised for the endpoint's time (_SERVING_COLLECTS; where
@@ -275,9 +277,6 @@ class McpHttpService:
             _log.info("MCP endpoint idle: its code unloaded until the next connection")
         finally:
             self._dropping = None
-            # A finished task may stay referenced a while (MicroPython's task queue keeps
-            # stale links): its frame must not hold the endpoint.
-            endpoint = None
 
     async def _answer_mdns(self):
         """Answer mDNS queries for the service record (`discovery`: a Discovery) once the

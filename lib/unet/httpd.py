@@ -17,7 +17,7 @@ What it refuses without calling the handler, and what a connection keeps: HttpSe
 import asyncio
 import sys
 
-from umcp.compat import const, forget_modules, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
+from umcp.compat import await_then_drop, const, forget_modules, get_logger, piece_size, piece_utf8, ticks_diff, ticks_ms
 
 from . import close_quietly
 
@@ -727,15 +727,12 @@ class HttpServer:
     async def _sweep(self):
         """Once a second: close what outlived its deadline, keep quiet streams alive. Ends
         by itself once no connection is left (serve() starts it again), so an idle server
-        keeps no task; the finished task's frame holds nothing of the server (MicroPython's
-        task queue may keep a finished task referenced for a while)."""
-        try:
-            while self.connections:
-                await asyncio.sleep(_SWEEP_MS / 1000)
-                self._sweep_once(ticks_ms())
-            self._sweeper = None
-        finally:
-            self = None  # noqa: F841 (see above)
+        keeps no task. (Its task runs it through await_then_drop, as the other tasks of
+        this module do: an ended task keeps nothing of the server or of this code.)"""
+        while self.connections:
+            await asyncio.sleep(_SWEEP_MS / 1000)
+            self._sweep_once(ticks_ms())
+        self._sweeper = None
 
     def _sweep_once(self, now):
         for connection in self.connections[:]:
@@ -748,7 +745,7 @@ class HttpServer:
             if (response is not None and response.streaming and response.keepalive
                     and ticks_diff(now, response._last_write) > response.keepalive_s * 1000):
                 response._last_write = now
-                asyncio.create_task(response._keep_alive())
+                asyncio.create_task(await_then_drop(response._keep_alive()))
 
     def _make_room(self):
         """Close the longest idle connection (between requests, or silent since it came
@@ -769,7 +766,7 @@ class HttpServer:
         """Serve one connection until it ends (start() hands it each it accepts; a
         listener of one's own may too). Then on_closed(), if set."""
         if self._sweeper is None:  # deadlines matter once there is a connection
-            self._sweeper = asyncio.create_task(self._sweep())
+            self._sweeper = asyncio.create_task(await_then_drop(self._sweep()))
         connection = _Connection(self, reader, writer)
         connection.task = asyncio.current_task()
         self.connections.append(connection)
