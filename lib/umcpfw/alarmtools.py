@@ -10,7 +10,7 @@ import asyncio
 import time
 
 from umcp import InvalidParams
-from umcp.compat import const, forget_modules
+from umcp.compat import await_then_drop, const, forget_modules
 
 _MAX_LABEL = const(120)
 _MAX_SECONDS = const(604800)  # a week
@@ -84,7 +84,7 @@ def _changed(tools, ring, next_id, alarms, clock):
             from umcpfw.alarms import wait  # stays while there are alarms
 
             tools.alarms = clock
-            clock["task"] = asyncio.create_task(wait(tools.app, seconds))
+            clock["task"] = asyncio.create_task(await_then_drop(wait(tools.app, seconds)))
     tools.server.resource_updated("device://alarms")
 
 
