@@ -100,20 +100,30 @@ class OnDemand:
         return call_then_forget(self.module, self.function, self.owner, *args)
 
 
-async def await_then_drop(coro):
-    """`coro`, for a task of its own, so that the task keeps nothing of it once it ends.
-    An ended task may stay linked from tasks that live on (MicroPython's task queue
-    leaves such links), and a task keeps its coroutine; an ended MicroPython coroutine
-    keeps its frame and function, so its module's code: a module forgotten meanwhile
-    (forget_modules) would stay on the heap. This frame drops `coro` as it ends.
+if _MICROPYTHON:
 
-    :param coro: The coroutine the task runs.
-    :returns: What `coro` returns.
-    """
-    try:
-        return await coro
-    finally:
-        coro = None
+    async def await_then_drop(coro):
+        """`coro`, for a task of its own, so that the task keeps nothing of it once it
+        ends. An ended task may stay linked from tasks that live on (MicroPython's task
+        queue leaves such links), and a task keeps its coroutine; an ended MicroPython
+        coroutine keeps its frame and function, so its module's code: a module forgotten
+        meanwhile (forget_modules) would stay on the heap. This frame drops `coro` as it
+        ends.
+
+        :param coro: The coroutine the task runs.
+        :returns: What `coro` returns.
+        """
+        try:
+            return await coro
+        finally:
+            coro = None
+
+else:
+
+    def await_then_drop(coro):
+        """`coro` itself: CPython clears an ended coroutine's frame, and a wrapper task
+        cancelled before its first step would leave `coro` never awaited (a warning)."""
+        return coro
 
 
 async def await_then_forget(module, function, *args, **kwargs):
