@@ -5,8 +5,6 @@ leaves the services, this module the heap with it."""
 
 import asyncio
 
-from umcp.compat import await_then_drop
-
 
 class Start:
     """The service of the Application `app`: its tools' clock made now (as
@@ -25,7 +23,7 @@ class Start:
         if clock is not None and clock["task"] is None:
             from umcpfw.alarms import wait  # stays while there are alarms
 
-            clock["task"] = asyncio.create_task(await_then_drop(wait(app, -1)))
+            clock["task"] = asyncio.create_task(wait(app, -1))
 
     async def stop(self):
         """As a service: nothing to close."""
